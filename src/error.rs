@@ -1,0 +1,99 @@
+//! The one error type of the crate.
+//!
+//! Every fallible operation returns [`Result`]. Bad input (a malformed header, an unsupported
+//! projection, a singular matrix, a truncated file) is reported through a specific variant and
+//! never through a panic.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in reproject-rs.
+///
+/// ```
+/// use reproject::{wcs::Wcs, Error};
+/// let err = Wcs::from_header_str("CTYPE1  = 'RA---XYZ'\nCTYPE2  = 'DEC--XYZ'\n").unwrap_err();
+/// assert!(matches!(err, Error::UnknownProjection(_)));
+/// ```
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A header card could not be read at all (bad layout, unterminated string, truncated).
+    #[error("malformed header card {card}: {reason}")]
+    MalformedCard {
+        /// 1-based index of the card in the header.
+        card: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A keyword the WCS needs is absent.
+    #[error("missing keyword {0}")]
+    MissingKeyword(String),
+    /// A keyword is present but its value cannot be used.
+    #[error("invalid value for {keyword}: {reason}")]
+    InvalidValue {
+        /// The keyword, with its alternate-WCS letter.
+        keyword: String,
+        /// What is wrong with the value.
+        reason: String,
+    },
+    /// The same keyword appears twice with different values.
+    #[error("keyword {0} appears more than once with different values")]
+    DuplicateKeyword(String),
+    /// A CTYPE that looks celestial but is not in the FITS 4-3 form (e.g. `RA--TAN`).
+    #[error("malformed CTYPE '{0}': celestial axes need the 4-3 form, e.g. 'RA---TAN'")]
+    MalformedCtype(String),
+    /// The projection code is not one of WCSLIB's 28 (or the NCP/GLS aliases).
+    #[error("unknown projection code '{0}'")]
+    UnknownProjection(String),
+    /// The two celestial axes disagree (different codes, unpaired axis, duplicated axis).
+    #[error("inconsistent celestial axes: {0}")]
+    InconsistentAxes(String),
+    /// A `PVi_m` index outside what WCSLIB supports.
+    #[error("{keyword}: PV index out of range ({reason})")]
+    PvOutOfRange {
+        /// The offending keyword.
+        keyword: String,
+        /// Why it is out of range.
+        reason: String,
+    },
+    /// Projection parameters that WCSLIB's `prjset` rejects.
+    #[error("invalid parameters for the {code} projection: {reason}")]
+    InvalidProjectionParameters {
+        /// Three-letter projection code.
+        code: String,
+        /// Why the parameters are rejected.
+        reason: String,
+    },
+    /// The linear transformation matrix (PC·CDELT or CD) cannot be inverted.
+    #[error("the pixel-to-intermediate matrix is singular")]
+    SingularMatrix,
+    /// Reference point and pole parameters with no valid celestial rotation (WCSLIB `celset`).
+    #[error("invalid celestial transformation: {0}")]
+    InvalidCelestial(String),
+    /// A celestial WCS was required but the header has no longitude/latitude pair.
+    #[error("the WCS has no celestial (longitude, latitude) axis pair")]
+    NoCelestialAxes,
+    /// An axis type that is parsed but cannot be evaluated.
+    #[error("unsupported axis type '{0}'")]
+    UnsupportedAxis(String),
+    /// Shapes or lengths that do not fit together.
+    #[error("shape mismatch: {0}")]
+    ShapeMismatch(String),
+    /// An argument outside its documented range.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// Reading a FITS file failed.
+    #[error("FITS error: {0}")]
+    Fits(String),
+    /// An operating-system I/O error.
+    #[error("I/O error: {0}")]
+    Io(String),
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e.to_string())
+    }
+}
+
+/// Shorthand for results carrying [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,263 @@
+//! The linear part of the WCS (WCSLIB `lin.c`): pixel → intermediate world coordinates.
+//!
+//! `x_i = Σ_j CDELT_i · PC_ij · (p_j − CRPIX_j)` with FITS 1-based pixels `p`. The public API
+//! is 0-based, so `p = pixel + 1`. Matrix terms that are exactly zero are skipped, so a NaN on
+//! one uncoupled axis does not leak into the others (lin.c `linp2x`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// An N-dimensional linear transformation with its inverse.
+///
+/// ```
+/// use reproject::wcs::linear::Linear;
+/// let lin = Linear::new(vec![10.0, 20.0], vec![-0.5, 0.5], vec![vec![1.0, 0.0], vec![0.0, 1.0]]).unwrap();
+/// let mut img = [0.0; 2];
+/// lin.pix_to_img(&[9.0, 19.0], &mut img);   // 0-based (9, 19) is CRPIX
+/// assert_eq!(img, [0.0, 0.0]);
+/// let mut pix = [0.0; 2];
+/// lin.img_to_pix(&[1.0, 1.0], &mut pix);
+/// assert_eq!(pix, [7.0, 21.0]);
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Linear {
+    crpix: Vec<f64>,
+    /// `CDELT_i · PC_ij`, row-major.
+    piximg: Vec<f64>,
+    /// Inverse of `piximg`, row-major.
+    imgpix: Vec<f64>,
+}
+
+impl Linear {
+    /// Builds the transformation from CRPIX (1-based), CDELT and the PC matrix (`pc[i][j]`).
+    pub fn new(crpix: Vec<f64>, cdelt: Vec<f64>, pc: Vec<Vec<f64>>) -> Result<Linear> {
+        let n = crpix.len();
+        if cdelt.len() != n || pc.len() != n || pc.iter().any(|row| row.len() != n) {
+            return Err(Error::ShapeMismatch(format!(
+                "linear transformation of {n} axes needs {n} CDELT and an {n}x{n} PC matrix"
+            )));
+        }
+        let mut piximg = Vec::with_capacity(n * n);
+        for (i, row) in pc.iter().enumerate() {
+            piximg.extend(row.iter().map(|&v| cdelt[i] * v));
+        }
+        if piximg.iter().chain(&crpix).any(|v| !v.is_finite()) {
+            return Err(Error::InvalidValue {
+                keyword: "CRPIX/CDELT/PC/CD".into(),
+                reason: "not a finite number".into(),
+            });
+        }
+        let imgpix = invert(&piximg, n).ok_or(Error::SingularMatrix)?;
+        Ok(Linear {
+            crpix,
+            piximg,
+            imgpix,
+        })
+    }
+
+    /// Number of axes.
+    pub fn naxis(&self) -> usize {
+        self.crpix.len()
+    }
+
+    /// CRPIX (1-based).
+    pub fn crpix(&self) -> &[f64] {
+        &self.crpix
+    }
+
+    /// The matrix `CDELT · PC`, row-major.
+    pub fn matrix(&self) -> &[f64] {
+        &self.piximg
+    }
+
+    /// 0-based pixel → intermediate world coordinates.
+    pub fn pix_to_img(&self, pix: &[f64], img: &mut [f64]) {
+        let n = self.naxis();
+        for (i, out) in img.iter_mut().enumerate().take(n) {
+            let mut sum = 0.0;
+            for j in 0..n {
+                let m = self.piximg[i * n + j];
+                if m != 0.0 {
+                    sum += m * ((pix[j] + 1.0) - self.crpix[j]);
+                }
+            }
+            *out = sum;
+        }
+    }
+
+    /// Intermediate world coordinates → 0-based pixel.
+    pub fn img_to_pix(&self, img: &[f64], pix: &mut [f64]) {
+        let n = self.naxis();
+        for (j, out) in pix.iter_mut().enumerate().take(n) {
+            let mut sum = 0.0;
+            for i in 0..n {
+                let m = self.imgpix[j * n + i];
+                if m != 0.0 {
+                    sum += m * img[i];
+                }
+            }
+            *out = (sum + self.crpix[j]) - 1.0;
+        }
+    }
+
+    /// The 2-D transformation of two of the axes (e.g. the celestial pair of a cube), valid
+    /// when the other pixel axes do not feed them.
+    pub fn sub2(&self, a: usize, b: usize) -> Result<Linear2> {
+        let n = self.naxis();
+        let m = |i: usize, j: usize| self.piximg[i * n + j];
+        Linear2::new(
+            [self.crpix[a], self.crpix[b]],
+            [[m(a, a), m(a, b)], [m(b, a), m(b, b)]],
+        )
+    }
+}
+
+/// The 2-D linear transformation of a celestial axis pair, the hot path of every transform.
+///
+/// ```
+/// use reproject::wcs::linear::Linear2;
+/// let lin = Linear2::new([1.0, 1.0], [[2.0, 0.0], [0.0, 4.0]]).unwrap();
+/// assert_eq!(lin.pix_to_img(1.0, 1.0), (2.0, 4.0));
+/// assert_eq!(lin.img_to_pix(2.0, 4.0), (1.0, 1.0));
+/// ```
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Linear2 {
+    crpix: [f64; 2],
+    m: [[f64; 2]; 2],
+    inv: [[f64; 2]; 2],
+}
+
+impl Linear2 {
+    /// Builds it from CRPIX (1-based) and the matrix `CDELT · PC`.
+    pub fn new(crpix: [f64; 2], m: [[f64; 2]; 2]) -> Result<Linear2> {
+        let flat = [m[0][0], m[0][1], m[1][0], m[1][1]];
+        let inv = invert(&flat, 2).ok_or(Error::SingularMatrix)?;
+        Ok(Linear2 {
+            crpix,
+            m,
+            inv: [[inv[0], inv[1]], [inv[2], inv[3]]],
+        })
+    }
+
+    /// CRPIX (1-based).
+    pub fn crpix(&self) -> [f64; 2] {
+        self.crpix
+    }
+
+    /// The matrix `CDELT · PC`.
+    pub fn matrix(&self) -> [[f64; 2]; 2] {
+        self.m
+    }
+
+    /// The inverse matrix.
+    pub fn inverse(&self) -> [[f64; 2]; 2] {
+        self.inv
+    }
+
+    /// 0-based pixel → intermediate world coordinates (degrees).
+    #[inline(always)]
+    pub fn pix_to_img(&self, x: f64, y: f64) -> (f64, f64) {
+        let u = (x + 1.0) - self.crpix[0];
+        let v = (y + 1.0) - self.crpix[1];
+        (mul_skip_zero(self.m[0], u, v), mul_skip_zero(self.m[1], u, v))
+    }
+
+    /// Intermediate world coordinates → 0-based pixel.
+    #[inline(always)]
+    pub fn img_to_pix(&self, u: f64, v: f64) -> (f64, f64) {
+        (
+            (mul_skip_zero(self.inv[0], u, v) + self.crpix[0]) - 1.0,
+            (mul_skip_zero(self.inv[1], u, v) + self.crpix[1]) - 1.0,
+        )
+    }
+}
+
+#[inline(always)]
+fn mul_skip_zero(row: [f64; 2], u: f64, v: f64) -> f64 {
+    let a = if row[0] != 0.0 { row[0] * u } else { 0.0 };
+    if row[1] != 0.0 {
+        a + row[1] * v
+    } else {
+        a
+    }
+}
+
+/// Inverts an n×n row-major matrix by Gauss–Jordan elimination with scaled partial pivoting
+/// (the method of lin.c `matinv`); `None` if it is singular.
+fn invert(a: &[f64], n: usize) -> Option<Vec<f64>> {
+    let mut lu = a.to_vec();
+    let mut inv = vec![0.0; n * n];
+    for i in 0..n {
+        inv[i * n + i] = 1.0;
+    }
+    // Row scale factors.
+    let scale: Vec<f64> = (0..n)
+        .map(|i| (0..n).map(|j| lu[i * n + j].abs()).fold(0.0, f64::max))
+        .collect();
+    if scale.iter().any(|&s| s == 0.0) {
+        return None;
+    }
+    for k in 0..n {
+        let pivot = (k..n).max_by(|&p, &q| {
+            (lu[p * n + k].abs() / scale[p]).total_cmp(&(lu[q * n + k].abs() / scale[q]))
+        })?;
+        if lu[pivot * n + k] == 0.0 {
+            return None;
+        }
+        if pivot != k {
+            for j in 0..n {
+                lu.swap(pivot * n + j, k * n + j);
+                inv.swap(pivot * n + j, k * n + j);
+            }
+        }
+        let d = lu[k * n + k];
+        for j in 0..n {
+            lu[k * n + j] /= d;
+            inv[k * n + j] /= d;
+        }
+        for i in 0..n {
+            if i != k {
+                let f = lu[i * n + k];
+                if f != 0.0 {
+                    for j in 0..n {
+                        lu[i * n + j] -= f * lu[k * n + j];
+                        inv[i * n + j] -= f * inv[k * n + j];
+                    }
+                }
+            }
+        }
+    }
+    inv.iter().all(|v| v.is_finite()).then_some(inv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverse_of_rotation() {
+        let (s, c) = 0.3f64.sin_cos();
+        let inv = invert(&[c, -s, s, c], 2).unwrap();
+        for (a, b) in inv.iter().zip([c, s, -s, c]) {
+            assert!((a - b).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn singular_is_rejected() {
+        assert!(invert(&[1.0, 2.0, 2.0, 4.0], 2).is_none());
+        assert!(matches!(
+            Linear2::new([0.0, 0.0], [[0.0, 0.0], [0.0, 1.0]]),
+            Err(Error::SingularMatrix)
+        ));
+    }
+
+    #[test]
+    fn nan_on_uncoupled_axis_does_not_leak() {
+        let lin = Linear2::new([1.0, 1.0], [[2.0, 0.0], [0.0, 3.0]]).unwrap();
+        let (u, v) = lin.pix_to_img(f64::NAN, 1.0);
+        assert!(u.is_nan());
+        assert_eq!(v, 3.0);
+    }
+}

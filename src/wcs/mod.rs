@@ -1,0 +1,446 @@
+//! FITS World Coordinate Systems: pixel ↔ world exactly as astropy.wcs / WCSLIB compute them.
+//!
+//! The pipeline for a celestial pixel (x, y), 0-based:
+//!
+//! ```text
+//! pixel ──linear (CRPIX, PC·CDELT or CD)──▶ intermediate (x, y) deg
+//!       ──projection x2s (AZP … XPH)──────▶ native (φ, θ)
+//!       ──spherical rotation (CRVAL, LONPOLE, LATPOLE)──▶ world (lon, lat) in the header's frame
+//! ```
+//!
+//! and back again for world → pixel. Points a projection cannot map give `None` (or NaN in the
+//! batch forms), where astropy returns NaN.
+//!
+//! ```
+//! use reproject::wcs::Wcs;
+//! let header = "\
+//! CTYPE1  = 'RA---TAN'
+//! CTYPE2  = 'DEC--TAN'
+//! CRPIX1  = 50.5
+//! CRPIX2  = 50.5
+//! CRVAL1  = 150.0
+//! CRVAL2  = 30.0
+//! CDELT1  = -0.001
+//! CDELT2  = 0.001
+//! ";
+//! let wcs = Wcs::from_header_str(header).unwrap();
+//! let (ra, dec) = wcs.pixel_to_world(49.5, 49.5).unwrap();
+//! assert!((ra - 150.0).abs() < 1e-12 && (dec - 30.0).abs() < 1e-12);
+//! let (x, y) = wcs.world_to_pixel(ra, dec).unwrap();
+//! assert!((x - 49.5).abs() < 1e-9 && (y - 49.5).abs() < 1e-9);
+//! ```
+
+pub mod celestial;
+#[cfg(feature = "fits")]
+mod fits;
+pub mod frame;
+pub mod header;
+pub mod linear;
+mod params;
+pub mod projection;
+pub mod trig;
+
+use ndarray::{Array, ArrayView, Dimension, Zip};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use celestial::SphericalRotation;
+use frame::CelestialFrame;
+use header::Header;
+use linear::{Linear, Linear2};
+pub use params::{AxisType, WcsParams};
+use projection::{Projection, ProjectionCode};
+
+/// A FITS WCS, ready to transform coordinates.
+///
+/// Build it from header text ([`Wcs::from_header_str`]), a FITS file ([`Wcs::from_fits`]) or
+/// explicit parameters ([`Wcs::from_params`]). It is `Clone + Send + Sync` and serialises as
+/// its parameters, so it can be shipped to other threads, processes and devices.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "WcsParams", into = "WcsParams")]
+pub struct Wcs {
+    params: WcsParams,
+    linear: Linear,
+    celestial: Option<CelestialTransform>,
+}
+
+/// The celestial part: the 2-D linear step, the projection and the spherical rotation.
+#[derive(Debug, Clone)]
+pub struct CelestialTransform {
+    lng: usize,
+    lat: usize,
+    linear: Linear2,
+    projection: Projection,
+    rotation: SphericalRotation,
+    frame: CelestialFrame,
+}
+
+impl CelestialTransform {
+    /// Indices of the longitude and latitude axes.
+    pub fn axes(&self) -> (usize, usize) {
+        (self.lng, self.lat)
+    }
+
+    /// The 2-D linear step of the celestial axes.
+    pub fn linear(&self) -> &Linear2 {
+        &self.linear
+    }
+
+    /// The projection.
+    pub fn projection(&self) -> &Projection {
+        &self.projection
+    }
+
+    /// The native → celestial rotation.
+    pub fn rotation(&self) -> &SphericalRotation {
+        &self.rotation
+    }
+
+    /// The celestial frame of the world coordinates.
+    pub fn frame(&self) -> &CelestialFrame {
+        &self.frame
+    }
+
+    /// Pixel (0-based, in the order of the celestial axes) → (lon, lat), degrees.
+    #[inline]
+    pub fn pixel_to_world(&self, x: f64, y: f64) -> Option<(f64, f64)> {
+        let (u, v) = self.linear.pix_to_img(x, y);
+        let (phi, theta) = self.projection.x2s(u, v)?;
+        Some(self.rotation.native_to_celestial(phi, theta))
+    }
+
+    /// (lon, lat), degrees → pixel (0-based).
+    #[inline]
+    pub fn world_to_pixel(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {
+        if !(lon.is_finite() && lat.is_finite()) {
+            return None;
+        }
+        let (phi, theta) = self.rotation.celestial_to_native(lon, lat);
+        let (u, v) = self.projection.s2x(phi, theta)?;
+        let (x, y) = self.linear.img_to_pix(u, v);
+        (x.is_finite() && y.is_finite()).then_some((x, y))
+    }
+}
+
+impl TryFrom<WcsParams> for Wcs {
+    type Error = Error;
+    fn try_from(params: WcsParams) -> Result<Self> {
+        Wcs::from_params(params)
+    }
+}
+
+impl From<Wcs> for WcsParams {
+    fn from(wcs: Wcs) -> Self {
+        wcs.params
+    }
+}
+
+impl Wcs {
+    /// Parses the primary WCS of FITS header text (80-character cards, with or without
+    /// newlines, as in a `.hdr` file or `Header.tostring()`).
+    pub fn from_header_str(text: &str) -> Result<Wcs> {
+        Wcs::from_header_str_alt(text, None)
+    }
+
+    /// Parses the alternate WCS `alt` (`'A'`..`'Z'`; `None` = primary) of FITS header text.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let h = "CTYPE1A = 'GLON-CAR'\nCTYPE2A = 'GLAT-CAR'\nCDELT1A = -1.0\nCDELT2A = 1.0\n";
+    /// let wcs = Wcs::from_header_str_alt(h, Some('A')).unwrap();
+    /// assert_eq!(wcs.pixel_to_world(0.0, 0.0), Some((1.0, -1.0)));
+    /// ```
+    pub fn from_header_str_alt(text: &str, alt: Option<char>) -> Result<Wcs> {
+        let header = Header::parse(text)?;
+        Wcs::from_header(&header, alt)
+    }
+
+    /// Builds the WCS `alt` of a parsed header.
+    pub fn from_header(header: &Header, alt: Option<char>) -> Result<Wcs> {
+        Wcs::from_params(WcsParams::from_header(header, alt)?)
+    }
+
+    /// Reads the primary WCS of HDU `hdu` (0 = primary HDU) of a FITS file.
+    ///
+    /// ```no_run
+    /// let wcs = reproject::wcs::Wcs::from_fits("image.fits", 0).unwrap();
+    /// ```
+    #[cfg(feature = "fits")]
+    pub fn from_fits(path: impl AsRef<std::path::Path>, hdu: usize) -> Result<Wcs> {
+        let text = fits::read_header_text(path.as_ref(), hdu)?;
+        Wcs::from_header_str(&text)
+    }
+
+    /// Builds the WCS from explicit parameters (WCSLIB's `wcsset`).
+    pub fn from_params(params: WcsParams) -> Result<Wcs> {
+        let linear = Linear::new(
+            params.crpix.clone(),
+            params.cdelt.clone(),
+            params.pc.clone(),
+        )?;
+        let celestial = match params.celestial_axes() {
+            None => None,
+            Some((lng, lat)) => Some(build_celestial(&params, &linear, lng, lat)?),
+        };
+        Ok(Wcs {
+            params,
+            linear,
+            celestial,
+        })
+    }
+
+    /// The parameters the WCS was built from (after header precedence rules and repairs).
+    pub fn params(&self) -> &WcsParams {
+        &self.params
+    }
+
+    /// Number of WCS axes.
+    pub fn naxis(&self) -> usize {
+        self.params.naxis()
+    }
+
+    /// The N-dimensional linear step.
+    pub fn linear(&self) -> &Linear {
+        &self.linear
+    }
+
+    /// The celestial transformation, or [`Error::NoCelestialAxes`].
+    pub fn celestial(&self) -> Result<&CelestialTransform> {
+        self.celestial.as_ref().ok_or(Error::NoCelestialAxes)
+    }
+
+    /// Whether the WCS has a celestial axis pair.
+    pub fn has_celestial(&self) -> bool {
+        self.celestial.is_some()
+    }
+
+    /// The projection code of the celestial axes.
+    pub fn projection_code(&self) -> Option<ProjectionCode> {
+        self.celestial.as_ref().map(|c| c.projection.code())
+    }
+
+    /// The celestial frame of the world coordinates.
+    pub fn frame(&self) -> Option<&CelestialFrame> {
+        self.celestial.as_ref().map(|c| &c.frame)
+    }
+
+    /// Pixel (0-based) → (lon, lat) in degrees, in the header's frame; `None` where astropy
+    /// gives NaN, and for a WCS without celestial axes (see [`Wcs::celestial`]).
+    #[inline]
+    pub fn pixel_to_world(&self, x: f64, y: f64) -> Option<(f64, f64)> {
+        self.celestial.as_ref()?.pixel_to_world(x, y)
+    }
+
+    /// (lon, lat) in degrees → pixel (0-based); `None` where astropy gives NaN.
+    #[inline]
+    pub fn world_to_pixel(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {
+        self.celestial.as_ref()?.world_to_pixel(lon, lat)
+    }
+
+    /// Batch pixel → world over slices; NaN where the point is invalid.
+    ///
+    /// ```
+    /// # use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\n").unwrap();
+    /// let (mut lon, mut lat) = (vec![0.0; 2], vec![0.0; 2]);
+    /// wcs.pixel_to_world_slice(&[0.0, 500.0], &[0.0, 0.0], &mut lon, &mut lat).unwrap();
+    /// assert_eq!((lon[0], lat[0]), (1.0, 1.0));
+    /// assert!(lon[1].is_nan());  // beyond native longitude 180: no wrapping, as astropy
+    /// ```
+    pub fn pixel_to_world_slice(
+        &self,
+        x: &[f64],
+        y: &[f64],
+        lon: &mut [f64],
+        lat: &mut [f64],
+    ) -> Result<()> {
+        let cel = self.celestial()?;
+        check_lengths(&[x.len(), y.len(), lon.len(), lat.len()])?;
+        for i in 0..x.len() {
+            (lon[i], lat[i]) = cel.pixel_to_world(x[i], y[i]).unwrap_or((f64::NAN, f64::NAN));
+        }
+        Ok(())
+    }
+
+    /// Batch world → pixel over slices; NaN where the point is invalid.
+    pub fn world_to_pixel_slice(
+        &self,
+        lon: &[f64],
+        lat: &[f64],
+        x: &mut [f64],
+        y: &mut [f64],
+    ) -> Result<()> {
+        let cel = self.celestial()?;
+        check_lengths(&[lon.len(), lat.len(), x.len(), y.len()])?;
+        for i in 0..lon.len() {
+            (x[i], y[i]) = cel.world_to_pixel(lon[i], lat[i]).unwrap_or((f64::NAN, f64::NAN));
+        }
+        Ok(())
+    }
+
+    /// Batch pixel → world over arrays of any shape; NaN where the point is invalid.
+    ///
+    /// ```
+    /// # use reproject::wcs::Wcs;
+    /// use ndarray::array;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\n").unwrap();
+    /// let (lon, lat) = wcs.pixel_to_world_array(array![[0.0, 1.0]].view(), array![[0.0, 0.0]].view()).unwrap();
+    /// assert_eq!(lon, array![[1.0, 2.0]]);
+    /// assert_eq!(lat, array![[1.0, 1.0]]);
+    /// ```
+    pub fn pixel_to_world_array<D: Dimension>(
+        &self,
+        x: ArrayView<f64, D>,
+        y: ArrayView<f64, D>,
+    ) -> Result<(Array<f64, D>, Array<f64, D>)> {
+        let cel = self.celestial()?;
+        map_pairs(x, y, |a, b| cel.pixel_to_world(a, b))
+    }
+
+    /// Batch world → pixel over arrays of any shape; NaN where the point is invalid.
+    pub fn world_to_pixel_array<D: Dimension>(
+        &self,
+        lon: ArrayView<f64, D>,
+        lat: ArrayView<f64, D>,
+    ) -> Result<(Array<f64, D>, Array<f64, D>)> {
+        let cel = self.celestial()?;
+        map_pairs(lon, lat, |a, b| cel.world_to_pixel(a, b))
+    }
+
+    /// Pixel → world for all N axes (0-based pixel, one value per axis). Celestial axes that a
+    /// projection cannot map are NaN; other axes are linear (`CRVAL + x`) or logarithmic.
+    ///
+    /// ```
+    /// # use reproject::wcs::Wcs;
+    /// let h = "CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCTYPE3 = 'FREQ'\nCRVAL3 = 1.4E9\nCDELT3 = 1.0E6\n";
+    /// let wcs = Wcs::from_header_str(h).unwrap();
+    /// let world = wcs.pixel_to_world_nd(&[0.0, 0.0, 1.0]).unwrap();
+    /// assert_eq!(world, vec![1.0, 1.0, 1.402e9]);
+    /// ```
+    pub fn pixel_to_world_nd(&self, pixel: &[f64]) -> Result<Vec<f64>> {
+        let n = self.naxis();
+        check_lengths(&[pixel.len(), n])?;
+        let mut img = vec![0.0; n];
+        self.linear.pix_to_img(pixel, &mut img);
+        let mut world = vec![0.0; n];
+        for (i, axis) in self.params.axis_types.iter().enumerate() {
+            world[i] = match axis {
+                AxisType::Linear => self.params.crval[i] + img[i],
+                AxisType::Log => {
+                    let c = self.params.crval[i];
+                    c * (img[i] / c).exp()
+                }
+                AxisType::Longitude | AxisType::Latitude => continue,
+                AxisType::Unsupported(code) => return Err(Error::UnsupportedAxis(code.clone())),
+            };
+        }
+        if let Some(cel) = &self.celestial {
+            let (lon, lat) = cel
+                .projection
+                .x2s(img[cel.lng], img[cel.lat])
+                .map(|(phi, theta)| cel.rotation.native_to_celestial(phi, theta))
+                .unwrap_or((f64::NAN, f64::NAN));
+            world[cel.lng] = lon;
+            world[cel.lat] = lat;
+        }
+        Ok(world)
+    }
+
+    /// World → pixel for all N axes; the inverse of [`Wcs::pixel_to_world_nd`].
+    pub fn world_to_pixel_nd(&self, world: &[f64]) -> Result<Vec<f64>> {
+        let n = self.naxis();
+        check_lengths(&[world.len(), n])?;
+        let mut img = vec![0.0; n];
+        for (i, axis) in self.params.axis_types.iter().enumerate() {
+            img[i] = match axis {
+                AxisType::Linear => world[i] - self.params.crval[i],
+                AxisType::Log => {
+                    let c = self.params.crval[i];
+                    c * (world[i] / c).ln()
+                }
+                AxisType::Longitude | AxisType::Latitude => continue,
+                AxisType::Unsupported(code) => return Err(Error::UnsupportedAxis(code.clone())),
+            };
+        }
+        if let Some(cel) = &self.celestial {
+            let (u, v) = Some((world[cel.lng], world[cel.lat]))
+                .filter(|(a, b)| a.is_finite() && b.is_finite())
+                .and_then(|(a, b)| {
+                    let (phi, theta) = cel.rotation.celestial_to_native(a, b);
+                    cel.projection.s2x(phi, theta)
+                })
+                .unwrap_or((f64::NAN, f64::NAN));
+            img[cel.lng] = u;
+            img[cel.lat] = v;
+        }
+        let mut pixel = vec![0.0; n];
+        self.linear.img_to_pix(&img, &mut pixel);
+        Ok(pixel)
+    }
+}
+
+fn build_celestial(
+    params: &WcsParams,
+    linear: &Linear,
+    lng: usize,
+    lat: usize,
+) -> Result<CelestialTransform> {
+    let code = params
+        .projection
+        .ok_or_else(|| Error::InconsistentAxes("celestial axes without a projection".into()))?;
+    let projection = Projection::new(code, &params.projection_params)?;
+    let (proj_phi0, proj_theta0) = projection.fiducial();
+    let phi0 = params.phi0.unwrap_or(proj_phi0);
+    let theta0 = params.theta0.unwrap_or(proj_theta0);
+    let rotation = SphericalRotation::new(
+        params.crval[lng],
+        params.crval[lat],
+        phi0,
+        theta0,
+        params.lonpole,
+        params.latpole,
+    )?;
+    let frame = params.frame();
+    Ok(CelestialTransform {
+        lng,
+        lat,
+        linear: linear.sub2(lng, lat)?,
+        projection,
+        rotation,
+        frame,
+    })
+}
+
+fn check_lengths(lengths: &[usize]) -> Result<()> {
+    if lengths.windows(2).all(|w| w[0] == w[1]) {
+        Ok(())
+    } else {
+        Err(Error::ShapeMismatch(format!(
+            "coordinate arrays of different lengths {lengths:?}"
+        )))
+    }
+}
+
+fn map_pairs<D: Dimension>(
+    a: ArrayView<f64, D>,
+    b: ArrayView<f64, D>,
+    f: impl Fn(f64, f64) -> Option<(f64, f64)>,
+) -> Result<(Array<f64, D>, Array<f64, D>)> {
+    if a.shape() != b.shape() {
+        return Err(Error::ShapeMismatch(format!(
+            "coordinate arrays of shapes {:?} and {:?}",
+            a.shape(),
+            b.shape()
+        )));
+    }
+    let mut out_a = Array::zeros(a.raw_dim());
+    let mut out_b = Array::zeros(a.raw_dim());
+    Zip::from(&mut out_a)
+        .and(&mut out_b)
+        .and(&a)
+        .and(&b)
+        .for_each(|oa, ob, &va, &vb| {
+            (*oa, *ob) = f(va, vb).unwrap_or((f64::NAN, f64::NAN));
+        });
+    Ok((out_a, out_b))
+}

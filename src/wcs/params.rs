@@ -1,0 +1,623 @@
+//! WCS parameters read from a header (WCSLIB's `wcspih` + the header parts of `wcsset`):
+//! axis types, the PC/CD/CROTA precedence, units, projection parameters and aliases.
+
+use serde::{Deserialize, Serialize};
+
+use super::frame::CelestialFrame;
+use super::header::Header;
+use super::projection::{ProjectionCode, ProjectionParams, PV_COUNT};
+use super::trig::{cosd, sincosd, sind, R2D};
+use crate::error::{Error, Result};
+
+/// The most axes a FITS WCS may have.
+const MAX_AXES: usize = 99;
+
+/// What kind of world coordinate an axis carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AxisType {
+    /// Celestial longitude of a projection pair (`RA---TAN`, `GLON-CAR`, ...).
+    Longitude,
+    /// Celestial latitude of a projection pair.
+    Latitude,
+    /// Linear: `world = CRVAL + x` (also plain `FREQ`, `STOKES`, 4-character `RA`, ...).
+    Linear,
+    /// Logarithmic (`-LOG`): `world = CRVAL · exp(x / CRVAL)`.
+    Log,
+    /// A non-linear algorithm this crate does not evaluate (spectral `-F2W`, `-TAB`, ...).
+    Unsupported(String),
+}
+
+/// Everything needed to build a [`super::Wcs`], in canonical units (degrees for celestial
+/// axes), after the header precedence rules and astropy's default repairs.
+///
+/// ```
+/// use reproject::wcs::{header::Header, WcsParams};
+/// let h = Header::parse("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCD1_1 = -2.0\nCD2_2 = 3.0\nCDELT1 = 7.0\n").unwrap();
+/// let p = WcsParams::from_header(&h, None).unwrap();
+/// assert_eq!(p.cdelt, vec![1.0, 1.0]);          // CD wins: CDELT is reset to 1
+/// assert_eq!(p.pc, vec![vec![-2.0, 0.0], vec![0.0, 3.0]]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WcsParams {
+    /// CTYPEi, trailing blanks removed.
+    pub ctype: Vec<String>,
+    /// CUNITi (celestial axes: "deg" after conversion).
+    pub cunit: Vec<String>,
+    /// CRPIXi, 1-based.
+    pub crpix: Vec<f64>,
+    /// CRVALi.
+    pub crval: Vec<f64>,
+    /// CDELTi (1 when a CD matrix is used).
+    pub cdelt: Vec<f64>,
+    /// PCi_j as `pc[i][j]` (the CD matrix when CD is used; from CROTA otherwise).
+    pub pc: Vec<Vec<f64>>,
+    /// Kind of each axis.
+    pub axis_types: Vec<AxisType>,
+    /// The projection of the celestial pair (NCP and GLS already translated).
+    pub projection: Option<ProjectionCode>,
+    /// Projection parameters (PVi_m of the latitude axis, fiducial offset).
+    pub projection_params: ProjectionParams,
+    /// Native longitude of the fiducial point if given (PVj_1 of the longitude axis).
+    pub phi0: Option<f64>,
+    /// Native latitude of the fiducial point if given (PVj_2 of the longitude axis).
+    pub theta0: Option<f64>,
+    /// LONPOLE (or PVj_3), `None` = default.
+    pub lonpole: Option<f64>,
+    /// LATPOLE (or PVj_4), `None` = default (+90).
+    pub latpole: Option<f64>,
+    /// RADESYS (or legacy RADECSYS).
+    pub radesys: Option<String>,
+    /// EQUINOX (or legacy EPOCH).
+    pub equinox: Option<f64>,
+    /// MJD-OBS, if present.
+    pub mjd_obs: Option<f64>,
+    /// NAXISn of the header (the image shape, FITS order), empty if NAXIS = 0.
+    pub image_shape: Vec<usize>,
+}
+
+impl WcsParams {
+    /// Number of axes.
+    pub fn naxis(&self) -> usize {
+        self.crpix.len()
+    }
+
+    /// Indices of the (longitude, latitude) axes, when the WCS is celestial.
+    pub fn celestial_axes(&self) -> Option<(usize, usize)> {
+        let lng = self
+            .axis_types
+            .iter()
+            .position(|t| *t == AxisType::Longitude)?;
+        let lat = self
+            .axis_types
+            .iter()
+            .position(|t| *t == AxisType::Latitude)?;
+        Some((lng, lat))
+    }
+
+    /// The celestial frame (astropy's choice from CTYPE, RADESYS and EQUINOX).
+    pub fn frame(&self) -> CelestialFrame {
+        let prefix = self
+            .celestial_axes()
+            .map(|(lng, _)| ctype_prefix(&self.ctype[lng]).to_string())
+            .unwrap_or_default();
+        CelestialFrame::from_keywords(&prefix, self.radesys.as_deref(), self.equinox)
+    }
+
+    /// Reads the WCS `alt` (`None` = primary) of a header.
+    pub fn from_header(header: &Header, alt: Option<char>) -> Result<WcsParams> {
+        let alt = match alt {
+            None | Some(' ') => String::new(),
+            Some(c @ 'A'..='Z') => c.to_string(),
+            Some(c) => {
+                return Err(Error::InvalidArgument(format!(
+                    "alternate WCS letter must be A-Z, got '{c}'"
+                )))
+            }
+        };
+        let key = |base: &str| format!("{base}{alt}");
+        let indexed = IndexedKeywords::scan(header, &alt)?;
+
+        let naxis_header = header.int("NAXIS")?.unwrap_or(0);
+        if !(0..=MAX_AXES as i64).contains(&naxis_header) {
+            return Err(Error::InvalidValue {
+                keyword: "NAXIS".into(),
+                reason: format!("{naxis_header} is not in 0..={MAX_AXES}"),
+            });
+        }
+        let wcsaxes = header.int(&key("WCSAXES"))?.unwrap_or(0);
+        if !(0..=MAX_AXES as i64).contains(&wcsaxes) {
+            return Err(Error::InvalidValue {
+                keyword: key("WCSAXES"),
+                reason: format!("{wcsaxes} is not in 0..={MAX_AXES}"),
+            });
+        }
+        let n = (naxis_header as usize)
+            .max(wcsaxes as usize)
+            .max(indexed.max_axis);
+
+        let mut image_shape = Vec::with_capacity(naxis_header as usize);
+        for i in 1..=naxis_header as usize {
+            let len = header.int(&format!("NAXIS{i}"))?.unwrap_or(0);
+            image_shape.push(usize::try_from(len).map_err(|_| Error::InvalidValue {
+                keyword: format!("NAXIS{i}"),
+                reason: format!("negative axis length {len}"),
+            })?);
+        }
+
+        let float_or = |base: &str, i: usize, default: f64| -> Result<f64> {
+            Ok(header.float(&key(&format!("{base}{i}")))?.unwrap_or(default))
+        };
+        let mut ctype = Vec::with_capacity(n);
+        let mut cunit = Vec::with_capacity(n);
+        let mut crpix = Vec::with_capacity(n);
+        let mut crval = Vec::with_capacity(n);
+        let mut cdelt = Vec::with_capacity(n);
+        for i in 1..=n {
+            ctype.push(
+                header
+                    .string(&key(&format!("CTYPE{i}")))?
+                    .unwrap_or_default(),
+            );
+            cunit.push(
+                header
+                    .string(&key(&format!("CUNIT{i}")))?
+                    .unwrap_or_default(),
+            );
+            crpix.push(float_or("CRPIX", i, 0.0)?);
+            crval.push(float_or("CRVAL", i, 0.0)?);
+            cdelt.push(float_or("CDELT", i, 1.0)?);
+        }
+
+        // Axis types and the celestial pair.
+        let parsed: Vec<ParsedCtype> = ctype
+            .iter()
+            .map(|c| ParsedCtype::parse(c))
+            .collect::<Result<_>>()?;
+        let axis_types: Vec<AxisType> = parsed.iter().map(|p| p.axis_type.clone()).collect();
+        let (celestial, code) = celestial_pair(&ctype, &parsed)?;
+
+        // PC / CD / CROTA precedence (wcs.c altlin).
+        let mut pc = identity(n);
+        if !indexed.pc.is_empty() {
+            for &(i, j, ref k) in &indexed.pc {
+                pc[i][j] = header.float(k)?.unwrap_or(0.0);
+            }
+        } else if !indexed.cd.is_empty() {
+            let mut cd = vec![vec![0.0; n]; n];
+            for &(i, j, ref k) in &indexed.cd {
+                cd[i][j] = header.float(k)?.unwrap_or(0.0);
+            }
+            // cdfix: an all-zero row and column gets a unit diagonal.
+            for i in 0..n {
+                if cd[i].iter().all(|&v| v == 0.0) && (0..n).all(|r| cd[r][i] == 0.0) {
+                    cd[i][i] = 1.0;
+                }
+            }
+            pc = cd;
+            cdelt = vec![1.0; n];
+        } else if let Some((lng, lat)) = celestial {
+            if let Some(rho) = header.float(&key(&format!("CROTA{}", lat + 1)))? {
+                let (s, c) = sincosd(rho);
+                let lambda = cdelt[lat] / cdelt[lng];
+                pc[lng][lng] = c;
+                pc[lat][lat] = c;
+                pc[lng][lat] = -s * lambda;
+                pc[lat][lng] = s / lambda;
+            }
+        }
+
+        // Celestial units to degrees (wcs_units / unitfix).
+        if let Some((lng, lat)) = celestial {
+            for i in [lng, lat] {
+                let scale = angle_unit_scale(&cunit[i]).ok_or_else(|| Error::InvalidValue {
+                    keyword: key(&format!("CUNIT{}", i + 1)),
+                    reason: format!("'{}' is not an angular unit", cunit[i]),
+                })?;
+                if scale != 1.0 {
+                    crval[i] *= scale;
+                    cdelt[i] *= scale;
+                }
+                cunit[i] = "deg".into();
+            }
+        }
+
+        // Projection parameters and the celestial rotation's keywords.
+        let mut projection_params = ProjectionParams::default();
+        let (mut phi0, mut theta0, mut offset) = (None, None, false);
+        let mut lonpole = header.float(&key("LONPOLE"))?;
+        let mut latpole = header.float(&key("LATPOLE"))?;
+        if let Some((lng, lat)) = celestial {
+            for (i, m, k) in &indexed.pv {
+                let value = header.float(k)?.unwrap_or(0.0);
+                let i = i.unwrap_or(lat);
+                if i == lat {
+                    if *m >= PV_COUNT {
+                        return Err(Error::PvOutOfRange {
+                            keyword: k.clone(),
+                            reason: format!("projection parameters go up to {}", PV_COUNT - 1),
+                        });
+                    }
+                    projection_params.pv[*m] = Some(value);
+                } else if i == lng {
+                    match m {
+                        0 => offset = value != 0.0,
+                        1 => phi0 = Some(value),
+                        2 => theta0 = Some(value),
+                        3 => lonpole = Some(value),
+                        4 => latpole = Some(value),
+                        _ => {
+                            return Err(Error::PvOutOfRange {
+                                keyword: k.clone(),
+                                reason: "the longitude axis takes PV 0 to 4".into(),
+                            })
+                        }
+                    }
+                }
+            }
+        }
+
+        // Aliases: NCP -> SIN, GLS -> SFL (wcs.c, wcsfix.c celfix).
+        let mut projection = None;
+        if let (Some(code), Some((_, lat))) = (code, celestial) {
+            projection = Some(match code.as_str() {
+                "NCP" => {
+                    let lat0 = crval[lat];
+                    if lat0 == 0.0 {
+                        return Err(Error::InvalidProjectionParameters {
+                            code: "NCP".into(),
+                            reason: "the reference latitude must not be 0".into(),
+                        });
+                    }
+                    projection_params.pv[1] = Some(0.0);
+                    projection_params.pv[2] = Some(cosd(lat0) / sind(lat0));
+                    ProjectionCode::Sin
+                }
+                "GLS" => {
+                    offset = true;
+                    phi0 = Some(0.0);
+                    theta0 = Some(crval[lat]);
+                    ProjectionCode::Sfl
+                }
+                other => other.parse()?,
+            });
+        }
+        if offset {
+            if let (Some(p), Some(t)) = (phi0, theta0) {
+                projection_params.fiducial = Some((p, t));
+            }
+        }
+
+        let radesys = match header.string(&key("RADESYS"))? {
+            Some(r) => Some(r),
+            None => header.string("RADECSYS")?,
+        };
+        let equinox = match header.float(&key("EQUINOX"))? {
+            Some(e) => Some(e),
+            None => header.float("EPOCH")?,
+        };
+        let mjd_obs = header.float("MJD-OBS").ok().flatten();
+
+        Ok(WcsParams {
+            ctype,
+            cunit,
+            crpix,
+            crval,
+            cdelt,
+            pc,
+            axis_types,
+            projection,
+            projection_params,
+            phi0,
+            theta0,
+            lonpole,
+            latpole,
+            radesys,
+            equinox,
+            mjd_obs,
+            image_shape,
+        })
+    }
+}
+
+/// CTYPE split into its parts.
+struct ParsedCtype {
+    axis_type: AxisType,
+    /// Projection code of a celestial axis.
+    code: Option<String>,
+}
+
+impl ParsedCtype {
+    fn parse(ctype: &str) -> Result<ParsedCtype> {
+        let t = ctype.trim_end();
+        let bytes = t.as_bytes();
+        let linear = ParsedCtype {
+            axis_type: AxisType::Linear,
+            code: None,
+        };
+        if t.len() >= 8 && t.is_ascii() && bytes[4] == b'-' {
+            let prefix = ctype_prefix(t);
+            let code = &t[5..8];
+            let suffix = &t[8..];
+            let celestial = if is_longitude(prefix) {
+                Some(AxisType::Longitude)
+            } else if is_latitude(prefix) {
+                Some(AxisType::Latitude)
+            } else {
+                None
+            };
+            return match celestial {
+                Some(axis_type) => {
+                    if !(suffix.is_empty() || suffix == "-SIP") || code.contains('-') {
+                        return Err(Error::MalformedCtype(t.to_string()));
+                    }
+                    Ok(ParsedCtype {
+                        axis_type,
+                        code: Some(code.to_string()),
+                    })
+                }
+                None if code == "LOG" && suffix.is_empty() => Ok(ParsedCtype {
+                    axis_type: AxisType::Log,
+                    code: None,
+                }),
+                None if code == "---" || code.trim_matches('-').is_empty() => Ok(linear),
+                None => Ok(ParsedCtype {
+                    axis_type: AxisType::Unsupported(t.to_string()),
+                    code: None,
+                }),
+            };
+        }
+        // Not in 4-3 form: linear, unless it is a mangled celestial type such as 'RA--TAN'.
+        let head = t.split('-').next().unwrap_or("");
+        if (is_longitude(head) || is_latitude(head)) && t[head.len()..].trim_matches('-') != "" {
+            return Err(Error::MalformedCtype(t.to_string()));
+        }
+        Ok(linear)
+    }
+}
+
+/// The axis-type part of a CTYPE (`RA`, `DEC`, `GLON`, ...).
+fn ctype_prefix(ctype: &str) -> &str {
+    ctype.get(..4).unwrap_or(ctype).trim_end_matches('-')
+}
+
+fn is_longitude(prefix: &str) -> bool {
+    prefix == "RA" || (prefix.len() == 4 && (prefix.ends_with("LON") || prefix.ends_with("LN")))
+}
+
+fn is_latitude(prefix: &str) -> bool {
+    prefix == "DEC" || (prefix.len() == 4 && (prefix.ends_with("LAT") || prefix.ends_with("LT")))
+}
+
+/// The (lng, lat) axes and their projection code, checking that they pair up.
+fn celestial_pair(
+    ctype: &[String],
+    parsed: &[ParsedCtype],
+) -> Result<(Option<(usize, usize)>, Option<String>)> {
+    let find = |want: AxisType| -> Result<Option<usize>> {
+        let found: Vec<usize> = parsed
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.axis_type == want)
+            .map(|(i, _)| i)
+            .collect();
+        match found.len() {
+            0 => Ok(None),
+            1 => Ok(Some(found[0])),
+            _ => Err(Error::InconsistentAxes(format!(
+                "more than one {want:?} axis: {:?}",
+                found.iter().map(|&i| &ctype[i]).collect::<Vec<_>>()
+            ))),
+        }
+    };
+    match (find(AxisType::Longitude)?, find(AxisType::Latitude)?) {
+        (None, None) => Ok((None, None)),
+        (Some(lng), Some(lat)) => {
+            let (a, b) = (&parsed[lng].code, &parsed[lat].code);
+            if a != b {
+                return Err(Error::InconsistentAxes(format!(
+                    "projection codes differ: '{}' and '{}'",
+                    ctype[lng], ctype[lat]
+                )));
+            }
+            let (pl, pb) = (ctype_prefix(&ctype[lng]), ctype_prefix(&ctype[lat]));
+            let paired = match pl {
+                "RA" => pb == "DEC",
+                _ if pl.ends_with("LON") => pb.ends_with("LAT") && pl[..1] == pb[..1],
+                _ => pb.ends_with("LT") && pl[..2] == pb[..2],
+            };
+            if !paired {
+                return Err(Error::InconsistentAxes(format!(
+                    "'{}' and '{}' are not a longitude/latitude pair",
+                    ctype[lng], ctype[lat]
+                )));
+            }
+            Ok((Some((lng, lat)), a.clone()))
+        }
+        (Some(i), None) | (None, Some(i)) => Err(Error::InconsistentAxes(format!(
+            "celestial axis '{}' has no partner",
+            ctype[i]
+        ))),
+    }
+}
+
+/// Degrees per unit of an angular CUNIT (empty = degrees), as astropy's unit fix reads it.
+fn angle_unit_scale(unit: &str) -> Option<f64> {
+    Some(match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "deg" | "degree" | "degrees" => 1.0,
+        "arcmin" => 1.0 / 60.0,
+        "arcsec" => 1.0 / 3600.0,
+        "mas" => 1.0 / 3.6e6,
+        "rad" => R2D,
+        _ => return None,
+    })
+}
+
+fn identity(n: usize) -> Vec<Vec<f64>> {
+    (0..n)
+        .map(|i| (0..n).map(|j| if i == j { 1.0 } else { 0.0 }).collect())
+        .collect()
+}
+
+/// The indexed WCS keywords of one alternate description found in a header.
+#[derive(Default)]
+struct IndexedKeywords {
+    /// Highest axis number seen (1-based), i.e. the implied number of axes.
+    max_axis: usize,
+    /// (i, j, keyword) of PCi_j, 0-based.
+    pc: Vec<(usize, usize, String)>,
+    /// (i, j, keyword) of CDi_j, 0-based.
+    cd: Vec<(usize, usize, String)>,
+    /// (axis (None = PROJPn), m, keyword) of PVi_m / PROJPm.
+    pv: Vec<(Option<usize>, usize, String)>,
+}
+
+impl IndexedKeywords {
+    fn scan(header: &Header, alt: &str) -> Result<IndexedKeywords> {
+        let mut found = IndexedKeywords::default();
+        let out_of_range = |k: &str| Error::InvalidValue {
+            keyword: k.to_string(),
+            reason: format!("axis number must be 1..={MAX_AXES}"),
+        };
+        let mut seen = std::collections::HashSet::new();
+        for k in header.keywords() {
+            if !seen.insert(k) {
+                continue;
+            }
+            // Alternate descriptions end in their letter; primary keywords end in a digit.
+            let body = if alt.is_empty() {
+                k
+            } else {
+                match k.strip_suffix(alt) {
+                    Some(body) => body,
+                    None => continue,
+                }
+            };
+            for base in ["CTYPE", "CUNIT", "CRPIX", "CRVAL", "CDELT", "CROTA"] {
+                if let Some(i) = body.strip_prefix(base).and_then(parse_index) {
+                    if i == 0 || i > MAX_AXES {
+                        return Err(out_of_range(k));
+                    }
+                    found.max_axis = found.max_axis.max(i);
+                }
+            }
+            for (base, list) in [("PC", &mut found.pc), ("CD", &mut found.cd)] {
+                if let Some((i, j)) = body.strip_prefix(base).and_then(parse_pair) {
+                    if i == 0 || j == 0 || i > MAX_AXES || j > MAX_AXES {
+                        return Err(out_of_range(k));
+                    }
+                    found.max_axis = found.max_axis.max(i).max(j);
+                    list.push((i - 1, j - 1, k.to_string()));
+                }
+            }
+            if let Some((i, m)) = body.strip_prefix("PV").and_then(parse_pair) {
+                if i == 0 || i > MAX_AXES {
+                    return Err(out_of_range(k));
+                }
+                found.max_axis = found.max_axis.max(i);
+                found.pv.push((Some(i - 1), m, k.to_string()));
+            }
+            if alt.is_empty() {
+                if let Some(m) = k.strip_prefix("PROJP").and_then(parse_index) {
+                    found.pv.push((None, m, k.to_string()));
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// "12" → 12 (digits only).
+fn parse_index(s: &str) -> Option<usize> {
+    (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
+}
+
+/// "1_2" → (1, 2).
+fn parse_pair(s: &str) -> Option<(usize, usize)> {
+    let (a, b) = s.split_once('_')?;
+    Some((parse_index(a)?, parse_index(b)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(text: &str) -> Result<WcsParams> {
+        WcsParams::from_header(&Header::parse(text)?, None)
+    }
+
+    #[test]
+    fn crota_with_unequal_cdelt() {
+        // extra_SIN_CROTA2_synth: astropy's PC after wcsset.
+        let p = params(
+            "CTYPE1 = 'RA---SIN'\nCTYPE2 = 'DEC--SIN'\nCDELT1 = -0.002\nCDELT2 = 0.003\nCROTA2 = 25.0\n",
+        )
+        .unwrap();
+        let want = [
+            [0.9063077870366499, 0.6339273926110491],
+            [-0.281745507827133, 0.9063077870366499],
+        ];
+        for i in 0..2 {
+            for j in 0..2 {
+                assert!((p.pc[i][j] - want[i][j]).abs() < 1e-15, "{i}{j}");
+            }
+        }
+    }
+
+    #[test]
+    fn pc_beats_cd_and_crota_on_longitude_is_ignored() {
+        let p = params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nPC1_2 = 0.5\nCD1_1 = 3.0\n")
+            .unwrap();
+        assert_eq!(p.pc, vec![vec![1.0, 0.5], vec![0.0, 1.0]]);
+        let p = params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCROTA1 = 30.0\n").unwrap();
+        assert_eq!(p.pc, identity(2));
+    }
+
+    #[test]
+    fn cd_with_missing_diagonal_gets_cdfix() {
+        let p = params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCD1_1 = 2.0\n").unwrap();
+        assert_eq!(p.pc, vec![vec![2.0, 0.0], vec![0.0, 1.0]]);
+    }
+
+    #[test]
+    fn arcsec_units_become_degrees() {
+        let p = params(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCUNIT1 = 'arcsec'\nCUNIT2 = 'ARCSEC'\nCDELT1 = -3.6\nCDELT2 = 3.6\nCRVAL2 = 36.0\n",
+        )
+        .unwrap();
+        assert_eq!(p.cdelt, vec![-0.001, 0.001]);
+        assert_eq!(p.crval[1], 0.01);
+    }
+
+    #[test]
+    fn ctype_forms() {
+        assert!(matches!(
+            params("CTYPE1 = 'RA--TAN'\nCTYPE2 = 'DEC--TAN'\n"),
+            Err(Error::MalformedCtype(_))
+        ));
+        assert!(matches!(
+            params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--SIN'\n"),
+            Err(Error::InconsistentAxes(_))
+        ));
+        assert!(matches!(
+            params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'GLAT-TAN'\n"),
+            Err(Error::InconsistentAxes(_))
+        ));
+        let p = params("CTYPE1 = 'RA'\nCTYPE2 = 'DEC'\nCTYPE3 = 'FREQ-LOG'\n").unwrap();
+        assert_eq!(
+            p.axis_types,
+            vec![AxisType::Linear, AxisType::Linear, AxisType::Log]
+        );
+        assert_eq!(p.celestial_axes(), None);
+    }
+
+    #[test]
+    fn alternate_description() {
+        let h = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCTYPE1B = 'GLON-CAR'\nCTYPE2B = 'GLAT-CAR'\nCRVAL1B = 10.0\n";
+        let p = WcsParams::from_header(&Header::parse(h).unwrap(), Some('B')).unwrap();
+        assert_eq!(p.projection, Some(ProjectionCode::Car));
+        assert_eq!(p.crval, vec![10.0, 0.0]);
+        assert_eq!(p.frame(), CelestialFrame::Galactic);
+    }
+}

@@ -1,0 +1,6 @@
+//! Polyconic and pseudoconic projections (BON PCO), prj.c.
+
+super::not_yet_written! {
+    Bon = "BON",
+    Pco = "PCO",
+}
