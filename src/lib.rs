@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use reproject::wcs::Wcs;
-//! let wcs = Wcs::from_header_str("CTYPE1 = 'GLON-AIT'\nCTYPE2 = 'GLAT-AIT'\nCDELT1 = -0.5\nCDELT2 = 0.5\nCRPIX1 = 361\nCRPIX2 = 181\n")?;
+//! let wcs = Wcs::from_header_str("CTYPE1 = 'GLON-AIT'\nCTYPE2 = 'GLAT-AIT'\nCDELT1 = -0.5\nCDELT2 = 0.5\nCRPIX1 = 361\nCRPIX2 = 181\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n")?;
 //! let (l, b) = wcs.pixel_to_world(360.0, 180.0).unwrap();
 //! assert!(l.abs() < 1e-12 && b.abs() < 1e-12);
 //! # Ok::<(), reproject::Error>(())

@@ -27,12 +27,21 @@ fn projection_of(case: &Case) -> Projection {
     let p = Projection::new(code, &params)
         .unwrap_or_else(|e| panic!("{}: building {code:?}: {e}", case.name));
     let (px0, py0) = p.offset();
-    assert!((px0 - x0).abs() < 1e-12 && (py0 - y0).abs() < 1e-12, "offset");
+    assert!(
+        (px0 - x0).abs() < 1e-12 && (py0 - y0).abs() < 1e-12,
+        "offset"
+    );
     p
 }
 
 /// Compares x2s over one grid; returns the number of points checked.
-fn check_x2s(case: &mut Case, prj: &Projection, pix_key: &str, prefix: &str, failures: &mut Vec<String>) {
+fn check_x2s(
+    case: &mut Case,
+    prj: &Projection,
+    pix_key: &str,
+    prefix: &str,
+    failures: &mut Vec<String>,
+) {
     let lin = case.meta_linear();
     let pix = case.pairs(pix_key);
     let phi = case.values(&format!("{prefix}phi"));
@@ -139,7 +148,10 @@ fn check_case(name: &str) {
     if !failures.is_empty() {
         let n = failures.len();
         failures.truncate(20);
-        panic!("{name}: {n} mismatches, first ones:\n{}", failures.join("\n"));
+        panic!(
+            "{name}: {n} mismatches, first ones:\n{}",
+            failures.join("\n")
+        );
     }
 }
 

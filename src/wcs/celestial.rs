@@ -346,8 +346,8 @@ mod tests {
 
     #[test]
     fn rejects_ill_conditioned() {
-        // CRVAL2 = 95 for a cylindrical projection: astropy raises InvalidTransformError.
-        assert!(SphericalRotation::new(0.0, 95.0, 0.0, 0.0, None, None).is_err());
+        // CRVAL2 = 95 for a zenithal projection: astropy raises InvalidTransformError.
+        assert!(SphericalRotation::new(0.0, 95.0, 0.0, 90.0, None, None).is_err());
     }
 
     #[test]

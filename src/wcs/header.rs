@@ -180,6 +180,8 @@ fn parse_card(card: &str, number: usize) -> Result<Option<(String, Value)>> {
         card: number,
         reason,
     };
+    let not_a_keyword =
+        |k: &str| malformed(format!("'{k}' is not a keyword (A-Z 0-9 - _, no blanks)"));
     if !card.is_ascii() {
         return Err(malformed("non-ASCII characters".into()));
     }
@@ -193,29 +195,38 @@ fn parse_card(card: &str, number: usize) -> Result<Option<(String, Value)>> {
     if keyword.is_empty() || matches!(keyword, "COMMENT" | "HISTORY" | "CONTINUE" | "HIERARCH") {
         return Ok(None);
     }
-    if keyword.contains(' ') {
-        return Err(malformed(format!("keyword '{keyword}' contains a blank")));
-    }
-    if !keyword
-        .bytes()
-        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
-    {
-        return Err(malformed(format!(
-            "keyword '{keyword}' has characters outside A-Z 0-9 - _"
-        )));
-    }
-    if card.len() < 10 || &card[8..10] != "= " {
-        if card.len() >= 9 && card.as_bytes()[8] == b'=' {
-            // "KEY     =" at the end of a short line: an empty value.
-            return Ok(Some((keyword.to_string(), Value::Empty)));
+    let field = if card.len() >= 10 && &card[8..10] == "= " {
+        &card[10..]
+    } else if card.len() == 9 && card.as_bytes()[8] == b'=' {
+        // "KEYWORD =" cut short: an empty value.
+        ""
+    } else {
+        // Hand-written text such as "CRVAL1 = 10.0": accept a valid keyword before an '='
+        // within the first ten columns.
+        match card.find('=').filter(|&p| p <= 9) {
+            Some(p) if is_keyword(card[..p].trim()) => {
+                let value = parse_value(&card[p + 1..]).map_err(malformed)?;
+                return Ok(Some((card[..p].trim().to_string(), value)));
+            }
+            _ if !is_keyword(keyword) => return Err(not_a_keyword(keyword)),
+            _ => return Ok(None),
         }
-        return Ok(None);
+    };
+    if !is_keyword(keyword) {
+        return Err(not_a_keyword(keyword));
     }
-    let field = &card[10..];
     Ok(Some((
         keyword.to_string(),
         parse_value(field).map_err(malformed)?,
     )))
+}
+
+/// A FITS keyword: 1 to 8 characters of A-Z, 0-9, '-' and '_'.
+fn is_keyword(k: &str) -> bool {
+    !k.is_empty()
+        && k.len() <= 8
+        && k.bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 /// Parses a value field (everything after `= `), dropping the comment.
@@ -265,7 +276,10 @@ fn parse_number(raw: &str) -> Option<Value> {
     if let Ok(i) = raw.parse::<i64>() {
         return Some(Value::Int(i));
     }
-    raw.replace(['D', 'd'], "E").parse::<f64>().ok().map(Value::Float)
+    raw.replace(['D', 'd'], "E")
+        .parse::<f64>()
+        .ok()
+        .map(Value::Float)
 }
 
 #[cfg(test)]
@@ -299,14 +313,8 @@ mod tests {
     #[test]
     fn reports_bad_values_only_when_read() {
         let h = Header::parse("CRVAL1  = abc\nCRVAL2  = nan\nOBJECT  = 12\n").unwrap();
-        assert!(matches!(
-            h.float("CRVAL1"),
-            Err(Error::InvalidValue { .. })
-        ));
-        assert!(matches!(
-            h.float("CRVAL2"),
-            Err(Error::InvalidValue { .. })
-        ));
+        assert!(matches!(h.float("CRVAL1"), Err(Error::InvalidValue { .. })));
+        assert!(matches!(h.float("CRVAL2"), Err(Error::InvalidValue { .. })));
         assert!(h.string("OBJECT").is_err());
     }
 

@@ -160,7 +160,10 @@ impl Linear2 {
     pub fn pix_to_img(&self, x: f64, y: f64) -> (f64, f64) {
         let u = (x + 1.0) - self.crpix[0];
         let v = (y + 1.0) - self.crpix[1];
-        (mul_skip_zero(self.m[0], u, v), mul_skip_zero(self.m[1], u, v))
+        (
+            mul_skip_zero(self.m[0], u, v),
+            mul_skip_zero(self.m[1], u, v),
+        )
     }
 
     /// Intermediate world coordinates → 0-based pixel.

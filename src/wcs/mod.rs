@@ -146,9 +146,9 @@ impl Wcs {
     ///
     /// ```
     /// use reproject::wcs::Wcs;
-    /// let h = "CTYPE1A = 'GLON-CAR'\nCTYPE2A = 'GLAT-CAR'\nCDELT1A = -1.0\nCDELT2A = 1.0\n";
+    /// let h = "CTYPE1A = 'GLON-CAR'\nCTYPE2A = 'GLAT-CAR'\nCRVAL1A = 0.0\nCRVAL2A = 0.0\n";
     /// let wcs = Wcs::from_header_str_alt(h, Some('A')).unwrap();
-    /// assert_eq!(wcs.pixel_to_world(0.0, 0.0), Some((1.0, -1.0)));
+    /// assert_eq!(wcs.pixel_to_world(0.0, 0.0), Some((1.0, 1.0)));
     /// ```
     pub fn from_header_str_alt(text: &str, alt: Option<char>) -> Result<Wcs> {
         let header = Header::parse(text)?;
@@ -241,7 +241,7 @@ impl Wcs {
     ///
     /// ```
     /// # use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\n").unwrap();
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n").unwrap();
     /// let (mut lon, mut lat) = (vec![0.0; 2], vec![0.0; 2]);
     /// wcs.pixel_to_world_slice(&[0.0, 500.0], &[0.0, 0.0], &mut lon, &mut lat).unwrap();
     /// assert_eq!((lon[0], lat[0]), (1.0, 1.0));
@@ -257,7 +257,9 @@ impl Wcs {
         let cel = self.celestial()?;
         check_lengths(&[x.len(), y.len(), lon.len(), lat.len()])?;
         for i in 0..x.len() {
-            (lon[i], lat[i]) = cel.pixel_to_world(x[i], y[i]).unwrap_or((f64::NAN, f64::NAN));
+            (lon[i], lat[i]) = cel
+                .pixel_to_world(x[i], y[i])
+                .unwrap_or((f64::NAN, f64::NAN));
         }
         Ok(())
     }
@@ -273,7 +275,9 @@ impl Wcs {
         let cel = self.celestial()?;
         check_lengths(&[lon.len(), lat.len(), x.len(), y.len()])?;
         for i in 0..lon.len() {
-            (x[i], y[i]) = cel.world_to_pixel(lon[i], lat[i]).unwrap_or((f64::NAN, f64::NAN));
+            (x[i], y[i]) = cel
+                .world_to_pixel(lon[i], lat[i])
+                .unwrap_or((f64::NAN, f64::NAN));
         }
         Ok(())
     }
@@ -283,7 +287,7 @@ impl Wcs {
     /// ```
     /// # use reproject::wcs::Wcs;
     /// use ndarray::array;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\n").unwrap();
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n").unwrap();
     /// let (lon, lat) = wcs.pixel_to_world_array(array![[0.0, 1.0]].view(), array![[0.0, 0.0]].view()).unwrap();
     /// assert_eq!(lon, array![[1.0, 2.0]]);
     /// assert_eq!(lat, array![[1.0, 1.0]]);
@@ -312,7 +316,7 @@ impl Wcs {
     ///
     /// ```
     /// # use reproject::wcs::Wcs;
-    /// let h = "CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCTYPE3 = 'FREQ'\nCRVAL3 = 1.4E9\nCDELT3 = 1.0E6\n";
+    /// let h = "CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\nCTYPE3 = 'FREQ'\nCRVAL3 = 1.4E9\nCDELT3 = 1.0E6\n";
     /// let wcs = Wcs::from_header_str(h).unwrap();
     /// let world = wcs.pixel_to_world_nd(&[0.0, 0.0, 1.0]).unwrap();
     /// assert_eq!(world, vec![1.0, 1.0, 1.402e9]);

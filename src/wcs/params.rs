@@ -32,7 +32,7 @@ pub enum AxisType {
 ///
 /// ```
 /// use reproject::wcs::{header::Header, WcsParams};
-/// let h = Header::parse("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCD1_1 = -2.0\nCD2_2 = 3.0\nCDELT1 = 7.0\n").unwrap();
+/// let h = Header::parse("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCD1_1 = -2.0\nCD2_2 = 3.0\nCDELT1 = 7.0\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n").unwrap();
 /// let p = WcsParams::from_header(&h, None).unwrap();
 /// assert_eq!(p.cdelt, vec![1.0, 1.0]);          // CD wins: CDELT is reset to 1
 /// assert_eq!(p.pc, vec![vec![-2.0, 0.0], vec![0.0, 3.0]]);
@@ -145,7 +145,9 @@ impl WcsParams {
         }
 
         let float_or = |base: &str, i: usize, default: f64| -> Result<f64> {
-            Ok(header.float(&key(&format!("{base}{i}")))?.unwrap_or(default))
+            Ok(header
+                .float(&key(&format!("{base}{i}")))?
+                .unwrap_or(default))
         };
         let mut ctype = Vec::with_capacity(n);
         let mut cunit = Vec::with_capacity(n);
@@ -280,6 +282,16 @@ impl WcsParams {
                 }
                 other => other.parse()?,
             });
+        }
+        // WCSLIB would default a missing CRVAL to 0; a celestial header without one is broken
+        // far more often than it means (0, 0), so it is refused.
+        if let Some((lng, lat)) = celestial {
+            for i in [lng, lat] {
+                let k = key(&format!("CRVAL{}", i + 1));
+                if !header.contains(&k) {
+                    return Err(Error::MissingKeyword(k));
+                }
+            }
         }
         if offset {
             if let (Some(p), Some(t)) = (phi0, theta0) {
@@ -544,14 +556,19 @@ mod tests {
     use super::*;
 
     fn params(text: &str) -> Result<WcsParams> {
-        WcsParams::from_header(&Header::parse(text)?, None)
+        let text = if text.contains("CRVAL1") {
+            text.to_string()
+        } else {
+            format!("{text}CRVAL1 = 0.0\nCRVAL2 = 0.0\n")
+        };
+        WcsParams::from_header(&Header::parse(&text)?, None)
     }
 
     #[test]
     fn crota_with_unequal_cdelt() {
         // extra_SIN_CROTA2_synth: astropy's PC after wcsset.
         let p = params(
-            "CTYPE1 = 'RA---SIN'\nCTYPE2 = 'DEC--SIN'\nCDELT1 = -0.002\nCDELT2 = 0.003\nCROTA2 = 25.0\n",
+            "CTYPE1 = 'RA---SIN'\nCTYPE2 = 'DEC--SIN'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\nCDELT1 = -0.002\nCDELT2 = 0.003\nCROTA2 = 25.0\n",
         )
         .unwrap();
         let want = [
@@ -567,8 +584,8 @@ mod tests {
 
     #[test]
     fn pc_beats_cd_and_crota_on_longitude_is_ignored() {
-        let p = params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nPC1_2 = 0.5\nCD1_1 = 3.0\n")
-            .unwrap();
+        let p =
+            params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nPC1_2 = 0.5\nCD1_1 = 3.0\n").unwrap();
         assert_eq!(p.pc, vec![vec![1.0, 0.5], vec![0.0, 1.0]]);
         let p = params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCROTA1 = 30.0\n").unwrap();
         assert_eq!(p.pc, identity(2));
@@ -583,7 +600,7 @@ mod tests {
     #[test]
     fn arcsec_units_become_degrees() {
         let p = params(
-            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCUNIT1 = 'arcsec'\nCUNIT2 = 'ARCSEC'\nCDELT1 = -3.6\nCDELT2 = 3.6\nCRVAL2 = 36.0\n",
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCUNIT1 = 'arcsec'\nCUNIT2 = 'ARCSEC'\nCDELT1 = -3.6\nCDELT2 = 3.6\nCRVAL1 = 0.0\nCRVAL2 = 36.0\n",
         )
         .unwrap();
         assert_eq!(p.cdelt, vec![-0.001, 0.001]);
@@ -614,7 +631,7 @@ mod tests {
 
     #[test]
     fn alternate_description() {
-        let h = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCTYPE1B = 'GLON-CAR'\nCTYPE2B = 'GLAT-CAR'\nCRVAL1B = 10.0\n";
+        let h = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCTYPE1B = 'GLON-CAR'\nCTYPE2B = 'GLAT-CAR'\nCRVAL1B = 10.0\nCRVAL2B = 0.0\n";
         let p = WcsParams::from_header(&Header::parse(h).unwrap(), Some('B')).unwrap();
         assert_eq!(p.projection, Some(ProjectionCode::Car));
         assert_eq!(p.crval, vec![10.0, 0.0]);

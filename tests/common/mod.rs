@@ -35,10 +35,9 @@ impl Case {
     pub fn load(name: &str) -> Case {
         let dir = vectors_dir();
         let header = std::fs::read_to_string(dir.join(format!("{name}.hdr"))).unwrap();
-        let meta: Value = serde_json::from_reader(
-            File::open(dir.join(format!("{name}.meta.json"))).unwrap(),
-        )
-        .unwrap();
+        let meta: Value =
+            serde_json::from_reader(File::open(dir.join(format!("{name}.meta.json"))).unwrap())
+                .unwrap();
         let npz = NpzReader::new(File::open(dir.join(format!("{name}.npz"))).unwrap()).unwrap();
         Case {
             name: name.to_string(),
@@ -93,7 +92,11 @@ impl Case {
             .map(floats)
             .collect();
         let m = |i: usize, j: usize| cdelt[i] * pc[i][j];
-        Linear2::new([crpix[0], crpix[1]], [[m(0, 0), m(0, 1)], [m(1, 0), m(1, 1)]]).unwrap()
+        Linear2::new(
+            [crpix[0], crpix[1]],
+            [[m(0, 0), m(0, 1)], [m(1, 0), m(1, 1)]],
+        )
+        .unwrap()
     }
 }
 
