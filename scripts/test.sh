@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test of the project: formatting, lints, the Rust suite (unit, integration, doc
+# tests) and, once the Python bindings exist, their pytest suite in a project venv.
+# Needs only the Rust toolchain and Python 3.11; installs anything else it uses.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${WCS_VECTORS:-}" ] && [ ! -f ../shared/wcs-vectors/summary.json ]; then
+  echo "error: ../shared/wcs-vectors not found (set WCS_VECTORS to its path)" >&2
+  exit 1
+fi
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy -D warnings"
+cargo clippy --all-targets -- -D warnings
+
+echo "== cargo test"
+cargo test --all-targets
+cargo test --doc
+
+if [ -f python-bindings/pyproject.toml ]; then
+  echo "== python tests"
+  VENV="${VENV:-.venv}"
+  [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
+  "$VENV/bin/pip" install -q maturin pytest numpy astropy reproject "dask[array,distributed]"
+  "$VENV/bin/maturin" develop --release -m python-bindings/Cargo.toml
+  "$VENV/bin/python" -m pytest -q python-bindings/tests
+fi
