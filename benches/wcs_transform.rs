@@ -26,8 +26,10 @@ fn round_trip(c: &mut Criterion) {
         let (mut bx, mut by) = (vec![0.0; N * N], vec![0.0; N * N]);
         group.bench_function(code, |b| {
             b.iter(|| {
-                wcs.pixel_to_world_slice(&xs, &ys, &mut lon, &mut lat).unwrap();
-                wcs.world_to_pixel_slice(&lon, &lat, &mut bx, &mut by).unwrap();
+                wcs.pixel_to_world_slice(&xs, &ys, &mut lon, &mut lat)
+                    .unwrap();
+                wcs.world_to_pixel_slice(&lon, &lat, &mut bx, &mut by)
+                    .unwrap();
             })
         });
     }

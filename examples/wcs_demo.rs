@@ -17,7 +17,10 @@ fn main() -> Result<(), reproject::Error> {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1000);
     println!("reproject-rs WCS engine demo: {n}x{n} pixel grid per projection, pixel -> world -> pixel\n");
-    println!("{:<5} {:>8} {:>14} {:>12} {:>12}", "proj", "valid %", "max err (px)", "p2w ns/pt", "w2p ns/pt");
+    println!(
+        "{:<5} {:>8} {:>14} {:>12} {:>12}",
+        "proj", "valid %", "max err (px)", "p2w ns/pt", "w2p ns/pt"
+    );
     let total = Instant::now();
     for (code, text) in headers::all_projections(n) {
         let wcs = Wcs::from_header_str(&text)?;
@@ -51,6 +54,9 @@ fn main() -> Result<(), reproject::Error> {
             per_point(w2p)
         );
     }
-    println!("\ndone in {:.2} s (single thread)", total.elapsed().as_secs_f64());
+    println!(
+        "\ndone in {:.2} s (single thread)",
+        total.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -2,7 +2,15 @@
 
 /// A 2-D celestial header: `code` projection centred on (`lon`, `lat`) in `frame` axes
 /// ("RA"/"DEC" or "GLON"/"GLAT"), `n`x`n` pixels of `scale` degrees, with extra cards.
-pub fn header(code: &str, frame: (&str, &str), lon: f64, lat: f64, n: usize, scale: f64, extra: &str) -> String {
+pub fn header(
+    code: &str,
+    frame: (&str, &str),
+    lon: f64,
+    lat: f64,
+    n: usize,
+    scale: f64,
+    extra: &str,
+) -> String {
     let pad = |axis: &str| format!("{axis:-<5}{code}");
     let cards = [
         "NAXIS   = 2".to_string(),

@@ -384,32 +384,3 @@ mod tests {
         assert_eq!(bounds_check(0.0, 90.1, 1e-13), None);
     }
 }
-
-/// Temporary stand-in for a projection not written yet: building it is an error.
-macro_rules! not_yet_written {
-    ($($ty:ident = $code:literal),* $(,)?) => {
-        $(
-            #[derive(Debug, Clone)]
-            pub(crate) struct $ty;
-
-            impl $ty {
-                pub(crate) fn new(_params: &super::ProjectionParams) -> crate::error::Result<Self> {
-                    Err(crate::error::Error::UnknownProjection(format!("{} (not implemented yet)", $code)))
-                }
-            }
-
-            impl super::Project for $ty {
-                fn default_fiducial(&self) -> (f64, f64) {
-                    (0.0, 0.0)
-                }
-                fn x2s(&self, _x: f64, _y: f64) -> Option<(f64, f64)> {
-                    None
-                }
-                fn s2x(&self, _phi: f64, _theta: f64) -> Option<(f64, f64)> {
-                    None
-                }
-            }
-        )*
-    };
-}
-pub(crate) use not_yet_written;
