@@ -74,12 +74,11 @@ impl Linear {
     /// 0-based pixel → intermediate world coordinates.
     pub fn pix_to_img(&self, pix: &[f64], img: &mut [f64]) {
         let n = self.naxis();
-        for (i, out) in img.iter_mut().enumerate().take(n) {
+        for (row, out) in self.piximg.chunks_exact(n).zip(img.iter_mut()) {
             let mut sum = 0.0;
-            for j in 0..n {
-                let m = self.piximg[i * n + j];
+            for ((&m, &p), &c) in row.iter().zip(pix).zip(&self.crpix) {
                 if m != 0.0 {
-                    sum += m * ((pix[j] + 1.0) - self.crpix[j]);
+                    sum += m * ((p + 1.0) - c);
                 }
             }
             *out = sum;
@@ -89,15 +88,19 @@ impl Linear {
     /// Intermediate world coordinates → 0-based pixel.
     pub fn img_to_pix(&self, img: &[f64], pix: &mut [f64]) {
         let n = self.naxis();
-        for (j, out) in pix.iter_mut().enumerate().take(n) {
+        for ((row, out), &c) in self
+            .imgpix
+            .chunks_exact(n)
+            .zip(pix.iter_mut())
+            .zip(&self.crpix)
+        {
             let mut sum = 0.0;
-            for i in 0..n {
-                let m = self.imgpix[j * n + i];
+            for (&m, &x) in row.iter().zip(img) {
                 if m != 0.0 {
-                    sum += m * img[i];
+                    sum += m * x;
                 }
             }
-            *out = (sum + self.crpix[j]) - 1.0;
+            *out = (sum + c) - 1.0;
         }
     }
 
@@ -198,7 +201,7 @@ fn invert(a: &[f64], n: usize) -> Option<Vec<f64>> {
     let scale: Vec<f64> = (0..n)
         .map(|i| (0..n).map(|j| lu[i * n + j].abs()).fold(0.0, f64::max))
         .collect();
-    if scale.iter().any(|&s| s == 0.0) {
+    if scale.contains(&0.0) {
         return None;
     }
     for k in 0..n {

@@ -191,7 +191,8 @@ impl WcsParams {
             }
             // cdfix: an all-zero row and column gets a unit diagonal.
             for i in 0..n {
-                if cd[i].iter().all(|&v| v == 0.0) && (0..n).all(|r| cd[r][i] == 0.0) {
+                let row_zero = cd[i].iter().all(|&v| v == 0.0);
+                if row_zero && cd.iter().all(|row| row[i] == 0.0) {
                     cd[i][i] = 1.0;
                 }
             }
@@ -380,7 +381,9 @@ impl ParsedCtype {
         }
         // Not in 4-3 form: linear, unless it is a mangled celestial type such as 'RA--TAN'.
         let head = t.split('-').next().unwrap_or("");
-        if (is_longitude(head) || is_latitude(head)) && t[head.len()..].trim_matches('-') != "" {
+        if (is_longitude(head) || is_latitude(head))
+            && !t[head.len()..].trim_matches('-').is_empty()
+        {
             return Err(Error::MalformedCtype(t.to_string()));
         }
         Ok(linear)
@@ -400,11 +403,11 @@ fn is_latitude(prefix: &str) -> bool {
     prefix == "DEC" || (prefix.len() == 4 && (prefix.ends_with("LAT") || prefix.ends_with("LT")))
 }
 
+/// The (longitude, latitude) axis indices and their projection code, if the WCS is celestial.
+type CelestialPair = (Option<(usize, usize)>, Option<String>);
+
 /// The (lng, lat) axes and their projection code, checking that they pair up.
-fn celestial_pair(
-    ctype: &[String],
-    parsed: &[ParsedCtype],
-) -> Result<(Option<(usize, usize)>, Option<String>)> {
+fn celestial_pair(ctype: &[String], parsed: &[ParsedCtype]) -> Result<CelestialPair> {
     let find = |want: AxisType| -> Result<Option<usize>> {
         let found: Vec<usize> = parsed
             .iter()
@@ -575,10 +578,8 @@ mod tests {
             [0.9063077870366499, 0.6339273926110491],
             [-0.281745507827133, 0.9063077870366499],
         ];
-        for i in 0..2 {
-            for j in 0..2 {
-                assert!((p.pc[i][j] - want[i][j]).abs() < 1e-15, "{i}{j}");
-            }
+        for (got, want) in p.pc.iter().flatten().zip(want.iter().flatten()) {
+            assert!((got - want).abs() < 1e-15, "{got} vs {want}");
         }
     }
 
