@@ -1,0 +1,201 @@
+//! Output pixel → input pixel: the coordinate transform at the heart of reprojection.
+//!
+//! In general a pixel of the output image is taken to the sky (`wcs_out.pixel_to_world`),
+//! converted between celestial frames, and brought back to the input image
+//! (`wcs_in.world_to_pixel`). When both WCS are plain gnomonic (TAN, no distortion), that whole
+//! chain is a projective map of the plane: a point (x, y) of a TAN plane is the direction
+//! (−y, x, r0) in native coordinates, the sky rotations and the frame change are 3×3 rotations,
+//! and the input TAN plane is again a central projection. So
+//!
+//! ```text
+//! (X, Y, W) = H · (x_out, y_out, 1),   input pixel = (X / W, Y / W),   valid iff W > 0
+//! ```
+//!
+//! with one 3×3 matrix `H`, exact up to rounding, where `W > 0` is TAN's own "near hemisphere"
+//! test (WCSLIB flags θ ≤ 0 in `tans2x`). [`PixelTransform::new`] picks it automatically.
+//!
+//! ```
+//! use reproject::pixel_transform::PixelTransform;
+//! use reproject::wcs::Wcs;
+//! let tan = |ra: f64, rot: f64| {
+//!     let (s, c) = rot.to_radians().sin_cos();
+//!     Wcs::from_header_str(&format!(
+//!         "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 100\nCRPIX2 = 100\n\
+//!          CRVAL1 = {ra}\nCRVAL2 = 30\nCD1_1 = {}\nCD1_2 = {}\nCD2_1 = {}\nCD2_2 = {}\n",
+//!         -1e-3 * c, 1e-3 * s, 1e-3 * s, 1e-3 * c
+//!     ))
+//!     .unwrap()
+//! };
+//! let (out, inp) = (tan(150.0, 30.0), tan(150.05, 0.0));
+//! let t = PixelTransform::new(&out, &inp).unwrap();
+//! assert!(t.is_homography());
+//! let (x, y) = t.map(99.0, 99.0).unwrap();
+//! let general = PixelTransform::general(&out, &inp).unwrap().map(99.0, 99.0).unwrap();
+//! assert!((x - general.0).abs() < 1e-9 && (y - general.1).abs() < 1e-9);
+//! ```
+
+use crate::error::Result;
+use crate::wcs::projection::ProjectionCode;
+use crate::wcs::{CelestialTransform, Wcs};
+
+/// A 3×3 matrix, row-major.
+type Mat3 = [[f64; 3]; 3];
+
+/// Maps output pixels (0-based) to input pixels (0-based).
+#[derive(Debug, Clone)]
+pub struct PixelTransform {
+    kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    /// Both gnomonic without distortion: one projective matrix.
+    Homography(Mat3),
+    /// Through the sky: output WCS → world → input WCS.
+    General {
+        wcs_out: Box<CelestialTransform>,
+        wcs_in: Box<CelestialTransform>,
+    },
+}
+
+impl PixelTransform {
+    /// The transform from `wcs_out` pixels to `wcs_in` pixels, using the exact homography
+    /// when both are plain TAN.
+    pub fn new(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
+        let (out, inp) = (wcs_out.celestial()?, wcs_in.celestial()?);
+        if is_plain_tan(out) && is_plain_tan(inp) && out.frame() == inp.frame() {
+            return Ok(PixelTransform {
+                kind: Kind::Homography(homography(out, inp)),
+            });
+        }
+        PixelTransform::general(wcs_out, wcs_in)
+    }
+
+    /// The transform through world coordinates, never the homography (for comparisons).
+    pub fn general(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
+        Ok(PixelTransform {
+            kind: Kind::General {
+                wcs_out: Box::new(wcs_out.celestial()?.clone()),
+                wcs_in: Box::new(wcs_in.celestial()?.clone()),
+            },
+        })
+    }
+
+    /// Whether the exact homography fast path is in use.
+    pub fn is_homography(&self) -> bool {
+        matches!(self.kind, Kind::Homography(_))
+    }
+
+    /// The input pixel seen by output pixel (`x`, `y`), or `None` where the output pixel has
+    /// no sky position or its sky position has no input pixel.
+    #[inline]
+    pub fn map(&self, x: f64, y: f64) -> Option<(f64, f64)> {
+        match &self.kind {
+            Kind::Homography(h) => {
+                let w = h[2][0] * x + h[2][1] * y + h[2][2];
+                // TAN's near-hemisphere test; NaN fails it too.
+                if w.is_nan() || w <= 0.0 {
+                    return None;
+                }
+                let px = (h[0][0] * x + h[0][1] * y + h[0][2]) / w;
+                let py = (h[1][0] * x + h[1][1] * y + h[1][2]) / w;
+                (px.is_finite() && py.is_finite()).then_some((px, py))
+            }
+            Kind::General { wcs_out, wcs_in } => {
+                let (lon, lat) = wcs_out.pixel_to_world(x, y)?;
+                wcs_in.world_to_pixel(lon, lat)
+            }
+        }
+    }
+}
+
+fn is_plain_tan(c: &CelestialTransform) -> bool {
+    c.projection().code() == ProjectionCode::Tan && c.projection().offset() == (0.0, 0.0)
+}
+
+/// `H = A_in⁻¹ · P · Rᵀ_in · R_out · Q · A_out` in homogeneous coordinates, where `A` is the
+/// pixel → plane affine map, `Q` the plane → native direction lift, `R` native → celestial
+/// rotations and `P` the direction → plane central projection.
+fn homography(out: &CelestialTransform, inp: &CelestialTransform) -> Mat3 {
+    let r0 = crate::wcs::trig::R2D;
+    // Output pixel (0-based, homogeneous) → plane (u, v, 1).
+    let a_out = affine_pixel_to_plane(out);
+    // Plane (u, v, 1) → native direction (−v, u, r0).
+    let q = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, r0]];
+    // Native → celestial of the output, celestial → native of the input.
+    let r_out = native_to_celestial_matrix(out);
+    let r_in_t = transpose(native_to_celestial_matrix(inp));
+    // Native direction (a, b, c) → plane (r0·b, −r0·a, c) homogeneous: x = r0 b/c, y = −r0 a/c.
+    let p = [[0.0, r0, 0.0], [-r0, 0.0, 0.0], [0.0, 0.0, 1.0]];
+    // Plane (homogeneous) → input pixel (0-based).
+    let a_in_inv = affine_plane_to_pixel(inp);
+    let chain = [a_in_inv, p, r_in_t, r_out, q, a_out];
+    chain.iter().skip(1).fold(chain[0], |acc, m| mul(&acc, m))
+}
+
+/// 0-based pixel → intermediate plane coordinates, as a homogeneous affine matrix.
+fn affine_pixel_to_plane(c: &CelestialTransform) -> Mat3 {
+    let m = c.linear().matrix();
+    let [c1, c2] = c.linear().crpix();
+    // u = m · ((x + 1) − crpix)
+    let (ox, oy) = (1.0 - c1, 1.0 - c2);
+    [
+        [m[0][0], m[0][1], m[0][0] * ox + m[0][1] * oy],
+        [m[1][0], m[1][1], m[1][0] * ox + m[1][1] * oy],
+        [0.0, 0.0, 1.0],
+    ]
+}
+
+/// Intermediate plane coordinates → 0-based pixel, as a homogeneous affine matrix.
+fn affine_plane_to_pixel(c: &CelestialTransform) -> Mat3 {
+    let inv = c.linear().inverse();
+    let [c1, c2] = c.linear().crpix();
+    [
+        [inv[0][0], inv[0][1], c1 - 1.0],
+        [inv[1][0], inv[1][1], c2 - 1.0],
+        [0.0, 0.0, 1.0],
+    ]
+}
+
+/// The rotation taking native unit vectors to celestial unit vectors, read off the spherical
+/// rotation by mapping the native axes.
+fn native_to_celestial_matrix(c: &CelestialTransform) -> Mat3 {
+    let rot = c.rotation();
+    let columns = [(0.0, 0.0), (90.0, 0.0), (0.0, 90.0)].map(|(phi, theta)| {
+        let (lon, lat) = rot.native_to_celestial(phi, theta);
+        unit_vector(lon, lat)
+    });
+    let mut m = [[0.0; 3]; 3];
+    for (j, col) in columns.iter().enumerate() {
+        for i in 0..3 {
+            m[i][j] = col[i];
+        }
+    }
+    m
+}
+
+fn unit_vector(lon: f64, lat: f64) -> [f64; 3] {
+    let (sl, cl) = lon.to_radians().sin_cos();
+    let (sb, cb) = lat.to_radians().sin_cos();
+    [cb * cl, cb * sl, sb]
+}
+
+fn transpose(m: Mat3) -> Mat3 {
+    let mut t = [[0.0; 3]; 3];
+    for (i, row) in m.iter().enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            t[j][i] = *v;
+        }
+    }
+    t
+}
+
+fn mul(a: &Mat3, b: &Mat3) -> Mat3 {
+    let mut c = [[0.0; 3]; 3];
+    for (i, row) in c.iter_mut().enumerate() {
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = (0..3).map(|k| a[i][k] * b[k][j]).sum();
+        }
+    }
+    c
+}
