@@ -7,7 +7,7 @@
 
 use super::{bad_params, bounds_check, Project, ProjectionParams, R0};
 use crate::error::Result;
-use crate::wcs::trig::{asind, atan2d, atand, cosd, sincosd, sind, tand, D2R};
+use crate::wcs::trig::{asind, atan2d, atand, cosd, deg_to_rad, sincosd, sind, tand};
 
 /// The required `PVi_1` (θa) and optional `PVi_2` (η, default 0) of a conic's `*set` routine.
 fn conic_params(code: &str, params: &ProjectionParams) -> Result<(f64, f64)> {
@@ -226,7 +226,8 @@ impl Cod {
     pub(crate) fn new(params: &ProjectionParams) -> Result<Self> {
         let (sigma, eta) = conic_params("COD", params)?;
         let c = if eta == 0.0 {
-            R0 * sind(sigma) * D2R
+            // C: `prj->r0*sind(prj->pv[1])*D2R`, i.e. `((r0*sind)*PI)/180.0`.
+            deg_to_rad(R0 * sind(sigma))
         } else {
             R0 * sind(sigma) * sind(eta) / eta
         };

@@ -1,8 +1,8 @@
 //! HEALPix projections (HPX XPH), prj.c.
 
-use super::{bad_params, bounds_check, Project, ProjectionParams, R0};
+use super::{bad_params, bounds_check, Project, ProjectionParams};
 use crate::error::Result;
-use crate::wcs::trig::{asind, sind, D2R};
+use crate::wcs::trig::{asind, deg_to_rad, rad_to_deg, sind};
 
 /// Tolerance of the HEALPix `prjbchk` calls and of XPH's facet checks.
 const TOL: f64 = 1e-12;
@@ -163,12 +163,14 @@ impl Xph {
 
     /// WCSLIB's `xphset`: the precomputed constants (r0 = 180/π).
     pub(crate) fn new(_params: &ProjectionParams) -> Result<Self> {
-        let sigma_to_theta = (2.0f64 / 3.0).sqrt() * R0;
+        // C: `sqrt(prj->w[2])*R2D`, i.e. `sqrt(2/3)*180.0/PI`.
+        let sigma_to_theta = rad_to_deg((2.0f64 / 3.0).sqrt());
         Ok(Xph {
             scale: 1.0 / 2.0f64.sqrt(),
             sigma_to_theta,
             theta_series: 90.0 - Self::SIGMA_SERIES * sigma_to_theta,
-            theta_to_sigma: 1.5f64.sqrt() * D2R,
+            // C: `sqrt(1.5)*D2R`, i.e. `sqrt(1.5)*PI/180.0`.
+            theta_to_sigma: deg_to_rad(1.5f64.sqrt()),
         })
     }
 }

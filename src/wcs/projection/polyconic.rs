@@ -2,7 +2,7 @@
 
 use super::{bad_params, bounds_check, Project, ProjectionParams, R0};
 use crate::error::Result;
-use crate::wcs::trig::{atan2d, copysign, cosd, sincosd, sind, tand, D2R};
+use crate::wcs::trig::{atan2d, copysign, cosd, deg_to_rad, sincosd, sind, tand, D2R};
 use std::f64::consts::PI;
 
 /// BON: Bonne's equal area (prj.c `bonset`/`bonx2s`/`bons2x`).
@@ -166,7 +166,8 @@ impl Project for Pco {
     #[inline]
     fn s2x(&self, phi: f64, theta: f64) -> Option<(f64, f64)> {
         if theta == 0.0 {
-            return Some((phi, 0.0));
+            // C: `*yp = -prj->y0`, which is −0.
+            return Some((phi, -0.0));
         }
         if theta.abs() < 1e-4 {
             // Near the equator, where cot θ blows up.
@@ -178,7 +179,8 @@ impl Project for Pco {
         let cot_theta = cos_theta / sin_theta;
         Some((
             R0 * cot_theta * sin_psi,
-            R0 * (cot_theta * (1.0 - cos_psi) + theta * D2R),
+            // C: `therad = (*thetap)*D2R`, i.e. `θ*PI/180.0`.
+            R0 * (cot_theta * (1.0 - cos_psi) + deg_to_rad(theta)),
         ))
     }
 }

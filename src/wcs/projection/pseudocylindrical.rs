@@ -77,7 +77,8 @@ impl Project for Par {
         } else {
             x * (1.0 / s)
         };
-        bounds_check(phi, 3.0 * asind(r), 1e-12)
+        // C: `3.0*asind(r)` expands to `3.0*asin(r)*180.0/PI`, evaluated left to right.
+        bounds_check(phi, 3.0 * r.asin() * 180.0 / PI, 1e-12)
     }
 
     /// `pars2x`: defined everywhere.

@@ -6,12 +6,12 @@
 //! -45 deg wraps round to the far end of the strip. They differ only in how a direction on a
 //! face maps to a point on it.
 
-use std::f64::consts::FRAC_1_SQRT_2;
+use std::f64::consts::SQRT_2;
 use std::ops::{Add, Sub};
 
 use super::{bounds_check, Project, ProjectionParams};
 use crate::error::Result;
-use crate::wcs::trig::{asind, atan2d, atand, copysign, sincosd, D2R};
+use crate::wcs::trig::{asind, atan2d, atand, copysign, deg_to_rad, sincosd};
 
 /// Half a face in plane degrees: WCSLIB's `w[0]` for r0 = 180/π (`r0·π/4`, set exactly).
 const W0: f64 = 45.0;
@@ -399,7 +399,9 @@ impl Project for Qsc {
             (0.0, 1.0, 1.0, 0.0)
         } else {
             let (sin_w, cos_w) = sincosd(15.0 * b / a);
-            let omega = sin_w / (cos_w - FRAC_1_SQRT_2);
+            // C: `cosd(w) - SQRT2INV` with `#define SQRT2INV 1.0/SQRT2`: the quotient
+            // 1.0/√2 rounded, one ulp below FRAC_1_SQRT_2.
+            let omega = sin_w / (cos_w - 1.0 / SQRT_2);
             let tau = 1.0 + omega * omega;
             let zeco = a * a * (1.0 - 1.0 / (1.0 + tau).sqrt());
             (omega, tau, 1.0 - zeco, zeco)
@@ -429,14 +431,16 @@ impl Project for Qsc {
     #[inline]
     fn s2x(&self, phi: f64, theta: f64) -> Option<(f64, f64)> {
         if theta.abs() == 90.0 {
-            return Some((0.0, copysign(2.0 * W0, theta)));
+            // C: `*xp = -prj->x0`, which is −0.
+            return Some((-0.0, copysign(2.0 * W0, theta)));
         }
         let (face, xi, eta, zeta, cos_phi, sin_phi) = to_face(phi, theta);
         let mut zeco = 1.0 - zeta;
         if zeco < 1.0e-8 {
             // Near the face centre: 1 − ζ from the small-angle series.
             let pi = std::f64::consts::PI;
-            let t = theta * D2R;
+            // C: `(*thetap)*D2R` etc., i.e. `θ*PI/180.0`.
+            let t = deg_to_rad(theta);
             let polar = |t: f64| t * t / 2.0;
             let azimuthal = |p: f64| (p * p + t * t) / 2.0;
             zeco = match face {
@@ -447,8 +451,8 @@ impl Project for Qsc {
                     azimuthal(p - copysign(pi, p))
                 }
                 Face::Phi270 => azimuthal(sin_phi.atan2(cos_phi) + pi / 2.0),
-                Face::Bottom => polar((theta + 90.0) * D2R),
-                Face::Top => polar((90.0 - theta) * D2R),
+                Face::Bottom => polar(deg_to_rad(theta + 90.0)),
+                Face::Top => polar(deg_to_rad(90.0 - theta)),
             };
         }
 

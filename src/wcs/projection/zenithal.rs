@@ -7,7 +7,9 @@ use std::f64::consts::PI;
 
 use super::{bad_params, bounds_check, Project, ProjectionParams, R0};
 use crate::error::Result;
-use crate::wcs::trig::{acosd, asind, atan2d, atand, copysign, cosd, sincosd, sind, D2R, R2D};
+use crate::wcs::trig::{
+    acosd, asind, atan2d, atand, copysign, cosd, deg_to_rad, rad_to_deg, sincosd, sind, D2R, R2D,
+};
 
 /// C's `(a > b) ? a : b`, which (unlike `f64::max`) returns `b` when `a` is NaN.
 #[inline(always)]
@@ -448,7 +450,8 @@ impl Project for Sin {
     /// `sins2x`, with its small-angle form within 1e-5 rad of either pole.
     #[inline]
     fn s2x(&self, phi: f64, theta: f64) -> Option<(f64, f64)> {
-        let t = (90.0 - theta.abs()) * D2R;
+        // C: `(90.0 - fabs(*thetap))*D2R`, i.e. `(...)*PI/180.0`.
+        let t = deg_to_rad(90.0 - theta.abs());
         let (z, cos_theta) = if t < 1.0e-5 {
             let z = if theta > 0.0 {
                 t * t / 2.0
@@ -566,7 +569,8 @@ impl Zpn {
         // Step out one degree at a time to where the derivative first goes negative.
         let mut bracket = None;
         for j in 0..180 {
-            let zd2 = f64::from(j) * D2R;
+            // C: `j*D2R`, i.e. `j*PI/180.0`.
+            let zd2 = deg_to_rad(f64::from(j));
             let d2 = derivative(zd2);
             if d2 <= 0.0 {
                 bracket = Some((zd2, d2));
@@ -699,13 +703,15 @@ impl Project for Zpn {
                 }
             }
         };
-        bounds_check(phi, 90.0 - zd * R2D, TOL)
+        // C: `90.0 - zd*R2D`, i.e. `90.0 - zd*180.0/PI`.
+        bounds_check(phi, 90.0 - rad_to_deg(zd), TOL)
     }
 
     /// `zpns2x`: beyond the first point of inflection the point is flagged (bounds & 1).
     #[inline]
     fn s2x(&self, phi: f64, theta: f64) -> Option<(f64, f64)> {
-        let s = (90.0 - theta) * D2R;
+        // C: `(90.0 - *thetap)*D2R`, i.e. `(...)*PI/180.0`.
+        let s = deg_to_rad(90.0 - theta);
         let r = Self::poly(&self.coeffs, s) * R0;
         if s > self.zd_max {
             return None;
