@@ -34,6 +34,7 @@ pub mod celestial;
 #[cfg(feature = "fits")]
 mod fits;
 pub mod frame;
+pub mod frame_transform;
 pub mod header;
 pub mod linear;
 mod params;
