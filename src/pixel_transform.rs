@@ -34,7 +34,8 @@
 //! assert!((x - general.0).abs() < 1e-9 && (y - general.1).abs() < 1e-9);
 //! ```
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::wcs::frame_transform::FrameTransform;
 use crate::wcs::projection::ProjectionCode;
 use crate::wcs::{CelestialTransform, Wcs};
 
@@ -51,10 +52,12 @@ pub struct PixelTransform {
 enum Kind {
     /// Both gnomonic without distortion: one projective matrix.
     Homography(Mat3),
-    /// Through the sky: output WCS → world → input WCS.
+    /// Through the sky: output WCS → world → (frame change) → input WCS.
     General {
         wcs_out: Box<CelestialTransform>,
         wcs_in: Box<CelestialTransform>,
+        /// `None` when both WCS are in the same frame.
+        frame: Option<Box<FrameTransform>>,
     },
 }
 
@@ -63,20 +66,31 @@ impl PixelTransform {
     /// when both are plain TAN.
     pub fn new(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
         let (out, inp) = (wcs_out.celestial()?, wcs_in.celestial()?);
-        if is_plain_tan(out) && is_plain_tan(inp) && out.frame() == inp.frame() {
-            return Ok(PixelTransform {
-                kind: Kind::Homography(homography(out, inp)),
-            });
+        let frame = frame_change(out, inp)?;
+        if is_plain_tan(out) && is_plain_tan(inp) {
+            // A frame change that is a pure rotation folds into the matrix; FK4's E-terms
+            // are not a rotation and take the general path.
+            let rotation = match &frame {
+                None => Some(IDENTITY),
+                Some(f) => f.matrix(),
+            };
+            if let Some(rotation) = rotation {
+                return Ok(PixelTransform {
+                    kind: Kind::Homography(homography(out, inp, &rotation)),
+                });
+            }
         }
         PixelTransform::general(wcs_out, wcs_in)
     }
 
     /// The transform through world coordinates, never the homography (for comparisons).
     pub fn general(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
+        let (out, inp) = (wcs_out.celestial()?, wcs_in.celestial()?);
         Ok(PixelTransform {
             kind: Kind::General {
-                wcs_out: Box::new(wcs_out.celestial()?.clone()),
-                wcs_in: Box::new(wcs_in.celestial()?.clone()),
+                frame: frame_change(out, inp)?.map(Box::new),
+                wcs_out: Box::new(out.clone()),
+                wcs_in: Box::new(inp.clone()),
             },
         })
     }
@@ -101,22 +115,50 @@ impl PixelTransform {
                 let py = (h[1][0] * x + h[1][1] * y + h[1][2]) / w;
                 (px.is_finite() && py.is_finite()).then_some((px, py))
             }
-            Kind::General { wcs_out, wcs_in } => {
+            Kind::General {
+                wcs_out,
+                wcs_in,
+                frame,
+            } => {
                 let (lon, lat) = wcs_out.pixel_to_world(x, y)?;
+                let (lon, lat) = match frame {
+                    Some(f) => f.apply(lon, lat),
+                    None => (lon, lat),
+                };
                 wcs_in.world_to_pixel(lon, lat)
             }
         }
     }
 }
 
+const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+/// The frame conversion from the output WCS's frame to the input's, `None` if they agree.
+fn frame_change(
+    out: &CelestialTransform,
+    inp: &CelestialTransform,
+) -> Result<Option<FrameTransform>> {
+    if out.frame() == inp.frame() {
+        return Ok(None);
+    }
+    let f = FrameTransform::new(out.frame(), inp.frame()).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "cannot convert between the output frame {:?} and the input frame {:?}: {e}",
+            out.frame(),
+            inp.frame()
+        ))
+    })?;
+    Ok((!f.is_identity()).then_some(f))
+}
+
 fn is_plain_tan(c: &CelestialTransform) -> bool {
     c.projection().code() == ProjectionCode::Tan && c.projection().offset() == (0.0, 0.0)
 }
 
-/// `H = A_in⁻¹ · P · Rᵀ_in · R_out · Q · A_out` in homogeneous coordinates, where `A` is the
-/// pixel → plane affine map, `Q` the plane → native direction lift, `R` native → celestial
-/// rotations and `P` the direction → plane central projection.
-fn homography(out: &CelestialTransform, inp: &CelestialTransform) -> Mat3 {
+/// `H = A_in⁻¹ · P · Rᵀ_in · F · R_out · Q · A_out` in homogeneous coordinates, where `A` is
+/// the pixel → plane affine map, `Q` the plane → native direction lift, `R` native → celestial
+/// rotations, `F` the frame rotation and `P` the direction → plane central projection.
+fn homography(out: &CelestialTransform, inp: &CelestialTransform, frame: &Mat3) -> Mat3 {
     let r0 = crate::wcs::trig::R2D;
     // Output pixel (0-based, homogeneous) → plane (u, v, 1).
     let a_out = affine_pixel_to_plane(out);
@@ -129,7 +171,7 @@ fn homography(out: &CelestialTransform, inp: &CelestialTransform) -> Mat3 {
     let p = [[0.0, r0, 0.0], [-r0, 0.0, 0.0], [0.0, 0.0, 1.0]];
     // Plane (homogeneous) → input pixel (0-based).
     let a_in_inv = affine_plane_to_pixel(inp);
-    let chain = [a_in_inv, p, r_in_t, r_out, q, a_out];
+    let chain = [a_in_inv, p, r_in_t, *frame, r_out, q, a_out];
     chain.iter().skip(1).fold(chain[0], |acc, m| mul(&acc, m))
 }
 

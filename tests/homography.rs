@@ -113,3 +113,60 @@ fn homography_matches_the_spherical_path() {
          max {worst_px:e} px for pixels >= 2e-3 deg"
     );
 }
+
+/// A frame change that is a rotation (Galactic -> ICRS, FK5 J1975 -> ICRS) is folded into the
+/// homography; FK4's E-terms are not a rotation and take the spherical path.
+#[test]
+fn frame_changes_fold_into_the_homography_when_they_are_rotations() {
+    let header = |ctype: (&str, &str), lon: f64, lat: f64, extra: &str| {
+        format!(
+            "CTYPE1 = '{}'\nCTYPE2 = '{}'\nCRPIX1 = 500\nCRPIX2 = 500\nCRVAL1 = {lon}\n\
+             CRVAL2 = {lat}\nCDELT1 = -1E-3\nCDELT2 = 1E-3\nPC1_2 = 0.2\n{extra}",
+            ctype.0, ctype.1
+        )
+    };
+    let icrs = Wcs::from_header_str(&header(
+        ("RA---TAN", "DEC--TAN"),
+        266.4,
+        -28.9,
+        "RADESYS = 'ICRS'\n",
+    ))
+    .unwrap();
+    let inputs = [
+        (header(("GLON-TAN", "GLAT-TAN"), 359.9, 0.05, ""), true),
+        (
+            header(
+                ("RA---TAN", "DEC--TAN"),
+                265.7,
+                -28.85,
+                "RADESYS = 'FK5'\nEQUINOX = 1975.0\n",
+            ),
+            true,
+        ),
+        (
+            header(
+                ("RA---TAN", "DEC--TAN"),
+                265.6,
+                -28.9,
+                "RADESYS = 'FK4'\nEQUINOX = 1950.0\n",
+            ),
+            false,
+        ),
+    ];
+    for (text, rotation) in inputs {
+        let wcs_in = Wcs::from_header_str(&text).unwrap();
+        let fast = PixelTransform::new(&icrs, &wcs_in).unwrap();
+        assert_eq!(fast.is_homography(), rotation, "{text}");
+        let slow = PixelTransform::general(&icrs, &wcs_in).unwrap();
+        let mut worst = 0.0f64;
+        for i in 0..50 {
+            for j in 0..50 {
+                let (x, y) = (i as f64 * 20.0, j as f64 * 20.0);
+                let (a, b) = (fast.map(x, y).unwrap(), slow.map(x, y).unwrap());
+                worst = worst.max((a.0 - b.0).abs().max((a.1 - b.1).abs()));
+            }
+        }
+        // 1e-3 deg pixels: 1e-10 px is 1e-13 deg, the spherical path's own rounding.
+        assert!(worst < 1e-9, "{text}: {worst:e} px");
+    }
+}
