@@ -82,3 +82,16 @@ pub trait ImageSource: Send + Sync {
         }
     }
 }
+
+mod array;
+mod decode;
+#[cfg(feature = "fits")]
+mod fits;
+mod npy;
+mod output;
+
+pub use array::{parse_numpy_dtype, ArrayElement, ArraySource, ByteOrder, RawSource};
+#[cfg(feature = "fits")]
+pub use fits::FitsSource;
+pub use npy::{NpyHeader, NpySource};
+pub use output::{available_memory, MappedOutput, OutputElement, OutputFormat, OutputType};

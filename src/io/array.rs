@@ -1,0 +1,432 @@
+//! In-memory sources: ndarray views of native numbers ([`ArraySource`]) and raw byte buffers in
+//! either byte order ([`RawSource`], e.g. a numpy `>f4` array handed over as bytes).
+
+use std::ops::Range;
+
+use ndarray::{s, ArrayViewD, Axis, Ix2};
+
+use crate::error::{Error, Result};
+use crate::io::decode::{self, Decoder, Layout};
+use crate::io::{ImageSource, SampleType, StoredType};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A native number type that an [`ArraySource`] can serve: `f32`, `f64`, `u8`, `i8`, `u16`,
+/// `i16`, `u32`, `i32`, `u64`, `i64` and `bool` (served as `U8`, values 0 and 1).
+///
+/// ```
+/// use reproject::io::{ArrayElement, SampleType};
+/// assert_eq!(<i16 as ArrayElement>::SAMPLE, SampleType::I16);
+/// assert_eq!(7u8.to_f64(), 7.0);
+/// ```
+pub trait ArrayElement: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The stored sample type reported by [`ImageSource::stored_type`].
+    const SAMPLE: SampleType;
+    /// The exact value as f64 (64-bit integers above 2^53 are rounded to nearest).
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! element {
+    ($t:ty, $s:ident) => {
+        impl sealed::Sealed for $t {}
+        impl ArrayElement for $t {
+            const SAMPLE: SampleType = SampleType::$s;
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    };
+}
+
+element!(f32, F32);
+element!(f64, F64);
+element!(u8, U8);
+element!(i8, I8);
+element!(u16, U16);
+element!(i16, I16);
+element!(u32, U32);
+element!(i32, I32);
+element!(u64, U64);
+element!(i64, I64);
+
+impl sealed::Sealed for bool {}
+impl ArrayElement for bool {
+    const SAMPLE: SampleType = SampleType::U8;
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        if self {
+            1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// An [`ImageSource`] over an ndarray view of native numbers, with any strides (negative,
+/// transposed, sliced) and any number of leading dimensions (at least 2 dimensions).
+///
+/// The stored type is the element type in native byte order, unscaled.
+///
+/// ```
+/// use ndarray::Array3;
+/// use reproject::io::{ArraySource, ImageSource};
+/// let a = Array3::from_shape_fn((2, 3, 4), |(p, y, x)| (100 * p + 10 * y + x) as i16);
+/// let src = ArraySource::new(a.view().into_dyn())?;
+/// assert_eq!(src.planes(), 2);
+/// let mut out = [0.0; 2];
+/// src.read_window(1, 2..3, 1..3, &mut out)?;
+/// assert_eq!(out, [121.0, 122.0]);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ArraySource<'a, T: ArrayElement> {
+    view: ArrayViewD<'a, T>,
+}
+
+impl<'a, T: ArrayElement> ArraySource<'a, T> {
+    /// Wraps a view; fails with [`Error::ShapeMismatch`] for fewer than 2 dimensions.
+    ///
+    /// ```
+    /// use ndarray::Array1;
+    /// use reproject::io::ArraySource;
+    /// let a = Array1::<f32>::zeros(5);
+    /// assert!(ArraySource::new(a.view().into_dyn()).is_err());
+    /// ```
+    pub fn new(view: ArrayViewD<'a, T>) -> Result<Self> {
+        if view.ndim() < 2 {
+            return Err(Error::ShapeMismatch(format!(
+                "an image needs at least 2 dimensions, got shape {:?}",
+                view.shape()
+            )));
+        }
+        Ok(ArraySource { view })
+    }
+
+    /// The wrapped view.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::io::ArraySource;
+    /// let a = Array2::<f64>::zeros((2, 3));
+    /// let src = ArraySource::new(a.view().into_dyn())?;
+    /// assert_eq!(src.view().shape(), &[2, 3]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn view(&self) -> &ArrayViewD<'a, T> {
+        &self.view
+    }
+}
+
+impl<T: ArrayElement> ImageSource for ArraySource<'_, T> {
+    fn shape(&self) -> &[usize] {
+        self.view.shape()
+    }
+
+    fn stored_type(&self) -> StoredType {
+        StoredType {
+            sample: T::SAMPLE,
+            big_endian: false,
+            scaled: false,
+        }
+    }
+
+    fn read_window(
+        &self,
+        plane: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut [f64],
+    ) -> Result<()> {
+        decode::check_window(self.view.shape(), plane, &rows, &cols, out.len())?;
+        if rows.is_empty() || cols.is_empty() {
+            return Ok(());
+        }
+        let mut v = self.view.view();
+        for i in decode::unravel_plane(self.view.shape(), plane) {
+            v = v.index_axis_move(Axis(0), i);
+        }
+        let v = v
+            .into_dimensionality::<Ix2>()
+            .map_err(|e| Error::ShapeMismatch(e.to_string()))?;
+        let w = v.slice_move(s![rows, cols.clone()]);
+        for (out_row, row) in out.chunks_exact_mut(cols.len()).zip(w.rows()) {
+            match row.as_slice() {
+                Some(src) => {
+                    for (o, &x) in out_row.iter_mut().zip(src) {
+                        *o = x.to_f64();
+                    }
+                }
+                None => {
+                    for (o, &x) in out_row.iter_mut().zip(row.iter()) {
+                        *o = x.to_f64();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Byte order of raw samples.
+///
+/// ```
+/// use reproject::io::ByteOrder;
+/// assert_eq!(ByteOrder::NATIVE, if cfg!(target_endian = "big") { ByteOrder::Big } else { ByteOrder::Little });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ByteOrder {
+    /// Least significant byte first (numpy `<`).
+    Little,
+    /// Most significant byte first (numpy `>`, FITS).
+    Big,
+}
+
+impl ByteOrder {
+    /// The byte order of this machine.
+    pub const NATIVE: ByteOrder = if cfg!(target_endian = "big") {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    };
+
+    /// Whether this is the machine's byte order.
+    ///
+    /// ```
+    /// use reproject::io::ByteOrder;
+    /// assert!(ByteOrder::NATIVE.is_native());
+    /// ```
+    pub fn is_native(self) -> bool {
+        self == ByteOrder::NATIVE
+    }
+}
+
+/// Parses a numpy dtype string such as `'<f4'`, `'>f8'`, `'|u1'`, `'<i2'`, `'=u4'` or `'|b1'`
+/// (bool, served as `U8`) into a sample type and byte order.
+///
+/// Complex, object, string, structured, datetime and float16 types are rejected with
+/// [`Error::InvalidValue`].
+///
+/// ```
+/// use reproject::io::{parse_numpy_dtype, ByteOrder, SampleType};
+/// assert_eq!(parse_numpy_dtype(">f4")?, (SampleType::F32, ByteOrder::Big));
+/// assert_eq!(parse_numpy_dtype("|u1")?.0, SampleType::U8);
+/// assert!(parse_numpy_dtype("<c8").is_err());
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn parse_numpy_dtype(descr: &str) -> Result<(SampleType, ByteOrder)> {
+    let bad = |reason: String| Error::InvalidValue {
+        keyword: "dtype".into(),
+        reason,
+    };
+    let (order, rest) = match descr.chars().next() {
+        Some('<') => (Some(ByteOrder::Little), &descr[1..]),
+        Some('>') => (Some(ByteOrder::Big), &descr[1..]),
+        Some('=') => (Some(ByteOrder::NATIVE), &descr[1..]),
+        Some('|') => (None, &descr[1..]),
+        _ => (Some(ByteOrder::NATIVE), descr),
+    };
+    let sample = match rest {
+        "f4" => SampleType::F32,
+        "f8" => SampleType::F64,
+        "u1" | "b1" => SampleType::U8,
+        "i1" => SampleType::I8,
+        "u2" => SampleType::U16,
+        "i2" => SampleType::I16,
+        "u4" => SampleType::U32,
+        "i4" => SampleType::I32,
+        "u8" => SampleType::U64,
+        "i8" => SampleType::I64,
+        _ => {
+            let what = match rest.chars().next() {
+                Some('c') => "complex numbers are not supported",
+                Some('O') => "object arrays are not supported",
+                Some('S') | Some('a') | Some('U') => "string arrays are not supported",
+                Some('V') => "structured or void arrays are not supported",
+                Some('M') | Some('m') => "datetime arrays are not supported",
+                Some('f') => "only float32 and float64 are supported",
+                _ => "unsupported or malformed dtype",
+            };
+            return Err(bad(format!(
+                "'{descr}': {what} (supported: f4 f8 i1 u1 b1 i2 u2 i4 u4 i8 u8, any byte order)"
+            )));
+        }
+    };
+    let size = decode::sample_size(sample);
+    let order = match order {
+        Some(o) => o,
+        None if size == 1 => ByteOrder::NATIVE,
+        None => {
+            return Err(bad(format!(
+                "'{descr}': '|' (not applicable) byte order on a {size}-byte type"
+            )))
+        }
+    };
+    Ok((sample, order))
+}
+
+/// An [`ImageSource`] over raw bytes in either byte order, with any byte strides: for example
+/// a numpy array (`>f4`, `<i2`, ...) handed over as a buffer + dtype + shape + strides.
+///
+/// The stored type reports `big_endian: true` when multi-byte samples are not in native order
+/// (astropy's big-endian precision path; 1-byte samples have no byte order), unscaled.
+///
+/// ```
+/// use reproject::io::{ByteOrder, ImageSource, RawSource, SampleType};
+/// // A 2x2 big-endian float32 image.
+/// let bytes: Vec<u8> = [1.0f32, 2.0, 3.0, f32::NAN].iter().flat_map(|v| v.to_be_bytes()).collect();
+/// let src = RawSource::new(&bytes, SampleType::F32, ByteOrder::Big, &[2, 2])?;
+/// let mut out = [0.0; 4];
+/// src.read_window(0, 0..2, 0..2, &mut out)?;
+/// assert_eq!(&out[..3], &[1.0, 2.0, 3.0]);
+/// assert!(out[3].is_nan());
+/// assert_eq!(src.stored_type().big_endian, !ByteOrder::Big.is_native());
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct RawSource<'a> {
+    bytes: &'a [u8],
+    layout: Layout,
+    decoder: Decoder,
+}
+
+impl<'a> RawSource<'a> {
+    /// A C-contiguous array of `shape` starting at byte 0 of `bytes`. Fails with
+    /// [`Error::ShapeMismatch`] if the buffer is too short or the shape has fewer than 2
+    /// dimensions.
+    ///
+    /// ```
+    /// use reproject::io::{ByteOrder, RawSource, SampleType};
+    /// assert!(RawSource::new(&[0u8; 7], SampleType::U16, ByteOrder::Little, &[2, 2]).is_err());
+    /// ```
+    pub fn new(
+        bytes: &'a [u8],
+        sample: SampleType,
+        order: ByteOrder,
+        shape: &[usize],
+    ) -> Result<Self> {
+        let layout = Layout::c_contiguous(shape, decode::sample_size(sample), 0);
+        Self::build(bytes, sample, order, layout)
+    }
+
+    /// An array with explicit byte `strides` (numpy's `strides`, possibly negative) whose
+    /// element `[0, ..., 0]` sits at byte `offset` of `bytes`. Every element reachable through
+    /// the strides must lie inside `bytes`.
+    ///
+    /// ```
+    /// use reproject::io::{ByteOrder, ImageSource, RawSource, SampleType};
+    /// // The transpose of the little-endian u16 array [[1, 2, 3], [4, 5, 6]].
+    /// let bytes: Vec<u8> = (1u16..=6).flat_map(|v| v.to_le_bytes()).collect();
+    /// let t = RawSource::with_strides(&bytes, SampleType::U16, ByteOrder::Little, &[3, 2], &[2, 6], 0)?;
+    /// let mut out = [0.0; 6];
+    /// t.read_window(0, 0..3, 0..2, &mut out)?;
+    /// assert_eq!(out, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn with_strides(
+        bytes: &'a [u8],
+        sample: SampleType,
+        order: ByteOrder,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Self> {
+        let layout = Layout {
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            offset,
+        };
+        Self::build(bytes, sample, order, layout)
+    }
+
+    /// Like [`RawSource::with_strides`] with a numpy dtype string (see [`parse_numpy_dtype`]).
+    ///
+    /// ```
+    /// use reproject::io::{ImageSource, RawSource, SampleType};
+    /// let bytes: Vec<u8> = [1.5f64, -2.0].iter().flat_map(|v| v.to_be_bytes()).collect();
+    /// let src = RawSource::from_numpy(&bytes, ">f8", &[1, 2], &[16, 8], 0)?;
+    /// assert_eq!(src.stored_type().sample, SampleType::F64);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn from_numpy(
+        bytes: &'a [u8],
+        dtype: &str,
+        shape: &[usize],
+        strides: &[isize],
+        offset: usize,
+    ) -> Result<Self> {
+        let (sample, order) = parse_numpy_dtype(dtype)?;
+        Self::with_strides(bytes, sample, order, shape, strides, offset)
+    }
+
+    fn build(
+        bytes: &'a [u8],
+        sample: SampleType,
+        order: ByteOrder,
+        layout: Layout,
+    ) -> Result<Self> {
+        if layout.shape.len() < 2 {
+            return Err(Error::ShapeMismatch(format!(
+                "an image needs at least 2 dimensions, got shape {:?}",
+                layout.shape
+            )));
+        }
+        layout.check_fits(decode::sample_size(sample), bytes.len())?;
+        Ok(RawSource {
+            bytes,
+            layout,
+            decoder: Decoder::plain(sample, order == ByteOrder::Big),
+        })
+    }
+
+    /// The byte order of the samples.
+    ///
+    /// ```
+    /// use reproject::io::{ByteOrder, RawSource, SampleType};
+    /// let src = RawSource::new(&[0u8; 8], SampleType::I16, ByteOrder::Big, &[2, 2])?;
+    /// assert_eq!(src.byte_order(), ByteOrder::Big);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn byte_order(&self) -> ByteOrder {
+        if self.decoder.big_endian {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        }
+    }
+}
+
+impl ImageSource for RawSource<'_> {
+    fn shape(&self) -> &[usize] {
+        &self.layout.shape
+    }
+
+    fn stored_type(&self) -> StoredType {
+        StoredType {
+            sample: self.decoder.sample,
+            big_endian: decode::sample_size(self.decoder.sample) > 1
+                && !self.byte_order().is_native(),
+            scaled: false,
+        }
+    }
+
+    fn read_window(
+        &self,
+        plane: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut [f64],
+    ) -> Result<()> {
+        decode::read_window(
+            self.bytes,
+            &self.layout,
+            &self.decoder,
+            plane,
+            rows,
+            cols,
+            out,
+        )
+    }
+}

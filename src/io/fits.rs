@@ -1,0 +1,597 @@
+//! FITS image HDUs as [`ImageSource`]s ([`FitsSource`]), through CFITSIO (the `fitsio` crate).
+//!
+//! CFITSIO is used only at open time, to find the HDU, its header, BITPIX/NAXIS, BSCALE,
+//! BZERO, BLANK and the byte offset of its data. Uncompressed images in a plain (not gzipped)
+//! file are then memory-mapped and decoded window by window straight from the big-endian
+//! bytes. Tile-compressed images (`ZIMAGE = T`) and gzipped files are decompressed by CFITSIO
+//! into memory at open (as f32 when that is exact, else f64), after checking the size against
+//! [`available_memory`](crate::io::available_memory).
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::fs::File;
+use std::io::Read;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use fitsio::sys;
+use memmap2::Mmap;
+
+use crate::error::{Error, Result};
+use crate::io::decode::{self, Decoder, Layout};
+use crate::io::output::available_memory;
+use crate::io::{ImageSource, SampleType, StoredType};
+use crate::wcs::Wcs;
+
+/// Where the pixels are.
+#[derive(Debug)]
+enum Data {
+    /// Memory-mapped raw big-endian data.
+    Mapped {
+        map: Mmap,
+        layout: Layout,
+        decoder: Decoder,
+    },
+    /// Decompressed into memory, C order, blanks already NaN, scaling applied.
+    F32(Vec<f32>),
+    /// Decompressed into memory, C order, blanks already NaN, scaling applied.
+    F64(Vec<f64>),
+}
+
+/// An image HDU of a FITS file: an [`ImageSource`] plus the HDU's header text.
+///
+/// * Uncompressed images are memory-mapped; windows are decoded on the fly from the big-endian
+///   data (BITPIX 8, 16, 32, 64, -32, -64) with `value = BZERO + BSCALE * stored` and, for
+///   integer images, `BLANK` → NaN. The FITS unsigned conventions (BITPIX 16/32/64 with BZERO
+///   2^15/2^31/2^63, BITPIX 8 with BZERO -128) decode exactly as `U16`/`U32`/`U64`/`I8`.
+/// * Tile-compressed images and gzipped files are decompressed into memory at open.
+/// * `NAXIS = 1` images are served as `1 x n`; leading axes (NAXIS3, ...) become planes.
+///
+/// [`stored_type`](ImageSource::stored_type) follows astropy: an unscaled memory-mapped image
+/// is big-endian (`big_endian` is false for 1-byte BITPIX 8, which has no byte order); an image
+/// with the unsigned conventions, a compressed one and a scaled one are native (astropy hands
+/// over `hdu.data`); a scaled image reports `scaled: true` and the stored integer/float type.
+///
+/// ```no_run
+/// use reproject::io::{FitsSource, ImageSource};
+/// let src = FitsSource::open("image.fits", 0)?;
+/// let wcs = src.wcs()?;
+/// let (ny, nx) = src.plane_shape();
+/// let mut row = vec![0.0; nx];
+/// src.read_window(0, 0..1, 0..nx, &mut row)?;
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct FitsSource {
+    path: PathBuf,
+    hdu: usize,
+    header: String,
+    shape: Vec<usize>,
+    bitpix: i32,
+    bscale: f64,
+    bzero: f64,
+    blank: Option<i64>,
+    compressed: bool,
+    stored: StoredType,
+    data: Data,
+}
+
+/// CFITSIO's text for a status code.
+fn status_text(status: c_int) -> String {
+    let mut buf = [0 as c_char; 32];
+    // SAFETY: ffgerr writes at most 30 characters plus a NUL into the buffer.
+    unsafe {
+        sys::ffgerr(status, buf.as_mut_ptr());
+        CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned()
+    }
+}
+
+impl FitsSource {
+    /// Opens image HDU `hdu` (0 = primary) of a FITS file.
+    ///
+    /// Errors: [`Error::Io`] for a missing file; [`Error::InvalidArgument`] for an HDU index
+    /// past the last HDU, a table HDU or an HDU without data (`NAXIS = 0`, with a hint to use
+    /// an extension); [`Error::Fits`] for unreadable or truncated files.
+    ///
+    /// ```no_run
+    /// let sci = reproject::io::FitsSource::open("image.fits", 1)?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>, hdu: usize) -> Result<FitsSource> {
+        let path = path.as_ref();
+        let p = path.display().to_string();
+        if !path.exists() {
+            return Err(Error::Io(format!("{p}: no such file")));
+        }
+        let fits_err = |what: &str, status: c_int| {
+            Error::Fits(format!(
+                "{p}: {what}: {} (CFITSIO status {status})",
+                status_text(status)
+            ))
+        };
+        let mut file =
+            fitsio::FitsFile::open(path).map_err(|e| Error::Fits(format!("{p}: {e}")))?;
+        let hdu_number = c_int::try_from(hdu + 1)
+            .map_err(|_| Error::InvalidArgument(format!("HDU index {hdu} is too large")))?;
+
+        // SAFETY: `file` owns a valid open fitsfile for the whole block; every pointer passed
+        // to CFITSIO points to a live local of the type CFITSIO expects, and the header text
+        // CFITSIO allocates is copied and freed with fffree.
+        unsafe {
+            let raw = file.as_raw();
+            let mut status: c_int = 0;
+            let mut hdu_type: c_int = 0;
+            sys::ffmahd(raw, hdu_number, &mut hdu_type, &mut status);
+            if status != 0 {
+                let mut count: c_int = 0;
+                let mut st2: c_int = 0;
+                sys::ffthdu(raw, &mut count, &mut st2);
+                if (status == sys::END_OF_FILE as c_int || status == sys::BAD_HDU_NUM as c_int)
+                    && st2 == 0
+                    && (count as usize) <= hdu
+                {
+                    return Err(Error::InvalidArgument(format!(
+                        "{p}: HDU {hdu} does not exist: the file has {count} HDU(s), 0..{count}"
+                    )));
+                }
+                return Err(fits_err(&format!("cannot move to HDU {hdu}"), status));
+            }
+            if hdu_type != sys::IMAGE_HDU as c_int {
+                let kind = if hdu_type == sys::BINARY_TBL as c_int {
+                    "a binary table"
+                } else {
+                    "an ASCII table"
+                };
+                return Err(Error::InvalidArgument(format!(
+                    "{p}: HDU {hdu} is {kind}, not an image"
+                )));
+            }
+            let compressed = sys::fits_is_compressed_image(raw, &mut status) != 0;
+            let mut bitpix: c_int = 0;
+            sys::ffgidt(raw, &mut bitpix, &mut status);
+            let mut naxis: c_int = 0;
+            sys::ffgidm(raw, &mut naxis, &mut status);
+            if status != 0 {
+                return Err(fits_err(
+                    &format!("cannot read the image size of HDU {hdu}"),
+                    status,
+                ));
+            }
+            let mut naxes = vec![0 as sys::LONGLONG; naxis.max(1) as usize];
+            if naxis > 0 {
+                sys::ffgiszll(raw, naxis, naxes.as_mut_ptr(), &mut status);
+                if status != 0 {
+                    return Err(fits_err(
+                        &format!("cannot read NAXISn of HDU {hdu}"),
+                        status,
+                    ));
+                }
+            }
+
+            // Header text (a compressed HDU is shown as the image it holds).
+            let mut text: *mut c_char = std::ptr::null_mut();
+            let mut nkeys: c_int = 0;
+            if compressed {
+                sys::ffcnvthdr2str(
+                    raw,
+                    0,
+                    std::ptr::null_mut(),
+                    0,
+                    &mut text,
+                    &mut nkeys,
+                    &mut status,
+                );
+            } else {
+                sys::ffhdr2str(
+                    raw,
+                    0,
+                    std::ptr::null_mut(),
+                    0,
+                    &mut text,
+                    &mut nkeys,
+                    &mut status,
+                );
+            }
+            if status != 0 || text.is_null() {
+                return Err(fits_err(
+                    &format!("cannot read the header of HDU {hdu}"),
+                    status,
+                ));
+            }
+            let header = CStr::from_ptr(text).to_string_lossy().into_owned();
+            sys::fffree(text as *mut c_void, &mut status);
+
+            if naxis == 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "{p}: HDU {hdu} has no image data (NAXIS = 0){}",
+                    if hdu == 0 {
+                        "; the image may be in an extension (HDU 1)"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+            let mut shape: Vec<usize> = Vec::with_capacity(naxis as usize + 1);
+            for &n in naxes.iter().rev() {
+                shape.push(usize::try_from(n).map_err(|_| {
+                    Error::Fits(format!("{p}: HDU {hdu}: negative axis length {n}"))
+                })?);
+            }
+            if shape.len() == 1 {
+                shape.insert(0, 1);
+            }
+
+            let bscale = key_f64(raw, c"BSCALE").unwrap_or(1.0);
+            let bzero = key_f64(raw, c"BZERO").unwrap_or(0.0);
+            let blank = if bitpix > 0 {
+                key_i64(raw, c"BLANK").or_else(|| {
+                    if compressed {
+                        key_i64(raw, c"ZBLANK")
+                    } else {
+                        None
+                    }
+                })
+            } else {
+                None
+            };
+            let raw_sample = match bitpix {
+                8 => SampleType::U8,
+                16 => SampleType::I16,
+                32 => SampleType::I32,
+                64 => SampleType::I64,
+                -32 => SampleType::F32,
+                -64 => SampleType::F64,
+                other => {
+                    return Err(Error::Fits(format!(
+                        "{p}: HDU {hdu}: unsupported BITPIX {other}"
+                    )))
+                }
+            };
+            let elem = decode::sample_size(raw_sample);
+            let count = shape
+                .iter()
+                .try_fold(1usize, |a, &b| a.checked_mul(b))
+                .ok_or_else(|| Error::Fits(format!("{p}: HDU {hdu}: image size overflows")))?;
+            let convention = match bitpix {
+                8 => Some((-128.0, SampleType::I8)),
+                16 => Some((32768.0, SampleType::U16)),
+                32 => Some((2147483648.0, SampleType::U32)),
+                64 => Some((9223372036854775808.0, SampleType::U64)),
+                _ => None,
+            }
+            .filter(|&(zero, _)| bscale == 1.0 && bzero == zero)
+            .map(|(_, t)| t);
+            let scaled = convention.is_none() && (bscale != 1.0 || bzero != 0.0);
+
+            let plain_file = !compressed && starts_with_simple(path);
+            let (data, big_endian) = if plain_file {
+                let mut head: sys::LONGLONG = 0;
+                let mut start: sys::LONGLONG = 0;
+                let mut end: sys::LONGLONG = 0;
+                sys::ffghadll(raw, &mut head, &mut start, &mut end, &mut status);
+                if status != 0 {
+                    return Err(fits_err(
+                        &format!("cannot locate the data of HDU {hdu}"),
+                        status,
+                    ));
+                }
+                let start = start as u64;
+                let nbytes = (count as u64)
+                    .checked_mul(elem as u64)
+                    .ok_or_else(|| Error::Fits(format!("{p}: HDU {hdu}: image size overflows")))?;
+                let fh = File::open(path).map_err(|e| Error::Io(format!("{p}: {e}")))?;
+                let file_len = fh
+                    .metadata()
+                    .map_err(|e| Error::Io(format!("{p}: {e}")))?
+                    .len();
+                if start + nbytes > file_len {
+                    return Err(Error::Fits(format!(
+                        "{p}: truncated file: HDU {hdu} ({shape:?}, BITPIX {bitpix}) needs \
+                         {nbytes} data bytes from offset {start}, the file has {file_len} bytes"
+                    )));
+                }
+                // SAFETY: read-only map; the file must not be truncated while mapped
+                // (documented); the data range was checked against the length above.
+                let map = Mmap::map(&fh).map_err(|e| Error::Io(format!("{p}: {e}")))?;
+                let layout = Layout::c_contiguous(&shape, elem, start as usize);
+                layout.check_fits(elem, map.len())?;
+                let decoder = match convention {
+                    Some(t) => Decoder {
+                        sample: t,
+                        big_endian: true,
+                        flip_sign: true,
+                        scale: None,
+                        blank: blank.map(|b| b as i128 + bzero as i128),
+                    },
+                    None => Decoder {
+                        sample: raw_sample,
+                        big_endian: true,
+                        flip_sign: false,
+                        scale: scaled.then_some((bzero, bscale)),
+                        blank: blank.map(|b| b as i128),
+                    },
+                };
+                let big = convention.is_none() && !scaled && elem > 1;
+                (
+                    Data::Mapped {
+                        map,
+                        layout,
+                        decoder,
+                    },
+                    big,
+                )
+            } else {
+                let exact_f32 = !scaled && matches!(bitpix, 8 | 16 | -32);
+                let bytes = count as u64 * if exact_f32 { 4 } else { 8 };
+                if let Some(avail) = available_memory() {
+                    if bytes > avail {
+                        return Err(Error::Io(format!(
+                            "{p}: HDU {hdu} is compressed; decompressing it needs {bytes} bytes \
+                             of memory but only {avail} are available"
+                        )));
+                    }
+                }
+                let mut anynul: c_int = 0;
+                let data = if exact_f32 {
+                    let mut v = vec![0f32; count];
+                    let mut nul = f32::NAN;
+                    sys::ffgpv(
+                        raw,
+                        sys::TFLOAT as c_int,
+                        1,
+                        count as sys::LONGLONG,
+                        &mut nul as *mut f32 as *mut c_void,
+                        v.as_mut_ptr() as *mut c_void,
+                        &mut anynul,
+                        &mut status,
+                    );
+                    Data::F32(v)
+                } else {
+                    let mut v = vec![0f64; count];
+                    let mut nul = f64::NAN;
+                    sys::ffgpv(
+                        raw,
+                        sys::TDOUBLE as c_int,
+                        1,
+                        count as sys::LONGLONG,
+                        &mut nul as *mut f64 as *mut c_void,
+                        v.as_mut_ptr() as *mut c_void,
+                        &mut anynul,
+                        &mut status,
+                    );
+                    Data::F64(v)
+                };
+                if status != 0 {
+                    return Err(fits_err(
+                        &format!("cannot read the data of HDU {hdu}"),
+                        status,
+                    ));
+                }
+                (data, false)
+            };
+            let stored = StoredType {
+                sample: convention.unwrap_or(raw_sample),
+                big_endian,
+                scaled,
+            };
+            Ok(FitsSource {
+                path: path.to_path_buf(),
+                hdu,
+                header,
+                shape,
+                bitpix,
+                bscale,
+                bzero,
+                blank,
+                compressed,
+                stored,
+                data,
+            })
+        }
+    }
+
+    /// The HDU's header as concatenated 80-character cards (ending with `END`), as CFITSIO
+    /// writes it; for a compressed image, the header of the image it holds. Feed it to
+    /// [`Wcs::from_header_str`] or to [`MappedOutput::create_fits`](crate::io::MappedOutput::create_fits).
+    ///
+    /// ```no_run
+    /// let src = reproject::io::FitsSource::open("image.fits", 0)?;
+    /// assert_eq!(src.header_text().len() % 80, 0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn header_text(&self) -> &str {
+        &self.header
+    }
+
+    /// The header's cards, one per item, trailing blanks removed.
+    ///
+    /// ```no_run
+    /// let src = reproject::io::FitsSource::open("image.fits", 0)?;
+    /// assert!(src.header_cards().any(|c| c.starts_with("BITPIX")));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn header_cards(&self) -> impl Iterator<Item = &str> {
+        self.header
+            .as_bytes()
+            .chunks(80)
+            .map(|c| std::str::from_utf8(c).unwrap_or("").trim_end())
+    }
+
+    /// Parses the primary WCS of the header (`Wcs::from_header_str(self.header_text())`).
+    ///
+    /// ```no_run
+    /// let wcs = reproject::io::FitsSource::open("image.fits", 0)?.wcs()?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn wcs(&self) -> Result<Wcs> {
+        Wcs::from_header_str(&self.header)
+    }
+
+    /// BITPIX of the stored data (ZBITPIX for a compressed image).
+    ///
+    /// ```no_run
+    /// assert_eq!(reproject::io::FitsSource::open("image.fits", 0)?.bitpix(), -32);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn bitpix(&self) -> i32 {
+        self.bitpix
+    }
+
+    /// `(BSCALE, BZERO)`, `(1, 0)` when absent.
+    ///
+    /// ```no_run
+    /// assert_eq!(reproject::io::FitsSource::open("image.fits", 0)?.scaling(), (1.0, 0.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn scaling(&self) -> (f64, f64) {
+        (self.bscale, self.bzero)
+    }
+
+    /// The BLANK value of an integer image (raw stored value), if any.
+    ///
+    /// ```no_run
+    /// assert_eq!(reproject::io::FitsSource::open("image.fits", 0)?.blank(), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn blank(&self) -> Option<i64> {
+        self.blank
+    }
+
+    /// Whether the HDU is a tile-compressed image.
+    ///
+    /// ```no_run
+    /// assert!(!reproject::io::FitsSource::open("image.fits", 0)?.is_compressed());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn is_compressed(&self) -> bool {
+        self.compressed
+    }
+
+    /// Whether the pixels are served from a memory map (else they were decompressed into
+    /// memory).
+    ///
+    /// ```no_run
+    /// assert!(reproject::io::FitsSource::open("image.fits", 0)?.is_memory_mapped());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn is_memory_mapped(&self) -> bool {
+        matches!(self.data, Data::Mapped { .. })
+    }
+
+    /// The HDU index this source reads.
+    ///
+    /// ```no_run
+    /// assert_eq!(reproject::io::FitsSource::open("image.fits", 1)?.hdu(), 1);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn hdu(&self) -> usize {
+        self.hdu
+    }
+
+    /// The file's path.
+    ///
+    /// ```no_run
+    /// let src = reproject::io::FitsSource::open("image.fits", 0)?;
+    /// assert!(src.path().ends_with("image.fits"));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl ImageSource for FitsSource {
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    fn stored_type(&self) -> StoredType {
+        self.stored
+    }
+
+    fn read_window(
+        &self,
+        plane: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut [f64],
+    ) -> Result<()> {
+        match &self.data {
+            Data::Mapped {
+                map,
+                layout,
+                decoder,
+            } => decode::read_window(map, layout, decoder, plane, rows, cols, out),
+            Data::F32(v) => copy_window(v, &self.shape, plane, rows, cols, out),
+            Data::F64(v) => copy_window(v, &self.shape, plane, rows, cols, out),
+        }
+    }
+}
+
+/// Copies a window of an in-memory C-order array.
+fn copy_window<T: Copy + Into<f64>>(
+    data: &[T],
+    shape: &[usize],
+    plane: usize,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    out: &mut [f64],
+) -> Result<()> {
+    let (ny, nx) = decode::check_window(shape, plane, &rows, &cols, out.len())?;
+    if rows.is_empty() || cols.is_empty() {
+        return Ok(());
+    }
+    let base = plane * ny * nx;
+    for (r, out_row) in rows.zip(out.chunks_exact_mut(cols.len())) {
+        let start = base + r * nx;
+        let src = &data[start + cols.start..start + cols.end];
+        for (o, &x) in out_row.iter_mut().zip(src) {
+            *o = x.into();
+        }
+    }
+    Ok(())
+}
+
+/// Whether the file starts with a plain FITS primary header (not gzip or other wrappers).
+fn starts_with_simple(path: &Path) -> bool {
+    let mut buf = [0u8; 9];
+    match File::open(path).and_then(|mut f| f.read_exact(&mut buf)) {
+        Ok(()) => &buf == b"SIMPLE  =",
+        Err(_) => false,
+    }
+}
+
+/// Reads a numeric keyword as f64; `None` when absent or not numeric.
+///
+/// # Safety
+/// `raw` must be a valid open fitsfile.
+unsafe fn key_f64(raw: *mut sys::fitsfile, name: &CStr) -> Option<f64> {
+    let mut v = 0f64;
+    let mut status: c_int = 0;
+    sys::ffgky(
+        raw,
+        sys::TDOUBLE as c_int,
+        name.as_ptr(),
+        &mut v as *mut f64 as *mut c_void,
+        std::ptr::null_mut(),
+        &mut status,
+    );
+    (status == 0).then_some(v)
+}
+
+/// Reads an integer keyword; `None` when absent or not an integer.
+///
+/// # Safety
+/// `raw` must be a valid open fitsfile.
+unsafe fn key_i64(raw: *mut sys::fitsfile, name: &CStr) -> Option<i64> {
+    let mut v: sys::LONGLONG = 0;
+    let mut status: c_int = 0;
+    sys::ffgky(
+        raw,
+        sys::TLONGLONG as c_int,
+        name.as_ptr(),
+        &mut v as *mut sys::LONGLONG as *mut c_void,
+        std::ptr::null_mut(),
+        &mut status,
+    );
+    (status == 0).then_some(v)
+}

@@ -1,0 +1,947 @@
+//! Memory-mapped output files ([`MappedOutput`]): `.npy` and FITS images written in place,
+//! never held whole in memory, and published atomically.
+//!
+//! The data go to a temporary sibling `<name>.partial`, created sparse at its final size and
+//! memory-mapped. [`MappedOutput::finish`] converts FITS data to big-endian (in parallel
+//! chunks), flushes, and only then moves the file onto its final name, so a crash never leaves
+//! a half-written file under the final name and an existing file is replaced only by a
+//! complete one. Dropping a `MappedOutput` without `finish` deletes the partial file.
+
+use std::fs::{File, OpenOptions};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use memmap2::MmapMut;
+use ndarray::{ArrayViewMutD, IxDyn};
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+
+/// The sample type of an output file.
+///
+/// ```
+/// use reproject::io::OutputType;
+/// assert_eq!(OutputType::F32.size(), 4);
+/// assert_eq!(OutputType::F64.bitpix(), -64);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutputType {
+    /// 32-bit float (`<f4` / BITPIX -32).
+    F32,
+    /// 64-bit float (`<f8` / BITPIX -64).
+    F64,
+}
+
+impl OutputType {
+    /// Bytes per sample.
+    ///
+    /// ```
+    /// assert_eq!(reproject::io::OutputType::F64.size(), 8);
+    /// ```
+    pub fn size(self) -> usize {
+        match self {
+            OutputType::F32 => 4,
+            OutputType::F64 => 8,
+        }
+    }
+
+    /// The FITS BITPIX.
+    ///
+    /// ```
+    /// assert_eq!(reproject::io::OutputType::F32.bitpix(), -32);
+    /// ```
+    pub fn bitpix(self) -> i32 {
+        match self {
+            OutputType::F32 => -32,
+            OutputType::F64 => -64,
+        }
+    }
+
+    /// The native-endian numpy dtype string (`'<f4'` on little-endian machines).
+    ///
+    /// ```
+    /// # if cfg!(target_endian = "little") {
+    /// assert_eq!(reproject::io::OutputType::F64.npy_descr(), "<f8");
+    /// # }
+    /// ```
+    pub fn npy_descr(self) -> &'static str {
+        match (self, cfg!(target_endian = "big")) {
+            (OutputType::F32, false) => "<f4",
+            (OutputType::F64, false) => "<f8",
+            (OutputType::F32, true) => ">f4",
+            (OutputType::F64, true) => ">f8",
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// A sample type that output data can be viewed as: `f32` or `f64`.
+///
+/// ```
+/// use reproject::io::{OutputElement, OutputType};
+/// assert_eq!(<f32 as OutputElement>::TYPE, OutputType::F32);
+/// ```
+pub trait OutputElement: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The matching [`OutputType`].
+    const TYPE: OutputType;
+    /// Converts native-endian values to big-endian in place.
+    fn to_big_endian(values: &mut [Self]);
+}
+
+impl OutputElement for f32 {
+    const TYPE: OutputType = OutputType::F32;
+    fn to_big_endian(values: &mut [Self]) {
+        for v in values {
+            let (bits, be) = (v.to_bits(), v.to_bits().to_be());
+            // Leave unchanged samples (zeros) untouched, so never-written pages of the sparse
+            // file are not dirtied.
+            if be != bits {
+                *v = f32::from_bits(be);
+            }
+        }
+    }
+}
+
+impl OutputElement for f64 {
+    const TYPE: OutputType = OutputType::F64;
+    fn to_big_endian(values: &mut [Self]) {
+        for v in values {
+            let (bits, be) = (v.to_bits(), v.to_bits().to_be());
+            // Leave unchanged samples (zeros) untouched, so never-written pages of the sparse
+            // file are not dirtied.
+            if be != bits {
+                *v = f64::from_bits(be);
+            }
+        }
+    }
+}
+
+/// The file format of a [`MappedOutput`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// A `.npy` file (version 1.0, or 2.0 for very long headers), C order, native byte order.
+    Npy,
+    /// A FITS file: the image in the primary HDU, optionally a footprint image extension.
+    Fits,
+}
+
+/// One data area of the file.
+#[derive(Debug, Clone)]
+struct Area {
+    dtype: OutputType,
+    bytes: Range<usize>,
+}
+
+/// An output image file, memory-mapped for writing, published by [`finish`](Self::finish).
+///
+/// The data start zeroed (the file is created sparse). Views are native-endian; FITS data are
+/// converted to big-endian by `finish`.
+///
+/// ```
+/// use reproject::io::{MappedOutput, OutputType, NpySource, ImageSource};
+/// let dir = std::env::temp_dir().join(format!("mapped_doc_{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("out.npy");
+/// let mut out = MappedOutput::create_npy(&path, &[2, 3], OutputType::F32, true)?;
+/// out.data_mut::<f32>()?.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+/// assert_eq!(out.finish()?, path);
+/// let src = NpySource::open(&path)?;
+/// let mut row = [0.0; 3];
+/// src.read_window(0, 1..2, 0..3, &mut row)?;
+/// assert_eq!(row, [3.0, 4.0, 5.0]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct MappedOutput {
+    path: PathBuf,
+    partial: PathBuf,
+    format: OutputFormat,
+    overwrite: bool,
+    shape: Vec<usize>,
+    data: Area,
+    footprint: Option<Area>,
+    map: Option<MmapMut>,
+    file: Option<File>,
+    finished: bool,
+}
+
+/// FITS block size.
+const BLOCK: usize = 2880;
+/// FITS card length.
+const CARD: usize = 80;
+
+fn pad_to(n: usize, block: usize) -> usize {
+    n.div_ceil(block) * block
+}
+
+impl MappedOutput {
+    /// Creates `<path>.partial` holding a `.npy` array of `shape` and `dtype` (native byte
+    /// order, C order, data 64-byte aligned), mapped for writing.
+    ///
+    /// Fails with [`Error::Io`] if `path` exists and `overwrite` is false, or if the partial
+    /// file already exists (another writer, or a crashed run) and `overwrite` is false; with
+    /// `overwrite`, a stale partial file is deleted and recreated. An existing `path` is never
+    /// touched before [`finish`](Self::finish).
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("create_npy_doc_{}.npy", std::process::id()));
+    /// let out = MappedOutput::create_npy(&path, &[4, 5], OutputType::F64, true)?;
+    /// assert_eq!(out.shape(), &[4, 5]);
+    /// drop(out); // not finished: nothing is left behind
+    /// assert!(!path.exists());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn create_npy(
+        path: impl AsRef<Path>,
+        shape: &[usize],
+        dtype: OutputType,
+        overwrite: bool,
+    ) -> Result<MappedOutput> {
+        let nbytes = data_bytes(shape, dtype)?;
+        let header = npy_header(shape, dtype);
+        let data = Area {
+            dtype,
+            bytes: header.len()..header.len() + nbytes,
+        };
+        let total = header.len() + nbytes;
+        Self::create(
+            path.as_ref(),
+            OutputFormat::Npy,
+            shape,
+            overwrite,
+            total,
+            &[(0, header)],
+            data,
+            None,
+        )
+    }
+
+    /// Creates `<path>.partial` holding a FITS file whose primary HDU is an image of `shape`
+    /// (C order: NAXIS1 is the last axis) and `dtype`, mapped for writing.
+    ///
+    /// The primary header is `SIMPLE`, `BITPIX`, `NAXIS`, `NAXISn`, `EXTEND`, then the cards of
+    /// `header_cards` (newline-separated cards, or concatenated 80-character cards such as
+    /// [`FitsSource::header_text`](crate::io::FitsSource::header_text)) minus the structural
+    /// ones (`SIMPLE XTENSION BITPIX NAXIS NAXISn EXTEND PCOUNT GCOUNT BSCALE BZERO BLANK
+    /// CHECKSUM DATASUM END`, the tile-compression `Z*` keywords and `TFIELDS TTYPEn TFORMn
+    /// THEAP`), then `END`, padded to 2880 bytes. Cards must be printable ASCII of at most 80
+    /// characters ([`Error::InvalidArgument`] otherwise). Overwrite rules as in
+    /// [`create_npy`](Self::create_npy).
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("create_fits_doc_{}.fits", std::process::id()));
+    /// let cards = "CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nBITPIX  = 16";
+    /// let mut out = MappedOutput::create_fits(&path, &[3, 4], OutputType::F32, cards, true)?;
+    /// out.data_mut::<f32>()?.fill(1.5);
+    /// out.finish()?;
+    /// assert_eq!(std::fs::metadata(&path)?.len(), 2 * 2880);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn create_fits(
+        path: impl AsRef<Path>,
+        shape: &[usize],
+        dtype: OutputType,
+        header_cards: &str,
+        overwrite: bool,
+    ) -> Result<MappedOutput> {
+        Self::create_fits_impl(path.as_ref(), shape, dtype, header_cards, None, overwrite)
+    }
+
+    /// Like [`create_fits`](Self::create_fits), followed by an image extension
+    /// `EXTNAME = 'FOOTPRINT'` of the same shape with sample type `footprint_dtype` and the same
+    /// cards (so it carries the same WCS). Write it through
+    /// [`footprint_mut`](Self::footprint_mut) or
+    /// [`data_and_footprint_mut`](Self::data_and_footprint_mut).
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("create_fp_doc_{}.fits", std::process::id()));
+    /// let mut out = MappedOutput::create_fits_with_footprint(
+    ///     &path, &[2, 2], OutputType::F64, "", OutputType::F32, true)?;
+    /// let (data, footprint) = out.data_and_footprint_mut::<f64, f32>()?;
+    /// data.fill(2.0);
+    /// footprint.fill(1.0);
+    /// out.finish()?;
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn create_fits_with_footprint(
+        path: impl AsRef<Path>,
+        shape: &[usize],
+        dtype: OutputType,
+        header_cards: &str,
+        footprint_dtype: OutputType,
+        overwrite: bool,
+    ) -> Result<MappedOutput> {
+        Self::create_fits_impl(
+            path.as_ref(),
+            shape,
+            dtype,
+            header_cards,
+            Some(footprint_dtype),
+            overwrite,
+        )
+    }
+
+    fn create_fits_impl(
+        path: &Path,
+        shape: &[usize],
+        dtype: OutputType,
+        header_cards: &str,
+        footprint: Option<OutputType>,
+        overwrite: bool,
+    ) -> Result<MappedOutput> {
+        if shape.is_empty() || shape.len() > 999 {
+            return Err(Error::InvalidArgument(format!(
+                "a FITS image needs 1 to 999 axes, got shape {shape:?}"
+            )));
+        }
+        let user = user_cards(header_cards)?;
+        let nbytes = data_bytes(shape, dtype)?;
+        let mut head = Vec::new();
+        head.push(card_value("SIMPLE", "T"));
+        push_image_cards(&mut head, shape, dtype);
+        head.push(card_value("EXTEND", "T"));
+        head.extend(user.iter().cloned());
+        let primary = finish_header(head);
+        let data_start = primary.len();
+        let data_end = data_start + nbytes;
+        let mut blocks = vec![(0usize, primary)];
+        let mut total = data_start + pad_to(nbytes, BLOCK);
+        let fp_area = match footprint {
+            None => None,
+            Some(fp) => {
+                let fp_bytes = data_bytes(shape, fp)?;
+                let mut head = vec![card_value("XTENSION", "'IMAGE   '")];
+                push_image_cards(&mut head, shape, fp);
+                head.push(card_value("PCOUNT", "0"));
+                head.push(card_value("GCOUNT", "1"));
+                head.push(card_value("EXTNAME", "'FOOTPRINT'"));
+                head.extend(
+                    user.iter()
+                        .filter(|c| !matches!(keyword(c), "EXTNAME" | "EXTVER" | "EXTEND"))
+                        .cloned(),
+                );
+                let ext = finish_header(head);
+                let ext_start = total;
+                let fp_start = ext_start + ext.len();
+                total = fp_start + pad_to(fp_bytes, BLOCK);
+                blocks.push((ext_start, ext));
+                Some(Area {
+                    dtype: fp,
+                    bytes: fp_start..fp_start + fp_bytes,
+                })
+            }
+        };
+        Self::create(
+            path,
+            OutputFormat::Fits,
+            shape,
+            overwrite,
+            total,
+            &blocks,
+            Area {
+                dtype,
+                bytes: data_start..data_end,
+            },
+            fp_area,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        path: &Path,
+        format: OutputFormat,
+        shape: &[usize],
+        overwrite: bool,
+        total: usize,
+        headers: &[(usize, Vec<u8>)],
+        data: Area,
+        footprint: Option<Area>,
+    ) -> Result<MappedOutput> {
+        let p = path.display();
+        let name = path.file_name().ok_or_else(|| {
+            Error::InvalidArgument(format!("output path {p} does not name a file"))
+        })?;
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            if meta.is_dir() {
+                return Err(Error::Io(format!("output path {p} is a directory")));
+            }
+            if !overwrite {
+                return Err(Error::Io(format!(
+                    "refusing to overwrite existing file {p} (pass overwrite = true to replace it)"
+                )));
+            }
+        }
+        let mut partial_name = name.to_os_string();
+        partial_name.push(".partial");
+        let partial = path.with_file_name(partial_name);
+        let open = || {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&partial)
+        };
+        let file = match open() {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && overwrite => {
+                std::fs::remove_file(&partial)
+                    .map_err(|e| Error::Io(format!("{}: {e}", partial.display())))?;
+                open().map_err(|e| Error::Io(format!("{}: {e}", partial.display())))?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(Error::Io(format!(
+                    "{} already exists: another write to {p} is in progress or a previous one \
+                     crashed; remove it or pass overwrite = true",
+                    partial.display()
+                )))
+            }
+            Err(e) => return Err(Error::Io(format!("{}: {e}", partial.display()))),
+        };
+        // From here on, `out`'s Drop removes the partial file on any error.
+        let mut out = MappedOutput {
+            path: path.to_path_buf(),
+            partial: partial.clone(),
+            format,
+            overwrite,
+            shape: shape.to_vec(),
+            data,
+            footprint,
+            map: None,
+            file: None,
+            finished: false,
+        };
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", partial.display()));
+        file.set_len(total as u64).map_err(io)?;
+        // SAFETY: the file was just created by us (create_new) and is not shared; the map
+        // covers exactly its length and lives no longer than `out`.
+        let mut map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
+        for (at, bytes) in headers {
+            map[*at..*at + bytes.len()].copy_from_slice(bytes);
+        }
+        out.map = Some(map);
+        out.file = Some(file);
+        Ok(out)
+    }
+
+    /// The final path (where [`finish`](Self::finish) puts the file).
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("path_doc_{}.npy", std::process::id()));
+    /// let out = MappedOutput::create_npy(&path, &[1, 1], OutputType::F32, true)?;
+    /// assert_eq!(out.path(), path);
+    /// assert!(out.partial_path().to_str().unwrap().ends_with(".npy.partial"));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The temporary file being written (`<path>.partial`).
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("partial_doc_{}.npy", std::process::id()));
+    /// let out = MappedOutput::create_npy(&path, &[1, 1], OutputType::F32, true)?;
+    /// assert!(out.partial_path().exists());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn partial_path(&self) -> &Path {
+        &self.partial
+    }
+
+    /// The image shape (C order).
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("shape_doc_{}.npy", std::process::id()));
+    /// let out = MappedOutput::create_npy(&path, &[2, 7, 9], OutputType::F32, true)?;
+    /// assert_eq!(out.shape(), &[2, 7, 9]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The image sample type.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("dtype_doc_{}.npy", std::process::id()));
+    /// let out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F64, true)?;
+    /// assert_eq!(out.dtype(), OutputType::F64);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn dtype(&self) -> OutputType {
+        self.data.dtype
+    }
+
+    /// The footprint extension's sample type, if one was asked for.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("fpdtype_doc_{}.fits", std::process::id()));
+    /// let out = MappedOutput::create_fits(&path, &[2, 2], OutputType::F64, "", true)?;
+    /// assert_eq!(out.footprint_dtype(), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn footprint_dtype(&self) -> Option<OutputType> {
+        self.footprint.as_ref().map(|a| a.dtype)
+    }
+
+    /// The file format.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputFormat, OutputType};
+    /// let path = std::env::temp_dir().join(format!("format_doc_{}.npy", std::process::id()));
+    /// let out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F64, true)?;
+    /// assert_eq!(out.format(), OutputFormat::Npy);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn format(&self) -> OutputFormat {
+        self.format
+    }
+
+    /// The image data as a native-endian flat slice (C order). `T` must match
+    /// [`dtype`](Self::dtype) ([`Error::InvalidArgument`] otherwise).
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("data_mut_doc_{}.npy", std::process::id()));
+    /// let mut out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F32, true)?;
+    /// assert!(out.data_mut::<f64>().is_err());
+    /// out.data_mut::<f32>()?[3] = 7.0;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn data_mut<T: OutputElement>(&mut self) -> Result<&mut [T]> {
+        let area = self.data.clone();
+        let map = self.map.as_mut().expect("mapped until finish");
+        area_slice(map, &area, "image")
+    }
+
+    /// The image data as a mutable ndarray view of [`shape`](Self::shape).
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("view_mut_doc_{}.npy", std::process::id()));
+    /// let mut out = MappedOutput::create_npy(&path, &[2, 3], OutputType::F64, true)?;
+    /// let mut v = out.view_mut::<f64>()?;
+    /// v[[1, 2]] = 5.0;
+    /// assert_eq!(out.data_mut::<f64>()?[5], 5.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn view_mut<T: OutputElement>(&mut self) -> Result<ArrayViewMutD<'_, T>> {
+        let shape = self.shape.clone();
+        let data = self.data_mut::<T>()?;
+        ArrayViewMutD::from_shape(IxDyn(&shape), data)
+            .map_err(|e| Error::ShapeMismatch(e.to_string()))
+    }
+
+    /// The footprint extension's data (native-endian, C order); [`Error::InvalidArgument`] if
+    /// the file has no footprint extension or `T` does not match.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("fp_mut_doc_{}.fits", std::process::id()));
+    /// let mut out = MappedOutput::create_fits(&path, &[2, 2], OutputType::F32, "", true)?;
+    /// assert!(out.footprint_mut::<f32>().is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn footprint_mut<T: OutputElement>(&mut self) -> Result<&mut [T]> {
+        let area = self.footprint.clone().ok_or_else(|| {
+            Error::InvalidArgument("this output has no footprint extension".into())
+        })?;
+        let map = self.map.as_mut().expect("mapped until finish");
+        area_slice(map, &area, "footprint")
+    }
+
+    /// The image and footprint data at once, to fill both in the same pass.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("both_doc_{}.fits", std::process::id()));
+    /// let mut out = MappedOutput::create_fits_with_footprint(
+    ///     &path, &[2, 2], OutputType::F32, "", OutputType::F32, true)?;
+    /// let (img, fp) = out.data_and_footprint_mut::<f32, f32>()?;
+    /// img[0] = f32::NAN;
+    /// fp[0] = 0.0;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn data_and_footprint_mut<T: OutputElement, U: OutputElement>(
+        &mut self,
+    ) -> Result<(&mut [T], &mut [U])> {
+        let fp = self.footprint.clone().ok_or_else(|| {
+            Error::InvalidArgument("this output has no footprint extension".into())
+        })?;
+        let data = self.data.clone();
+        let map = self.map.as_mut().expect("mapped until finish");
+        // The footprint lies after the image data.
+        let (head, tail) = map.split_at_mut(fp.bytes.start);
+        let fp_local = Area {
+            dtype: fp.dtype,
+            bytes: 0..fp.bytes.len(),
+        };
+        Ok((
+            area_slice(head, &data, "image")?,
+            area_slice(tail, &fp_local, "footprint")?,
+        ))
+    }
+
+    /// Flushes the written data to the partial file (an optional checkpoint; `finish` flushes
+    /// anyway). FITS data are still native-endian at this point.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("flush_doc_{}.npy", std::process::id()));
+    /// let out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F32, true)?;
+    /// out.flush()?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn flush(&self) -> Result<()> {
+        if let Some(map) = &self.map {
+            map.flush()
+                .map_err(|e| Error::Io(format!("{}: {e}", self.partial.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Completes the file: converts FITS data to big-endian (parallel chunks), flushes the map
+    /// and the file to disk, then moves `<path>.partial` onto `path` and returns `path`.
+    ///
+    /// Without `overwrite`, the move fails (and the partial file is removed) if `path` has
+    /// appeared in the meantime; with it, an existing file is atomically replaced. On error the
+    /// partial file is removed.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("finish_doc_{}.fits", std::process::id()));
+    /// let mut out = MappedOutput::create_fits(&path, &[8, 8], OutputType::F64, "", true)?;
+    /// out.data_mut::<f64>()?.fill(f64::NAN);
+    /// let done = out.finish()?;
+    /// assert!(done.exists());
+    /// # std::fs::remove_file(&done)?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn finish(mut self) -> Result<PathBuf> {
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", self.partial.display()));
+        if let Some(mut map) = self.map.take() {
+            if self.format == OutputFormat::Fits && cfg!(target_endian = "little") {
+                let areas: Vec<Area> = std::iter::once(self.data.clone())
+                    .chain(self.footprint.clone())
+                    .collect();
+                for area in &areas {
+                    match area.dtype {
+                        OutputType::F32 => swap_area::<f32>(&mut map, area)?,
+                        OutputType::F64 => swap_area::<f64>(&mut map, area)?,
+                    }
+                }
+            }
+            map.flush().map_err(io)?;
+        }
+        if let Some(file) = self.file.take() {
+            file.sync_all().map_err(io)?;
+        }
+        if self.overwrite {
+            std::fs::rename(&self.partial, &self.path).map_err(io)?;
+        } else {
+            // Publish without ever replacing a file that appeared meanwhile: a hard link fails
+            // if the target exists. Fall back to check-then-rename where links are unsupported.
+            match std::fs::hard_link(&self.partial, &self.path) {
+                Ok(()) => {
+                    std::fs::remove_file(&self.partial).map_err(io)?;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(Error::Io(format!(
+                        "refusing to overwrite {}, which appeared while the output was being \
+                         written (pass overwrite = true to replace it)",
+                        self.path.display()
+                    )));
+                }
+                Err(_) => {
+                    if std::fs::symlink_metadata(&self.path).is_ok() {
+                        return Err(Error::Io(format!(
+                            "refusing to overwrite existing file {}",
+                            self.path.display()
+                        )));
+                    }
+                    std::fs::rename(&self.partial, &self.path).map_err(io)?;
+                }
+            }
+        }
+        if let Some(dir) = self.path.parent() {
+            // Make the rename durable where the platform allows syncing a directory.
+            if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            }) {
+                let _ = d.sync_all();
+            }
+        }
+        self.finished = true;
+        Ok(self.path.clone())
+    }
+}
+
+impl Drop for MappedOutput {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.map.take();
+            self.file.take();
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
+}
+
+/// The typed slice of an area of the map.
+fn area_slice<'m, T: OutputElement>(
+    map: &'m mut [u8],
+    area: &Area,
+    what: &str,
+) -> Result<&'m mut [T]> {
+    if T::TYPE != area.dtype {
+        return Err(Error::InvalidArgument(format!(
+            "the {what} holds {:?} samples, not {:?}",
+            area.dtype,
+            T::TYPE
+        )));
+    }
+    let bytes = &mut map[area.bytes.clone()];
+    // SAFETY: the area starts at a multiple of 64 (npy) or 2880 (FITS) bytes from the
+    // page-aligned start of the map, so it is aligned for f32/f64; its length is a whole number
+    // of samples; every bit pattern is a valid f32/f64; the borrow of `map` is carried over.
+    let (pre, mid, post) = unsafe { bytes.align_to_mut::<T>() };
+    if !pre.is_empty() || !post.is_empty() {
+        return Err(Error::Io(format!("the {what} data are not aligned")));
+    }
+    Ok(mid)
+}
+
+/// Converts an area to big-endian in parallel chunks.
+fn swap_area<T: OutputElement>(map: &mut MmapMut, area: &Area) -> Result<()> {
+    let data = area_slice::<T>(map, area, "image")?;
+    data.par_chunks_mut(1 << 16).for_each(T::to_big_endian);
+    Ok(())
+}
+
+/// Data size in bytes, with overflow checks.
+fn data_bytes(shape: &[usize], dtype: OutputType) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(dtype.size(), |a, &b| a.checked_mul(b))
+        .filter(|&n| n <= isize::MAX as usize / 2)
+        .ok_or_else(|| Error::InvalidArgument(format!("output shape {shape:?} is too large")))
+}
+
+/// A `.npy` header (magic, version, length, dict, padding) whose length is a multiple of 64.
+fn npy_header(shape: &[usize], dtype: OutputType) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|n| n.to_string()).collect();
+    let shape_txt = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let dict = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape_txt}, }}",
+        dtype.npy_descr()
+    );
+    let (version, prefix) = if dict.len() + 11 < 65536 {
+        (1u8, 10usize)
+    } else {
+        (2u8, 12usize)
+    };
+    let total = (prefix + dict.len() + 1).div_ceil(64) * 64;
+    let hlen = total - prefix;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(b"\x93NUMPY");
+    out.push(version);
+    out.push(0);
+    if version == 1 {
+        out.extend_from_slice(&(hlen as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&(hlen as u32).to_le_bytes());
+    }
+    out.extend_from_slice(dict.as_bytes());
+    out.resize(total - 1, b' ');
+    out.push(b'\n');
+    out
+}
+
+/// A fixed-format card `KEYWORD = value` (value right-justified to column 30).
+fn card_value(key: &str, value: &str) -> String {
+    let s = if value.starts_with('\'') {
+        format!("{key:<8}= {value}")
+    } else {
+        format!("{key:<8}= {value:>20}")
+    };
+    format!("{s:<80}")
+}
+
+fn push_image_cards(head: &mut Vec<String>, shape: &[usize], dtype: OutputType) {
+    head.push(card_value("BITPIX", &dtype.bitpix().to_string()));
+    head.push(card_value("NAXIS", &shape.len().to_string()));
+    for (i, n) in shape.iter().rev().enumerate() {
+        head.push(card_value(&format!("NAXIS{}", i + 1), &n.to_string()));
+    }
+}
+
+/// Joins cards, appends END and pads with blanks to a multiple of 2880 bytes.
+fn finish_header(mut cards: Vec<String>) -> Vec<u8> {
+    cards.push(format!("{:<80}", "END"));
+    let mut out: Vec<u8> = cards.concat().into_bytes();
+    out.resize(pad_to(out.len(), BLOCK), b' ');
+    out
+}
+
+/// The keyword of a card (first 8 characters, trailing blanks removed).
+fn keyword(card: &str) -> &str {
+    card[..card.len().min(8)].trim_end()
+}
+
+/// Whether a keyword is structural (written by us, or meaningless for the new data).
+fn is_structural(key: &str) -> bool {
+    let indexed = |prefix: &str| {
+        key.strip_prefix(prefix)
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+    };
+    matches!(
+        key,
+        "SIMPLE"
+            | "XTENSION"
+            | "BITPIX"
+            | "NAXIS"
+            | "EXTEND"
+            | "PCOUNT"
+            | "GCOUNT"
+            | "BSCALE"
+            | "BZERO"
+            | "BLANK"
+            | "CHECKSUM"
+            | "DATASUM"
+            | "END"
+            | "ZIMAGE"
+            | "ZSIMPLE"
+            | "ZTENSION"
+            | "ZBITPIX"
+            | "ZNAXIS"
+            | "ZEXTEND"
+            | "ZCMPTYPE"
+            | "ZQUANTIZ"
+            | "ZDITHER0"
+            | "ZBLANK"
+            | "ZSCALE"
+            | "ZZERO"
+            | "ZPCOUNT"
+            | "ZGCOUNT"
+            | "ZHECKSUM"
+            | "ZDATASUM"
+            | "TFIELDS"
+            | "THEAP"
+    ) || indexed("NAXIS")
+        || indexed("ZNAXIS")
+        || indexed("ZTILE")
+        || indexed("ZNAME")
+        || indexed("ZVAL")
+        || indexed("TTYPE")
+        || indexed("TFORM")
+}
+
+/// Splits header text into 80-character cards, dropping structural ones; stops at END.
+fn user_cards(text: &str) -> Result<Vec<String>> {
+    let raw: Vec<&str> = if text.contains('\n') {
+        text.split('\n').map(|l| l.trim_end_matches('\r')).collect()
+    } else if text.len() > CARD && text.len() % CARD == 0 && text.is_ascii() {
+        (0..text.len() / CARD)
+            .map(|i| &text[i * CARD..(i + 1) * CARD])
+            .collect()
+    } else {
+        vec![text]
+    };
+    let mut cards = Vec::new();
+    for (i, card) in raw.into_iter().enumerate() {
+        if card.trim().is_empty() {
+            continue;
+        }
+        if !card.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+            return Err(Error::InvalidArgument(format!(
+                "header card {}: only printable ASCII is allowed: {card:?}",
+                i + 1
+            )));
+        }
+        if card.len() > CARD {
+            return Err(Error::InvalidArgument(format!(
+                "header card {} is {} characters long, more than 80: {card:?}",
+                i + 1,
+                card.len()
+            )));
+        }
+        let key = keyword(card);
+        if key == "END" {
+            break;
+        }
+        if is_structural(key) {
+            continue;
+        }
+        cards.push(format!("{card:<80}"));
+    }
+    Ok(cards)
+}
+
+/// Memory available to this process in bytes: `MemAvailable` from `/proc/meminfo`, lowered to
+/// the room left under a cgroup v2 memory limit when one is set (`memory.max` minus
+/// `memory.current`, not counting inactive page cache). `None` where unknown
+/// (non-Linux systems).
+///
+/// ```
+/// if let Some(bytes) = reproject::io::available_memory() {
+///     assert!(bytes > 0);
+/// }
+/// ```
+pub fn available_memory() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kb: u64 = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()?;
+        let mut avail = kb.saturating_mul(1024);
+        let read = |f: &str| -> Option<u64> {
+            std::fs::read_to_string(Path::new("/sys/fs/cgroup").join(f))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        };
+        if let (Some(max), Some(current)) = (read("memory.max"), read("memory.current")) {
+            // Page cache that can be dropped does not count as used (as `docker stats`).
+            let inactive_file = std::fs::read_to_string("/sys/fs/cgroup/memory.stat")
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find_map(|l| l.strip_prefix("inactive_file "))
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                })
+                .unwrap_or(0);
+            avail = avail.min(max.saturating_sub(current.saturating_sub(inactive_file)));
+        }
+        Some(avail)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
