@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod interp;
 pub mod io;
 pub mod pixel_transform;
 pub mod wcs;
