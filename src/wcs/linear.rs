@@ -85,6 +85,21 @@ impl Linear {
         }
     }
 
+    /// 1-based (FITS) pixel → intermediate world coordinates: the step after a prior
+    /// distortion (SIP), which hands over 1-based focal-plane coordinates.
+    pub fn pix1_to_img(&self, pix1: &[f64], img: &mut [f64]) {
+        let n = self.naxis();
+        for (row, out) in self.piximg.chunks_exact(n).zip(img.iter_mut()) {
+            let mut sum = 0.0;
+            for ((&m, &p), &c) in row.iter().zip(pix1).zip(&self.crpix) {
+                if m != 0.0 {
+                    sum += m * (p - c);
+                }
+            }
+            *out = sum;
+        }
+    }
+
     /// Intermediate world coordinates → 0-based pixel.
     pub fn img_to_pix(&self, img: &[f64], pix: &mut [f64]) {
         let n = self.naxis();
@@ -161,8 +176,15 @@ impl Linear2 {
     /// 0-based pixel → intermediate world coordinates (degrees).
     #[inline(always)]
     pub fn pix_to_img(&self, x: f64, y: f64) -> (f64, f64) {
-        let u = (x + 1.0) - self.crpix[0];
-        let v = (y + 1.0) - self.crpix[1];
+        self.pix1_to_img(x + 1.0, y + 1.0)
+    }
+
+    /// 1-based (FITS) pixel → intermediate world coordinates; after SIP, whose focal-plane
+    /// coordinates are 1-based, this is the exact arithmetic of astropy + WCSLIB.
+    #[inline(always)]
+    pub fn pix1_to_img(&self, p1: f64, p2: f64) -> (f64, f64) {
+        let u = p1 - self.crpix[0];
+        let v = p2 - self.crpix[1];
         (
             mul_skip_zero(self.m[0], u, v),
             mul_skip_zero(self.m[1], u, v),
@@ -175,6 +197,89 @@ impl Linear2 {
         (
             (mul_skip_zero(self.inv[0], u, v) + self.crpix[0]) - 1.0,
             (mul_skip_zero(self.inv[1], u, v) + self.crpix[1]) - 1.0,
+        )
+    }
+}
+
+/// The 2-D linear step of a WCS with a *sequent* distortion (TPV) between the matrix and the
+/// scale, as lin.c orders it when `disseq` is set: `t = PC·(p − CRPIX)`, then the distortion,
+/// then `× CDELT`. Unlike the affine case, no term is skipped (lin.c sums from 0.0).
+///
+/// ```
+/// use reproject::wcs::linear::SequentLinear2;
+/// let lin = SequentLinear2::new([1.0, 1.0], [[0.0, 1.0], [1.0, 0.0]], [2.0, 3.0]).unwrap();
+/// assert_eq!(lin.pix1_to_pc(3.0, 5.0), (4.0, 2.0));
+/// assert_eq!(lin.pc_to_pix1(4.0, 2.0), (3.0, 5.0));
+/// assert_eq!(lin.scale(1.0, 1.0), (2.0, 3.0));
+/// ```
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct SequentLinear2 {
+    crpix: [f64; 2],
+    pc: [[f64; 2]; 2],
+    pc_inv: [[f64; 2]; 2],
+    cdelt: [f64; 2],
+}
+
+impl SequentLinear2 {
+    /// Builds it from CRPIX (1-based), the PC matrix (the CD matrix when CD is used) and CDELT.
+    pub fn new(crpix: [f64; 2], pc: [[f64; 2]; 2], cdelt: [f64; 2]) -> Result<SequentLinear2> {
+        if cdelt.contains(&0.0) {
+            return Err(Error::SingularMatrix);
+        }
+        let inv =
+            invert(&[pc[0][0], pc[0][1], pc[1][0], pc[1][1]], 2).ok_or(Error::SingularMatrix)?;
+        Ok(SequentLinear2 {
+            crpix,
+            pc,
+            pc_inv: [[inv[0], inv[1]], [inv[2], inv[3]]],
+            cdelt,
+        })
+    }
+
+    /// CRPIX (1-based).
+    pub fn crpix(&self) -> [f64; 2] {
+        self.crpix
+    }
+
+    /// The PC matrix (without CDELT).
+    pub fn pc(&self) -> [[f64; 2]; 2] {
+        self.pc
+    }
+
+    /// CDELT.
+    pub fn cdelt(&self) -> [f64; 2] {
+        self.cdelt
+    }
+
+    /// 1-based pixel → `PC·(p − CRPIX)` (linp2x before `disseq`).
+    #[inline(always)]
+    pub fn pix1_to_pc(&self, p1: f64, p2: f64) -> (f64, f64) {
+        let t0 = p1 - self.crpix[0];
+        let t1 = p2 - self.crpix[1];
+        (
+            (0.0 + self.pc[0][0] * t0) + self.pc[0][1] * t1,
+            (0.0 + self.pc[1][0] * t0) + self.pc[1][1] * t1,
+        )
+    }
+
+    /// Distorted `PC·(p − CRPIX)` → intermediate coordinates (`× CDELT`).
+    #[inline(always)]
+    pub fn scale(&self, d0: f64, d1: f64) -> (f64, f64) {
+        (self.cdelt[0] * d0, self.cdelt[1] * d1)
+    }
+
+    /// Intermediate coordinates → distorted `PC·(p − CRPIX)` (`/ CDELT`, linx2p).
+    #[inline(always)]
+    pub fn unscale(&self, u: f64, v: f64) -> (f64, f64) {
+        (u / self.cdelt[0], v / self.cdelt[1])
+    }
+
+    /// Undistorted `PC·(p − CRPIX)` → 1-based pixel (linx2p after `disx2p`).
+    #[inline(always)]
+    pub fn pc_to_pix1(&self, t0: f64, t1: f64) -> (f64, f64) {
+        (
+            (self.crpix[0] + self.pc_inv[0][0] * t0) + self.pc_inv[0][1] * t1,
+            (self.crpix[1] + self.pc_inv[1][0] * t0) + self.pc_inv[1][1] * t1,
         )
     }
 }

@@ -3,13 +3,14 @@
 //! The pipeline for a celestial pixel (x, y), 0-based:
 //!
 //! ```text
-//! pixel ──linear (CRPIX, PC·CDELT or CD)──▶ intermediate (x, y) deg
+//! pixel ──[SIP]──linear (CRPIX, PC[, TPV]·CDELT or CD)──▶ intermediate (x, y) deg
 //!       ──projection x2s (AZP … XPH)──────▶ native (φ, θ)
 //!       ──spherical rotation (CRVAL, LONPOLE, LATPOLE)──▶ world (lon, lat) in the header's frame
 //! ```
 //!
 //! and back again for world → pixel. Points a projection cannot map give `None` (or NaN in the
-//! batch forms), where astropy returns NaN.
+//! batch forms), where astropy returns NaN. SIP and TPV distortions ([`distortion`]) are applied
+//! as astropy applies them.
 //!
 //! ```
 //! use reproject::wcs::Wcs;
@@ -31,6 +32,7 @@
 //! ```
 
 pub mod celestial;
+pub mod distortion;
 #[cfg(feature = "fits")]
 mod fits;
 pub mod frame;
@@ -46,9 +48,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use celestial::SphericalRotation;
+use distortion::{Distortion, Sip, Tpv};
 use frame::CelestialFrame;
 use header::Header;
-use linear::{Linear, Linear2};
+use linear::{Linear, Linear2, SequentLinear2};
 pub use params::{AxisType, WcsParams};
 use projection::{Projection, ProjectionCode};
 
@@ -62,6 +65,8 @@ use projection::{Projection, ProjectionCode};
 pub struct Wcs {
     params: WcsParams,
     linear: Linear,
+    /// SIP with forward polynomials (2-axis WCS only), for the N-d forms.
+    sip: Option<Sip>,
     celestial: Option<CelestialTransform>,
 }
 
@@ -71,6 +76,8 @@ pub struct CelestialTransform {
     lng: usize,
     lat: usize,
     linear: Linear2,
+    /// SIP/TPV, checked once per point; `None` on the fast path.
+    distortion: Option<Box<Distortion>>,
     projection: Projection,
     rotation: SphericalRotation,
     frame: CelestialFrame,
@@ -82,9 +89,41 @@ impl CelestialTransform {
         (self.lng, self.lat)
     }
 
-    /// The 2-D linear step of the celestial axes.
+    /// The 2-D linear step of the celestial axes (`CDELT·PC`; with TPV the distortion sits
+    /// between PC and CDELT, see [`CelestialTransform::distortion`]).
     pub fn linear(&self) -> &Linear2 {
         &self.linear
+    }
+
+    /// The SIP/TPV distortion, if any.
+    pub fn distortion(&self) -> Option<&Distortion> {
+        self.distortion.as_deref()
+    }
+
+    /// Mutable access to the distortion, e.g. to change how SIP is inverted.
+    pub fn distortion_mut(&mut self) -> Option<&mut Distortion> {
+        self.distortion.as_deref_mut()
+    }
+
+    /// Pixel (0-based, celestial axis order) → intermediate world coordinates (degrees),
+    /// distortions included.
+    #[inline]
+    pub fn pixel_to_intermediate(&self, x: f64, y: f64) -> (f64, f64) {
+        match &self.distortion {
+            None => self.linear.pix_to_img(x, y),
+            Some(d) => d.pix_to_img(&self.linear, x, y),
+        }
+    }
+
+    /// Intermediate world coordinates → pixel (0-based), distortions included; `None` where
+    /// the TPV inverse fails or the result is not finite.
+    #[inline]
+    pub fn intermediate_to_pixel(&self, u: f64, v: f64) -> Option<(f64, f64)> {
+        let (x, y) = match &self.distortion {
+            None => self.linear.img_to_pix(u, v),
+            Some(d) => d.img_to_pix(&self.linear, u, v)?,
+        };
+        (x.is_finite() && y.is_finite()).then_some((x, y))
     }
 
     /// The projection.
@@ -105,7 +144,7 @@ impl CelestialTransform {
     /// Pixel (0-based, in the order of the celestial axes) → (lon, lat), degrees.
     #[inline]
     pub fn pixel_to_world(&self, x: f64, y: f64) -> Option<(f64, f64)> {
-        let (u, v) = self.linear.pix_to_img(x, y);
+        let (u, v) = self.pixel_to_intermediate(x, y);
         let (phi, theta) = self.projection.x2s(u, v)?;
         Some(self.rotation.native_to_celestial(phi, theta))
     }
@@ -118,8 +157,7 @@ impl CelestialTransform {
         }
         let (phi, theta) = self.rotation.celestial_to_native(lon, lat);
         let (u, v) = self.projection.s2x(phi, theta)?;
-        let (x, y) = self.linear.img_to_pix(u, v);
-        (x.is_finite() && y.is_finite()).then_some((x, y))
+        self.intermediate_to_pixel(u, v)
     }
 }
 
@@ -179,13 +217,31 @@ impl Wcs {
             params.cdelt.clone(),
             params.pc.clone(),
         )?;
-        let celestial = match params.celestial_axes() {
+        let sip = match &params.sip {
             None => None,
-            Some((lng, lat)) => Some(build_celestial(&params, &linear, lng, lat)?),
+            Some(p) => {
+                if params.naxis() != 2 {
+                    return Err(Error::InconsistentAxes(format!(
+                        "SIP distortion needs exactly 2 WCS axes, not {}",
+                        params.naxis()
+                    )));
+                }
+                Some(Sip::new(p)?).filter(Sip::is_active)
+            }
+        };
+        let celestial = match params.celestial_axes() {
+            None if params.tpv.is_some() => {
+                return Err(Error::InconsistentAxes(
+                    "TPV distortion without celestial axes".into(),
+                ))
+            }
+            None => None,
+            Some((lng, lat)) => Some(build_celestial(&params, &linear, &sip, lng, lat)?),
         };
         Ok(Wcs {
             params,
             linear,
+            sip,
             celestial,
         })
     }
@@ -213,6 +269,30 @@ impl Wcs {
     /// Whether the WCS has a celestial axis pair.
     pub fn has_celestial(&self) -> bool {
         self.celestial.is_some()
+    }
+
+    /// Whether SIP or TPV distortion is applied.
+    pub fn has_distortion(&self) -> bool {
+        self.sip.is_some()
+            || self
+                .celestial
+                .as_ref()
+                .is_some_and(|c| c.distortion.is_some())
+    }
+
+    /// The SIP distortion (with forward polynomials), if any; its coordinates are in FITS
+    /// axis order.
+    pub fn sip(&self) -> Option<&Sip> {
+        self.sip.as_ref()
+    }
+
+    /// Pixel → focal-plane coordinates (0-based, FITS axis order): the pixel after SIP
+    /// (astropy `WCS.pix2foc`); the pixel itself without SIP.
+    pub fn pixel_to_focal(&self, x: f64, y: f64) -> (f64, f64) {
+        match &self.sip {
+            None => (x, y),
+            Some(sip) => sip.pix_to_foc(x, y),
+        }
     }
 
     /// The projection code of the celestial axes.
@@ -326,7 +406,13 @@ impl Wcs {
         let n = self.naxis();
         check_lengths(&[pixel.len(), n])?;
         let mut img = vec![0.0; n];
-        self.linear.pix_to_img(pixel, &mut img);
+        match &self.sip {
+            None => self.linear.pix_to_img(pixel, &mut img),
+            Some(sip) => {
+                let (f0, f1) = sip.pix1_to_foc1(pixel[0] + 1.0, pixel[1] + 1.0);
+                self.linear.pix1_to_img(&[f0, f1], &mut img);
+            }
+        }
         let mut world = vec![0.0; n];
         for (i, axis) in self.params.axis_types.iter().enumerate() {
             world[i] = match axis {
@@ -340,6 +426,10 @@ impl Wcs {
             };
         }
         if let Some(cel) = &self.celestial {
+            if let Some(d) = &cel.distortion {
+                (img[cel.lng], img[cel.lat]) =
+                    d.pix_to_img(&cel.linear, pixel[cel.lng], pixel[cel.lat]);
+            }
             let (lon, lat) = cel
                 .projection
                 .x2s(img[cel.lng], img[cel.lat])
@@ -380,6 +470,19 @@ impl Wcs {
         }
         let mut pixel = vec![0.0; n];
         self.linear.img_to_pix(&img, &mut pixel);
+        if let Some(cel) = self.celestial.as_ref().filter(|c| c.distortion.is_some()) {
+            let (u, v) = (img[cel.lng], img[cel.lat]);
+            (pixel[cel.lng], pixel[cel.lat]) = if u.is_finite() && v.is_finite() {
+                cel.intermediate_to_pixel(u, v)
+                    .unwrap_or((f64::NAN, f64::NAN))
+            } else {
+                (f64::NAN, f64::NAN)
+            };
+        } else if let Some(sip) = &self.sip {
+            // A non-celestial 2-axis WCS with SIP.
+            let s = sip.invert(pixel[0], pixel[1], &Default::default());
+            (pixel[0], pixel[1]) = (s.x, s.y);
+        }
         Ok(pixel)
     }
 }
@@ -387,6 +490,7 @@ impl Wcs {
 fn build_celestial(
     params: &WcsParams,
     linear: &Linear,
+    sip: &Option<Sip>,
     lng: usize,
     lat: usize,
 ) -> Result<CelestialTransform> {
@@ -406,10 +510,28 @@ fn build_celestial(
         params.latpole,
     )?;
     let frame = params.frame();
+    // SIP and TPV work in FITS axis order; the celestial transform in (lng, lat) order.
+    let (a, b) = (lng.min(lat), lng.max(lat));
+    let tpv = match &params.tpv {
+        None => None,
+        Some(t) => {
+            let seq = SequentLinear2::new(
+                [params.crpix[a], params.crpix[b]],
+                [
+                    [params.pc[a][a], params.pc[a][b]],
+                    [params.pc[b][a], params.pc[b][b]],
+                ],
+                [params.cdelt[a], params.cdelt[b]],
+            )?;
+            Some((seq, Tpv::in_axis_order(t, lat < lng)?))
+        }
+    };
+    let distortion = Distortion::new(lat < lng, sip.clone(), tpv).map(Box::new);
     Ok(CelestialTransform {
         lng,
         lat,
         linear: linear.sub2(lng, lat)?,
+        distortion,
         projection,
         rotation,
         frame,

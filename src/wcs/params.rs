@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::distortion::{self, SipParams, TpvParams};
 use super::frame::CelestialFrame;
 use super::header::Header;
 use super::projection::{ProjectionCode, ProjectionParams, PV_COUNT};
@@ -73,6 +74,12 @@ pub struct WcsParams {
     pub mjd_obs: Option<f64>,
     /// NAXISn of the header (the image shape, FITS order), empty if NAXIS = 0.
     pub image_shape: Vec<usize>,
+    /// SIP distortion (astropy's, applied to pixel coordinates before everything else).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sip: Option<SipParams>,
+    /// TPV distortion of the celestial axes (`-TPV`; the projection is then TAN).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpv: Option<TpvParams>,
 }
 
 impl WcsParams {
@@ -144,6 +151,15 @@ impl WcsParams {
             })?);
         }
 
+        // astropy reads pre-2012 SCAMP headers (-TAN with PV1_j/PV2_j, j >= 5) as TPV and
+        // ignores their SIP keywords; otherwise it reads SIP (WCS.__init__).
+        let scamp_tpv = distortion::scamp_pre2012(header)?;
+        let mut sip = if scamp_tpv {
+            None
+        } else {
+            SipParams::from_header(header, &alt)?
+        };
+
         let float_or = |base: &str, i: usize, default: f64| -> Result<f64> {
             Ok(header
                 .float(&key(&format!("{base}{i}")))?
@@ -168,6 +184,20 @@ impl WcsParams {
             crpix.push(float_or("CRPIX", i, 0.0)?);
             crval.push(float_or("CRVAL", i, 0.0)?);
             cdelt.push(float_or("CDELT", i, 1.0)?);
+        }
+        if scamp_tpv && alt.is_empty() {
+            for c in ctype.iter_mut().take(2) {
+                *c = distortion::scamp_ctype(c);
+            }
+        }
+        // astropy _fix_scamp: explicit -TPV CTYPEs win over SIP.
+        if distortion::tpv_overrides_sip(&ctype) {
+            sip = None;
+        }
+        if sip.is_some() && n != 2 {
+            return Err(Error::InconsistentAxes(format!(
+                "SIP distortion needs exactly 2 WCS axes, the header has {n}"
+            )));
         }
 
         // Axis types and the celestial pair.
@@ -229,9 +259,34 @@ impl WcsParams {
         let (mut phi0, mut theta0, mut offset) = (None, None, false);
         let mut lonpole = header.float(&key("LONPOLE"))?;
         let mut latpole = header.float(&key("LATPOLE"))?;
-        if let Some((lng, lat)) = celestial {
+        // TPV: the PVi_m of both celestial axes are its coefficients (wcsset).
+        let mut tpv = (code.as_deref() == Some("TPV")).then(TpvParams::default);
+        // astropy _fix_scamp: SIP with SCAMP PVs on -TAN-SIP axes: the PVs are dropped.
+        let axis_pv: Vec<(usize, usize)> = indexed
+            .pv
+            .iter()
+            .filter_map(|(i, m, _)| i.map(|i| (i, *m)))
+            .collect();
+        let drop_pv = sip.is_some() && distortion::scamp_pv_with_sip(&ctype, &axis_pv);
+        if let (Some((lng, lat)), false) = (celestial, drop_pv) {
             for (i, m, k) in &indexed.pv {
                 let value = header.float(k)?.unwrap_or(0.0);
+                if let (Some(t), Some(i)) = (tpv.as_mut(), *i) {
+                    if i == lng || i == lat {
+                        if *m > distortion::tpv::TPV_MAX_TERM {
+                            return Err(Error::PvOutOfRange {
+                                keyword: k.clone(),
+                                reason: format!(
+                                    "TPV terms go up to {}",
+                                    distortion::tpv::TPV_MAX_TERM
+                                ),
+                            });
+                        }
+                        let list = if i == lng { &mut t.lng } else { &mut t.lat };
+                        list.push((*m, value));
+                        continue;
+                    }
+                }
                 let i = i.unwrap_or(lat);
                 if i == lat {
                     if *m >= PV_COUNT {
@@ -281,6 +336,8 @@ impl WcsParams {
                     theta0 = Some(crval[lat]);
                     ProjectionCode::Sfl
                 }
+                // TPV is TAN with a sequent distortion (wcsset).
+                "TPV" => ProjectionCode::Tan,
                 other => other.parse()?,
             });
         }
@@ -328,6 +385,8 @@ impl WcsParams {
             equinox,
             mjd_obs,
             image_shape,
+            sip,
+            tpv,
         })
     }
 }
@@ -628,6 +687,218 @@ mod tests {
             vec![AxisType::Linear, AxisType::Linear, AxisType::Log]
         );
         assert_eq!(p.celestial_axes(), None);
+    }
+
+    /// The TAN header of tests/bad_headers.rs with extra cards; the expected values are
+    /// astropy 8.0.2's `all_pix2world` at 0-based pixels (0, 0) and (99, 10).
+    fn distorted(ctype: (&str, &str), extra: &[&str]) -> crate::wcs::Wcs {
+        let mut cards = vec![
+            "NAXIS   = 2".to_string(),
+            format!("CTYPE1  = '{}'", ctype.0),
+            format!("CTYPE2  = '{}'", ctype.1),
+        ];
+        for c in [
+            "CRPIX1  = 50.5",
+            "CRPIX2  = 50.5",
+            "CRVAL1  = 150.0",
+            "CRVAL2  = 30.0",
+            "CDELT1  = -0.001",
+            "CDELT2  = 0.001",
+        ]
+        .iter()
+        .chain(extra)
+        {
+            cards.push(c.to_string());
+        }
+        crate::wcs::Wcs::from_header_str(&cards.join("\n")).unwrap()
+    }
+
+    fn assert_world(wcs: &crate::wcs::Wcs, want: [[f64; 2]; 2]) {
+        assert_world_inverse(wcs, want, [true, true]);
+    }
+
+    /// `inverse[i]`: whether astropy's `all_world2pix` brings point i back (it gives NaN or
+    /// inf where WCSLIB's TPV inverse fails).
+    fn assert_world_inverse(wcs: &crate::wcs::Wcs, want: [[f64; 2]; 2], inverse: [bool; 2]) {
+        let points = [(0.0, 0.0), (99.0, 10.0)];
+        for (((x, y), w), back) in points.into_iter().zip(want).zip(inverse) {
+            let (lon, lat) = wcs.pixel_to_world(x, y).unwrap();
+            assert!(
+                (lon - w[0]).abs() < 1e-12 && (lat - w[1]).abs() < 1e-12,
+                "({x}, {y}) -> ({lon}, {lat}), astropy {w:?}"
+            );
+            match wcs.world_to_pixel(lon, lat) {
+                Some((bx, by)) if back => assert!((bx - x).abs() < 1e-9 && (by - y).abs() < 1e-9),
+                got => assert!(got.is_none() && !back, "({x}, {y}): back to {got:?}"),
+            }
+        }
+    }
+
+    const SIP: [&str; 5] = [
+        "A_ORDER = 2",
+        "B_ORDER = 2",
+        "A_2_0 = 1.0E-5",
+        "B_0_2 = -2.0E-5",
+        "A_0_0 = 0.5",
+    ];
+    const SIP_WORLD: [[f64; 2]; 2] = [
+        [150.0565237932971, 29.950438946552985],
+        [149.94225970000878, 29.960456213191065],
+    ];
+    const TPV_WORLD: [[f64; 2]; 2] = [
+        [150.02885023392128, 29.95049687026913],
+        [149.914583334954, 29.960472458453083],
+    ];
+
+    #[test]
+    fn sip_applies_with_or_without_the_ctype_suffix() {
+        let tan_sip = distorted(("RA---TAN-SIP", "DEC--TAN-SIP"), &SIP);
+        assert!(tan_sip.params().sip.is_some());
+        assert_world(&tan_sip, SIP_WORLD);
+        assert_world(&distorted(("RA---TAN", "DEC--TAN"), &SIP), SIP_WORLD);
+        // -SIP without coefficients is TAN.
+        let plain = distorted(("RA---TAN-SIP", "DEC--TAN-SIP"), &[]);
+        assert!(!plain.has_distortion());
+    }
+
+    #[test]
+    fn sip_order_one_is_ignored() {
+        let w = distorted(
+            ("RA---TAN-SIP", "DEC--TAN-SIP"),
+            &["A_ORDER = 1", "B_ORDER = 1", "A_0_0 = 0.5", "A_1_0 = 0.1"],
+        );
+        assert!(!w.has_distortion() && w.params().sip.is_none());
+        assert_world(
+            &w,
+            [
+                [150.0571291619775, 29.950487691778907],
+                [149.94286508360352, 29.96048768074654],
+            ],
+        );
+    }
+
+    #[test]
+    fn sip_needs_two_axes() {
+        let h = "NAXIS = 3\nCTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nCTYPE3 = 'FREQ'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\nCRPIX1 = 1.0\nCRPIX2 = 1.0\nA_ORDER = 2\nB_ORDER = 2\n";
+        assert!(matches!(
+            WcsParams::from_header(&Header::parse(h).unwrap(), None),
+            Err(Error::InconsistentAxes(_))
+        ));
+    }
+
+    #[test]
+    fn tpv_header_and_sip_precedence() {
+        let tpv = ["PV1_1 = 1.0", "PV2_1 = 1.0", "PV1_4 = 0.01"];
+        let w = distorted(("RA---TPV", "DEC--TPV"), &tpv);
+        assert_eq!(w.projection_code(), Some(ProjectionCode::Tan));
+        assert_eq!(w.params().tpv.as_ref().unwrap().lng.len(), 2);
+        assert_world(&w, TPV_WORLD);
+        // -TPV wins over SIP keywords.
+        let both: Vec<&str> = SIP.iter().chain(&tpv).copied().collect();
+        let w = distorted(("RA---TPV", "DEC--TPV"), &both);
+        assert!(w.params().sip.is_none());
+        assert_world(&w, TPV_WORLD);
+        // Radial and latitude terms, CDELT applied after the polynomial.
+        let w = distorted(
+            ("RA---TPV", "DEC--TPV"),
+            &[
+                "PV1_1 = 1.0",
+                "PV2_1 = 1.0",
+                "PV1_4 = 0.01",
+                "PV2_6 = -0.02",
+                "PV1_3 = 0.001",
+            ],
+        );
+        assert_world_inverse(
+            &w,
+            [
+                [150.02875524862122, 29.90149197876144],
+                [149.91455241650183, 29.91146752999601],
+            ],
+            [false, true],
+        );
+        // TPV terms stop at 39 (tpvset).
+        let h =
+            "CTYPE1 = 'RA---TPV'\nCTYPE2 = 'DEC--TPV'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\nPV1_40 = 1.0\n";
+        assert!(matches!(
+            WcsParams::from_header(&Header::parse(h).unwrap(), None),
+            Err(Error::PvOutOfRange { keyword, .. }) if keyword == "PV1_40"
+        ));
+    }
+
+    #[test]
+    fn scamp_pre2012_tan_becomes_tpv() {
+        // PV1_5 on TAN: TPV with PV1_1 missing (0) and no latitude terms.
+        let w = distorted(("RA---TAN", "DEC--TAN"), &["PV1_5 = 1.0"]);
+        assert_eq!(w.params().ctype[0], "RA---TPV");
+        assert_world_inverse(
+            &w,
+            [
+                [147.17299135548728, 29.969797264044537],
+                [152.2565607619876, 29.98075711780056],
+            ],
+            [false, false],
+        );
+        // ... and its SIP keywords are ignored.
+        let scamp: Vec<&str> = SIP
+            .iter()
+            .chain(&["PV1_1 = 1.0", "PV2_1 = 1.0", "PV1_4 = 0.01", "PV2_5 = 0.0"])
+            .copied()
+            .collect();
+        let w = distorted(("RA---TAN", "DEC--TAN"), &scamp);
+        assert!(w.params().sip.is_none() && w.params().tpv.is_some());
+        assert_world(&w, TPV_WORLD);
+        // With -TAN-SIP the SCAMP PVs go instead.
+        let scamp: Vec<&str> = SIP
+            .iter()
+            .chain(&["PV1_1 = 1.0", "PV1_5 = 0.01", "PV2_1 = 1.0"])
+            .copied()
+            .collect();
+        let w = distorted(("RA---TAN-SIP", "DEC--TAN-SIP"), &scamp);
+        assert!(w.params().sip.is_some() && w.params().tpv.is_none());
+        assert_world(&w, SIP_WORLD);
+    }
+
+    #[test]
+    fn latitude_first_distortions() {
+        // CTYPE1 = DEC, CTYPE2 = RA: astropy's pixel (p1, p2) is our (x, y) = (p2, p1), and
+        // WCSLIB's TPV axis map is fixed to axes 1 and 2 (see distortion::tpv).
+        let h = |code: &str, extra: &str| {
+            format!(
+                "NAXIS = 2\nCTYPE2 = 'RA---{code}'\nCTYPE1 = 'DEC--{code}'\nCRPIX1 = 50.5\nCRPIX2 = 40.5\nCRVAL2 = 150.0\nCRVAL1 = 30.0\nCD2_2 = -0.001\nCD1_1 = 0.001\nCD1_2 = 0.0002\n{extra}"
+            )
+        };
+        let check = |w: crate::wcs::Wcs, want: [[f64; 2]; 2]| {
+            for ((p1, p2), w_axis) in [(0.0, 0.0), (99.0, 10.0)].into_iter().zip(want) {
+                let (lon, lat) = w.pixel_to_world(p2, p1).unwrap();
+                assert!(
+                    (lon - w_axis[1]).abs() < 1e-12 && (lat - w_axis[0]).abs() < 1e-12,
+                    "({p1}, {p2}) -> ({lat}, {lon}), astropy {w_axis:?}"
+                );
+                let (x, y) = w.world_to_pixel(lon, lat).unwrap();
+                assert!((x - p2).abs() < 1e-9 && (y - p1).abs() < 1e-9);
+                let nd = w.pixel_to_world_nd(&[p1, p2]).unwrap();
+                assert_eq!((nd[0], nd[1]), (lat, lon));
+                let back = w.world_to_pixel_nd(&[lat, lon]).unwrap();
+                assert_eq!((back[0], back[1]), (y, x));
+            }
+        };
+        let tpv =
+            "PV2_1 = 1.0\nPV1_1 = 1.0\nPV2_4 = 0.3\nPV1_6 = -0.2\nPV2_2 = 0.03\nPV1_3 = 0.01\n";
+        check(
+            crate::wcs::Wcs::from_header_str(&h("TPV", tpv)).unwrap(),
+            [
+                [30.03952242948107, 149.93620445719023],
+                [30.029635988263863, 150.0520408974455],
+            ],
+        );
+        check(
+            crate::wcs::Wcs::from_header_str(&h("TAN", &(SIP.join("\n") + "\n"))).unwrap(),
+            [
+                [29.943110424757478, 150.04562054535162],
+                [30.044116615188965, 150.03409891955073],
+            ],
+        );
     }
 
     #[test]

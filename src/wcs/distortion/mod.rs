@@ -1,0 +1,272 @@
+//! Distortions of the celestial pixel ↔ intermediate step: SIP and TPV, as astropy applies them.
+//!
+//! ```text
+//! pixel ──SIP (astropy, prior; 1-based focal plane)──▶ foc
+//!       ──CRPIX, PC──▶ t ──TPV (WCSLIB dis.c, sequent)──▶ t' ──CDELT──▶ intermediate (x, y)
+//! ```
+//!
+//! and back: WCSLIB's `disx2p` iteration for TPV, then astropy's fixed-point iteration for SIP.
+//! Without distortion none of this runs: [`crate::wcs::CelestialTransform`] keeps the plain
+//! linear step and checks once per point whether a [`Distortion`] is attached.
+//!
+//! Header handling follows astropy (`WCS.__init__`, `_fix_pre2012_scamp_tpv`, `_read_sip_kw`,
+//! `_fix_scamp`):
+//!
+//! * SIP keywords (`A_ORDER > 1` ...) are applied with or without `-SIP` in CTYPE;
+//! * `CTYPE = 'xxxx-TPV'` makes the `PVi_m` of both celestial axes TPV coefficients and the
+//!   projection TAN;
+//! * a pre-2012 SCAMP header (`CTYPE1`/`CTYPE2` ending in `-TAN` with some `PV1_j`/`PV2_j`,
+//!   j ≥ 5) is read as TPV, and its SIP keywords are ignored ([`scamp_pre2012`]);
+//! * with `-TPV` CTYPEs any SIP is dropped; with `-TAN-SIP` CTYPEs and SCAMP `PVi_j` (j ≥ 5)
+//!   the PV keywords are dropped instead ([`scamp_pv_with_sip`]).
+//!
+//! ```
+//! use reproject::wcs::Wcs;
+//! let h = "CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nCRPIX1 = 50.0\nCRPIX2 = 50.0\n\
+//!          CRVAL1 = 10.0\nCRVAL2 = 20.0\nCD1_1 = -1E-4\nCD2_2 = 1E-4\n\
+//!          A_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\nB_0_2 = -1E-5\n";
+//! let wcs = Wcs::from_header_str(h).unwrap();
+//! assert!(wcs.has_distortion());
+//! let (ra, dec) = wcs.pixel_to_world(10.0, 80.0).unwrap();
+//! let (x, y) = wcs.world_to_pixel(ra, dec).unwrap();
+//! assert!((x - 10.0).abs() < 1e-9 && (y - 80.0).abs() < 1e-9);
+//! ```
+
+pub mod sip;
+pub mod tpv;
+
+use crate::error::Result;
+use crate::wcs::header::Header;
+use crate::wcs::linear::{Linear2, SequentLinear2};
+
+pub use sip::{Sip, SipInversion, SipParams, SipPolynomial, SipSolution};
+pub use tpv::{Tpv, TpvParams};
+
+/// The distortions of a celestial axis pair, ready to evaluate.
+///
+/// Public coordinates are in the order of the celestial axes (longitude, latitude), like
+/// [`crate::wcs::CelestialTransform`]; internally SIP and TPV work in FITS axis order.
+#[derive(Debug, Clone)]
+pub struct Distortion {
+    /// The latitude axis precedes the longitude axis in the header.
+    lat_first: bool,
+    sip: Option<Sip>,
+    tpv: Option<(SequentLinear2, Tpv)>,
+    inversion: SipInversion,
+}
+
+impl Distortion {
+    /// Builds the distortion stage of a celestial pair. `sip` is in FITS axis order; `tpv` is
+    /// the sequent linear step in FITS axis order with its polynomials. `None` if neither is
+    /// present (or SIP has no forward polynomials).
+    pub fn new(
+        lat_first: bool,
+        sip: Option<Sip>,
+        tpv: Option<(SequentLinear2, Tpv)>,
+    ) -> Option<Distortion> {
+        let sip = sip.filter(Sip::is_active);
+        (sip.is_some() || tpv.is_some()).then_some(Distortion {
+            lat_first,
+            sip,
+            tpv,
+            inversion: SipInversion::default(),
+        })
+    }
+
+    /// The SIP stage, if any.
+    pub fn sip(&self) -> Option<&Sip> {
+        self.sip.as_ref()
+    }
+
+    /// The TPV stage (its linear step and polynomials), if any.
+    pub fn tpv(&self) -> Option<&(SequentLinear2, Tpv)> {
+        self.tpv.as_ref()
+    }
+
+    /// How world → pixel inverts SIP (default: astropy's iteration, tolerance 1e-12 px).
+    pub fn sip_inversion(&self) -> &SipInversion {
+        &self.inversion
+    }
+
+    /// Replaces the SIP inversion settings.
+    pub fn set_sip_inversion(&mut self, how: SipInversion) {
+        self.inversion = how;
+    }
+
+    #[inline(always)]
+    fn order(&self, a: f64, b: f64) -> (f64, f64) {
+        if self.lat_first {
+            (b, a)
+        } else {
+            (a, b)
+        }
+    }
+
+    /// 0-based pixel (lng, lat order) → 0-based focal-plane coordinates (pixel after SIP).
+    pub fn pix_to_foc(&self, x: f64, y: f64) -> (f64, f64) {
+        match &self.sip {
+            None => (x, y),
+            Some(sip) => {
+                let (p0, p1) = self.order(x, y);
+                let (f0, f1) = sip.pix_to_foc(p0, p1);
+                self.order(f0, f1)
+            }
+        }
+    }
+
+    /// 0-based pixel → intermediate coordinates (lng, lat order), `linear` being the affine
+    /// step used when there is no TPV.
+    #[inline(never)]
+    pub fn pix_to_img(&self, linear: &Linear2, x: f64, y: f64) -> (f64, f64) {
+        let (p0, p1) = self.order(x + 1.0, y + 1.0);
+        let (f0, f1) = match &self.sip {
+            None => (p0, p1),
+            Some(sip) => sip.pix1_to_foc1(p0, p1),
+        };
+        match &self.tpv {
+            None => {
+                let (a, b) = self.order(f0, f1);
+                linear.pix1_to_img(a, b)
+            }
+            Some((lin, tpv)) => {
+                let (t0, t1) = lin.pix1_to_pc(f0, f1);
+                let (d0, d1) = tpv.distort(t0, t1);
+                let (u0, u1) = lin.scale(d0, d1);
+                self.order(u0, u1)
+            }
+        }
+    }
+
+    /// Intermediate coordinates (lng, lat order) → 0-based pixel, or `None` where the TPV
+    /// inverse does not converge or the result is not finite. For SIP this is astropy's
+    /// `best_solution` (see [`Sip::invert`]), whether or not the iteration converged.
+    #[inline(never)]
+    pub fn img_to_pix(&self, linear: &Linear2, u: f64, v: f64) -> Option<(f64, f64)> {
+        let (x0, x1) = match &self.tpv {
+            None => {
+                let (a, b) = linear.img_to_pix(u, v);
+                self.order(a, b)
+            }
+            Some((lin, tpv)) => {
+                let (w0, w1) = self.order(u, v);
+                let (d0, d1) = lin.unscale(w0, w1);
+                let (t0, t1) = tpv.undistort(d0, d1)?;
+                let (p0, p1) = lin.pc_to_pix1(t0, t1);
+                (p0 - 1.0, p1 - 1.0)
+            }
+        };
+        let (x, y) = match &self.sip {
+            None => (x0, x1),
+            Some(sip) => {
+                if !(x0.is_finite() && x1.is_finite()) {
+                    return None;
+                }
+                let s = sip.invert(x0, x1, &self.inversion);
+                (s.x, s.y)
+            }
+        };
+        let (x, y) = self.order(x, y);
+        (x.is_finite() && y.is_finite()).then_some((x, y))
+    }
+}
+
+/// astropy's `_fix_pre2012_scamp_tpv`: whether the primary `CTYPE1` and `CTYPE2` both end in
+/// `-TAN` and `PV1_j` or `PV2_j` with j ≥ 5 is present, in which case astropy reads the header
+/// as TPV (`-TAN` → `-TPV`) and drops its SIP keywords.
+///
+/// ```
+/// use reproject::wcs::{distortion::scamp_pre2012, header::Header};
+/// let h = Header::parse("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nPV2_7 = 0.0\n").unwrap();
+/// assert!(scamp_pre2012(&h).unwrap());
+/// let h = Header::parse("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nPV2_4 = 0.0\n").unwrap();
+/// assert!(!scamp_pre2012(&h).unwrap());
+/// ```
+pub fn scamp_pre2012(header: &Header) -> Result<bool> {
+    for i in 1..=2 {
+        let ctype = header.string(&format!("CTYPE{i}"))?.unwrap_or_default();
+        if !ctype.trim().ends_with("-TAN") {
+            return Ok(false);
+        }
+    }
+    Ok(header.keywords().any(|k| {
+        ["PV1_", "PV2_"].iter().any(|prefix| {
+            k.strip_prefix(prefix).is_some_and(|m| {
+                !m.is_empty()
+                    && m.bytes().all(|b| b.is_ascii_digit())
+                    && m.parse::<u64>().map_or(true, |m| m >= 5)
+            })
+        })
+    }))
+}
+
+/// The CTYPE astropy writes for a pre-2012 SCAMP axis: upper case, `-TAN` → `-TPV`.
+pub fn scamp_ctype(ctype: &str) -> String {
+    ctype.trim().to_uppercase().replace("-TAN", "-TPV")
+}
+
+/// astropy's `_fix_scamp`, second rule: with SIP present, whether some axis whose CTYPE
+/// contains `-TAN` carries `PVi_j` with j ≥ 5 while every CTYPE ends in `-SIP`; astropy then
+/// removes all PV keywords. `pv` lists (0-based axis, m) of the `PVi_m` keywords.
+pub fn scamp_pv_with_sip(ctype: &[String], pv: &[(usize, usize)]) -> bool {
+    let upper: Vec<String> = ctype.iter().map(|c| c.trim().to_uppercase()).collect();
+    let scamp = pv.iter().any(|&(i, _)| {
+        let max_m = pv.iter().filter(|(a, _)| *a == i).map(|(_, m)| *m).max();
+        upper.get(i).is_some_and(|c| c.contains("-TAN")) && max_m.is_some_and(|m| m >= 5)
+    });
+    scamp && upper.iter().all(|c| c.ends_with("-SIP"))
+}
+
+/// astropy's `_fix_scamp`, first rule: SIP is dropped when exactly two CTYPEs end in `-TPV`.
+pub fn tpv_overrides_sip(ctype: &[String]) -> bool {
+    ctype
+        .iter()
+        .filter(|c| c.trim().to_uppercase().ends_with("-TPV"))
+        .count()
+        == 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn scamp_conversion_rules() {
+        let h = |t: &str| Header::parse(t).unwrap();
+        assert!(scamp_pre2012(&h(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nPV1_5 = 1.0\n"
+        ))
+        .unwrap());
+        assert!(scamp_pre2012(&h(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nPV2_12 = 1.0\n"
+        ))
+        .unwrap());
+        // -TAN-SIP is not pre-2012 SCAMP; nor is an alternate description's PV.
+        assert!(!scamp_pre2012(&h(
+            "CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nPV1_5 = 1.0\n"
+        ))
+        .unwrap());
+        assert!(!scamp_pre2012(&h(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nPV1_5A = 1.0\n"
+        ))
+        .unwrap());
+        assert!(!scamp_pre2012(&h(
+            "CTYPE1 = 'RA---SIN'\nCTYPE2 = 'DEC--SIN'\nPV1_5 = 1.0\n"
+        ))
+        .unwrap());
+        assert_eq!(scamp_ctype("ra---tan"), "RA---TPV");
+
+        let sip = strings(&["RA---TAN-SIP", "DEC--TAN-SIP"]);
+        assert!(scamp_pv_with_sip(&sip, &[(0, 1), (0, 5)]));
+        assert!(!scamp_pv_with_sip(&sip, &[(0, 1), (1, 4)]));
+        assert!(!scamp_pv_with_sip(
+            &strings(&["RA---TAN-SIP", "DEC--TAN"]),
+            &[(0, 5)]
+        ));
+        assert!(tpv_overrides_sip(&strings(&["RA---TPV", "DEC--TPV"])));
+        assert!(!tpv_overrides_sip(&sip));
+    }
+}

@@ -1,0 +1,494 @@
+//! SIP (Simple Imaging Polynomial) distortion, as astropy implements it: its own code applied
+//! to the pixel coordinates *before* WCSLIB sees them (astropy `wcs/src/sip.c`,
+//! `wcs/src/pipeline.c`, `WCS._read_sip_kw` and `WCS._all_world2pix`), not WCSLIB's `sipset`.
+//!
+//! Forward, with 1-based pixel `p` and `(u, v) = p − CRPIX`:
+//!
+//! ```text
+//! foc = (p1 + A(u, v), p2 + B(u, v)),   A(u, v) = Σ_{p+q ≤ A_ORDER} A_p_q u^p v^q
+//! ```
+//!
+//! evaluated by the Horner scheme of `sip.c` (in v, then in u), including whatever constant and
+//! linear terms the header gives. The focal-plane point then goes through the ordinary linear
+//! step (`foc − CRPIX`, PC/CD).
+//!
+//! Inverse: WCSLIB's inverse without SIP gives `x'`; astropy then iterates
+//! `x_{k+1} = x_k − (foc(x_k) − x')` with divergence detection ([`Sip::invert`]). `AP`/`BP` are
+//! not used by astropy there; they are kept, and can serve as the starting guess
+//! ([`SipInversion::ap_bp_guess`]).
+//!
+//! ```
+//! use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+//! let mut a = SipPolynomial::zeros(2);
+//! a.coeffs[2][0] = 1e-4; // A_2_0
+//! let params = SipParams {
+//!     crpix: [50.0, 50.0],
+//!     ab: Some((a, SipPolynomial::zeros(2))),
+//!     apbp: None,
+//! };
+//! let sip = Sip::new(&params).unwrap();
+//! let (fx, fy) = sip.pix_to_foc(59.0, 49.0); // 0-based; u = 10, v = 0
+//! assert!((fx - 59.01).abs() < 1e-12 && fy == 49.0);
+//! let back = sip.invert(fx, fy, &Default::default());
+//! assert!(back.converged && (back.x - 59.0).abs() < 1e-9);
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::wcs::header::Header;
+
+/// The highest SIP order read. astropy's SIP keyword pattern (`[AB]P?_1?[0-9]_1?[0-9]`) covers
+/// indices up to 19; a higher `A_ORDER` is refused rather than read term by term.
+pub const MAX_SIP_ORDER: usize = 19;
+
+/// Tolerance (pixels) of the world → pixel iteration. astropy's default is 1e-4 px; the test
+/// vectors and this crate use 1e-12 px, which costs a few iterations and gains five digits.
+pub const SIP_TOLERANCE: f64 = 1e-12;
+
+/// Iteration limit of the world → pixel iteration (astropy's default is 20; the vectors use 100).
+pub const SIP_MAX_ITER: usize = 100;
+
+/// One SIP polynomial: `coeffs[p][q]` multiplies `u^p v^q`. Terms with `p + q > order` are
+/// ignored, as in `sip.c`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SipPolynomial {
+    /// The order (`A_ORDER`, ...).
+    pub order: usize,
+    /// `(order + 1) × (order + 1)` coefficients, `coeffs[p][q]`.
+    pub coeffs: Vec<Vec<f64>>,
+}
+
+impl SipPolynomial {
+    /// A polynomial of the given order with all coefficients 0.
+    pub fn zeros(order: usize) -> SipPolynomial {
+        SipPolynomial {
+            order,
+            coeffs: vec![vec![0.0; order + 1]; order + 1],
+        }
+    }
+
+    fn check(&self, name: &str) -> Result<()> {
+        let n = self.order + 1;
+        if self.order > MAX_SIP_ORDER
+            || self.coeffs.len() != n
+            || self.coeffs.iter().any(|row| row.len() != n)
+        {
+            return Err(Error::InvalidValue {
+                keyword: format!("{name}_ORDER"),
+                reason: format!(
+                    "a SIP polynomial of order {} (at most {MAX_SIP_ORDER}) needs {n}x{n} coefficients",
+                    self.order
+                ),
+            });
+        }
+        if self.coeffs.iter().flatten().any(|c| !c.is_finite()) {
+            return Err(Error::InvalidValue {
+                keyword: format!("{name}_p_q"),
+                reason: "not a finite number".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The SIP parameters of a header (astropy's `Sip` object).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SipParams {
+    /// The SIP reference point, 1-based: the header's `CRPIX1`/`CRPIX2`.
+    pub crpix: [f64; 2],
+    /// The forward polynomials (A, B), pixel → focal plane; `None` when `A_ORDER` is absent or
+    /// not above 1, or `B_ORDER` is not above 1 (astropy then ignores SIP).
+    pub ab: Option<(SipPolynomial, SipPolynomial)>,
+    /// The reverse polynomials (AP, BP), an approximate focal plane → pixel map.
+    pub apbp: Option<(SipPolynomial, SipPolynomial)>,
+}
+
+impl SipParams {
+    /// Reads the SIP keywords as astropy's `WCS._read_sip_kw` does. The SIP keywords have no
+    /// alternate-WCS letter; the reference point is `CRPIX1<alt>`/`CRPIX2<alt>`.
+    ///
+    /// * `A_ORDER > 1` enables A and B (`B_ORDER` must then be present; `B_ORDER ≤ 1` disables
+    ///   both); every `A_p_q` with `p + q ≤ A_ORDER` is read, constant and linear terms
+    ///   included; missing ones are 0.
+    /// * `B_ORDER > 1` without `A_ORDER > 1` is an error; likewise for AP/BP.
+    /// * `None` when neither pair is present.
+    pub fn from_header(header: &Header, alt: &str) -> Result<Option<SipParams>> {
+        let ab = read_pair(header, "A", "B")?;
+        let apbp = read_pair(header, "AP", "BP")?;
+        if ab.is_none() && apbp.is_none() {
+            return Ok(None);
+        }
+        let mut crpix = [0.0; 2];
+        for (i, c) in crpix.iter_mut().enumerate() {
+            let key = format!("CRPIX{}{alt}", i + 1);
+            *c = header
+                .float(&key)?
+                .ok_or_else(|| Error::MissingKeyword(format!("{key} (needed by SIP)")))?;
+        }
+        Ok(Some(SipParams { crpix, ab, apbp }))
+    }
+}
+
+/// Reads one pair of polynomials (`A`/`B` or `AP`/`BP`).
+fn read_pair(header: &Header, a: &str, b: &str) -> Result<Option<(SipPolynomial, SipPolynomial)>> {
+    let a_key = format!("{a}_ORDER");
+    let b_key = format!("{b}_ORDER");
+    let a_order = header.float(&a_key)?;
+    let b_order = header.float(&b_key)?;
+    match a_order {
+        Some(ao) if ao > 1.0 => {
+            let bo = b_order.ok_or_else(|| {
+                Error::MissingKeyword(format!("{b_key} (required with {a_key} > 1)"))
+            })?;
+            let pa = read_polynomial(header, a, ao)?;
+            // astropy: `int(B_ORDER) > 1`, else both polynomials are dropped.
+            if bo.trunc() > 1.0 {
+                Ok(Some((pa, read_polynomial(header, b, bo)?)))
+            } else {
+                Ok(None)
+            }
+        }
+        _ => match b_order {
+            Some(bo) if bo > 1.0 => Err(Error::InvalidValue {
+                keyword: b_key,
+                reason: format!("given without a corresponding {a_key} above 1"),
+            }),
+            _ => Ok(None),
+        },
+    }
+}
+
+fn read_polynomial(header: &Header, name: &str, order: f64) -> Result<SipPolynomial> {
+    let order_key = format!("{name}_ORDER");
+    if order.trunc() > MAX_SIP_ORDER as f64 {
+        return Err(Error::InvalidValue {
+            keyword: order_key,
+            reason: format!("SIP orders above {MAX_SIP_ORDER} are not supported"),
+        });
+    }
+    let m = order.trunc() as usize;
+    let mut poly = SipPolynomial::zeros(m);
+    for p in 0..=m {
+        for q in 0..=(m - p) {
+            if let Some(v) = header.float(&format!("{name}_{p}_{q}"))? {
+                poly.coeffs[p][q] = v;
+            }
+        }
+    }
+    Ok(poly)
+}
+
+/// A polynomial flattened for evaluation: `c[p * (m + 1) + q]`.
+#[derive(Debug, Clone)]
+struct Poly {
+    m: usize,
+    c: Vec<f64>,
+}
+
+impl Poly {
+    fn new(p: &SipPolynomial) -> Poly {
+        Poly {
+            m: p.order,
+            c: p.coeffs.iter().flatten().copied().collect(),
+        }
+    }
+
+    /// `sip.c` `sip_compute`: for each power of u (high to low) a Horner sum in v, then a Horner
+    /// sum in u over those.
+    #[inline]
+    fn eval(&self, x: f64, y: f64) -> f64 {
+        let m = self.m;
+        let n = m + 1;
+        // tmp[j] = Σ_{k ≤ j} a[m−j][k] y^k, by Horner from k = j down to 0.
+        let row = |j: usize| {
+            let base = (m - j) * n;
+            let mut t = self.c[base + j];
+            for k in (0..j).rev() {
+                t = y * t + self.c[base + k];
+            }
+            t
+        };
+        let mut sum = row(0);
+        for j in 1..=m {
+            sum = x * sum + row(j);
+        }
+        sum
+    }
+}
+
+/// How [`Sip::invert`] iterates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SipInversion {
+    /// Stop when the focal-plane residual is below this (pixels).
+    pub tolerance: f64,
+    /// Iteration limit (astropy's `maxiter`).
+    pub max_iter: usize,
+    /// Start from the AP/BP polynomial instead of the undistorted solution (astropy always
+    /// starts from the undistorted solution; ignored when the header has no AP/BP).
+    pub ap_bp_guess: bool,
+}
+
+impl Default for SipInversion {
+    fn default() -> Self {
+        SipInversion {
+            tolerance: SIP_TOLERANCE,
+            max_iter: SIP_MAX_ITER,
+            ap_bp_guess: false,
+        }
+    }
+}
+
+/// The result of [`Sip::invert`]: astropy's `best_solution`, with how it ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SipSolution {
+    /// Pixel x, 0-based.
+    pub x: f64,
+    /// Pixel y, 0-based.
+    pub y: f64,
+    /// The residual fell below the tolerance.
+    pub converged: bool,
+    /// The residual grew (astropy's divergence detection); `x`, `y` are the last point before.
+    pub diverged: bool,
+    /// Iterations done (astropy's `niter`).
+    pub iterations: usize,
+}
+
+/// SIP ready to evaluate. Coordinates are in FITS axis order (x = axis 1, y = axis 2).
+#[derive(Debug, Clone)]
+pub struct Sip {
+    crpix: [f64; 2],
+    forward: Option<(Poly, Poly)>,
+    reverse: Option<(Poly, Poly)>,
+}
+
+impl Sip {
+    /// Builds it from its parameters, checking their shapes.
+    pub fn new(params: &SipParams) -> Result<Sip> {
+        if !params.crpix.iter().all(|c| c.is_finite()) {
+            return Err(Error::InvalidValue {
+                keyword: "CRPIX (SIP)".into(),
+                reason: "not a finite number".into(),
+            });
+        }
+        let build = |pair: &Option<(SipPolynomial, SipPolynomial)>, a: &str, b: &str| {
+            pair.as_ref()
+                .map(|(pa, pb)| -> Result<(Poly, Poly)> {
+                    pa.check(a)?;
+                    pb.check(b)?;
+                    Ok((Poly::new(pa), Poly::new(pb)))
+                })
+                .transpose()
+        };
+        Ok(Sip {
+            crpix: params.crpix,
+            forward: build(&params.ab, "A", "B")?,
+            reverse: build(&params.apbp, "AP", "BP")?,
+        })
+    }
+
+    /// Whether the forward polynomials are present (otherwise SIP changes nothing).
+    pub fn is_active(&self) -> bool {
+        self.forward.is_some()
+    }
+
+    /// The SIP reference point (1-based).
+    pub fn crpix(&self) -> [f64; 2] {
+        self.crpix
+    }
+
+    /// 1-based pixel → 1-based focal plane (astropy `pipeline_pix2foc`: `foc = p + SIP(p − CRPIX)`).
+    #[inline]
+    pub fn pix1_to_foc1(&self, p1: f64, p2: f64) -> (f64, f64) {
+        match &self.forward {
+            None => (p1, p2),
+            Some((a, b)) => {
+                let u = p1 - self.crpix[0];
+                let v = p2 - self.crpix[1];
+                (p1 + a.eval(u, v), p2 + b.eval(u, v))
+            }
+        }
+    }
+
+    /// 0-based pixel → 0-based focal plane (astropy `WCS.pix2foc(..., 0)`).
+    #[inline]
+    pub fn pix_to_foc(&self, x: f64, y: f64) -> (f64, f64) {
+        let (f1, f2) = self.pix1_to_foc1(x + 1.0, y + 1.0);
+        (f1 - 1.0, f2 - 1.0)
+    }
+
+    /// 0-based focal plane → 0-based pixel by the AP/BP polynomials (astropy `WCS.foc2pix`, an
+    /// approximation); `None` without AP/BP.
+    pub fn foc_to_pix_approx(&self, x: f64, y: f64) -> Option<(f64, f64)> {
+        let (ap, bp) = self.reverse.as_ref()?;
+        let (f1, f2) = (x + 1.0, y + 1.0);
+        let u = f1 - self.crpix[0];
+        let v = f2 - self.crpix[1];
+        Some(((f1 + ap.eval(u, v)) - 1.0, (f2 + bp.eval(u, v)) - 1.0))
+    }
+
+    /// Solves `pix_to_foc(x, y) = (fx, fy)` (0-based) by astropy's fixed-point iteration
+    /// (`WCS._all_world2pix` with `detect_divergence=True`, one point at a time, which is what
+    /// astropy computes for each point of a batch too):
+    ///
+    /// `x_{k+1} = x_k − (foc(x_k) − x')`, stopping when `|Δ|² < tolerance²`, after `max_iter`
+    /// steps, or when `|Δ|²` stops decreasing (divergence: the last point is kept, as astropy's
+    /// `best_solution`).
+    pub fn invert(&self, fx: f64, fy: f64, how: &SipInversion) -> SipSolution {
+        let (mut x, mut y) = (fx, fy);
+        if !self.is_active() {
+            return SipSolution {
+                x,
+                y,
+                converged: true,
+                diverged: false,
+                iterations: 0,
+            };
+        }
+        if how.ap_bp_guess {
+            if let Some((gx, gy)) = self.foc_to_pix_approx(fx, fy) {
+                (x, y) = (gx, gy);
+            }
+        }
+        let tol2 = how.tolerance * how.tolerance;
+        let (f0, f1) = self.pix_to_foc(x, y);
+        let (mut dx, mut dy) = (f0 - fx, f1 - fy);
+        x -= dx;
+        y -= dy;
+        let mut dn = dx * dx + dy * dy;
+        let mut dn_prev = dn;
+        let mut k = 1;
+        let mut diverged = false;
+        while dn >= tol2 && k < how.max_iter {
+            let (f0, f1) = self.pix_to_foc(x, y);
+            (dx, dy) = (f0 - fx, f1 - fy);
+            dn = dx * dx + dy * dy;
+            if dn >= dn_prev && dn >= tol2 {
+                diverged = true;
+                k += 1;
+                break;
+            }
+            dn_prev = dn;
+            x -= dx;
+            y -= dy;
+            k += 1;
+        }
+        SipSolution {
+            x,
+            y,
+            converged: dn < tol2,
+            diverged,
+            iterations: k,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(text: &str) -> Header {
+        Header::parse(text).unwrap()
+    }
+
+    const BASE: &str = "CRPIX1 = 10.0\nCRPIX2 = 20.0\n";
+
+    #[test]
+    fn order_one_is_ignored() {
+        let h = header(&format!(
+            "{BASE}A_ORDER = 1\nB_ORDER = 1\nA_1_0 = 0.5\nB_0_1 = 0.5\n"
+        ));
+        assert_eq!(SipParams::from_header(&h, "").unwrap(), None);
+        // B_ORDER <= 1 drops A as well.
+        let h = header(&format!("{BASE}A_ORDER = 2\nB_ORDER = 1\nA_2_0 = 0.5\n"));
+        assert_eq!(SipParams::from_header(&h, "").unwrap(), None);
+    }
+
+    #[test]
+    fn constant_and_linear_terms_are_used() {
+        let h = header(&format!(
+            "{BASE}A_ORDER = 2\nB_ORDER = 2\nA_0_0 = 0.25\nA_1_0 = 0.5\nB_0_1 = -0.5\nB_2_0 = 0.125\nA_3_0 = 9.0\n"
+        ));
+        let p = SipParams::from_header(&h, "").unwrap().unwrap();
+        let (a, b) = p.ab.as_ref().unwrap();
+        assert_eq!(a.coeffs[0][0], 0.25);
+        assert_eq!(a.coeffs[1][0], 0.5);
+        assert_eq!(b.coeffs[0][1], -0.5);
+        assert_eq!(b.coeffs[2][0], 0.125);
+        let sip = Sip::new(&p).unwrap();
+        // 0-based (11, 19) is u = 2, v = 0.
+        let (fx, fy) = sip.pix_to_foc(11.0, 19.0);
+        assert_eq!(fx, 11.0 + 0.25 + 0.5 * 2.0);
+        assert_eq!(fy, 19.0 + 0.125 * 4.0);
+        // A_3_0 is beyond A_ORDER and not read.
+        assert_eq!(a.coeffs.len(), 3);
+    }
+
+    #[test]
+    fn sip_keyword_errors() {
+        let e = SipParams::from_header(&header(&format!("{BASE}A_ORDER = 2\n")), "");
+        assert!(matches!(e, Err(Error::MissingKeyword(_))));
+        let e = SipParams::from_header(&header(&format!("{BASE}B_ORDER = 3\n")), "");
+        assert!(matches!(e, Err(Error::InvalidValue { keyword, .. }) if keyword == "B_ORDER"));
+        let e = SipParams::from_header(&header("A_ORDER = 2\nB_ORDER = 2\nCRPIX1 = 1.0\n"), "");
+        assert!(matches!(e, Err(Error::MissingKeyword(_))));
+        let e = SipParams::from_header(&header(&format!("{BASE}A_ORDER = 25\nB_ORDER = 2\n")), "");
+        assert!(matches!(e, Err(Error::InvalidValue { .. })));
+    }
+
+    #[test]
+    fn only_reverse_polynomials_do_nothing() {
+        let h = header(&format!(
+            "{BASE}AP_ORDER = 2\nBP_ORDER = 2\nAP_2_0 = 0.001\n"
+        ));
+        let p = SipParams::from_header(&h, "").unwrap().unwrap();
+        assert!(p.ab.is_none() && p.apbp.is_some());
+        let sip = Sip::new(&p).unwrap();
+        assert!(!sip.is_active());
+        assert_eq!(sip.pix_to_foc(3.0, 4.0), (3.0, 4.0));
+        let (x, _) = sip.foc_to_pix_approx(11.0, 19.0).unwrap();
+        assert_eq!(x, (12.0 + 0.001 * 4.0) - 1.0);
+    }
+
+    #[test]
+    fn horner_matches_the_direct_sum() {
+        let mut a = SipPolynomial::zeros(4);
+        let mut k = 1.0;
+        for p in 0..=4 {
+            for q in 0..=(4 - p) {
+                a.coeffs[p][q] = k * 1e-3;
+                k += 1.0;
+            }
+        }
+        let poly = Poly::new(&a);
+        let (x, y): (f64, f64) = (1.7, -2.3);
+        let mut direct = 0.0;
+        for p in 0..=4 {
+            for q in 0..=(4 - p) {
+                direct += a.coeffs[p][q] * x.powi(p as i32) * y.powi(q as i32);
+            }
+        }
+        assert!((poly.eval(x, y) - direct).abs() < 1e-14);
+    }
+
+    #[test]
+    fn inversion_converges_and_detects_divergence() {
+        let mut a = SipPolynomial::zeros(2);
+        a.coeffs[2][0] = 1e-3;
+        let mut b = SipPolynomial::zeros(2);
+        b.coeffs[1][1] = -2e-3;
+        let p = SipParams {
+            crpix: [0.0, 0.0],
+            ab: Some((a, b)),
+            apbp: None,
+        };
+        let sip = Sip::new(&p).unwrap();
+        let (fx, fy) = sip.pix_to_foc(30.0, -40.0);
+        let s = sip.invert(fx, fy, &SipInversion::default());
+        assert!(s.converged && !s.diverged);
+        assert!((s.x - 30.0).abs() < 1e-10 && (s.y + 40.0).abs() < 1e-10);
+        // Far away the fixed point is repelling: divergence is detected, not looped on.
+        let s = sip.invert(5000.0, 5000.0, &SipInversion::default());
+        assert!(s.diverged && !s.converged && s.iterations < 10);
+    }
+}

@@ -1,0 +1,371 @@
+//! TPV distortion, as WCSLIB implements it (`dis.c`: `tpvset`, the `tpd1`..`tpd7` polynomials,
+//! `disx2p`; `wcs.c` `wcsset` for the translation of `CTYPE = '-TPV'`).
+//!
+//! TPV is a *sequent* distortion: it acts on the intermediate coordinates after PC (or CD) and
+//! before CDELT. Each celestial axis has its own polynomial, whose coefficients are the `PVi_m`
+//! of that axis (m = 0..39; missing ones are 0, `PVi_1` included). WCSLIB's axis map is fixed:
+//! the longitude polynomial is evaluated on (x₁, x₂) and the latitude polynomial on (x₂, x₁),
+//! x₁ and x₂ being the first and second celestial axes in header order. For the usual
+//! longitude-first header that is (ξ, η) and (η, ξ):
+//!
+//! ```text
+//! ξ' = Σ_k PV1_k T_k(ξ, η),   η' = Σ_k PV2_k T_k(η, ξ)
+//! T: 0:1 1:x 2:y 3:r 4:x² 5:xy 6:y² 7:x³ 8:x²y 9:xy² 10:y³ 11:r³ 12..16:x⁴..y⁴
+//!    17..22:x⁵..y⁵ 23:r⁵ 24..30:x⁶..y⁶ 31..38:x⁷..y⁷ 39:r⁷         (r = √(x² + y²))
+//! ```
+//!
+//! There is no closed-form inverse: [`Tpv::undistort`] is WCSLIB's `disx2p` iteration
+//! (tolerance 1e-13, relative beyond 1; 30 iterations), and a point where it does not converge
+//! has no pixel, where astropy returns NaN.
+//!
+//! ```
+//! use reproject::wcs::distortion::tpv::{Tpv, TpvParams};
+//! // ξ' = ξ + 0.01 ξ², η' = η
+//! let params = TpvParams { lng: vec![(1, 1.0), (4, 0.01)], lat: vec![(1, 1.0)] };
+//! let tpv = Tpv::new(&params).unwrap();
+//! assert_eq!(tpv.distort(2.0, 3.0), (2.04, 3.0));
+//! let (x, y) = tpv.undistort(2.04, 3.0).unwrap();
+//! assert!((x - 2.0).abs() < 1e-13 && (y - 3.0).abs() < 1e-13);
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The highest TPV term number (`PVi_39`, the r⁷ term).
+pub const TPV_MAX_TERM: usize = 39;
+
+/// WCSLIB `disx2p` convergence tolerance.
+const TOL: f64 = 1.0e-13;
+
+/// WCSLIB `disx2p` iteration limit (`disitermax`).
+const ITERMAX: usize = 30;
+
+/// Index of the coefficient of x^n (pure powers of the axis's own coordinate), n = 0..7.
+const X_POW: [usize; 8] = [0, 1, 4, 7, 12, 17, 24, 31];
+
+/// Index of the first term of each degree, so that x^(n−b) y^b is `DEG_START[n] + b`.
+const DEG_START: [usize; 8] = [0, 1, 4, 7, 12, 17, 24, 31];
+
+/// The TPV coefficients of a header: `PVi_m` of each celestial axis, as (m, value) in header
+/// order. A term listed with value 0 still raises the polynomial degree, as in WCSLIB.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TpvParams {
+    /// `PVi_m` of the longitude axis.
+    pub lng: Vec<(usize, f64)>,
+    /// `PVi_m` of the latitude axis.
+    pub lat: Vec<(usize, f64)>,
+}
+
+/// One axis's TPV polynomial (WCSLIB's TPD form: degree and radial flag fixed by the terms
+/// present, coefficients zero-filled).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TpvPolynomial {
+    degree: usize,
+    radial: bool,
+    c: [f64; TPV_MAX_TERM + 1],
+}
+
+impl TpvPolynomial {
+    /// Builds the polynomial from (term number, coefficient) pairs (`tpvset`).
+    pub fn new(terms: &[(usize, f64)]) -> Result<TpvPolynomial> {
+        let mut c = [0.0; TPV_MAX_TERM + 1];
+        let mut nparm = 0;
+        let mut radial = false;
+        for &(k, value) in terms {
+            if k > TPV_MAX_TERM {
+                return Err(Error::PvOutOfRange {
+                    keyword: format!("PV (TPV term {k})"),
+                    reason: format!("TPV terms go up to {TPV_MAX_TERM}"),
+                });
+            }
+            if !value.is_finite() {
+                return Err(Error::InvalidValue {
+                    keyword: format!("PV (TPV term {k})"),
+                    reason: "not a finite number".into(),
+                });
+            }
+            nparm = nparm.max(k + 1);
+            radial |= matches!(k, 3 | 11 | 23 | 39);
+            c[k] = value;
+        }
+        let degree = match nparm {
+            0..=4 => 1,
+            5..=7 => 2,
+            8..=12 => 3,
+            13..=17 => 4,
+            18..=24 => 5,
+            25..=31 => 6,
+            _ => 7,
+        };
+        Ok(TpvPolynomial { degree, radial, c })
+    }
+
+    /// The polynomial degree WCSLIB evaluates (1..7).
+    pub fn degree(&self) -> usize {
+        self.degree
+    }
+
+    /// Coefficient of x^a y^b for a + b = n ≥ 2.
+    #[inline(always)]
+    fn coeff(&self, a: usize, b: usize) -> f64 {
+        self.c[DEG_START[a + b] + b]
+    }
+
+    /// `tpdN(u, v)`, with the parenthesisation of dis.c for this degree.
+    #[inline]
+    pub fn eval(&self, u: f64, v: f64) -> f64 {
+        let n = self.degree;
+        let p = &self.c;
+        // p[0] + u*(p[1] + u*(p[4] + ...))
+        let mut h = p[X_POW[n]];
+        for k in (1..n).rev() {
+            h = p[X_POW[k]] + u * h;
+        }
+        let mut d = p[0] + u * h;
+        if n == 1 {
+            d += v * p[2];
+        } else {
+            // v*(p[2] + v*(p[6] + ...))
+            let mut hv = p[DEG_START[n] + n];
+            for k in (1..n).rev() {
+                hv = p[DEG_START[k] + k] + v * hv;
+            }
+            // Mixed terms: u*(R0 + u*(R1 + u*(...)))*v, each Ra a Horner sum in v over the
+            // terms x^(a+1) y^b, b ≥ 1.
+            let row = |a: usize| {
+                let top = n - 1 - a;
+                let mut t = self.coeff(a + 1, top);
+                for b in (1..top).rev() {
+                    t = self.coeff(a + 1, b) + v * t;
+                }
+                t
+            };
+            let mut y = row(n - 2);
+            for a in (0..n - 2).rev() {
+                y = row(a) + u * y;
+            }
+            d += v * hv + u * y * v;
+        }
+        if self.radial {
+            let s = u * u + v * v;
+            let r = s.sqrt();
+            let rr = match n {
+                1 | 2 => p[3],
+                3 | 4 => p[3] + s * p[11],
+                5 | 6 => p[3] + s * (p[11] + s * p[23]),
+                _ => p[3] + s * (p[11] + s * (p[23] + s * p[39])),
+            };
+            d += r * rr;
+        }
+        d
+    }
+}
+
+/// The TPV distortion of a celestial axis pair, in FITS axis order: `poly[0]` belongs to the
+/// first of the two celestial axes, `poly[1]` to the second. As in WCSLIB (`wcsset` fills
+/// the axis maps with the fixed axis numbers 1 and 2), the longitude polynomial takes
+/// (x0, x1) and the latitude polynomial (x1, x0), whichever axis comes first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tpv {
+    poly: [TpvPolynomial; 2],
+    lat_first: bool,
+}
+
+impl Tpv {
+    /// TPV for a WCS whose longitude axis comes first (`RA---TPV`, `DEC--TPV`).
+    pub fn new(params: &TpvParams) -> Result<Tpv> {
+        Tpv::in_axis_order(params, false)
+    }
+
+    /// TPV in FITS axis order; `lat_first` when the latitude axis precedes the longitude axis.
+    pub fn in_axis_order(params: &TpvParams, lat_first: bool) -> Result<Tpv> {
+        let lng = TpvPolynomial::new(&params.lng)?;
+        let lat = TpvPolynomial::new(&params.lat)?;
+        Ok(Tpv {
+            poly: if lat_first { [lat, lng] } else { [lng, lat] },
+            lat_first,
+        })
+    }
+
+    /// The two polynomials, in axis order.
+    pub fn polynomials(&self) -> &[TpvPolynomial; 2] {
+        &self.poly
+    }
+
+    /// Distorted coordinates (WCSLIB `disp2x` for TPV, which computes them directly).
+    #[inline]
+    pub fn distort(&self, x0: f64, x1: f64) -> (f64, f64) {
+        if self.lat_first {
+            (self.poly[0].eval(x1, x0), self.poly[1].eval(x0, x1))
+        } else {
+            (self.poly[0].eval(x0, x1), self.poly[1].eval(x1, x0))
+        }
+    }
+
+    /// WCSLIB `disx2p`: the coordinates whose distortion is (d0, d1); `None` when the iteration
+    /// does not converge in 30 steps or the result is not finite.
+    pub fn undistort(&self, d0: f64, d1: f64) -> Option<(f64, f64)> {
+        let dis = [d0, d1];
+        let mut raw = dis;
+        let mut convergence = false;
+        for iter in 0..ITERMAX {
+            let dcrd0 = self.distort_arr(raw);
+            convergence = true;
+            let mut delta = [0.0; 2];
+            for j in 0..2 {
+                delta[j] = dis[j] - dcrd0[j];
+                let dd = if dis[j].abs() < 1.0 {
+                    delta[j]
+                } else {
+                    // TOL may be below the precision of the subtraction: relative tolerance.
+                    delta[j] / dis[j]
+                };
+                // (A NaN counts as converged, as in C.)
+                if TOL < dd.abs() {
+                    convergence = false;
+                }
+            }
+            if convergence {
+                break;
+            }
+            // A test point for the gradient, displacement constrained to [1e-6, 1].
+            for d in &mut delta {
+                *d /= 2.0;
+                if d.abs() < 1.0e-6 {
+                    *d = if *d < 0.0 { -1.0e-6 } else { 1.0e-6 };
+                } else if 1.0 < d.abs() {
+                    *d = if *d < 0.0 { -1.0 } else { 1.0 };
+                }
+            }
+            if iter < ITERMAX / 2 {
+                // Separable to first order: one test point for both axes.
+                let rcrd1 = [raw[0] + delta[0], raw[1] + delta[1]];
+                let dcrd1 = self.distort_arr(rcrd1);
+                for j in 0..2 {
+                    raw[j] += (dis[j] - dcrd0[j]) * (delta[j] / (dcrd1[j] - dcrd0[j]));
+                }
+            } else {
+                // Slow: the diagonal of the full gradient, one axis at a time.
+                let mut rcrd1 = raw;
+                for j in 0..2 {
+                    rcrd1[j] += delta[j];
+                    let dcrd1 = self.distort_arr(rcrd1);
+                    raw[j] += (dis[j] - dcrd0[j]) * (delta[j] / (dcrd1[j] - dcrd0[j]));
+                    rcrd1[j] -= delta[j];
+                }
+            }
+        }
+        (convergence && raw[0].is_finite() && raw[1].is_finite()).then_some((raw[0], raw[1]))
+    }
+
+    #[inline]
+    fn distort_arr(&self, x: [f64; 2]) -> [f64; 2] {
+        let (a, b) = self.distort(x[0], x[1]);
+        [a, b]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// All 40 terms evaluated one by one.
+    fn direct(c: &[f64; 40], x: f64, y: f64) -> f64 {
+        let r = (x * x + y * y).sqrt();
+        let mut sum = 0.0;
+        for (k, &ck) in c.iter().enumerate() {
+            let t = match k {
+                3 => r,
+                11 => r.powi(3),
+                23 => r.powi(5),
+                39 => r.powi(7),
+                _ => {
+                    let n = (1..8).rev().find(|&n| DEG_START[n] <= k).unwrap_or(0);
+                    let b = k - DEG_START[n];
+                    x.powi((n - b) as i32) * y.powi(b as i32)
+                }
+            };
+            sum += ck * t;
+        }
+        sum
+    }
+
+    #[test]
+    fn every_degree_matches_the_direct_sum() {
+        let (x, y) = (0.3, -0.7);
+        for top in 0..=TPV_MAX_TERM {
+            let terms: Vec<(usize, f64)> = (0..=top).map(|k| (k, 0.1 + 0.01 * k as f64)).collect();
+            let poly = TpvPolynomial::new(&terms).unwrap();
+            let mut c = [0.0; 40];
+            for &(k, v) in &terms {
+                c[k] = v;
+            }
+            let want = direct(&c, x, y);
+            assert!(
+                (poly.eval(x, y) - want).abs() < 1e-14,
+                "top term {top}, degree {}: {} vs {want}",
+                poly.degree(),
+                poly.eval(x, y)
+            );
+        }
+    }
+
+    #[test]
+    fn missing_coefficients_are_zero() {
+        // No PV1_1: the linear term is 0, not 1 (WCSLIB's dparm comes from calloc).
+        let poly = TpvPolynomial::new(&[(5, 2.0)]).unwrap();
+        assert_eq!(poly.degree(), 2);
+        assert_eq!(poly.eval(3.0, 4.0), 24.0);
+        let none = TpvPolynomial::new(&[]).unwrap();
+        assert_eq!(none.eval(3.0, 4.0), 0.0);
+        // A radial term switches r on.
+        let radial = TpvPolynomial::new(&[(3, 1.0)]).unwrap();
+        assert_eq!(radial.eval(3.0, 4.0), 5.0);
+        // A zero-valued high term still sets the degree.
+        assert_eq!(
+            TpvPolynomial::new(&[(1, 1.0), (38, 0.0)]).unwrap().degree(),
+            7
+        );
+        assert!(matches!(
+            TpvPolynomial::new(&[(40, 1.0)]),
+            Err(Error::PvOutOfRange { .. })
+        ));
+    }
+
+    #[test]
+    fn axis_map_is_fixed_to_axes_one_and_two() {
+        let params = TpvParams {
+            lng: vec![(1, 1.0), (2, 0.5)],
+            lat: vec![(1, 1.0), (2, 0.25)],
+        };
+        // Longitude first: each polynomial takes its own axis first.
+        let tpv = Tpv::new(&params).unwrap();
+        assert_eq!(tpv.distort(2.0, 4.0), (2.0 + 0.5 * 4.0, 4.0 + 0.25 * 2.0));
+        // Latitude first (x0 = lat, x1 = lng): longitude still takes (x0, x1), latitude (x1, x0).
+        let lat_first = Tpv::in_axis_order(&params, true).unwrap();
+        assert_eq!(
+            lat_first.distort(4.0, 2.0),
+            (2.0 + 0.25 * 4.0, 4.0 + 0.5 * 2.0)
+        );
+    }
+
+    #[test]
+    fn inverse_converges_near_and_fails_without_a_solution() {
+        // ξ' = ξ − ξ³ is invertible near the origin.
+        let params = TpvParams {
+            lng: vec![(1, 1.0), (7, -1.0)],
+            lat: vec![(1, 1.0)],
+        };
+        let tpv = Tpv::new(&params).unwrap();
+        let (x, y) = tpv.undistort(0.3 - 0.027, 0.1).unwrap();
+        assert!((x - 0.3).abs() < 1e-12 && (y - 0.1).abs() < 1e-15);
+        // ξ' = ξ² never reaches −1.
+        let params = TpvParams {
+            lng: vec![(4, 1.0)],
+            lat: vec![(1, 1.0)],
+        };
+        let tpv = Tpv::new(&params).unwrap();
+        assert_eq!(tpv.undistort(-1.0, 0.1), None);
+    }
+}
