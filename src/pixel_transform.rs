@@ -152,7 +152,9 @@ fn frame_change(
 }
 
 fn is_plain_tan(c: &CelestialTransform) -> bool {
-    c.projection().code() == ProjectionCode::Tan && c.projection().offset() == (0.0, 0.0)
+    c.projection().code() == ProjectionCode::Tan
+        && c.projection().offset() == (0.0, 0.0)
+        && c.distortion().is_none()
 }
 
 /// `H = A_in⁻¹ · P · Rᵀ_in · F · R_out · Q · A_out` in homogeneous coordinates, where `A` is

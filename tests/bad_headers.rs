@@ -126,15 +126,30 @@ fn malformed_headers_give_specific_errors() {
             ]),
             |e| matches!(e, Error::DuplicateKeyword(k) if k == "CRVAL1"),
         ),
+        // On TAN, PVi_m with m >= 5 turn the header into SCAMP's TPV (astropy's fix), whose
+        // polynomial stops at term 39; elsewhere the longitude axis takes PV 0..4 only.
         (
             "PV index out of range on the latitude axis",
-            tan_with(&[("PV2_30", Some("PV2_30  = 1.0"))]),
-            |e| matches!(e, Error::PvOutOfRange { keyword, .. } if keyword == "PV2_30"),
+            tan_with(&[("PV2_40", Some("PV2_40  = 1.0"))]),
+            |e| matches!(e, Error::PvOutOfRange { keyword, .. } if keyword == "PV2_40"),
         ),
         (
             "PV index out of range on the longitude axis",
-            tan_with(&[("PV1_5", Some("PV1_5   = 1.0"))]),
+            tan_with(&[
+                ("CTYPE1", Some("CTYPE1  = 'RA---SIN'")),
+                ("CTYPE2", Some("CTYPE2  = 'DEC--SIN'")),
+                ("PV1_5", Some("PV1_5   = 1.0")),
+            ]),
             |e| matches!(e, Error::PvOutOfRange { keyword, .. } if keyword == "PV1_5"),
+        ),
+        (
+            "projection parameter beyond 29 on a non-TAN projection",
+            tan_with(&[
+                ("CTYPE1", Some("CTYPE1  = 'RA---ZPN'")),
+                ("CTYPE2", Some("CTYPE2  = 'DEC--ZPN'")),
+                ("PV2_30", Some("PV2_30  = 1.0")),
+            ]),
+            |e| matches!(e, Error::PvOutOfRange { keyword, .. } if keyword == "PV2_30"),
         ),
         (
             "different projection codes",

@@ -170,3 +170,27 @@ fn frame_changes_fold_into_the_homography_when_they_are_rotations() {
         assert!(worst < 1e-9, "{text}: {worst:e} px");
     }
 }
+
+/// TAN with SIP or TPV distortion is not a plain gnomonic projection: no homography.
+#[test]
+fn distorted_tan_takes_the_spherical_path() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/wcs-vectors");
+    let dir = std::env::var("WCS_VECTORS").map(Into::into).unwrap_or(dir);
+    for name in ["extra_siponly", "tpvonly"] {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.hdr"))).unwrap();
+        let distorted = Wcs::from_header_str(&text).unwrap();
+        let mut plain = distorted.params().clone();
+        plain.sip = None;
+        plain.tpv = None;
+        let plain = Wcs::from_params(plain).unwrap();
+        let t = PixelTransform::new(&plain, &distorted).unwrap();
+        assert!(!t.is_homography(), "{name}");
+        let (x, y) = t.map(100.0, 100.0).unwrap();
+        let back = distorted.pixel_to_world(x, y).unwrap();
+        let want = plain.pixel_to_world(100.0, 100.0).unwrap();
+        assert!(
+            (back.0 - want.0).abs() < 1e-9 && (back.1 - want.1).abs() < 1e-9,
+            "{name}"
+        );
+    }
+}
