@@ -27,6 +27,9 @@ pub struct Linear {
     piximg: Vec<f64>,
     /// Inverse of `piximg`, row-major.
     imgpix: Vec<f64>,
+    /// CDELT when PC is the unit matrix: WCSLIB then divides by CDELT on the way back
+    /// (`linx2p`'s "simple" case) instead of multiplying by the inverse matrix.
+    unity_cdelt: Option<Vec<f64>>,
 }
 
 impl Linear {
@@ -49,10 +52,16 @@ impl Linear {
             });
         }
         let imgpix = invert(&piximg, n).ok_or(Error::SingularMatrix)?;
+        let unity = pc.iter().enumerate().all(|(i, row)| {
+            row.iter()
+                .enumerate()
+                .all(|(j, &v)| v == if i == j { 1.0 } else { 0.0 })
+        });
         Ok(Linear {
             crpix,
             piximg,
             imgpix,
+            unity_cdelt: unity.then_some(cdelt),
         })
     }
 
@@ -103,6 +112,12 @@ impl Linear {
     /// Intermediate world coordinates → 0-based pixel.
     pub fn img_to_pix(&self, img: &[f64], pix: &mut [f64]) {
         let n = self.naxis();
+        if let Some(cdelt) = &self.unity_cdelt {
+            for (((out, &x), &d), &c) in pix.iter_mut().zip(img).zip(cdelt).zip(&self.crpix) {
+                *out = (x / d + c) - 1.0;
+            }
+            return;
+        }
         for ((row, out), &c) in self
             .imgpix
             .chunks_exact(n)
@@ -123,11 +138,12 @@ impl Linear {
     /// when the other pixel axes do not feed them.
     pub fn sub2(&self, a: usize, b: usize) -> Result<Linear2> {
         let n = self.naxis();
+        let crpix = [self.crpix[a], self.crpix[b]];
+        if let Some(cdelt) = &self.unity_cdelt {
+            return Linear2::unity(crpix, [cdelt[a], cdelt[b]]);
+        }
         let m = |i: usize, j: usize| self.piximg[i * n + j];
-        Linear2::new(
-            [self.crpix[a], self.crpix[b]],
-            [[m(a, a), m(a, b)], [m(b, a), m(b, b)]],
-        )
+        Linear2::new(crpix, [[m(a, a), m(a, b)], [m(b, a), m(b, b)]])
     }
 }
 
@@ -144,6 +160,8 @@ pub struct Linear2 {
     crpix: [f64; 2],
     m: [[f64; 2]; 2],
     inv: [[f64; 2]; 2],
+    /// CDELT when PC is the unit matrix (WCSLIB's "simple" case, which divides on the way back).
+    unity: Option<[f64; 2]>,
 }
 
 impl Linear2 {
@@ -155,7 +173,21 @@ impl Linear2 {
             crpix,
             m,
             inv: [[inv[0], inv[1]], [inv[2], inv[3]]],
+            unity: None,
         })
+    }
+
+    /// Builds it for a unit PC matrix from CRPIX (1-based) and CDELT.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear2;
+    /// let lin = Linear2::unity([1.0, 1.0], [0.1, 0.3]).unwrap();
+    /// assert_eq!(lin.img_to_pix(0.3, 0.3), (3.0, 1.0)); // 0.3 / 0.1 = 3 exactly, as WCSLIB divides
+    /// ```
+    pub fn unity(crpix: [f64; 2], cdelt: [f64; 2]) -> Result<Linear2> {
+        let mut lin = Linear2::new(crpix, [[cdelt[0], 0.0], [0.0, cdelt[1]]])?;
+        lin.unity = Some(cdelt);
+        Ok(lin)
     }
 
     /// CRPIX (1-based).
@@ -194,6 +226,12 @@ impl Linear2 {
     /// Intermediate world coordinates → 0-based pixel.
     #[inline(always)]
     pub fn img_to_pix(&self, u: f64, v: f64) -> (f64, f64) {
+        if let Some(cdelt) = self.unity {
+            return (
+                (u / cdelt[0] + self.crpix[0]) - 1.0,
+                (v / cdelt[1] + self.crpix[1]) - 1.0,
+            );
+        }
         (
             (mul_skip_zero(self.inv[0], u, v) + self.crpix[0]) - 1.0,
             (mul_skip_zero(self.inv[1], u, v) + self.crpix[1]) - 1.0,
@@ -294,49 +332,70 @@ fn mul_skip_zero(row: [f64; 2], u: f64, v: f64) -> f64 {
     }
 }
 
-/// Inverts an n×n row-major matrix by Gauss–Jordan elimination with scaled partial pivoting
-/// (the method of lin.c `matinv`); `None` if it is singular.
-fn invert(a: &[f64], n: usize) -> Option<Vec<f64>> {
-    let mut lu = a.to_vec();
-    let mut inv = vec![0.0; n * n];
-    for i in 0..n {
-        inv[i * n + i] = 1.0;
-    }
-    // Row scale factors.
-    let scale: Vec<f64> = (0..n)
-        .map(|i| (0..n).map(|j| lu[i * n + j].abs()).fold(0.0, f64::max))
+/// Inverts an n×n row-major matrix as WCSLIB's `matinv` does (LU factorisation with scaled
+/// partial pivoting, then forward and backward substitution per column), so that the inverse,
+/// and every world → pixel result built on it, is bit-identical to astropy's. `None` if the
+/// matrix is singular (WCSLIB only catches an all-zero row; a matrix whose inverse is not
+/// finite is refused here too).
+fn invert(mat: &[f64], n: usize) -> Option<Vec<f64>> {
+    let mut lu = mat.to_vec();
+    let mut rowmax: Vec<f64> = lu
+        .chunks_exact(n)
+        .map(|row| {
+            row.iter()
+                .fold(0.0f64, |m, v| if v.abs() > m { v.abs() } else { m })
+        })
         .collect();
-    if scale.contains(&0.0) {
+    if rowmax.contains(&0.0) {
         return None;
     }
+    // mxl[i]: the row of `mat` that became row i of `lu`.
+    let mut mxl: Vec<usize> = (0..n).collect();
     for k in 0..n {
-        let pivot = (k..n).max_by(|&p, &q| {
-            (lu[p * n + k].abs() / scale[p]).total_cmp(&(lu[q * n + k].abs() / scale[q]))
-        })?;
-        if lu[pivot * n + k] == 0.0 {
-            return None;
+        let mut pivot = k;
+        let mut colmax = lu[k * n + k].abs() / rowmax[k];
+        for i in k + 1..n {
+            let d = lu[i * n + k].abs() / rowmax[i];
+            if d > colmax {
+                colmax = d;
+                pivot = i;
+            }
         }
-        if pivot != k {
+        if pivot > k {
             for j in 0..n {
                 lu.swap(pivot * n + j, k * n + j);
-                inv.swap(pivot * n + j, k * n + j);
             }
+            rowmax.swap(pivot, k);
+            mxl.swap(pivot, k);
         }
-        let d = lu[k * n + k];
-        for j in 0..n {
-            lu[k * n + j] /= d;
-            inv[k * n + j] /= d;
-        }
-        for i in 0..n {
-            if i != k {
-                let f = lu[i * n + k];
-                if f != 0.0 {
-                    for j in 0..n {
-                        lu[i * n + j] -= f * lu[k * n + j];
-                        inv[i * n + j] -= f * inv[k * n + j];
-                    }
+        for i in k + 1..n {
+            let ik = i * n + k;
+            if lu[ik] != 0.0 {
+                lu[ik] /= lu[k * n + k];
+                for j in k + 1..n {
+                    lu[i * n + j] -= lu[ik] * lu[k * n + j];
                 }
             }
+        }
+    }
+    // lxm[i]: the row of `lu` holding row i of `mat`.
+    let mut lxm = vec![0; n];
+    for (i, &m) in mxl.iter().enumerate() {
+        lxm[m] = i;
+    }
+    let mut inv = vec![0.0; n * n];
+    for k in 0..n {
+        inv[lxm[k] * n + k] = 1.0;
+        for i in lxm[k] + 1..n {
+            for j in lxm[k]..i {
+                inv[i * n + k] -= lu[i * n + j] * inv[j * n + k];
+            }
+        }
+        for i in (0..n).rev() {
+            for j in i + 1..n {
+                inv[i * n + k] -= lu[i * n + j] * inv[j * n + k];
+            }
+            inv[i * n + k] /= lu[i * n + i];
         }
     }
     inv.iter().all(|v| v.is_finite()).then_some(inv)
