@@ -132,6 +132,7 @@ impl PixelTransform {
 }
 
 const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+const SWAP_XY: Mat3 = [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]];
 
 /// The frame conversion from the output WCS's frame to the input's, `None` if they agree.
 fn frame_change(
@@ -173,7 +174,26 @@ fn homography(out: &CelestialTransform, inp: &CelestialTransform, frame: &Mat3) 
     let p = [[0.0, r0, 0.0], [-r0, 0.0, 0.0], [0.0, 0.0, 1.0]];
     // Plane (homogeneous) → input pixel (0-based).
     let a_in_inv = affine_plane_to_pixel(inp);
-    let chain = [a_in_inv, p, r_in_t, *frame, r_out, q, a_out];
+    // The celestial transforms work in (longitude, latitude) pixel order; images with the
+    // latitude axis first swap the two pixel coordinates on the way in and out.
+    let swap = |c: &CelestialTransform| {
+        if c.pixel_axes_swapped() {
+            SWAP_XY
+        } else {
+            IDENTITY
+        }
+    };
+    let chain = [
+        swap(inp),
+        a_in_inv,
+        p,
+        r_in_t,
+        *frame,
+        r_out,
+        q,
+        a_out,
+        swap(out),
+    ];
     chain.iter().skip(1).fold(chain[0], |acc, m| mul(&acc, m))
 }
 

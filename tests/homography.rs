@@ -194,3 +194,36 @@ fn distorted_tan_takes_the_spherical_path() {
         );
     }
 }
+
+/// Images whose first axis is latitude (CTYPE1 = 'DEC--TAN') keep image pixel order.
+#[test]
+fn latitude_first_images() {
+    let ra_first = Wcs::from_header_str(
+        "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 40\nCRPIX2 = 60\nCRVAL1 = 150\n\
+         CRVAL2 = 30\nCDELT1 = -1E-3\nCDELT2 = 1E-3\nPC1_2 = 0.1\n",
+    )
+    .unwrap();
+    let dec_first = Wcs::from_header_str(
+        "CTYPE1 = 'DEC--TAN'\nCTYPE2 = 'RA---TAN'\nCRPIX1 = 55\nCRPIX2 = 45\nCRVAL1 = 30.01\n\
+         CRVAL2 = 150.02\nCDELT1 = 1.2E-3\nCDELT2 = -1.1E-3\nPC2_1 = 0.05\n",
+    )
+    .unwrap();
+    for (out, inp) in [(&ra_first, &dec_first), (&dec_first, &ra_first)] {
+        let fast = PixelTransform::new(out, inp).unwrap();
+        assert!(fast.is_homography());
+        let slow = PixelTransform::general(out, inp).unwrap();
+        for (x, y) in [(0.0, 0.0), (10.0, 80.0), (70.0, 5.0)] {
+            let (a, b) = (fast.map(x, y).unwrap(), slow.map(x, y).unwrap());
+            assert!(
+                (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9,
+                "{a:?} {b:?}"
+            );
+            // The input pixel shows the same sky point as the output pixel.
+            let (w_out, w_in) = (
+                out.pixel_to_world(x, y).unwrap(),
+                inp.pixel_to_world(a.0, a.1).unwrap(),
+            );
+            assert!((w_out.0 - w_in.0).abs() < 1e-10 && (w_out.1 - w_in.1).abs() < 1e-10);
+        }
+    }
+}

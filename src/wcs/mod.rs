@@ -141,15 +141,23 @@ impl CelestialTransform {
         &self.frame
     }
 
-    /// Pixel (0-based, in the order of the celestial axes) → (lon, lat), degrees.
+    /// Whether the latitude axis comes first in the header (`CTYPE1 = 'DEC--...'`), so that
+    /// image order (x, y) is (latitude pixel, longitude pixel).
+    pub fn pixel_axes_swapped(&self) -> bool {
+        self.lat < self.lng
+    }
+
+    /// Pixel (0-based, image order: `x` along the first FITS axis, `y` along the second) →
+    /// (lon, lat), degrees.
     #[inline]
     pub fn pixel_to_world(&self, x: f64, y: f64) -> Option<(f64, f64)> {
+        let (x, y) = if self.lat < self.lng { (y, x) } else { (x, y) };
         let (u, v) = self.pixel_to_intermediate(x, y);
         let (phi, theta) = self.projection.x2s(u, v)?;
         Some(self.rotation.native_to_celestial(phi, theta))
     }
 
-    /// (lon, lat), degrees → pixel (0-based).
+    /// (lon, lat), degrees → pixel (0-based, image order).
     #[inline]
     pub fn world_to_pixel(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {
         if !(lon.is_finite() && lat.is_finite()) {
@@ -157,7 +165,8 @@ impl CelestialTransform {
         }
         let (phi, theta) = self.rotation.celestial_to_native(lon, lat);
         let (u, v) = self.projection.s2x(phi, theta)?;
-        self.intermediate_to_pixel(u, v)
+        let (a, b) = self.intermediate_to_pixel(u, v)?;
+        Some(if self.lat < self.lng { (b, a) } else { (a, b) })
     }
 }
 
@@ -305,14 +314,15 @@ impl Wcs {
         self.celestial.as_ref().map(|c| &c.frame)
     }
 
-    /// Pixel (0-based) → (lon, lat) in degrees, in the header's frame; `None` where astropy
-    /// gives NaN, and for a WCS without celestial axes (see [`Wcs::celestial`]).
+    /// Pixel (0-based, image order: `x` along FITS axis 1, `y` along axis 2) → (lon, lat) in
+    /// degrees, in the header's frame; `None` where astropy gives NaN, and for a WCS without
+    /// celestial axes (see [`Wcs::celestial`]).
     #[inline]
     pub fn pixel_to_world(&self, x: f64, y: f64) -> Option<(f64, f64)> {
         self.celestial.as_ref()?.pixel_to_world(x, y)
     }
 
-    /// (lon, lat) in degrees → pixel (0-based); `None` where astropy gives NaN.
+    /// (lon, lat) in degrees → pixel (0-based, image order); `None` where astropy gives NaN.
     #[inline]
     pub fn world_to_pixel(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {
         self.celestial.as_ref()?.world_to_pixel(lon, lat)

@@ -861,7 +861,7 @@ mod tests {
 
     #[test]
     fn latitude_first_distortions() {
-        // CTYPE1 = DEC, CTYPE2 = RA: astropy's pixel (p1, p2) is our (x, y) = (p2, p1), and
+        // CTYPE1 = DEC, CTYPE2 = RA: pixels stay in image order (p1, p2), and
         // WCSLIB's TPV axis map is fixed to axes 1 and 2 (see distortion::tpv).
         let h = |code: &str, extra: &str| {
             format!(
@@ -870,17 +870,17 @@ mod tests {
         };
         let check = |w: crate::wcs::Wcs, want: [[f64; 2]; 2]| {
             for ((p1, p2), w_axis) in [(0.0, 0.0), (99.0, 10.0)].into_iter().zip(want) {
-                let (lon, lat) = w.pixel_to_world(p2, p1).unwrap();
+                let (lon, lat) = w.pixel_to_world(p1, p2).unwrap();
                 assert!(
                     (lon - w_axis[1]).abs() < 1e-12 && (lat - w_axis[0]).abs() < 1e-12,
                     "({p1}, {p2}) -> ({lat}, {lon}), astropy {w_axis:?}"
                 );
                 let (x, y) = w.world_to_pixel(lon, lat).unwrap();
-                assert!((x - p2).abs() < 1e-9 && (y - p1).abs() < 1e-9);
+                assert!((x - p1).abs() < 1e-9 && (y - p2).abs() < 1e-9);
                 let nd = w.pixel_to_world_nd(&[p1, p2]).unwrap();
                 assert_eq!((nd[0], nd[1]), (lat, lon));
                 let back = w.world_to_pixel_nd(&[lat, lon]).unwrap();
-                assert_eq!((back[0], back[1]), (y, x));
+                assert_eq!((back[0], back[1]), (x, y));
             }
         };
         let tpv =
