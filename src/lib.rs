@@ -17,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+pub mod engine;
 pub mod error;
 pub mod interp;
 pub mod io;

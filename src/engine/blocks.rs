@@ -1,0 +1,88 @@
+//! Output blocks: rectangular tiles of the output plane, each computed on its own.
+
+use std::ops::Range;
+
+/// One rectangular block of the output plane.
+///
+/// ```
+/// use reproject::engine::blocks::{blocks, Block};
+/// let all: Vec<Block> = blocks((5, 7), (2, 4)).collect();
+/// assert_eq!(all.len(), 6);
+/// assert_eq!(all[5], Block { rows: 4..5, cols: 4..7 });
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Block {
+    /// Output rows (y) of the block.
+    pub rows: Range<usize>,
+    /// Output columns (x) of the block.
+    pub cols: Range<usize>,
+}
+
+impl Block {
+    /// Number of output pixels in the block.
+    pub fn len(&self) -> usize {
+        self.rows.len() * self.cols.len()
+    }
+
+    /// Whether the block has no pixel.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The blocks covering a plane of `shape` = (rows, cols) with blocks of `block` = (rows, cols),
+/// in row-major order; edge blocks are clipped to the plane.
+pub fn blocks(shape: (usize, usize), block: (usize, usize)) -> impl Iterator<Item = Block> {
+    let (ny, nx) = shape;
+    let (by, bx) = (block.0.max(1), block.1.max(1));
+    (0..ny.div_ceil(by)).flat_map(move |i| {
+        (0..nx.div_ceil(bx)).map(move |j| Block {
+            rows: i * by..((i + 1) * by).min(ny),
+            cols: j * bx..((j + 1) * bx).min(nx),
+        })
+    })
+}
+
+/// A block shape for a plane of `shape` computed on `threads` threads: full-width bands of
+/// about 64k pixels (small enough for the coordinate buffers to stay in L2), and at least
+/// four bands per thread when the plane allows it.
+///
+/// ```
+/// use reproject::engine::blocks::auto_block_size;
+/// assert_eq!(auto_block_size((4096, 4096), 2), (16, 4096));
+/// assert_eq!(auto_block_size((10, 10), 8), (1, 10));
+/// ```
+pub fn auto_block_size(shape: (usize, usize), threads: usize) -> (usize, usize) {
+    let (ny, nx) = (shape.0.max(1), shape.1.max(1));
+    let target_pixels = 1 << 16;
+    let rows = (target_pixels / nx).max(1);
+    let rows_for_balance = (ny / (4 * threads.max(1))).max(1);
+    (rows.min(rows_for_balance).min(ny), nx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_tile_the_plane_exactly() {
+        for &(shape, block) in &[
+            ((1, 1), (1, 1)),
+            ((7, 3), (2, 2)),
+            ((64, 65), (64, 64)),
+            ((5, 5), (9, 9)),
+        ] {
+            let mut seen = vec![0u8; shape.0 * shape.1];
+            for b in blocks(shape, block) {
+                assert!(!b.is_empty());
+                for r in b.rows.clone() {
+                    for c in b.cols.clone() {
+                        seen[r * shape.1 + c] += 1;
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&n| n == 1), "{shape:?} {block:?}");
+        }
+        assert_eq!(blocks((0, 5), (2, 2)).count(), 0);
+    }
+}

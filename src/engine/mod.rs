@@ -1,0 +1,634 @@
+//! `reproject_interp` on the CPU: an output-block-driven engine.
+//!
+//! ```text
+//! output plane ──cut into blocks──▶ per block:
+//!     output pixels ──CoordinateMap (WCS out → sky → WCS in, round-trip check)──▶ input positions
+//!     input window covering every tap ──ImageSource::read_window (or spline coefficients)──▶ f64
+//!     scipy-exact sampling (order 0–5, edge and NaN rules) ──▶ block of the output + footprint
+//! ```
+//!
+//! One function computes one block ([`Plan::compute_block`]); the serial loop, the thread pool
+//! and any external scheduler all call it, so `block_size` and `parallel` never change a
+//! value. Inputs are read window by window, so memory-mapped files are never loaded whole.
+//!
+//! ```
+//! use ndarray::Array2;
+//! use reproject::engine::{reproject_interp, Options};
+//! use reproject::io::ArraySource;
+//! use reproject::wcs::Wcs;
+//! let header = |crpix: f64| format!(
+//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+//!      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+//! let (wcs_in, wcs_out) = (Wcs::from_header_str(&header(16.0))?, Wcs::from_header_str(&header(15.0))?);
+//! let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+//! let source = ArraySource::new(image.view().into_dyn())?;
+//! let (data, footprint) = reproject_interp(&source, &wcs_in, &wcs_out, &[32, 32], &Options::default())?;
+//! // Output pixel x shows input pixel x + 1.
+//! assert!((data[[5, 5]] - image[[5, 6]]).abs() < 1e-6);
+//! assert_eq!(footprint[[5, 31]], 0.0);
+//! # Ok::<(), reproject::Error>(())
+//! ```
+
+pub mod blocks;
+pub mod coords;
+mod precision;
+
+use std::cell::RefCell;
+
+use ndarray::{Array2, ArrayD, ArrayViewMut3, ArrayViewMutD, Axis, IxDyn};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::interp::spline::{prefilter, prefilter_masked};
+use crate::interp::{covering_window, MaskedSpline, NanPolicy, Order, Plane, Window};
+use crate::io::{available_memory, ImageSource};
+use crate::wcs::Wcs;
+use blocks::{auto_block_size, blocks, Block};
+use coords::CoordinateMap;
+pub use precision::Precision;
+use precision::Rounding;
+
+/// How many threads compute blocks.
+///
+/// ```
+/// use reproject::engine::Parallel;
+/// assert_eq!(Parallel::from_threads(1), Parallel::Serial);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Parallel {
+    /// One thread (reproject's `parallel=False`).
+    #[default]
+    Serial,
+    /// Every core (rayon's global pool; reproject's `parallel=True`).
+    AllCores,
+    /// This many threads.
+    Threads(usize),
+}
+
+impl Parallel {
+    /// `Serial` for 0 or 1 thread, otherwise `Threads(n)`.
+    pub fn from_threads(n: usize) -> Parallel {
+        if n <= 1 {
+            Parallel::Serial
+        } else {
+            Parallel::Threads(n)
+        }
+    }
+
+    /// The number of threads this setting uses.
+    pub fn threads(self) -> usize {
+        match self {
+            Parallel::Serial => 1,
+            Parallel::AllCores => rayon::current_num_threads(),
+            Parallel::Threads(n) => n.max(1),
+        }
+    }
+}
+
+/// Options of [`reproject_interp`], with astropy reproject's defaults.
+///
+/// ```
+/// use reproject::engine::Options;
+/// use reproject::interp::Order;
+/// let o = Options { order: "bicubic".parse()?, ..Options::default() };
+/// assert_eq!(o.order, Order::Bicubic);
+/// assert!(o.roundtrip_coords);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    /// Interpolation order (reproject's `order`, default bilinear).
+    pub order: Order,
+    /// What NaN input pixels do (reproject's behaviour by default).
+    pub nan_policy: NanPolicy,
+    /// Drop output pixels whose input position does not map back within one output pixel
+    /// (reproject's `roundtrip_coords`, default true).
+    pub roundtrip_coords: bool,
+    /// Output block shape (rows, columns); `None` chooses one from the shape and thread count.
+    pub block_size: Option<(usize, usize)>,
+    /// Threads.
+    pub parallel: Parallel,
+    /// Whether to follow reproject's float32 rounding of results for float32 and integer
+    /// inputs (default) or keep everything in float64.
+    pub precision: Precision,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            order: Order::Bilinear,
+            nan_policy: NanPolicy::Propagate,
+            roundtrip_coords: true,
+            block_size: None,
+            parallel: Parallel::Serial,
+            precision: Precision::Reproject,
+        }
+    }
+}
+
+/// An output sample type: `f64` (reproject's default) or `f32`.
+pub trait OutputSample: Copy + Send + Sync + 'static {
+    /// Converts a computed value.
+    fn from_f64(v: f64) -> Self;
+}
+
+impl OutputSample for f64 {
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+
+impl OutputSample for f32 {
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+/// Spline coefficients of every input plane (orders ≥ 2), computed once per call.
+struct Coefficients {
+    /// Prefiltered values, one array per plane.
+    planes: Vec<Array2<f64>>,
+    /// For `NanPolicy::Renormalize`: the prefiltered validity masks.
+    masks: Option<Vec<Array2<f64>>>,
+}
+
+/// Everything needed to compute any block of the output.
+pub struct Plan<'a> {
+    source: &'a dyn ImageSource,
+    coords: CoordinateMap,
+    /// Output shape: leading dimensions, rows, columns.
+    shape_out: Vec<usize>,
+    /// Input plane shape (rows, columns).
+    shape_in: (usize, usize),
+    planes: usize,
+    options: Options,
+    rounding: Rounding,
+    coefficients: Option<Coefficients>,
+}
+
+/// Per-thread working memory of [`Plan::compute_block`].
+#[derive(Default)]
+struct Scratch {
+    xs: Vec<f64>,
+    ys: Vec<f64>,
+    window: Vec<f64>,
+    raw: Vec<f64>,
+    mask: Vec<f64>,
+    values: Vec<f64>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+impl<'a> Plan<'a> {
+    /// Validates the inputs and prepares the transform (and, for orders ≥ 2, the spline
+    /// coefficients of every input plane).
+    ///
+    /// `shape_out` is the output shape: either just (rows, columns), in which case the input's
+    /// leading dimensions are prepended, or the full shape with the same leading dimensions
+    /// as the input.
+    pub fn new(
+        source: &'a dyn ImageSource,
+        wcs_in: &Wcs,
+        wcs_out: &Wcs,
+        shape_out: &[usize],
+        options: &Options,
+    ) -> Result<Plan<'a>> {
+        let shape_in = source.shape().to_vec();
+        let shape_out = check_shapes(&shape_in, shape_out)?;
+        check_wcs(wcs_in, wcs_out)?;
+        if let Some((by, bx)) = options.block_size {
+            if by == 0 || bx == 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "block_size must be positive, got ({by}, {bx})"
+                )));
+            }
+        }
+        if let Parallel::Threads(0) = options.parallel {
+            return Err(Error::InvalidArgument(
+                "the number of threads must be strictly positive".into(),
+            ));
+        }
+        let coords = CoordinateMap::new(wcs_out, wcs_in, options.roundtrip_coords)?;
+        let rounding = Rounding::new(options.precision, source.stored_type(), options.order);
+        let mut plan = Plan {
+            source,
+            coords,
+            planes: source.planes(),
+            shape_in: source.plane_shape(),
+            shape_out,
+            options: options.clone(),
+            rounding,
+            coefficients: None,
+        };
+        if options.order.needs_prefilter() {
+            plan.coefficients = Some(plan.prefilter_all()?);
+        }
+        Ok(plan)
+    }
+
+    /// The output shape (leading dimensions, rows, columns).
+    pub fn shape_out(&self) -> &[usize] {
+        &self.shape_out
+    }
+
+    /// Rows and columns of one output plane.
+    pub fn plane_shape_out(&self) -> (usize, usize) {
+        let n = self.shape_out.len();
+        (self.shape_out[n - 2], self.shape_out[n - 1])
+    }
+
+    /// Number of output planes (product of the leading dimensions).
+    pub fn planes(&self) -> usize {
+        self.planes
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Whether the exact TAN → TAN homography is in use.
+    pub fn uses_homography(&self) -> bool {
+        self.coords.is_homography()
+    }
+
+    /// The block shape used when the options leave it open.
+    pub fn block_shape(&self) -> (usize, usize) {
+        let (ny, nx) = self.plane_shape_out();
+        self.options
+            .block_size
+            .map(|(by, bx)| (by.min(ny.max(1)), bx.min(nx.max(1))))
+            .unwrap_or_else(|| auto_block_size((ny, nx), self.options.parallel.threads()))
+    }
+
+    /// The blocks of the output plane, in row-major order.
+    pub fn blocks(&self) -> Vec<Block> {
+        blocks(self.plane_shape_out(), self.block_shape()).collect()
+    }
+
+    fn prefilter_all(&self) -> Result<Coefficients> {
+        let (ny, nx) = self.shape_in;
+        let bytes = (ny * nx * self.planes) as u64 * 8 * 2;
+        if let Some(available) = available_memory() {
+            if bytes > available {
+                return Err(Error::InvalidArgument(format!(
+                    "the spline coefficients of a {ny}x{nx}x{} input need {bytes} bytes, more \
+                     than the {available} bytes of memory available; use order 0 or 1",
+                    self.planes
+                )));
+            }
+        }
+        let order = self.options.order;
+        let renormalize = self.options.nan_policy == NanPolicy::Renormalize;
+        let mut planes = Vec::with_capacity(self.planes);
+        let mut masks = renormalize.then(Vec::new);
+        for plane in 0..self.planes {
+            let mut data = Array2::zeros((ny, nx));
+            let buf = data.as_slice_mut().expect("fresh arrays are contiguous");
+            self.source.read_window(plane, 0..ny, 0..nx, buf)?;
+            self.rounding.convert_values(buf);
+            if let Some(masks) = masks.as_mut() {
+                let (coeffs, mask) = prefilter_masked(data.view(), order);
+                planes.push(coeffs);
+                masks.push(mask);
+            } else {
+                prefilter(data.view_mut(), order);
+                planes.push(data);
+            }
+        }
+        Ok(Coefficients { planes, masks })
+    }
+
+    /// Computes one block for every plane: `data` and `footprint` are (planes, block rows,
+    /// block columns) views. This is the one per-block function behind every schedule.
+    pub fn compute_block<T: OutputSample>(
+        &self,
+        block: &Block,
+        mut data: ArrayViewMut3<T>,
+        mut footprint: ArrayViewMut3<T>,
+    ) -> Result<()> {
+        let expected = [self.planes, block.rows.len(), block.cols.len()];
+        if data.shape() != expected || footprint.shape() != expected {
+            return Err(Error::ShapeMismatch(format!(
+                "block buffers of shapes {:?} and {:?}, expected {expected:?}",
+                data.shape(),
+                footprint.shape()
+            )));
+        }
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            let n = block.len();
+            scratch.xs.resize(n, 0.0);
+            scratch.ys.resize(n, 0.0);
+            scratch.values.resize(n, 0.0);
+            self.coords
+                .block_coords(block, &mut scratch.xs, &mut scratch.ys);
+            let (ny, nx) = self.shape_in;
+            let window = covering_window(self.options.order, ny, nx, &scratch.ys, &scratch.xs);
+            for plane in 0..self.planes {
+                match &window {
+                    None => scratch.values.fill(f64::NAN),
+                    Some(w) => self.sample_plane(plane, w, scratch)?,
+                }
+                let width = block.cols.len();
+                let values = &scratch.values;
+                for (r, (mut out_row, mut fp_row)) in data
+                    .index_axis_mut(Axis(0), plane)
+                    .outer_iter_mut()
+                    .zip(footprint.index_axis_mut(Axis(0), plane).outer_iter_mut())
+                    .enumerate()
+                {
+                    let row = &values[r * width..(r + 1) * width];
+                    for ((o, f), &v) in out_row.iter_mut().zip(fp_row.iter_mut()).zip(row) {
+                        let v = self.rounding.round_result(v);
+                        *o = T::from_f64(v);
+                        *f = T::from_f64(if v.is_nan() { 0.0 } else { 1.0 });
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Samples one input plane at the block's coordinates into `scratch.values`.
+    fn sample_plane(&self, plane: usize, w: &Window, s: &mut Scratch) -> Result<()> {
+        let (ny, nx) = self.shape_in;
+        let order = self.options.order;
+        let (rows, cols) = (w.rows.clone(), w.cols.clone());
+        let len = rows.len() * cols.len();
+        match &self.coefficients {
+            None => {
+                s.window.resize(len, 0.0);
+                self.source
+                    .read_window(plane, rows.clone(), cols.clone(), &mut s.window)?;
+                self.rounding.convert_values(&mut s.window);
+                let p = Plane::new(&s.window, rows, cols, ny, nx)?;
+                match self.options.nan_policy {
+                    NanPolicy::Propagate => p.sample_many(order, &s.ys, &s.xs, &mut s.values),
+                    NanPolicy::Renormalize => {
+                        p.sample_many_renormalized(order, &s.ys, &s.xs, &mut s.values)
+                    }
+                }
+            }
+            Some(c) => {
+                copy_window(&c.planes[plane], w, &mut s.window);
+                let coeffs = Plane::new(&s.window, rows.clone(), cols.clone(), ny, nx)?;
+                match &c.masks {
+                    None => coeffs.sample_many(order, &s.ys, &s.xs, &mut s.values),
+                    Some(masks) => {
+                        copy_window(&masks[plane], w, &mut s.mask);
+                        s.raw.resize(len, 0.0);
+                        self.source
+                            .read_window(plane, rows.clone(), cols.clone(), &mut s.raw)?;
+                        self.rounding.convert_values(&mut s.raw);
+                        let mask = Plane::new(&s.mask, rows.clone(), cols.clone(), ny, nx)?;
+                        let raw = Plane::new(&s.raw, rows, cols, ny, nx)?;
+                        MaskedSpline::new(coeffs, mask, raw)?.sample_many(
+                            order,
+                            &s.ys,
+                            &s.xs,
+                            &mut s.values,
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Computes every block into `data` and `footprint` (full output shape), on the threads
+    /// the options ask for.
+    pub fn compute_into<T: OutputSample>(
+        &self,
+        data: ArrayViewMutD<T>,
+        footprint: ArrayViewMutD<T>,
+    ) -> Result<()> {
+        if data.shape() != self.shape_out.as_slice()
+            || footprint.shape() != self.shape_out.as_slice()
+        {
+            return Err(Error::ShapeMismatch(format!(
+                "output arrays of shapes {:?} and {:?}, expected {:?}",
+                data.shape(),
+                footprint.shape(),
+                self.shape_out
+            )));
+        }
+        let (ny, nx) = self.plane_shape_out();
+        let planes = self.planes;
+        let data = data.into_shape_with_order((planes, ny, nx)).map_err(|_| {
+            Error::ShapeMismatch("output arrays must be contiguous (C order)".into())
+        })?;
+        let footprint = footprint
+            .into_shape_with_order((planes, ny, nx))
+            .map_err(|_| {
+                Error::ShapeMismatch("output arrays must be contiguous (C order)".into())
+            })?;
+        let (by, bx) = self.block_shape();
+        // Disjoint views, one per block: bands of rows, then columns within each band.
+        let mut work = Vec::new();
+        let bands = split_chunks(data, Axis(1), by)
+            .into_iter()
+            .zip(split_chunks(footprint, Axis(1), by));
+        for (band, (d, f)) in bands.enumerate() {
+            let tiles = split_chunks(d, Axis(2), bx)
+                .into_iter()
+                .zip(split_chunks(f, Axis(2), bx));
+            for (tile, (d, f)) in tiles.enumerate() {
+                let block = Block {
+                    rows: band * by..(band * by + d.shape()[1]),
+                    cols: tile * bx..(tile * bx + d.shape()[2]),
+                };
+                work.push((block, d, f));
+            }
+        }
+        let run = |(block, d, f): (Block, ArrayViewMut3<T>, ArrayViewMut3<T>)| {
+            self.compute_block(&block, d, f)
+        };
+        match self.options.parallel {
+            Parallel::Serial => work.into_iter().try_for_each(run),
+            Parallel::AllCores => work.into_par_iter().try_for_each(run),
+            Parallel::Threads(n) => rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| Error::InvalidArgument(format!("cannot start {n} threads: {e}")))?
+                .install(|| work.into_par_iter().try_for_each(run)),
+        }
+    }
+}
+
+/// Cuts a view into consecutive chunks of `size` along `axis` (the last one shorter), each
+/// keeping the lifetime of the whole.
+fn split_chunks<T>(
+    mut view: ArrayViewMut3<'_, T>,
+    axis: Axis,
+    size: usize,
+) -> Vec<ArrayViewMut3<'_, T>> {
+    let mut chunks = Vec::with_capacity(view.len_of(axis).div_ceil(size.max(1)));
+    while view.len_of(axis) > size {
+        let (head, tail) = view.split_at(axis, size);
+        chunks.push(head);
+        view = tail;
+    }
+    chunks.push(view);
+    chunks
+}
+
+/// Copies a window of a full plane into a contiguous buffer.
+fn copy_window(plane: &Array2<f64>, w: &Window, out: &mut Vec<f64>) {
+    out.clear();
+    for row in plane
+        .slice(ndarray::s![w.rows.clone(), w.cols.clone()])
+        .outer_iter()
+    {
+        out.extend(row.iter());
+    }
+}
+
+/// The full output shape, checked against the input as reproject does.
+fn check_shapes(shape_in: &[usize], shape_out: &[usize]) -> Result<Vec<usize>> {
+    if shape_in.len() < 2 {
+        return Err(Error::ShapeMismatch(format!(
+            "too few dimensions in input data: {shape_in:?}"
+        )));
+    }
+    if shape_out.len() < 2 {
+        return Err(Error::ShapeMismatch(format!(
+            "too few dimensions in shape_out: {shape_out:?}"
+        )));
+    }
+    if shape_in.contains(&0) {
+        return Err(Error::ShapeMismatch(format!(
+            "empty input shape {shape_in:?}"
+        )));
+    }
+    if shape_out.contains(&0) {
+        return Err(Error::ShapeMismatch(format!(
+            "empty output shape {shape_out:?}"
+        )));
+    }
+    let lead = &shape_in[..shape_in.len() - 2];
+    let full = if shape_out.len() == 2 {
+        lead.iter().chain(shape_out).copied().collect()
+    } else {
+        if shape_out.len() != shape_in.len() {
+            return Err(Error::ShapeMismatch(format!(
+                "number of dimensions in input {shape_in:?} and output {shape_out:?} should match"
+            )));
+        }
+        if &shape_out[..shape_out.len() - 2] != lead {
+            return Err(Error::ShapeMismatch(format!(
+                "dimensions to be looped over must match exactly: input {shape_in:?}, output \
+                 {shape_out:?}"
+            )));
+        }
+        shape_out.to_vec()
+    };
+    Ok(full)
+}
+
+/// Both WCS must be celestial, with identical non-celestial axes (reprojected plane by plane).
+fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
+    match (wcs_in.has_celestial(), wcs_out.has_celestial()) {
+        (true, true) => {}
+        (true, false) => {
+            return Err(Error::InvalidArgument(
+                "input WCS has celestial components but output WCS does not".into(),
+            ))
+        }
+        (false, true) => {
+            return Err(Error::InvalidArgument(
+                "output WCS has celestial components but input WCS does not".into(),
+            ))
+        }
+        (false, false) => return Err(Error::NoCelestialAxes),
+    }
+    let (pi, po) = (wcs_in.params(), wcs_out.params());
+    if pi.naxis() != po.naxis() && pi.naxis() > 2 && po.naxis() > 2 {
+        return Err(Error::InvalidArgument(
+            "number of dimensions in input and output WCS should match".into(),
+        ));
+    }
+    for (p, which) in [(pi, "input"), (po, "output")] {
+        if let Some((lng, lat)) = p.celestial_axes() {
+            if lng.max(lat) > 1 {
+                return Err(Error::InvalidArgument(format!(
+                    "the {which} WCS's celestial axes must be its first two axes"
+                )));
+            }
+        }
+    }
+    let same_axis = |i: usize| {
+        pi.ctype[i] == po.ctype[i]
+            && pi.crpix[i] == po.crpix[i]
+            && pi.crval[i] == po.crval[i]
+            && pi.cdelt[i] == po.cdelt[i]
+            && pi.pc[i] == po.pc[i]
+    };
+    if pi.naxis() > 2 && po.naxis() > 2 && !(2..pi.naxis()).all(same_axis) {
+        return Err(Error::InvalidArgument(
+            "the non-celestial axes differ between the input and output WCS; only the \
+             celestial axes are reprojected (plane by plane)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Reprojects `source` (with WCS `wcs_in`) onto `wcs_out` with `shape_out`, returning
+/// `(data, footprint)` in memory as float64, as astropy reproject's `reproject_interp` does.
+///
+/// Errors when the output would not fit in the memory available (write to a file instead
+/// with [`reproject_interp_into`] over a [`crate::io::MappedOutput`]).
+pub fn reproject_interp(
+    source: &dyn ImageSource,
+    wcs_in: &Wcs,
+    wcs_out: &Wcs,
+    shape_out: &[usize],
+    options: &Options,
+) -> Result<(ArrayD<f64>, ArrayD<f64>)> {
+    let plan = Plan::new(source, wcs_in, wcs_out, shape_out, options)?;
+    let shape = plan.shape_out().to_vec();
+    check_output_memory(&shape, 2 * std::mem::size_of::<f64>())?;
+    let mut data = ArrayD::<f64>::zeros(IxDyn(&shape));
+    let mut footprint = ArrayD::<f64>::zeros(IxDyn(&shape));
+    plan.compute_into(data.view_mut(), footprint.view_mut())?;
+    Ok((data, footprint))
+}
+
+/// Like [`reproject_interp`], into caller-provided arrays (full output shape, C order),
+/// e.g. the data and footprint of a memory-mapped output file.
+pub fn reproject_interp_into<T: OutputSample>(
+    source: &dyn ImageSource,
+    wcs_in: &Wcs,
+    wcs_out: &Wcs,
+    data: ArrayViewMutD<T>,
+    footprint: ArrayViewMutD<T>,
+    options: &Options,
+) -> Result<()> {
+    let shape_out = data.shape().to_vec();
+    let plan = Plan::new(source, wcs_in, wcs_out, &shape_out, options)?;
+    plan.compute_into(data, footprint)
+}
+
+/// Refuses outputs larger than the memory available, before allocating them.
+fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()> {
+    let pixels = shape
+        .iter()
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
+        .ok_or_else(|| Error::InvalidArgument(format!("output shape {shape:?} overflows")))?;
+    let bytes = (pixels as u128) * bytes_per_pixel as u128;
+    if let Some(available) = available_memory() {
+        if bytes > available as u128 {
+            return Err(Error::InvalidArgument(format!(
+                "the output {shape:?} needs {bytes} bytes in memory but only {available} are \
+                 available; write it to a memory-mapped file instead"
+            )));
+        }
+    }
+    Ok(())
+}
