@@ -100,6 +100,15 @@ impl PixelTransform {
         matches!(self.kind, Kind::Homography(_))
     }
 
+    /// The homography `H` (row-major) when the fast path is in use: the input pixel of output
+    /// pixel (x, y) is `(X/W, Y/W)` with `(X, Y, W) = H·(x, y, 1)`, valid where `W > 0`.
+    pub fn homography(&self) -> Option<[[f64; 3]; 3]> {
+        match &self.kind {
+            Kind::Homography(h) => Some(*h),
+            Kind::General { .. } => None,
+        }
+    }
+
     /// The input pixel seen by output pixel (`x`, `y`), or `None` where the output pixel has
     /// no sky position or its sky position has no input pixel.
     #[inline]

@@ -43,21 +43,24 @@ pub fn blocks(shape: (usize, usize), block: (usize, usize)) -> impl Iterator<Ite
     })
 }
 
-/// A block shape for a plane of `shape` computed on `threads` threads: full-width bands of
-/// about 64k pixels (small enough for the coordinate buffers to stay in L2), and at least
-/// four bands per thread when the plane allows it.
+/// A block shape for a plane of `shape` computed on `threads` threads: square tiles of
+/// 256 × 256 pixels (the block's coordinate buffers and the input window it reads stay in L2
+/// cache, and a rotated or distorted mapping reads little more input than the block covers),
+/// smaller when the plane is too small to give every thread four blocks.
 ///
 /// ```
 /// use reproject::engine::blocks::auto_block_size;
-/// assert_eq!(auto_block_size((4096, 4096), 2), (16, 4096));
-/// assert_eq!(auto_block_size((10, 10), 8), (1, 10));
+/// assert_eq!(auto_block_size((4096, 4096), 2), (256, 256));
+/// assert_eq!(auto_block_size((10, 10), 8), (10, 10));
+/// assert_eq!(auto_block_size((300, 5000), 2), (256, 256));
 /// ```
 pub fn auto_block_size(shape: (usize, usize), threads: usize) -> (usize, usize) {
     let (ny, nx) = (shape.0.max(1), shape.1.max(1));
-    let target_pixels = 1 << 16;
-    let rows = (target_pixels / nx).max(1);
-    let rows_for_balance = (ny / (4 * threads.max(1))).max(1);
-    (rows.min(rows_for_balance).min(ny), nx)
+    let mut side = 256usize;
+    while side > 32 && ny.div_ceil(side) * nx.div_ceil(side) < 4 * threads.max(1) {
+        side /= 2;
+    }
+    (side.min(ny), side.min(nx))
 }
 
 #[cfg(test)]

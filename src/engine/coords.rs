@@ -7,38 +7,65 @@ use crate::wcs::Wcs;
 
 /// Output pixel → input pixel for whole blocks.
 ///
-/// With `roundtrip` (reproject's `roundtrip_coords=True`, the default) every input position is
-/// mapped back to the output grid, and a pixel that lands more than one output pixel away
-/// from where it started (on either axis) is dropped: that only happens where a projection is
-/// not one-to-one. A point whose way back fails altogether is kept, as in reproject (its
-/// comparison with NaN is false).
+/// Positions outside the input's valid range `[-0.5, n - 0.5)` come out as NaN straight away:
+/// the sampler would return NaN for them anyway, so nothing else is computed for them.
+///
+/// With `roundtrip` (reproject's `roundtrip_coords=True`, the default) every other input
+/// position is mapped back to the output grid, and a pixel that lands more than one output
+/// pixel away from where it started (on either axis) is dropped: that only happens where a
+/// projection is not one-to-one. A point whose way back fails altogether is kept, as in
+/// reproject (its comparison with NaN is false). The exact TAN → TAN homography is one-to-one
+/// on the near hemisphere, and its inverse returns every point inside the input to within
+/// 1e-9 px, so the check cannot drop anything there and is skipped.
 ///
 /// ```
 /// use reproject::engine::{blocks::Block, coords::CoordinateMap};
 /// use reproject::wcs::Wcs;
 /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n").unwrap();
-/// let map = CoordinateMap::new(&wcs, &wcs, true).unwrap();
-/// let block = Block { rows: 0..2, cols: 0..3 };
-/// let (mut x, mut y) = (vec![0.0; 6], vec![0.0; 6]);
-/// map.block_coords(&block, &mut x, &mut y);
-/// assert!((x[5] - 2.0).abs() < 1e-9 && (y[5] - 1.0).abs() < 1e-9);
+/// let map = CoordinateMap::new(&wcs, &wcs, true, (2, 3)).unwrap();
+/// let block = Block { rows: 0..2, cols: 0..4 };
+/// let (mut x, mut y) = (vec![0.0; 8], vec![0.0; 8]);
+/// let bbox = map.block_coords(&block, &mut x, &mut y).unwrap();
+/// assert!((x[6] - 2.0).abs() < 1e-9 && (y[6] - 1.0).abs() < 1e-9);
+/// assert!(x[7].is_nan()); // column 3 is outside the 3-column input
+/// assert!(bbox.x.1 < 2.1);
 /// ```
 #[derive(Debug, Clone)]
 pub struct CoordinateMap {
     forward: PixelTransform,
     backward: Option<PixelTransform>,
+    /// Input plane (rows, columns).
+    shape_in: (usize, usize),
+}
+
+/// The range of valid input positions of a block: `x` (columns) and `y` (rows), inclusive.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    /// Smallest and largest column.
+    pub x: (f64, f64),
+    /// Smallest and largest row.
+    pub y: (f64, f64),
 }
 
 impl CoordinateMap {
-    /// The map from `wcs_out` pixels to `wcs_in` pixels, with or without the round-trip check.
-    pub fn new(wcs_out: &Wcs, wcs_in: &Wcs, roundtrip: bool) -> Result<CoordinateMap> {
+    /// The map from `wcs_out` pixels to `wcs_in` pixels for an input plane of `shape_in`
+    /// (rows, columns), with or without the round-trip check.
+    pub fn new(
+        wcs_out: &Wcs,
+        wcs_in: &Wcs,
+        roundtrip: bool,
+        shape_in: (usize, usize),
+    ) -> Result<CoordinateMap> {
+        let forward = PixelTransform::new(wcs_out, wcs_in)?;
+        let backward = if roundtrip && !forward.is_homography() {
+            Some(PixelTransform::new(wcs_in, wcs_out)?)
+        } else {
+            None
+        };
         Ok(CoordinateMap {
-            forward: PixelTransform::new(wcs_out, wcs_in)?,
-            backward: if roundtrip {
-                Some(PixelTransform::new(wcs_in, wcs_out)?)
-            } else {
-                None
-            },
+            forward,
+            backward,
+            shape_in,
         })
     }
 
@@ -47,12 +74,16 @@ impl CoordinateMap {
         self.forward.is_homography()
     }
 
-    /// The input position of one output pixel (`x` column, `y` row), NaN if it has none.
+    /// The input position of one output pixel (`x` column, `y` row), NaN if it has none or
+    /// it is outside the input.
     #[inline]
     pub fn map(&self, x: f64, y: f64) -> (f64, f64) {
         let Some((px, py)) = self.forward.map(x, y) else {
             return (f64::NAN, f64::NAN);
         };
+        if !self.inside(px, py) {
+            return (f64::NAN, f64::NAN);
+        }
         if let Some(back) = &self.backward {
             if let Some((bx, by)) = back.map(px, py) {
                 if (bx - x).abs() > 1.0 || (by - y).abs() > 1.0 {
@@ -63,19 +94,59 @@ impl CoordinateMap {
         (px, py)
     }
 
-    /// Input columns `xs` and rows `ys` for every pixel of `block`, row-major.
+    /// Whether an input position is inside the valid range `[-0.5, n - 0.5)` on both axes.
+    #[inline(always)]
+    fn inside(&self, px: f64, py: f64) -> bool {
+        let (ny, nx) = self.shape_in;
+        px >= -0.5 && px < nx as f64 - 0.5 && py >= -0.5 && py < ny as f64 - 0.5
+    }
+
+    /// Input columns `xs` and rows `ys` for every pixel of `block`, row-major, and the bounds
+    /// of the valid ones (`None` if no pixel of the block sees the input).
     ///
     /// # Panics
     /// If `xs` or `ys` is shorter than the block.
-    pub fn block_coords(&self, block: &Block, xs: &mut [f64], ys: &mut [f64]) {
+    pub fn block_coords(&self, block: &Block, xs: &mut [f64], ys: &mut [f64]) -> Option<Bounds> {
         let width = block.cols.len();
-        for (r, row) in block.rows.clone().enumerate() {
-            let y = row as f64;
-            let xs = &mut xs[r * width..(r + 1) * width];
-            let ys = &mut ys[r * width..(r + 1) * width];
-            for ((c, px), py) in block.cols.clone().zip(xs.iter_mut()).zip(ys.iter_mut()) {
-                (*px, *py) = self.map(c as f64, y);
+        if let Some(h) = self.forward.homography() {
+            for (r, row) in block.rows.clone().enumerate() {
+                let y = row as f64;
+                let xs = &mut xs[r * width..(r + 1) * width];
+                let ys = &mut ys[r * width..(r + 1) * width];
+                for ((c, px), py) in block.cols.clone().zip(xs.iter_mut()).zip(ys.iter_mut()) {
+                    let x = c as f64;
+                    let w = h[2][0] * x + h[2][1] * y + h[2][2];
+                    let inv_w = 1.0 / w;
+                    let a = (h[0][0] * x + h[0][1] * y + h[0][2]) * inv_w;
+                    let b = (h[1][0] * x + h[1][1] * y + h[1][2]) * inv_w;
+                    // W > 0 is TAN's near hemisphere; the range test rejects NaN too.
+                    let ok = w > 0.0 && self.inside(a, b);
+                    *px = if ok { a } else { f64::NAN };
+                    *py = if ok { b } else { f64::NAN };
+                }
+            }
+        } else {
+            for (r, row) in block.rows.clone().enumerate() {
+                let y = row as f64;
+                let xs = &mut xs[r * width..(r + 1) * width];
+                let ys = &mut ys[r * width..(r + 1) * width];
+                for ((c, px), py) in block.cols.clone().zip(xs.iter_mut()).zip(ys.iter_mut()) {
+                    (*px, *py) = self.map(c as f64, y);
+                }
             }
         }
+        bounds(&xs[..block.len()], &ys[..block.len()])
     }
+}
+
+/// Smallest and largest non-NaN values of both coordinate arrays.
+fn bounds(xs: &[f64], ys: &[f64]) -> Option<Bounds> {
+    let fold = |v: &[f64]| {
+        v.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &a| {
+                (lo.min(a), hi.max(a))
+            })
+    };
+    let (x, y) = (fold(xs), fold(ys));
+    (x.0 <= x.1).then_some(Bounds { x, y })
 }

@@ -41,11 +41,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::interp::spline::{prefilter, prefilter_masked};
-use crate::interp::{covering_window, MaskedSpline, NanPolicy, Order, Plane, Window};
+use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Window};
 use crate::io::{available_memory, ImageSource};
 use crate::wcs::Wcs;
 use blocks::{auto_block_size, blocks, Block};
-use coords::CoordinateMap;
+use coords::{Bounds, CoordinateMap};
 pub use precision::Precision;
 use precision::Rounding;
 
@@ -213,7 +213,12 @@ impl<'a> Plan<'a> {
                 "the number of threads must be strictly positive".into(),
             ));
         }
-        let coords = CoordinateMap::new(wcs_out, wcs_in, options.roundtrip_coords)?;
+        let coords = CoordinateMap::new(
+            wcs_out,
+            wcs_in,
+            options.roundtrip_coords,
+            source.plane_shape(),
+        )?;
         let rounding = Rounding::new(options.precision, source.stored_type(), options.order);
         let mut plan = Plan {
             source,
@@ -326,10 +331,10 @@ impl<'a> Plan<'a> {
             scratch.xs.resize(n, 0.0);
             scratch.ys.resize(n, 0.0);
             scratch.values.resize(n, 0.0);
-            self.coords
+            let bounds = self
+                .coords
                 .block_coords(block, &mut scratch.xs, &mut scratch.ys);
-            let (ny, nx) = self.shape_in;
-            let window = covering_window(self.options.order, ny, nx, &scratch.ys, &scratch.xs);
+            let window = bounds.map(|b| self.window_for(b));
             for plane in 0..self.planes {
                 match &window {
                     None => scratch.values.fill(f64::NAN),
@@ -337,6 +342,7 @@ impl<'a> Plan<'a> {
                 }
                 let width = block.cols.len();
                 let values = &scratch.values;
+                let rounding = self.rounding;
                 for (r, (mut out_row, mut fp_row)) in data
                     .index_axis_mut(Axis(0), plane)
                     .outer_iter_mut()
@@ -344,15 +350,36 @@ impl<'a> Plan<'a> {
                     .enumerate()
                 {
                     let row = &values[r * width..(r + 1) * width];
+                    let (Some(out_row), Some(fp_row)) =
+                        (out_row.as_slice_mut(), fp_row.as_slice_mut())
+                    else {
+                        unreachable!("block rows of a C-order output are contiguous");
+                    };
                     for ((o, f), &v) in out_row.iter_mut().zip(fp_row.iter_mut()).zip(row) {
-                        let v = self.rounding.round_result(v);
+                        let v = rounding.round_result(v);
                         *o = T::from_f64(v);
-                        *f = T::from_f64(if v.is_nan() { 0.0 } else { 1.0 });
+                        *f = T::from_f64(f64::from(u8::from(!v.is_nan())));
                     }
                 }
             }
             Ok(())
         })
+    }
+
+    /// The input window holding every tap of positions within `b` (mirrored taps included:
+    /// they fall within `degree/2 + 1` of an edge the window then reaches).
+    fn window_for(&self, b: Bounds) -> Window {
+        let (ny, nx) = self.shape_in;
+        let margin = self.options.order.degree() / 2 + 2;
+        let span = |(lo, hi): (f64, f64), n: usize| {
+            let lo = lo.max(0.0).floor() as usize;
+            let hi = hi.min(n as f64 - 1.0).ceil() as usize;
+            lo.saturating_sub(margin)..(hi + margin + 1).min(n)
+        };
+        Window {
+            rows: span(b.y, ny),
+            cols: span(b.x, nx),
+        }
     }
 
     /// Samples one input plane at the block's coordinates into `scratch.values`.
@@ -594,8 +621,8 @@ pub fn reproject_interp(
     let plan = Plan::new(source, wcs_in, wcs_out, shape_out, options)?;
     let shape = plan.shape_out().to_vec();
     check_output_memory(&shape, 2 * std::mem::size_of::<f64>())?;
-    let mut data = ArrayD::<f64>::zeros(IxDyn(&shape));
-    let mut footprint = ArrayD::<f64>::zeros(IxDyn(&shape));
+    let mut data = zeroed_output(&shape);
+    let mut footprint = zeroed_output(&shape);
     plan.compute_into(data.view_mut(), footprint.view_mut())?;
     Ok((data, footprint))
 }
@@ -614,6 +641,39 @@ pub fn reproject_interp_into<T: OutputSample>(
     let plan = Plan::new(source, wcs_in, wcs_out, &shape_out, options)?;
     plan.compute_into(data, footprint)
 }
+
+/// A zero-filled output array whose pages the kernel may back with transparent huge pages:
+/// a fresh output is written once, and 2 MiB pages cut the page-fault work of that first
+/// write by 512 (the zeroing itself stays).
+fn zeroed_output(shape: &[usize]) -> ArrayD<f64> {
+    let len: usize = shape.iter().product();
+    let buffer = vec![0.0f64; len];
+    advise_huge_pages(&buffer);
+    ArrayD::from_shape_vec(IxDyn(shape), buffer).expect("length matches the shape")
+}
+
+/// `madvise(MADV_HUGEPAGE)` over the whole 2 MiB pages of a large, still untouched buffer.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(buffer: &[f64]) {
+    const HUGE: usize = 2 << 20;
+    let start = buffer.as_ptr() as usize;
+    let end = start + std::mem::size_of_val(buffer);
+    let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+    if last > first {
+        // SAFETY: the range lies inside `buffer`'s allocation and madvise only changes how
+        // the kernel backs those pages, not their contents; failure is harmless.
+        unsafe {
+            libc::madvise(
+                first as *mut libc::c_void,
+                last - first,
+                libc::MADV_HUGEPAGE,
+            );
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_buffer: &[f64]) {}
 
 /// Refuses outputs larger than the memory available, before allocating them.
 fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()> {
