@@ -20,6 +20,9 @@ echo "== cargo test"
 cargo test --all-targets
 cargo test --doc
 
+echo "== heavy tests (release): memory of a 16384^2 memory-mapped reprojection"
+cargo test --release --test engine_memory -- --ignored --nocapture
+
 if [ -f python-bindings/pyproject.toml ]; then
   echo "== python tests"
   VENV="${VENV:-.venv}"
