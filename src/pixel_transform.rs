@@ -52,6 +52,14 @@ pub struct PixelTransform {
 enum Kind {
     /// Both gnomonic without distortion: one projective matrix.
     Homography(Mat3),
+    /// Through native unit vectors: output pixel → output native direction → one rotation
+    /// (output native → celestial → frame change → input native) → input pixel. Used when
+    /// the frame change is a rotation.
+    Vector {
+        wcs_out: Box<CelestialTransform>,
+        wcs_in: Box<CelestialTransform>,
+        rotation: Mat3,
+    },
     /// Through the sky: output WCS → world → (frame change) → input WCS.
     General {
         wcs_out: Box<CelestialTransform>,
@@ -67,20 +75,29 @@ impl PixelTransform {
     pub fn new(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
         let (out, inp) = (wcs_out.celestial()?, wcs_in.celestial()?);
         let frame = frame_change(out, inp)?;
-        if is_plain_tan(out) && is_plain_tan(inp) {
-            // A frame change that is a pure rotation folds into the matrix; FK4's E-terms
-            // are not a rotation and take the general path.
-            let rotation = match &frame {
-                None => Some(IDENTITY),
-                Some(f) => f.matrix(),
-            };
-            if let Some(rotation) = rotation {
-                return Ok(PixelTransform {
-                    kind: Kind::Homography(homography(out, inp, &rotation)),
-                });
+        // A frame change that is a pure rotation folds into one matrix; FK4's E-terms are not
+        // a rotation and take the general path.
+        let Some(frame_rotation) = (match &frame {
+            None => Some(IDENTITY),
+            Some(f) => f.matrix(),
+        }) else {
+            return PixelTransform::general(wcs_out, wcs_in);
+        };
+        let kind = if is_plain_tan(out) && is_plain_tan(inp) {
+            Kind::Homography(homography(out, inp, &frame_rotation))
+        } else {
+            let chain = [
+                transpose(native_to_celestial_matrix(inp)),
+                frame_rotation,
+                native_to_celestial_matrix(out),
+            ];
+            Kind::Vector {
+                wcs_out: Box::new(out.clone()),
+                wcs_in: Box::new(inp.clone()),
+                rotation: chain.iter().skip(1).fold(chain[0], |acc, m| mul(&acc, m)),
             }
-        }
-        PixelTransform::general(wcs_out, wcs_in)
+        };
+        Ok(PixelTransform { kind })
     }
 
     /// The transform through world coordinates, never the homography (for comparisons).
@@ -105,7 +122,7 @@ impl PixelTransform {
     pub fn homography(&self) -> Option<[[f64; 3]; 3]> {
         match &self.kind {
             Kind::Homography(h) => Some(*h),
-            Kind::General { .. } => None,
+            Kind::Vector { .. } | Kind::General { .. } => None,
         }
     }
 
@@ -123,6 +140,19 @@ impl PixelTransform {
                 let px = (h[0][0] * x + h[0][1] * y + h[0][2]) / w;
                 let py = (h[1][0] * x + h[1][1] * y + h[1][2]) / w;
                 (px.is_finite() && py.is_finite()).then_some((px, py))
+            }
+            Kind::Vector {
+                wcs_out,
+                wcs_in,
+                rotation: m,
+            } => {
+                let v = wcs_out.pixel_to_native_vector(x, y)?;
+                let w = [
+                    m[0][0] * v[0] + m[0][1] * v[1] + m[0][2] * v[2],
+                    m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
+                    m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2],
+                ];
+                wcs_in.native_vector_to_pixel(w)
             }
             Kind::General {
                 wcs_out,

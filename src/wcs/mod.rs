@@ -157,6 +157,24 @@ impl CelestialTransform {
         Some(self.rotation.native_to_celestial(phi, theta))
     }
 
+    /// Pixel (0-based, image order) → native unit vector of the projection (before the
+    /// rotation to celestial coordinates); `None` outside the projection's domain.
+    #[inline]
+    pub fn pixel_to_native_vector(&self, x: f64, y: f64) -> Option<[f64; 3]> {
+        let (x, y) = if self.lat < self.lng { (y, x) } else { (x, y) };
+        let (u, v) = self.pixel_to_intermediate(x, y);
+        self.projection.x2v(u, v)
+    }
+
+    /// Native direction → pixel (0-based, image order); `None` where the projection or the
+    /// distortion inverse has no solution.
+    #[inline]
+    pub fn native_vector_to_pixel(&self, v: [f64; 3]) -> Option<(f64, f64)> {
+        let (u, w) = self.projection.v2x(v)?;
+        let (a, b) = self.intermediate_to_pixel(u, w)?;
+        Some(if self.lat < self.lng { (b, a) } else { (a, b) })
+    }
+
     /// (lon, lat), degrees → pixel (0-based, image order).
     #[inline]
     pub fn world_to_pixel(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {

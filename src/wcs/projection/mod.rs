@@ -348,6 +348,52 @@ impl Projection {
         (phi.is_finite() && theta.is_finite()).then_some((phi, theta))
     }
 
+    /// Projection plane (x, y) → native unit vector `[cos θ cos φ, cos θ sin φ, sin θ]`;
+    /// `None` outside the domain (where [`Projection::x2s`] is `None`).
+    ///
+    /// TAN needs no trigonometry here: the plane point (x, y) is the direction (−y, x, r0).
+    ///
+    /// ```
+    /// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+    /// let tan = Projection::new(ProjectionCode::Tan, &ProjectionParams::default()).unwrap();
+    /// let v = tan.x2v(0.0, 0.0).unwrap();
+    /// assert_eq!(v, [0.0, 0.0, 1.0]);
+    /// ```
+    #[inline]
+    pub fn x2v(&self, x: f64, y: f64) -> Option<[f64; 3]> {
+        if self.is_plain_tan() {
+            if !(x.is_finite() && y.is_finite()) {
+                return None;
+            }
+            let norm = (x * x + y * y + R0 * R0).sqrt();
+            return Some([-y / norm, x / norm, R0 / norm]);
+        }
+        let (phi, theta) = self.x2s(x, y)?;
+        let (sin_phi, cos_phi) = crate::wcs::trig::sincosd(phi);
+        let (sin_theta, cos_theta) = crate::wcs::trig::sincosd(theta);
+        Some([cos_theta * cos_phi, cos_theta * sin_phi, sin_theta])
+    }
+
+    /// Native direction (any length) → projection plane (x, y); `None` where
+    /// [`Projection::s2x`] is `None` (TAN: the far hemisphere).
+    #[inline]
+    pub fn v2x(&self, v: [f64; 3]) -> Option<(f64, f64)> {
+        if self.is_plain_tan() {
+            if !(v[2] > 0.0) {
+                return None;
+            }
+            let (x, y) = (R0 * v[1] / v[2], -R0 * v[0] / v[2]);
+            return (x.is_finite() && y.is_finite()).then_some((x, y));
+        }
+        let phi = crate::wcs::trig::atan2d(v[1], v[0]);
+        let theta = crate::wcs::trig::atan2d(v[2], (v[0] * v[0] + v[1] * v[1]).sqrt());
+        self.s2x(phi, theta)
+    }
+
+    fn is_plain_tan(&self) -> bool {
+        self.code == ProjectionCode::Tan && self.x0 == 0.0 && self.y0 == 0.0
+    }
+
     /// Native spherical (φ, θ) to projection plane (x, y), degrees; `None` where WCSLIB flags
     /// the point (outside the domain, or on the far side of a perspective projection).
     #[inline]
