@@ -1,0 +1,147 @@
+//! Whole reprojections through the engine alone (in-memory float32 input, preallocated
+//! float64 output and footprint, default options: round trip on), serial and on all cores.
+//!
+//! * `job_a_2048`: 2048×2048 TAN → TAN, bilinear; 1″ pixels, output rotated 30° with a CRPIX
+//!   offset of (3.7, −2.2) px and a CRVAL shift of (2e-3, −1e-3) deg; output shape = input
+//!   shape (about 84.5 % coverage). The job A is 4096²; 2048² keeps this bench short,
+//!   `scripts/bench_peers.sh` runs the full size against the peers.
+//! * `job_b_2048`: 2048×2048 Galactic CAR (0.001°) → ICRS TAN (0.001°) centred on the
+//!   Galactic centre, bilinear (about 84 % coverage).
+//! * `job_c_2048`: job A with bicubic interpolation (includes the spline prefilter).
+//!
+//! Run with `cargo bench --bench reproject`; throughput is in output pixels.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use ndarray::{Array2, ArrayD, IxDyn};
+use reproject::engine::{reproject_interp_into, Options, Parallel};
+use reproject::interp::Order;
+use reproject::io::ArraySource;
+use reproject::wcs::Wcs;
+
+const N: usize = 2048;
+
+/// FITS header text from `KEY = value` pairs, one 80-character card each.
+fn header(cards: &[(&str, String)]) -> String {
+    cards
+        .iter()
+        .map(|(k, v)| format!("{:<80}", format!("{k:<8}= {v}")))
+        .collect()
+}
+
+/// Job A's input and output headers for an `n`×`n` image.
+fn tan_pair(n: usize) -> (String, String) {
+    let s = 1.0 / 3600.0;
+    let c = (n as f64) / 2.0 + 0.5;
+    let common = |crpix1: f64, crpix2: f64, ra: f64, dec: f64| {
+        vec![
+            ("NAXIS", "2".to_string()),
+            ("NAXIS1", n.to_string()),
+            ("NAXIS2", n.to_string()),
+            ("CTYPE1", "'RA---TAN'".to_string()),
+            ("CTYPE2", "'DEC--TAN'".to_string()),
+            ("CRPIX1", format!("{crpix1:.6}")),
+            ("CRPIX2", format!("{crpix2:.6}")),
+            ("CRVAL1", format!("{ra:.9}")),
+            ("CRVAL2", format!("{dec:.9}")),
+            ("RADESYS", "'ICRS'".to_string()),
+        ]
+    };
+    let mut cin = common(c, c, 150.0, 30.0);
+    cin.push(("CDELT1", format!("{:.15E}", -s)));
+    cin.push(("CDELT2", format!("{s:.15E}")));
+    let mut cout = common(c + 3.7, c - 2.2, 150.002, 29.999);
+    let (sin, cos) = 30f64.to_radians().sin_cos();
+    cout.push(("CD1_1", format!("{:.15E}", -s * cos)));
+    cout.push(("CD1_2", format!("{:.15E}", s * sin)));
+    cout.push(("CD2_1", format!("{:.15E}", s * sin)));
+    cout.push(("CD2_2", format!("{:.15E}", s * cos)));
+    (header(&cin), header(&cout))
+}
+
+/// Job B's input (Galactic CAR) and output (ICRS TAN at the Galactic centre) headers.
+fn car_to_tan(n: usize) -> (String, String) {
+    let c = format!("{:.1}", (n as f64) / 2.0 + 0.5);
+    let base = |t1: &str, t2: &str, lon: &str, lat: &str| {
+        vec![
+            ("NAXIS", "2".to_string()),
+            ("NAXIS1", n.to_string()),
+            ("NAXIS2", n.to_string()),
+            ("CTYPE1", format!("'{t1}'")),
+            ("CTYPE2", format!("'{t2}'")),
+            ("CRPIX1", c.clone()),
+            ("CRPIX2", c.clone()),
+            ("CRVAL1", lon.to_string()),
+            ("CRVAL2", lat.to_string()),
+            ("CDELT1", "-0.001".to_string()),
+            ("CDELT2", "0.001".to_string()),
+        ]
+    };
+    let cin = base("GLON-CAR", "GLAT-CAR", "0.0", "0.0");
+    let mut cout = base("RA---TAN", "DEC--TAN", "266.404988", "-28.936175");
+    cout.push(("RADESYS", "'ICRS'".to_string()));
+    (header(&cin), header(&cout))
+}
+
+/// A float32 sky-like image: smooth background, a grid of Gaussian sources, deterministic
+/// noise.
+fn image(n: usize) -> Array2<f32> {
+    Array2::from_shape_fn((n, n), |(y, x)| {
+        let (fx, fy) = (x as f32, y as f32);
+        let (dx, dy) = ((fx % 64.0) - 32.0, (fy % 64.0) - 32.0);
+        let noise = (((y * 7919 + x * 104_729) % 1009) as f32) / 1009.0 - 0.5;
+        100.0 + 0.01 * fx - 0.005 * fy + 500.0 * (-(dx * dx + dy * dy) / 8.0).exp() + noise
+    })
+}
+
+fn bench_jobs(c: &mut Criterion) {
+    let data = image(N);
+    let source = ArraySource::new(data.view().into_dyn()).unwrap();
+    let jobs = [
+        ("job_a_2048", tan_pair(N), Order::Bilinear),
+        ("job_b_2048", car_to_tan(N), Order::Bilinear),
+        ("job_c_2048", tan_pair(N), Order::Bicubic),
+    ];
+    let mut out = ArrayD::<f64>::zeros(IxDyn(&[N, N]));
+    let mut footprint = ArrayD::<f64>::zeros(IxDyn(&[N, N]));
+    for (name, (h_in, h_out), order) in jobs {
+        let wcs_in = Wcs::from_header_str(&h_in).unwrap();
+        let wcs_out = Wcs::from_header_str(&h_out).unwrap();
+        let mut group = c.benchmark_group(name);
+        group.throughput(Throughput::Elements((N * N) as u64));
+        group.sample_size(10);
+        group.warm_up_time(std::time::Duration::from_secs(1));
+        group.measurement_time(std::time::Duration::from_secs(4));
+        for (label, parallel) in [
+            ("serial", Parallel::Serial),
+            ("all_cores", Parallel::AllCores),
+        ] {
+            let options = Options {
+                order,
+                parallel,
+                ..Options::default()
+            };
+            group.bench_function(label, |b| {
+                b.iter(|| {
+                    reproject_interp_into(
+                        &source,
+                        &wcs_in,
+                        &wcs_out,
+                        out.view_mut(),
+                        footprint.view_mut(),
+                        &options,
+                    )
+                    .unwrap()
+                })
+            });
+        }
+        group.finish();
+        let covered = footprint.sum() / footprint.len() as f64;
+        assert!(
+            (0.80..0.90).contains(&covered),
+            "{name}: coverage {covered:.4}, expected about 0.84"
+        );
+    }
+}
+
+criterion_group!(benches, bench_jobs);
+criterion_main!(benches);
