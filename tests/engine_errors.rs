@@ -1,0 +1,128 @@
+//! Bad input to the engine: clear errors, never a panic; no overlap is NaN, not an error.
+
+use ndarray::{Array2, Array3, ArrayD, IxDyn};
+use reproject::engine::{reproject_interp, reproject_interp_into, Options, Parallel};
+use reproject::io::{ArraySource, NpySource};
+use reproject::wcs::Wcs;
+use reproject::Error;
+
+fn tan(lon: f64, lat: f64) -> Wcs {
+    Wcs::from_header_str(&format!(
+        "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 8\nCRPIX2 = 8\nCRVAL1 = {lon}\n\
+         CRVAL2 = {lat}\nCDELT1 = -0.01\nCDELT2 = 0.01\n"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn shape_errors() {
+    let image = Array3::<f64>::zeros((3, 16, 16));
+    let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    let (w, o) = (tan(10.0, 20.0), Options::default());
+    fn shape_err<T>(r: Result<T, Error>) -> bool {
+        matches!(r, Err(Error::ShapeMismatch(_)))
+    }
+    assert!(shape_err(reproject_interp(
+        &source,
+        &w,
+        &w,
+        &[2, 16, 16],
+        &o
+    )));
+    assert!(shape_err(reproject_interp(
+        &source,
+        &w,
+        &w,
+        &[4, 3, 16, 16],
+        &o
+    )));
+    assert!(shape_err(reproject_interp(&source, &w, &w, &[16], &o)));
+    assert!(shape_err(reproject_interp(&source, &w, &w, &[0, 16], &o)));
+    // The leading dimension is prepended when only the plane is given.
+    let (data, _) = reproject_interp(&source, &w, &w, &[8, 9], &o).unwrap();
+    assert_eq!(data.shape(), &[3, 8, 9]);
+    // Caller-provided outputs must agree with each other.
+    let mut d = ArrayD::<f64>::zeros(IxDyn(&[3, 8, 8]));
+    let mut f = ArrayD::<f64>::zeros(IxDyn(&[3, 8, 9]));
+    assert!(shape_err(reproject_interp_into(
+        &source,
+        &w,
+        &w,
+        d.view_mut(),
+        f.view_mut(),
+        &o
+    )));
+    let empty = Array2::<f64>::zeros((0, 5));
+    let empty = ArraySource::new(empty.view().into_dyn()).unwrap();
+    assert!(shape_err(reproject_interp(&empty, &w, &w, &[4, 4], &o)));
+}
+
+#[test]
+fn option_and_wcs_errors() {
+    let image = Array2::<f64>::zeros((16, 16));
+    let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    let w = tan(10.0, 20.0);
+    let bad_block = Options {
+        block_size: Some((0, 4)),
+        ..Options::default()
+    };
+    assert!(matches!(
+        reproject_interp(&source, &w, &w, &[4, 4], &bad_block),
+        Err(Error::InvalidArgument(_))
+    ));
+    let no_threads = Options {
+        parallel: Parallel::Threads(0),
+        ..Options::default()
+    };
+    assert!(matches!(
+        reproject_interp(&source, &w, &w, &[4, 4], &no_threads),
+        Err(Error::InvalidArgument(_))
+    ));
+    let spectral = Wcs::from_header_str("CTYPE1 = 'FREQ'\nCTYPE2 = 'STOKES'\n").unwrap();
+    assert!(reproject_interp(&source, &spectral, &w, &[4, 4], &Options::default()).is_err());
+    assert!(reproject_interp(&source, &w, &spectral, &[4, 4], &Options::default()).is_err());
+    // An output larger than memory is refused before anything is allocated.
+    let huge = reproject_interp(&source, &w, &w, &[1 << 22, 1 << 22], &Options::default());
+    assert!(
+        matches!(&huge, Err(Error::InvalidArgument(m)) if m.contains("memory")),
+        "{huge:?}"
+    );
+    // NaN in WCS parameters never gets this far.
+    let mut params = w.params().clone();
+    params.crval[0] = f64::NAN;
+    assert!(Wcs::from_params(params).is_err());
+}
+
+#[test]
+fn no_overlap_is_all_nan_not_an_error() {
+    let image = Array2::<f64>::ones((16, 16));
+    let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    let (data, footprint) = reproject_interp(
+        &source,
+        &tan(10.0, 20.0),
+        &tan(190.0, -20.0),
+        &[16, 16],
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(data.iter().all(|v| v.is_nan()));
+    assert!(footprint.iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn unreadable_inputs_are_errors() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let truncated = dir.join("engine_errors_truncated.npy");
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (100, 100), }";
+    let mut header = header.to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend(vec![0u8; 1000]);
+    std::fs::write(&truncated, &bytes).unwrap();
+    assert!(NpySource::open(&truncated).is_err());
+}
