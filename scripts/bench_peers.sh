@@ -25,7 +25,7 @@
 #
 # Environment: REPEAT (ours and floor runs, 5), PEER_REPEAT (SWarp/Montage runs, 3),
 # PY_REPEAT (reproject runs, 2), JOBS ("A B C"), SIZE_A (4096), SIZE_B (2048),
-# BENCH_DATA (target/bench-data), SCRATCH (tmpfs dir for peer outputs), VENV (a venv with
+# BENCH_DATA (target/bench-data), SWARP_BIN (SWarp), MPROJECTPP_BIN (mProjectPP), SCRATCH (tmpfs dir for peer outputs), VENV (a venv with
 # numpy, astropy, reproject; otherwise .venv or /work/venv, else .venv is created),
 # WAIT_QUIET=<seconds> (wait up to that long for a 1-minute load average below 0.5).
 set -euo pipefail
@@ -140,8 +140,8 @@ time_cmd() {
 }
 
 # ---- the jobs ----------------------------------------------------------------------------
-HAVE_SWARP=$(command -v SWarp || true)
-HAVE_MONTAGE=$(command -v mProjectPP || true)
+HAVE_SWARP=$(command -v "${SWARP_BIN:-SWarp}" || true)
+HAVE_MONTAGE=$(command -v "${MPROJECTPP_BIN:-mProjectPP}" || true)
 [ -n "$HAVE_SWARP" ] || log "!! SWarp not found (apt-get install swarp): SWarp rows skipped"
 [ -n "$HAVE_MONTAGE" ] || log "!! mProjectPP not found (apt-get install montage): Montage rows skipped"
 
@@ -166,7 +166,7 @@ for job in $JOBS; do
 
   if [ -n "$HAVE_SWARP" ]; then
     cp "${base}_out.hdr" "$SCRATCH/coadd_$job.head"
-    swarp=(SWarp "$base.fits" -c /dev/null -IMAGEOUT_NAME "$SCRATCH/coadd_$job.fits"
+    swarp=("$HAVE_SWARP" "$base.fits" -c /dev/null -IMAGEOUT_NAME "$SCRATCH/coadd_$job.fits"
       -WEIGHTOUT_NAME "$SCRATCH/coadd_$job.weight.fits" -RESAMPLING_TYPE "$swarp_kernel"
       -COMBINE N -RESAMPLE Y -RESAMPLE_DIR "$SCRATCH" -SUBTRACT_BACK N -FSCALASTRO_TYPE NONE
       -WRITE_XML N -VERBOSE_TYPE QUIET -MEM_MAX 4096 -VMEM_DIR "$SCRATCH"
@@ -186,7 +186,7 @@ for job in $JOBS; do
   if [ -n "$HAVE_MONTAGE" ] && [ "$job" = A ]; then
     { printf '%-80s\n' "SIMPLE  = T" "BITPIX  = -64"; cat "${base}_out.hdr"; } >"$SCRATCH/montage_$job.hdr"
     time_cmd "$job" "Montage mProjectPP (1 thread, flux-conserving)" "$PEER_REPEAT" "$SCRATCH/pp_$job*.fits" -- \
-      mProjectPP -f "$base.fits" "$SCRATCH/pp_$job.fits" "$SCRATCH/montage_$job.hdr"
+      "$HAVE_MONTAGE" -f "$base.fits" "$SCRATCH/pp_$job.fits" "$SCRATCH/montage_$job.hdr"
   fi
 
   run_result "$job" "reproject $("$PY" -c 'import reproject; print(reproject.__version__)'), default (serial)" -- \
