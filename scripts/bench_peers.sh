@@ -74,6 +74,8 @@ PY=$(pick_python)
 log "== cargo build --release --example bench_job"
 cargo build --release --example bench_job >&2
 BENCH_JOB=target/release/examples/bench_job
+# The commit the binary was built from (others may commit while this runs).
+COMMIT="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml examples/bench_job.rs || echo ' (+ uncommitted changes)')"
 
 log "== inputs in $DATA"
 "$PY" scripts/compare_peers.py generate --data "$DATA" --size-a "$SIZE_A" --size-b "$SIZE_B" >&2
@@ -201,7 +203,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- report ------------------------------------------------------------------------------
 echo
-echo "reproject-rs peer comparison: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml examples/bench_job.rs || echo ' (+ uncommitted changes)'), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "reproject-rs peer comparison: commit $COMMIT (built at start), $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "machine: $NCPU cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); load average at start $LOAD_START, at end $LOAD_END"
 echo "ours: wall time of open(memory-mapped input) + reproject_interp -> in-memory f64 data + footprint"
 echo
