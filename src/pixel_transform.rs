@@ -59,6 +59,8 @@ enum Kind {
         wcs_out: Box<CelestialTransform>,
         wcs_in: Box<CelestialTransform>,
         rotation: Mat3,
+        /// For the rare point at a native pole of the input projection.
+        frame: Option<Box<FrameTransform>>,
     },
     /// Through the sky: output WCS → world → (frame change) → input WCS.
     General {
@@ -95,6 +97,7 @@ impl PixelTransform {
                 wcs_out: Box::new(out.clone()),
                 wcs_in: Box::new(inp.clone()),
                 rotation: chain.iter().skip(1).fold(chain[0], |acc, m| mul(&acc, m)),
+                frame: frame.map(Box::new),
             }
         };
         Ok(PixelTransform { kind })
@@ -145,6 +148,7 @@ impl PixelTransform {
                 wcs_out,
                 wcs_in,
                 rotation: m,
+                frame,
             } => {
                 let v = wcs_out.pixel_to_native_vector(x, y)?;
                 let w = [
@@ -152,22 +156,42 @@ impl PixelTransform {
                     m[1][0] * v[0] + m[1][1] * v[1] + m[1][2] * v[2],
                     m[2][0] * v[0] + m[2][1] * v[1] + m[2][2] * v[2],
                 ];
+                // At a native pole the longitude is undefined and WCSLIB's spherical formulas
+                // pick a particular one; follow them there (a line of pixels of an all-sky
+                // map at most).
+                if w[0].abs() + w[1].abs() < POLE * w[2].abs() {
+                    return through_the_sky(wcs_out, wcs_in, frame.as_deref(), x, y);
+                }
                 wcs_in.native_vector_to_pixel(w)
             }
             Kind::General {
                 wcs_out,
                 wcs_in,
                 frame,
-            } => {
-                let (lon, lat) = wcs_out.pixel_to_world(x, y)?;
-                let (lon, lat) = match frame {
-                    Some(f) => f.apply(lon, lat),
-                    None => (lon, lat),
-                };
-                wcs_in.world_to_pixel(lon, lat)
-            }
+            } => through_the_sky(wcs_out, wcs_in, frame.as_deref(), x, y),
         }
     }
+}
+
+/// Native directions this close to a pole (in |x| + |y| relative to |z|) take the celestial
+/// path: 1e-12 is 2e-10 deg from the pole.
+const POLE: f64 = 1e-12;
+
+/// Output pixel → world → (frame change) → input pixel, with WCSLIB's arithmetic.
+#[inline]
+fn through_the_sky(
+    wcs_out: &CelestialTransform,
+    wcs_in: &CelestialTransform,
+    frame: Option<&FrameTransform>,
+    x: f64,
+    y: f64,
+) -> Option<(f64, f64)> {
+    let (lon, lat) = wcs_out.pixel_to_world(x, y)?;
+    let (lon, lat) = match frame {
+        Some(f) => f.apply(lon, lat),
+        None => (lon, lat),
+    };
+    wcs_in.world_to_pixel(lon, lat)
 }
 
 const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];

@@ -6,7 +6,10 @@
 //! and reproject's data and footprint for orders 0-3 (and `roundtrip_coords=False` runs).
 //!
 //! Tolerances: on pixels both sides find valid, `|got - want| <= max(1e-6 |want|, 1e-9)`;
-//! footprints equal except at most 0.01% of the pixels of a run. The per-run maximum relative
+//! footprints equal except at most 0.01% of the pixels of a run. A pixel whose input position
+//! lies within 1e-9 px of a half-integer on either axis (an order-0 tie or the `-0.5` /
+//! `n - 0.5` edge) is decided by last-bit WCS round-off on both sides; such pixels are counted
+//! and reported, and a difference there is not a failure. The per-run maximum relative
 //! error, the number of bit-identical values and the footprint differences are printed to
 //! stderr (`cargo test --release --test reproject_golden -- --nocapture`).
 
@@ -15,11 +18,14 @@ use std::path::PathBuf;
 
 use ndarray::{ArrayD, Dimension};
 use ndarray_npy::NpzReader;
+use reproject::engine::blocks::Block;
+use reproject::engine::coords::CoordinateMap;
 use reproject::engine::{reproject_interp, Options, Parallel};
 use reproject::interp::Order;
 use reproject::io::{
     parse_numpy_dtype, ArraySource, ByteOrder, ImageSource, RawSource, SampleType,
 };
+use reproject::pixel_transform::PixelTransform;
 use reproject::wcs::Wcs;
 use serde_json::Value;
 
@@ -230,6 +236,17 @@ struct Stats {
     footprint_diffs: Vec<(Vec<usize>, f64, f64)>,
     /// Pixels whose footprint is not `!isnan(data)` in the Rust output.
     inconsistent_footprint: usize,
+    /// Differences at pixels whose input position is within 1e-9 px of a half-integer.
+    undetermined: usize,
+}
+
+/// Distance below which an input position counts as sitting on a decision point.
+const BOUNDARY: f64 = 1e-9;
+
+/// Whether a coordinate is within [`BOUNDARY`] of a half-integer (an order-0 tie, or the
+/// `-0.5` / `n - 0.5` edge of the valid range).
+fn on_boundary(c: f64) -> bool {
+    ((c + 0.5) - (c + 0.5).round()).abs() < BOUNDARY
 }
 
 impl Stats {
@@ -238,6 +255,7 @@ impl Stats {
         got_fp: &ArrayD<f64>,
         want: &ArrayD<f64>,
         want_fp: &ArrayD<f64>,
+        undetermined: impl Fn(&[usize]) -> bool,
     ) -> Stats {
         assert_eq!(got.shape(), want.shape());
         assert_eq!(got_fp.shape(), want_fp.shape());
@@ -254,6 +272,15 @@ impl Stats {
             }
             if gf != if g.is_nan() { 0.0 } else { 1.0 } {
                 s.inconsistent_footprint += 1;
+            }
+            let differs = gf != wf
+                || (!g.is_nan() && !w.is_nan() && {
+                    let diff = (g - w).abs();
+                    diff > (REL_TOL * w.abs()).max(ABS_TOL) || diff.is_nan()
+                });
+            if differs && undetermined(idx.slice()) {
+                s.undetermined += 1;
+                continue;
             }
             if gf != wf {
                 s.footprint_diffs.push((idx.slice().to_vec(), g, w));
@@ -313,8 +340,46 @@ fn check_group(group: &str) {
     for case in &cases {
         for run in &case.runs {
             let (want, want_fp) = fx.expected(case, run);
-            let (got, got_fp) = reproject(case, &options(run));
-            let s = Stats::compare(&got, &got_fp, &want, &want_fp);
+            let opts = options(run);
+            let (got, got_fp) = reproject(case, &opts);
+            let coords = CoordinateMap::new(
+                &case.wcs_out,
+                &case.wcs_in,
+                false,
+                (
+                    case.image.shape()[case.image.ndim() - 2],
+                    case.image.shape()[case.image.ndim() - 1],
+                ),
+            )
+            .unwrap();
+            let undetermined = |idx: &[usize]| {
+                let (row, col) = (idx[idx.len() - 2], idx[idx.len() - 1]);
+                let block = Block {
+                    rows: row..row + 1,
+                    cols: col..col + 1,
+                };
+                let (mut x, mut y) = ([0.0], [0.0]);
+                coords.block_coords(&block, &mut x, &mut y);
+                // Positions just outside the valid range come back NaN: recompute them without
+                // the range cut through the plain transform.
+                let (x, y) = if x[0].is_nan() {
+                    PixelTransform::new(&case.wcs_out, &case.wcs_in)
+                        .unwrap()
+                        .map(col as f64, row as f64)
+                        .unwrap_or((f64::NAN, f64::NAN))
+                } else {
+                    (x[0], y[0])
+                };
+                on_boundary(x) || on_boundary(y)
+            };
+            let s = Stats::compare(&got, &got_fp, &want, &want_fp, undetermined);
+            if s.undetermined > 0 {
+                report += &format!(
+                    "    {} differences at pixels within {BOUNDARY:e} px of a half-integer (not \
+                     failures)\n",
+                    s.undetermined
+                );
+            }
             report += &format!(
                 "{:<22} {:<8} {:>7} {:>7} {:>7} ({:>6.2}%) {:>10.3e} {:>10.3e} {:>10.3e} {:>4}\n",
                 case.name,

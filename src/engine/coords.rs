@@ -36,7 +36,13 @@ pub struct CoordinateMap {
     backward: Option<PixelTransform>,
     /// Input plane (rows, columns).
     shape_in: (usize, usize),
+    /// Opt-in approximation: the largest error allowed (input pixels) at the check points.
+    approximate: Option<f64>,
 }
+
+/// Side of the cells of the approximate transform, in output pixels. Cells are anchored to
+/// the output grid, not to blocks, so the result does not depend on the block size.
+pub const APPROX_CELL: usize = 16;
 
 /// The range of valid input positions of a block: `x` (columns) and `y` (rows), inclusive.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,7 +72,19 @@ impl CoordinateMap {
             forward,
             backward,
             shape_in,
+            approximate: None,
         })
+    }
+
+    /// Switches on the approximate transform (SWarp/GDAL style): exact positions on a grid of
+    /// [`APPROX_CELL`]-pixel cells, bilinear in between. A cell is interpolated only if its
+    /// four corners are valid and the interpolation is within `tolerance` input pixels of the
+    /// exact position at the cell centre and at the midpoints of its four edges; any other
+    /// cell is computed exactly, pixel by pixel. The exact TAN → TAN homography is never
+    /// approximated.
+    pub fn with_approximation(mut self, tolerance: f64) -> CoordinateMap {
+        self.approximate = Some(tolerance);
+        self
     }
 
     /// Whether the exact homography is in use.
@@ -125,6 +143,8 @@ impl CoordinateMap {
                     *py = if ok { b } else { f64::NAN };
                 }
             }
+        } else if let Some(tolerance) = self.approximate {
+            self.approximate_block(block, tolerance, xs, ys);
         } else {
             for (r, row) in block.rows.clone().enumerate() {
                 let y = row as f64;
@@ -136,6 +156,69 @@ impl CoordinateMap {
             }
         }
         bounds(&xs[..block.len()], &ys[..block.len()])
+    }
+}
+
+impl CoordinateMap {
+    /// Fills a block cell by cell (see [`CoordinateMap::with_approximation`]).
+    fn approximate_block(&self, block: &Block, tolerance: f64, xs: &mut [f64], ys: &mut [f64]) {
+        let g = APPROX_CELL;
+        let width = block.cols.len();
+        let (cell_rows, cell_cols) = (
+            block.rows.start / g..(block.rows.end - 1) / g + 1,
+            block.cols.start / g..(block.cols.end - 1) / g + 1,
+        );
+        for cr in cell_rows {
+            for cc in cell_cols.clone() {
+                let (y0, x0) = (cr * g, cc * g);
+                let rows = y0.max(block.rows.start)..(y0 + g).min(block.rows.end);
+                let cols = x0.max(block.cols.start)..(x0 + g).min(block.cols.end);
+                let corner = |dy: usize, dx: usize| self.map((x0 + dx) as f64, (y0 + dy) as f64);
+                let corners = [corner(0, 0), corner(0, g), corner(g, 0), corner(g, g)];
+                let lerp = |u: f64, v: f64| {
+                    let w = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
+                    let x = corners.iter().zip(w).map(|(c, w)| c.0 * w).sum::<f64>();
+                    let y = corners.iter().zip(w).map(|(c, w)| c.1 * w).sum::<f64>();
+                    (x, y)
+                };
+                let half = g as f64 / 2.0;
+                let smooth = corners.iter().all(|c| !c.0.is_nan())
+                    && [
+                        (half, half),
+                        (half, 0.0),
+                        (half, g as f64),
+                        (0.0, half),
+                        (g as f64, half),
+                    ]
+                    .iter()
+                    .all(|&(dy, dx)| {
+                        let exact = self.map(x0 as f64 + dx, y0 as f64 + dy);
+                        let approx = lerp(dx / g as f64, dy / g as f64);
+                        (exact.0 - approx.0).abs() <= tolerance
+                            && (exact.1 - approx.1).abs() <= tolerance
+                    });
+                for row in rows {
+                    let r = row - block.rows.start;
+                    for col in cols.clone() {
+                        let i = r * width + (col - block.cols.start);
+                        let (px, py) = if smooth {
+                            let (u, v) =
+                                ((col - x0) as f64 / g as f64, (row - y0) as f64 / g as f64);
+                            let (px, py) = lerp(u, v);
+                            if self.inside(px, py) {
+                                (px, py)
+                            } else {
+                                (f64::NAN, f64::NAN)
+                            }
+                        } else {
+                            self.map(col as f64, row as f64)
+                        };
+                        xs[i] = px;
+                        ys[i] = py;
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -43,6 +43,7 @@ use crate::error::{Error, Result};
 use crate::interp::spline::{prefilter, prefilter_masked};
 use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Window};
 use crate::io::{available_memory, ImageSource};
+use crate::wcs::distortion::sip::SipInversion;
 use crate::wcs::Wcs;
 use blocks::{auto_block_size, blocks, Block};
 use coords::{Bounds, CoordinateMap};
@@ -110,8 +111,13 @@ pub struct Options {
     /// Threads.
     pub parallel: Parallel,
     /// Whether to follow reproject's float32 rounding of results for float32 and integer
-    /// inputs (default) or keep everything in float64.
+    /// inputs and its SIP inversion tolerance (default), or keep everything in float64 with
+    /// SIP inverted to 1e-12 px.
     pub precision: Precision,
+    /// Opt-in approximate transform: positions interpolated over 16-pixel cells wherever that
+    /// stays within this many input pixels of the exact transform at the checked points (see
+    /// [`CoordinateMap::with_approximation`]); `None` (default) computes every pixel exactly.
+    pub approximate: Option<f64>,
 }
 
 impl Default for Options {
@@ -123,6 +129,7 @@ impl Default for Options {
             block_size: None,
             parallel: Parallel::Serial,
             precision: Precision::Reproject,
+            approximate: None,
         }
     }
 }
@@ -213,12 +220,29 @@ impl<'a> Plan<'a> {
                 "the number of threads must be strictly positive".into(),
             ));
         }
-        let coords = CoordinateMap::new(
-            wcs_out,
-            wcs_in,
+        // reproject inverts SIP with astropy's default tolerance (1e-4 px, 20 iterations);
+        // its input positions, and so its values, are that close to the exact inverse.
+        let (wcs_in, wcs_out) = match options.precision {
+            Precision::Reproject => (
+                wcs_in.clone().with_sip_inversion(SipInversion::astropy()),
+                wcs_out.clone().with_sip_inversion(SipInversion::astropy()),
+            ),
+            Precision::Float64 => (wcs_in.clone(), wcs_out.clone()),
+        };
+        let mut coords = CoordinateMap::new(
+            &wcs_out,
+            &wcs_in,
             options.roundtrip_coords,
             source.plane_shape(),
         )?;
+        if let Some(tolerance) = options.approximate {
+            if !(tolerance > 0.0 && tolerance.is_finite()) {
+                return Err(Error::InvalidArgument(format!(
+                    "the approximation tolerance must be a positive number of pixels, got {tolerance}"
+                )));
+            }
+            coords = coords.with_approximation(tolerance);
+        }
         let rounding = Rounding::new(options.precision, source.stored_type(), options.order);
         let mut plan = Plan {
             source,

@@ -18,11 +18,12 @@ use crate::io::{SampleType, StoredType};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Precision {
-    /// Reproduce astropy reproject's float32 rounding for float32 and integer inputs.
+    /// Reproduce astropy reproject's float32 rounding for float32 and integer inputs, and
+    /// astropy's default SIP inversion tolerance (1e-4 px).
     #[default]
     Reproject,
-    /// Keep every value in float64 (more accurate, differs from reproject by up to 6e-8
-    /// relative for float32 inputs).
+    /// Keep every value in float64 and invert SIP to 1e-12 px (more accurate; differs from
+    /// reproject by up to 6e-8 relative for float32 inputs and 1e-4 relative for SIP inputs).
     Float64,
 }
 

@@ -288,6 +288,17 @@ impl Wcs {
         &self.linear
     }
 
+    /// This WCS with SIP inverted the way `how` says (see
+    /// [`distortion::sip::SipInversion::astropy`]); no change without SIP.
+    pub fn with_sip_inversion(mut self, how: distortion::sip::SipInversion) -> Wcs {
+        if let Some(d) = self.celestial.as_mut().and_then(|c| c.distortion_mut()) {
+            if d.sip().is_some() {
+                d.set_sip_inversion(how);
+            }
+        }
+        self
+    }
+
     /// The celestial transformation, or [`Error::NoCelestialAxes`].
     pub fn celestial(&self) -> Result<&CelestialTransform> {
         self.celestial.as_ref().ok_or(Error::NoCelestialAxes)

@@ -229,6 +229,24 @@ pub struct SipInversion {
     pub ap_bp_guess: bool,
 }
 
+impl SipInversion {
+    /// astropy's defaults for `all_world2pix` (tolerance 1e-4 px, 20 iterations), which
+    /// reproject uses: its input positions for SIP images are only that close to the exact
+    /// inverse, and matching reproject's values means stopping where it stops.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::sip::SipInversion;
+    /// assert_eq!(SipInversion::astropy().max_iter, 20);
+    /// ```
+    pub fn astropy() -> SipInversion {
+        SipInversion {
+            tolerance: 1e-4,
+            max_iter: 20,
+            ap_bp_guess: false,
+        }
+    }
+}
+
 impl Default for SipInversion {
     fn default() -> Self {
         SipInversion {
