@@ -379,7 +379,7 @@ impl Projection {
     #[inline]
     pub fn v2x(&self, v: [f64; 3]) -> Option<(f64, f64)> {
         if self.is_plain_tan() {
-            if !(v[2] > 0.0) {
+            if v[2].is_nan() || v[2] <= 0.0 {
                 return None;
             }
             let (x, y) = (R0 * v[1] / v[2], -R0 * v[0] / v[2]);
