@@ -83,6 +83,9 @@ impl Linear {
     /// 0-based pixel → intermediate world coordinates.
     pub fn pix_to_img(&self, pix: &[f64], img: &mut [f64]) {
         let n = self.naxis();
+        if n == 0 {
+            return;
+        }
         for (row, out) in self.piximg.chunks_exact(n).zip(img.iter_mut()) {
             let mut sum = 0.0;
             for ((&m, &p), &c) in row.iter().zip(pix).zip(&self.crpix) {
@@ -98,6 +101,9 @@ impl Linear {
     /// distortion (SIP), which hands over 1-based focal-plane coordinates.
     pub fn pix1_to_img(&self, pix1: &[f64], img: &mut [f64]) {
         let n = self.naxis();
+        if n == 0 {
+            return;
+        }
         for (row, out) in self.piximg.chunks_exact(n).zip(img.iter_mut()) {
             let mut sum = 0.0;
             for ((&m, &p), &c) in row.iter().zip(pix1).zip(&self.crpix) {
@@ -112,6 +118,9 @@ impl Linear {
     /// Intermediate world coordinates → 0-based pixel.
     pub fn img_to_pix(&self, img: &[f64], pix: &mut [f64]) {
         let n = self.naxis();
+        if n == 0 {
+            return;
+        }
         if let Some(cdelt) = &self.unity_cdelt {
             for (((out, &x), &d), &c) in pix.iter_mut().zip(img).zip(cdelt).zip(&self.crpix) {
                 *out = (x / d + c) - 1.0;
@@ -338,6 +347,9 @@ fn mul_skip_zero(row: [f64; 2], u: f64, v: f64) -> f64 {
 /// matrix is singular (WCSLIB only catches an all-zero row; a matrix whose inverse is not
 /// finite is refused here too).
 fn invert(mat: &[f64], n: usize) -> Option<Vec<f64>> {
+    if n == 0 {
+        return Some(Vec::new());
+    }
     let mut lu = mat.to_vec();
     let mut rowmax: Vec<f64> = lu
         .chunks_exact(n)
