@@ -31,9 +31,11 @@
 
 pub mod blocks;
 pub mod coords;
+pub mod lazy;
 mod precision;
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use ndarray::{Array2, ArrayD, ArrayViewMut3, ArrayViewMutD, Axis, IxDyn};
 use rayon::prelude::*;
@@ -162,9 +164,26 @@ struct Coefficients {
     masks: Option<Vec<Array2<f64>>>,
 }
 
+/// The input of a plan: borrowed from the caller, or shared and owned (for plans that outlive
+/// the call that made them, such as lazy block handles).
+enum SourceRef<'a> {
+    Borrowed(&'a dyn ImageSource),
+    Shared(Arc<dyn ImageSource + 'a>),
+}
+
+impl<'a> std::ops::Deref for SourceRef<'a> {
+    type Target = dyn ImageSource + 'a;
+    fn deref(&self) -> &Self::Target {
+        match self {
+            SourceRef::Borrowed(s) => *s,
+            SourceRef::Shared(s) => s.as_ref(),
+        }
+    }
+}
+
 /// Everything needed to compute any block of the output.
 pub struct Plan<'a> {
-    source: &'a dyn ImageSource,
+    source: SourceRef<'a>,
     coords: CoordinateMap,
     /// Output shape: leading dimensions, rows, columns.
     shape_out: Vec<usize>,
@@ -200,6 +219,28 @@ impl<'a> Plan<'a> {
     /// as the input.
     pub fn new(
         source: &'a dyn ImageSource,
+        wcs_in: &Wcs,
+        wcs_out: &Wcs,
+        shape_out: &[usize],
+        options: &Options,
+    ) -> Result<Plan<'a>> {
+        Plan::build(SourceRef::Borrowed(source), wcs_in, wcs_out, shape_out, options)
+    }
+
+    /// Like [`Plan::new`] with an input the plan shares ownership of, so the plan (and block
+    /// handles made from it) can live on by themselves.
+    pub fn with_shared_source(
+        source: Arc<dyn ImageSource + 'a>,
+        wcs_in: &Wcs,
+        wcs_out: &Wcs,
+        shape_out: &[usize],
+        options: &Options,
+    ) -> Result<Plan<'a>> {
+        Plan::build(SourceRef::Shared(source), wcs_in, wcs_out, shape_out, options)
+    }
+
+    fn build(
+        source: SourceRef<'a>,
         wcs_in: &Wcs,
         wcs_out: &Wcs,
         shape_out: &[usize],
@@ -244,11 +285,12 @@ impl<'a> Plan<'a> {
             coords = coords.with_approximation(tolerance);
         }
         let rounding = Rounding::new(options.precision, source.stored_type(), options.order);
+        let (planes, plane_shape) = (source.planes(), source.plane_shape());
         let mut plan = Plan {
             source,
             coords,
-            planes: source.planes(),
-            shape_in: source.plane_shape(),
+            planes,
+            shape_in: plane_shape,
             shape_out,
             options: options.clone(),
             rounding,
@@ -669,7 +711,7 @@ pub fn reproject_interp_into<T: OutputSample>(
 /// A zero-filled output array whose pages the kernel may back with transparent huge pages:
 /// a fresh output is written once, and 2 MiB pages cut the page-fault work of that first
 /// write by 512 (the zeroing itself stays).
-fn zeroed_output(shape: &[usize]) -> ArrayD<f64> {
+pub(crate) fn zeroed_output(shape: &[usize]) -> ArrayD<f64> {
     let len: usize = shape.iter().product();
     let buffer = vec![0.0f64; len];
     advise_huge_pages(&buffer);
@@ -700,7 +742,7 @@ fn advise_huge_pages(buffer: &[f64]) {
 fn advise_huge_pages(_buffer: &[f64]) {}
 
 /// Refuses outputs larger than the memory available, before allocating them.
-fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()> {
+pub(crate) fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()> {
     let pixels = shape
         .iter()
         .try_fold(1usize, |acc, &n| acc.checked_mul(n))

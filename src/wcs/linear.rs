@@ -190,8 +190,9 @@ impl Linear2 {
     ///
     /// ```
     /// use reproject::wcs::linear::Linear2;
-    /// let lin = Linear2::unity([1.0, 1.0], [0.1, 0.3]).unwrap();
-    /// assert_eq!(lin.img_to_pix(0.3, 0.3), (3.0, 1.0)); // 0.3 / 0.1 = 3 exactly, as WCSLIB divides
+    /// let lin = Linear2::unity([1.0, 1.0], [0.25, 0.3]).unwrap();
+    /// // WCSLIB divides by CDELT here: 0.3 / 0.3 is exactly 1 (0.3 * (1 / 0.3) is not).
+    /// assert_eq!(lin.img_to_pix(0.5, 0.3), (2.0, 1.0));
     /// ```
     pub fn unity(crpix: [f64; 2], cdelt: [f64; 2]) -> Result<Linear2> {
         let mut lin = Linear2::new(crpix, [[cdelt[0], 0.0], [0.0, cdelt[1]]])?;

@@ -188,6 +188,13 @@ impl CelestialTransform {
     }
 }
 
+/// Two WCS are equal when they were built from equal parameters.
+impl PartialEq for Wcs {
+    fn eq(&self, other: &Wcs) -> bool {
+        self.params == other.params
+    }
+}
+
 impl TryFrom<WcsParams> for Wcs {
     type Error = Error;
     fn try_from(params: WcsParams) -> Result<Self> {
