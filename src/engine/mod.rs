@@ -32,6 +32,7 @@
 pub mod blocks;
 pub mod coords;
 pub mod lazy;
+pub mod processes;
 mod precision;
 
 use std::cell::RefCell;

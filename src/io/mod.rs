@@ -94,4 +94,7 @@ pub use array::{parse_numpy_dtype, ArrayElement, ArraySource, ByteOrder, RawSour
 #[cfg(feature = "fits")]
 pub use fits::FitsSource;
 pub use npy::{NpyHeader, NpySource};
-pub use output::{available_memory, MappedOutput, OutputElement, OutputFormat, OutputType};
+pub use output::{
+    available_memory, MappedOutput, OutputElement, OutputFormat, OutputLayout, OutputType,
+    SharedOutputMap,
+};

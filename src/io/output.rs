@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 /// assert_eq!(OutputType::F32.size(), 4);
 /// assert_eq!(OutputType::F64.bitpix(), -64);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum OutputType {
     /// 32-bit float (`<f4` / BITPIX -32).
     F32,
@@ -122,7 +122,7 @@ impl OutputElement for f64 {
 }
 
 /// The file format of a [`MappedOutput`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum OutputFormat {
     /// A `.npy` file (version 1.0, or 2.0 for very long headers), C order, native byte order.
     Npy,
@@ -131,7 +131,7 @@ pub enum OutputFormat {
 }
 
 /// One data area of the file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Area {
     dtype: OutputType,
     bytes: Range<usize>,
@@ -691,6 +691,166 @@ impl MappedOutput {
         }
         self.finished = true;
         Ok(self.path.clone())
+    }
+}
+
+/// Where a suspended [`MappedOutput`] lives and how its file is laid out, so that it can be
+/// resumed ([`MappedOutput::resume`]) or written by other processes ([`SharedOutputMap`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OutputLayout {
+    path: PathBuf,
+    partial: PathBuf,
+    format: OutputFormat,
+    overwrite: bool,
+    shape: Vec<usize>,
+    data: Area,
+    footprint: Option<Area>,
+    file_len: u64,
+}
+
+impl OutputLayout {
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The partial file being written.
+    pub fn partial_path(&self) -> &Path {
+        &self.partial
+    }
+
+    /// The image shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The image sample type.
+    pub fn dtype(&self) -> OutputType {
+        self.data.dtype
+    }
+}
+
+impl MappedOutput {
+    /// Flushes and closes the output without publishing it: the partial file stays, to be
+    /// resumed with [`MappedOutput::resume`] or written by worker processes through
+    /// [`SharedOutputMap`]. Nothing appears under the final path.
+    pub fn suspend(mut self) -> Result<OutputLayout> {
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", self.partial.display()));
+        if let Some(map) = self.map.take() {
+            map.flush().map_err(io)?;
+        }
+        let file_len = match self.file.take() {
+            Some(file) => {
+                file.sync_all().map_err(io)?;
+                file.metadata().map_err(io)?.len()
+            }
+            None => 0,
+        };
+        // Keep the partial file: `Drop` removes it only while unfinished.
+        self.finished = true;
+        Ok(OutputLayout {
+            path: self.path.clone(),
+            partial: self.partial.clone(),
+            format: self.format,
+            overwrite: self.overwrite,
+            shape: self.shape.clone(),
+            data: self.data.clone(),
+            footprint: self.footprint.clone(),
+            file_len,
+        })
+    }
+
+    /// Reopens a suspended output. Fails if its partial file is gone or has another size.
+    pub fn resume(layout: &OutputLayout) -> Result<MappedOutput> {
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", layout.partial.display()));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&layout.partial)
+            .map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len != layout.file_len {
+            return Err(Error::Io(format!(
+                "{}: {len} bytes, expected {}: not the output this run started",
+                layout.partial.display(),
+                layout.file_len
+            )));
+        }
+        // SAFETY: the partial file is private to this output (created exclusively); other
+        // processes write disjoint regions of it only while this process waits for them.
+        let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
+        Ok(MappedOutput {
+            path: layout.path.clone(),
+            partial: layout.partial.clone(),
+            format: layout.format,
+            overwrite: layout.overwrite,
+            shape: layout.shape.clone(),
+            data: layout.data.clone(),
+            footprint: layout.footprint.clone(),
+            map: Some(map),
+            file: Some(file),
+            finished: false,
+        })
+    }
+}
+
+/// A writable mapping of a suspended output's partial file, for one worker process among
+/// several: each writes its own blocks (disjoint regions) and flushes them.
+pub struct SharedOutputMap {
+    layout: OutputLayout,
+    map: MmapMut,
+}
+
+impl SharedOutputMap {
+    /// Maps the partial file of `layout` for writing.
+    pub fn open(layout: &OutputLayout) -> Result<SharedOutputMap> {
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", layout.partial.display()));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&layout.partial)
+            .map_err(io)?;
+        if file.metadata().map_err(io)?.len() != layout.file_len {
+            return Err(Error::Io(format!(
+                "{}: not the size the output was created with",
+                layout.partial.display()
+            )));
+        }
+        // SAFETY: see `MappedOutput::resume`; workers write disjoint blocks.
+        let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
+        Ok(SharedOutputMap {
+            layout: layout.clone(),
+            map,
+        })
+    }
+
+    /// The image data and the footprint (if any), native byte order.
+    pub fn data_and_footprint_mut<T: OutputElement>(
+        &mut self,
+    ) -> Result<(&mut [T], Option<&mut [T]>)> {
+        let (data, footprint) = (self.layout.data.clone(), self.layout.footprint.clone());
+        match footprint {
+            None => Ok((area_slice(&mut self.map, &data, "image")?, None)),
+            Some(fp) => {
+                // The footprint area follows the data area.
+                let (head, tail) = self.map.split_at_mut(fp.bytes.start);
+                let shifted = Area {
+                    dtype: fp.dtype,
+                    bytes: 0..fp.bytes.len(),
+                };
+                Ok((
+                    area_slice(head, &data, "image")?,
+                    Some(area_slice(tail, &shifted, "footprint")?),
+                ))
+            }
+        }
+    }
+
+    /// Writes everything to the file.
+    pub fn flush(&self) -> Result<()> {
+        self.map
+            .flush()
+            .map_err(|e| Error::Io(format!("{}: {e}", self.layout.partial.display())))
     }
 }
 

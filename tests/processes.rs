@@ -1,0 +1,173 @@
+//! Process-parallel runs: workers in separate processes write one memory-mapped output; a
+//! failed worker leaves a resumable partial output, never a complete-looking file.
+//!
+//! The worker processes are this test binary itself, started through `sh` so that the test
+//! `worker_entry` runs the worker side with the job and share from the environment.
+
+use std::path::{Path, PathBuf};
+
+use ndarray::Array3;
+use reproject::engine::lazy::{InputSpec, ReprojectPlan};
+use reproject::engine::processes::{run_processes, run_worker, BlockSelection, WorkerCommand};
+use reproject::engine::{reproject_interp, Options};
+use reproject::interp::Order;
+use reproject::io::{ArraySource, ImageSource, MappedOutput, NpySource, OutputType};
+use reproject::wcs::Wcs;
+
+/// Not a test of its own: the worker side when started by `worker_command`.
+#[test]
+fn worker_entry() {
+    let (Ok(job), Ok(share)) = (
+        std::env::var("REPROJECT_WORKER_JOB"),
+        std::env::var("REPROJECT_WORKER_SHARE"),
+    ) else {
+        return;
+    };
+    if std::env::var("REPROJECT_WORKER_FAIL").ok().as_deref() == Some(share.as_str()) {
+        std::process::exit(3); // as if killed before writing anything
+    }
+    let selection: BlockSelection = share.parse().unwrap();
+    run_worker(Path::new(&job), &selection).unwrap();
+}
+
+fn worker_command(fail_share: Option<&str>) -> WorkerCommand {
+    let exe = std::env::current_exe().unwrap();
+    let fail = fail_share
+        .map(|s| format!("REPROJECT_WORKER_FAIL={s} "))
+        .unwrap_or_default();
+    WorkerCommand {
+        program: "sh".into(),
+        args: vec![
+            "-c".into(),
+            format!(
+                "REPROJECT_WORKER_JOB=\"$2\" REPROJECT_WORKER_SHARE=\"$4\" {fail}exec '{}' worker_entry --exact --quiet --test-threads=1 >/dev/null",
+                exe.display()
+            ),
+            "sh".into(),
+        ],
+    }
+}
+
+fn wcs(lon: f64, rot: f64) -> Wcs {
+    let (sn, cs) = rot.to_radians().sin_cos();
+    Wcs::from_header_str(&format!(
+        "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 60.5\nCRPIX2 = 50.5\nCRVAL1 = {lon}\n\
+         CRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\nPC1_1 = {cs}\nPC1_2 = {}\nPC2_1 = {sn}\nPC2_2 = {cs}\n",
+        -sn
+    ))
+    .unwrap()
+}
+
+fn setup(name: &str) -> (PathBuf, ReprojectPlan, Array3<f64>) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let image = Array3::from_shape_fn((2, 100, 120), |(p, y, x)| (x * 3 + y * 7 + p) as f64 % 23.0);
+    let input = dir.join("input.npy");
+    ndarray_npy::write_npy(&input, &image).unwrap();
+    let plan = ReprojectPlan {
+        input: InputSpec::Npy { path: input },
+        wcs_in: Some(wcs(150.0, 0.0)),
+        wcs_out: wcs(150.01, 25.0),
+        shape_out: vec![90, 110],
+        options: Options {
+            order: Order::Bicubic,
+            block_size: Some((20, 25)),
+            ..Options::default()
+        },
+    };
+    (dir, plan, image)
+}
+
+fn create(
+    path: &Path,
+) -> impl FnOnce() -> reproject::Result<(MappedOutput, Option<MappedOutput>)> + '_ {
+    move || {
+        let data = MappedOutput::create_npy(path, &[2, 90, 110], OutputType::F64, false)?;
+        let footprint = MappedOutput::create_npy(
+            path.with_extension("footprint.npy"),
+            &[2, 90, 110],
+            OutputType::F64,
+            false,
+        )?;
+        Ok((data, Some(footprint)))
+    }
+}
+
+fn read_all(path: &Path) -> Vec<f64> {
+    let src = NpySource::open(path).unwrap();
+    let mut out = Vec::new();
+    for plane in 0..src.planes() {
+        let mut buf = vec![0.0; 90 * 110];
+        src.read_window(plane, 0..90, 0..110, &mut buf).unwrap();
+        out.extend(buf);
+    }
+    out
+}
+
+#[test]
+fn processes_match_the_eager_call() {
+    let (dir, plan, image) = setup("processes_ok");
+    let out = dir.join("out.npy");
+    let published = run_processes(&plan, &out, create(&out), 3, &worker_command(None)).unwrap();
+    assert_eq!(published, out);
+    let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    let (want, want_fp) = reproject_interp(
+        &source,
+        plan.wcs_in.as_ref().unwrap(),
+        &plan.wcs_out,
+        &[90, 110],
+        &plan.options,
+    )
+    .unwrap();
+    let same = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    assert!(same(&read_all(&out), want.as_slice().unwrap()));
+    assert!(same(
+        &read_all(&out.with_extension("footprint.npy")),
+        want_fp.as_slice().unwrap()
+    ));
+    // Nothing of the run is left behind.
+    let mut leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    leftovers.sort();
+    assert_eq!(leftovers, ["input.npy", "out.footprint.npy", "out.npy"]);
+}
+
+#[test]
+fn a_failed_worker_is_reported_and_the_rerun_completes() {
+    let (dir, plan, image) = setup("processes_fail");
+    let out = dir.join("out.npy");
+    let err =
+        run_processes(&plan, &out, create(&out), 3, &worker_command(Some("1/3"))).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("worker 1 of 3"), "{message}");
+    assert!(
+        !out.exists(),
+        "an incomplete output must not appear under its final name"
+    );
+    // The rerun computes only what is missing and publishes.
+    run_processes(
+        &plan,
+        &out,
+        || panic!("the rerun must resume, not create"),
+        2,
+        &worker_command(None),
+    )
+    .unwrap();
+    let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    let (want, _) = reproject_interp(
+        &source,
+        plan.wcs_in.as_ref().unwrap(),
+        &plan.wcs_out,
+        &[90, 110],
+        &plan.options,
+    )
+    .unwrap();
+    let got = read_all(&out);
+    assert!(got
+        .iter()
+        .zip(want.as_slice().unwrap())
+        .all(|(x, y)| x.to_bits() == y.to_bits()));
+}
