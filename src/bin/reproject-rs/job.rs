@@ -1,0 +1,573 @@
+//! The `reproject` command: input image + target header → memory-mapped FITS output (image,
+//! footprint) with the target's header and provenance HISTORY cards, and an optional PNG
+//! preview.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ndarray::{ArrayViewMut3, Axis};
+use rayon::prelude::*;
+use reproject::engine::blocks::Block;
+use reproject::engine::{Options, OutputSample, Parallel, Plan};
+use reproject::interp::Order;
+use reproject::io::{FitsSource, ImageSource, MappedOutput, NpySource, OutputElement, OutputType};
+use reproject::wcs::header::Header;
+use reproject::wcs::Wcs;
+
+use crate::header::{self, card_str, history};
+use crate::preview::{self, PreviewInfo};
+use crate::progress::Progress;
+use crate::CliResult;
+
+/// One reprojection, as the command line describes it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub input: PathBuf,
+    pub hdu: usize,
+    pub wcs: Option<PathBuf>,
+    pub target: PathBuf,
+    pub target_hdu: usize,
+    pub output: PathBuf,
+    pub footprint: Option<PathBuf>,
+    pub png: Option<PathBuf>,
+    pub order: Order,
+    pub block_size: Option<(usize, usize)>,
+    pub parallel: Parallel,
+    pub dtype: OutputType,
+    pub overwrite: bool,
+    pub quiet: bool,
+}
+
+/// What a reprojection did.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Output shape (leading dimensions, rows, columns).
+    pub shape: Vec<usize>,
+    /// Blocks computed and threads used.
+    pub blocks: usize,
+    pub threads: usize,
+    /// Fraction of output pixels inside the footprint.
+    pub coverage: f64,
+    /// Opening the inputs and preparing the plan (spline coefficients included).
+    pub t_prepare: Duration,
+    /// Computing the blocks.
+    pub t_compute: Duration,
+    /// Rendering the PNG preview.
+    pub t_png: Duration,
+    /// Publishing the files (byte swap, flush, rename).
+    pub t_write: Duration,
+    /// The preview, if one was written.
+    pub png: Option<PreviewInfo>,
+}
+
+impl Report {
+    /// Total wall time.
+    pub fn total(&self) -> Duration {
+        self.t_prepare + self.t_compute + self.t_png + self.t_write
+    }
+
+    /// One line describing the output.
+    pub fn summary(&self, job: &Job) -> String {
+        let n = self.shape.len();
+        let mut shape = format!("{} x {}", self.shape[n - 1], self.shape[n - 2]);
+        for d in self.shape[..n - 2].iter().rev() {
+            shape.push_str(&format!(" x {d}"));
+        }
+        let dtype = match job.dtype {
+            OutputType::F32 => "f32",
+            OutputType::F64 => "f64",
+        };
+        let footprint = match &job.footprint {
+            Some(p) => format!("footprint in {}", p.display()),
+            None => "footprint in HDU 1".to_string(),
+        };
+        let png = match &job.png {
+            Some(p) => format!(", preview {}", p.display()),
+            None => String::new(),
+        };
+        format!(
+            "wrote {} ({shape} {dtype}, {footprint}{png}): coverage {:.1}%, {} block(s) on {} \
+             thread(s), {:.2} s (prepare {:.2} s, reproject {:.2} s, write {:.2} s)",
+            job.output.display(),
+            100.0 * self.coverage,
+            self.blocks,
+            self.threads,
+            self.total().as_secs_f64(),
+            self.t_prepare.as_secs_f64(),
+            self.t_compute.as_secs_f64(),
+            (self.t_write + self.t_png).as_secs_f64(),
+        )
+    }
+}
+
+/// Whether a file starts like a FITS file (or a gzipped one, which CFITSIO reads).
+fn is_fits(path: &Path) -> bool {
+    let mut magic = [0u8; 9];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| &magic == b"SIMPLE  =" || magic[..2] == [0x1f, 0x8b])
+}
+
+/// Whether a file starts like a `.npy` file.
+fn is_npy(path: &Path) -> bool {
+    let mut magic = [0u8; 6];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| &magic == b"\x93NUMPY")
+}
+
+/// An error unless `path` is an existing file.
+fn must_exist(path: &Path, what: &str) -> CliResult<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(format!("{what} {} is a directory", path.display())),
+        Ok(_) => Ok(()),
+        Err(_) => Err(format!("{what} {} does not exist", path.display())),
+    }
+}
+
+/// An error if `path` exists and `overwrite` is off.
+pub fn may_write(path: &Path, overwrite: bool) -> CliResult<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => Err(format!("output {} is a directory", path.display())),
+        Ok(_) if !overwrite => Err(format!(
+            "output {} already exists; pass --overwrite to replace it",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The header text of a FITS HDU or a header text file.
+pub fn read_header(path: &Path, hdu: usize, what: &str) -> CliResult<String> {
+    must_exist(path, what)?;
+    if is_fits(path) {
+        let src = FitsSource::open(path, hdu).map_err(|e| format!("{what}: {e}"))?;
+        return Ok(src.header_text().to_string());
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{what} {}: {e}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        format!(
+            "{what} {} is neither a FITS file nor a header text file",
+            path.display()
+        )
+    })?;
+    if !text
+        .lines()
+        .any(|l| l.starts_with("CTYPE") || l.starts_with("NAXIS"))
+    {
+        return Err(format!(
+            "{what} {} is not a FITS header: no CTYPE or NAXIS card",
+            path.display()
+        ));
+    }
+    Ok(text)
+}
+
+/// NAXIS1 and NAXIS2 of header text, as (rows, columns).
+fn plane_shape(text: &str, path: &Path) -> CliResult<(usize, usize)> {
+    let what = || format!("target header {}", path.display());
+    let header = Header::parse(text).map_err(|e| format!("{}: {e}", what()))?;
+    let axis = |i: usize| -> CliResult<usize> {
+        match header.int(&format!("NAXIS{i}")) {
+            Ok(Some(n)) if n > 0 => Ok(n as usize),
+            Ok(Some(n)) => Err(format!("{}: NAXIS{i} = {n} is not a positive size", what())),
+            Ok(None) => Err(format!(
+                "{}: no NAXIS{i} card, so the output shape is unknown",
+                what()
+            )),
+            Err(e) => Err(format!("{}: {e}", what())),
+        }
+    };
+    Ok((axis(2)?, axis(1)?))
+}
+
+/// Keywords of the target that describe its data rather than its WCS, left out of the output.
+const TARGET_DATA_KEYS: [&str; 7] = [
+    "BUNIT", "DATAMIN", "DATAMAX", "EXTNAME", "EXTVER", "EXTLEVEL", "INHERIT",
+];
+
+/// Whether `key` is a WCS keyword of axis 3 or above (CTYPE3, CRVAL3, PC3_3, ...).
+fn leading_axis_key(key: &str) -> bool {
+    for prefix in [
+        "CTYPE", "CUNIT", "CRVAL", "CDELT", "CRPIX", "CNAME", "CROTA",
+    ] {
+        if let Some(n) = key.strip_prefix(prefix) {
+            return n.parse::<usize>().is_ok_and(|n| n >= 3);
+        }
+    }
+    for prefix in ["PC", "CD", "PV"] {
+        if let Some((i, j)) = key.strip_prefix(prefix).and_then(|r| r.split_once('_')) {
+            let (i, j) = (i.parse::<usize>(), j.parse::<usize>());
+            return match (prefix, i, j) {
+                ("PV", Ok(i), Ok(_)) => i >= 3,
+                (_, Ok(i), Ok(j)) => i >= 3 && j >= 3,
+                _ => false,
+            };
+        }
+    }
+    false
+}
+
+/// The output header: the target's cards (less its data keywords), the input's BUNIT, the
+/// input's WCS of the axes beyond the celestial pair for cubes, and `provenance`.
+fn output_header(
+    target: &str,
+    input: Option<&str>,
+    ndim: usize,
+    provenance: &[String],
+) -> Vec<String> {
+    let target_cards = header::cards(target);
+    let mut out: Vec<String> = target_cards
+        .iter()
+        .filter(|c| !TARGET_DATA_KEYS.contains(&header::keyword(c)))
+        .cloned()
+        .collect();
+    let input_cards = input.map(header::cards).unwrap_or_default();
+    if let Some(bunit) = input_cards.iter().find(|c| header::keyword(c) == "BUNIT") {
+        out.push(bunit.clone());
+    }
+    let target_has_leading = target_cards
+        .iter()
+        .any(|c| leading_axis_key(header::keyword(c)));
+    if ndim > 2 && !target_has_leading {
+        let extra: Vec<String> = input_cards
+            .iter()
+            .filter(|c| leading_axis_key(header::keyword(c)))
+            .cloned()
+            .collect();
+        if !extra.is_empty() {
+            for c in out.iter_mut() {
+                if header::keyword(c) == "WCSAXES" {
+                    *c = header::card("WCSAXES", ndim, "");
+                }
+            }
+            // A CD matrix for the celestial axes excludes CDELT for the others.
+            let uses_cd = out.iter().any(|c| header::keyword(c).starts_with("CD1_"));
+            out.extend(extra.iter().cloned());
+            if uses_cd {
+                for c in &extra {
+                    if let Some(n) = header::keyword(c).strip_prefix("CDELT") {
+                        let value = c.get(10..).unwrap_or("").split('/').next().unwrap_or("");
+                        out.push(header::card(&format!("CD{n}_{n}"), value.trim(), ""));
+                    }
+                }
+            }
+        }
+    }
+    out.extend(provenance.iter().cloned());
+    out
+}
+
+/// The provenance HISTORY cards of a job.
+fn provenance(job: &Job) -> Vec<String> {
+    let dtype = match job.dtype {
+        OutputType::F32 => "float32",
+        OutputType::F64 => "float64",
+    };
+    let mut lines = vec![
+        format!(
+            "reproject-rs {} reproject_interp: order={}, roundtrip_coords=True, dtype={dtype}",
+            env!("CARGO_PKG_VERSION"),
+            job.order
+        ),
+        format!("input: {} (HDU {})", job.input.display(), job.hdu),
+    ];
+    if let Some(w) = &job.wcs {
+        lines.push(format!("input WCS: {}", w.display()));
+    }
+    if is_fits(&job.target) {
+        lines.push(format!(
+            "target: {} (HDU {})",
+            job.target.display(),
+            job.target_hdu
+        ));
+    } else {
+        lines.push(format!("target: {}", job.target.display()));
+    }
+    lines.push(format!("date: {} UTC", header::utc_now()));
+    lines.iter().flat_map(|l| history(l)).collect()
+}
+
+/// Runs a job.
+pub fn run(job: &Job) -> CliResult<Report> {
+    let start = Instant::now();
+    must_exist(&job.input, "input")?;
+    must_exist(&job.target, "target")?;
+    if let Some(w) = &job.wcs {
+        must_exist(w, "WCS header")?;
+    }
+    let mut outputs = vec![&job.output];
+    outputs.extend(job.footprint.iter());
+    outputs.extend(job.png.iter());
+    for (i, p) in outputs.iter().enumerate() {
+        may_write(p, job.overwrite)?;
+        if outputs[..i].contains(p) {
+            return Err(format!("{} is given as two different outputs", p.display()));
+        }
+    }
+
+    // The input and its WCS.
+    let (source, input_header): (Box<dyn ImageSource>, Option<String>) = if is_npy(&job.input) {
+        let src = NpySource::open(&job.input).map_err(|e| format!("input: {e}"))?;
+        (Box::new(src), None)
+    } else if is_fits(&job.input) {
+        let src = FitsSource::open(&job.input, job.hdu).map_err(|e| format!("input: {e}"))?;
+        let text = src.header_text().to_string();
+        (Box::new(src), Some(text))
+    } else {
+        return Err(format!(
+            "input {} is neither a FITS file nor a .npy file",
+            job.input.display()
+        ));
+    };
+    let (wcs_in, wcs_text) = match (&job.wcs, &input_header) {
+        (Some(path), _) => {
+            let text = read_header(path, 0, "input WCS header")?;
+            let wcs = Wcs::from_header_str(&text)
+                .map_err(|e| format!("input WCS header {}: {e}", path.display()))?;
+            (wcs, Some(text))
+        }
+        (None, Some(text)) => {
+            let wcs = Wcs::from_header_str(text)
+                .map_err(|e| format!("input {}: bad WCS: {e}", job.input.display()))?;
+            (wcs, None)
+        }
+        (None, None) => {
+            return Err(format!(
+                "input {} is a .npy array without a WCS: pass --wcs HEADER (a header text \
+                 file or a FITS file)",
+                job.input.display()
+            ))
+        }
+    };
+
+    // The target.
+    let target_text = read_header(&job.target, job.target_hdu, "target")?;
+    let wcs_out = Wcs::from_header_str(&target_text)
+        .map_err(|e| format!("target header {}: {e}", job.target.display()))?;
+    let (ny, nx) = plane_shape(&target_text, &job.target)?;
+
+    let options = Options {
+        order: job.order,
+        block_size: job.block_size,
+        parallel: job.parallel,
+        ..Options::default()
+    };
+    let plan = Plan::new(&*source, &wcs_in, &wcs_out, &[ny, nx], &options)
+        .map_err(|e| format!("cannot reproject {}: {e}", job.input.display()))?;
+    let shape = plan.shape_out().to_vec();
+
+    let input_cards = wcs_text.as_deref().or(input_header.as_deref());
+    let cards = output_header(&target_text, input_cards, shape.len(), &provenance(job));
+    let header_text = cards.join("\n");
+    let t_prepare = start.elapsed();
+    match job.dtype {
+        OutputType::F32 => write::<f32>(job, &plan, &shape, &header_text, t_prepare),
+        OutputType::F64 => write::<f64>(job, &plan, &shape, &header_text, t_prepare),
+    }
+}
+
+/// Creates the output file(s), computes every block into them and publishes them.
+fn write<T>(
+    job: &Job,
+    plan: &Plan,
+    shape: &[usize],
+    header_text: &str,
+    t_prepare: Duration,
+) -> CliResult<Report>
+where
+    T: OutputSample + OutputElement + Into<f64>,
+{
+    let out_err = |p: &Path, e: reproject::Error| format!("cannot write {}: {e}", p.display());
+    let dtype = T::TYPE;
+    let (mut main, mut foot) = match &job.footprint {
+        None => {
+            let out = MappedOutput::create_fits_with_footprint(
+                &job.output,
+                shape,
+                dtype,
+                header_text,
+                dtype,
+                job.overwrite,
+            )
+            .map_err(|e| out_err(&job.output, e))?;
+            (out, None)
+        }
+        Some(fp) => {
+            let out =
+                MappedOutput::create_fits(&job.output, shape, dtype, header_text, job.overwrite)
+                    .map_err(|e| out_err(&job.output, e))?;
+            // The footprint has no unit.
+            let mut fp_header: String = header_text
+                .lines()
+                .filter(|c| header::keyword(c) != "BUNIT")
+                .collect::<Vec<_>>()
+                .join("\n");
+            fp_header.push('\n');
+            fp_header.push_str(&card_str("EXTNAME", "FOOTPRINT", ""));
+            for c in history(&format!("footprint of {}", job.output.display())) {
+                fp_header.push('\n');
+                fp_header.push_str(&c);
+            }
+            let foot = MappedOutput::create_fits(fp, shape, dtype, &fp_header, job.overwrite)
+                .map_err(|e| out_err(fp, e))?;
+            (out, Some(foot))
+        }
+    };
+
+    let t = Instant::now();
+    let (data, footprint): (&mut [T], &mut [T]) = match foot.as_mut() {
+        None => main
+            .data_and_footprint_mut::<T, T>()
+            .map_err(|e| out_err(&job.output, e))?,
+        Some(f) => (
+            main.data_mut::<T>().map_err(|e| out_err(&job.output, e))?,
+            f.data_mut::<T>().map_err(|e| out_err(&job.output, e))?,
+        ),
+    };
+    let blocks = compute(plan, data, footprint, job.quiet)?;
+    let t_compute = t.elapsed();
+    let covered: f64 = footprint.par_iter().map(|&v| v.into()).sum();
+    let coverage = covered / footprint.len().max(1) as f64;
+
+    let t = Instant::now();
+    let png = match &job.png {
+        None => None,
+        Some(path) => {
+            let (ny, nx) = plan.plane_shape_out();
+            let n = ny * nx;
+            Some(preview::write_png(
+                path,
+                &data[..n],
+                Some(&footprint[..n]),
+                ny,
+                nx,
+                job.overwrite,
+            )?)
+        }
+    };
+    let t_png = t.elapsed();
+
+    let t = Instant::now();
+    if let Some(f) = foot {
+        let path = job.footprint.as_deref().unwrap_or(Path::new(""));
+        f.finish().map_err(|e| out_err(path, e))?;
+    }
+    main.finish().map_err(|e| out_err(&job.output, e))?;
+    let t_write = t.elapsed();
+    Ok(Report {
+        shape: shape.to_vec(),
+        blocks,
+        threads: plan.options().parallel.threads(),
+        coverage,
+        t_prepare,
+        t_compute,
+        t_png,
+        t_write,
+        png,
+    })
+}
+
+/// Computes every block of `plan` into `data` and `footprint` (full output shape, C order) on
+/// the plan's threads, with a progress bar; returns the number of blocks.
+///
+/// The blocks and their order are those of [`Plan::compute_into`], so the values are the
+/// library's exactly.
+pub fn compute<T: OutputSample>(
+    plan: &Plan,
+    data: &mut [T],
+    footprint: &mut [T],
+    quiet: bool,
+) -> CliResult<usize> {
+    let (ny, nx) = plan.plane_shape_out();
+    let planes = plan.planes();
+    let shape = (planes, ny, nx);
+    let data = ArrayViewMut3::from_shape(shape, data).map_err(|e| e.to_string())?;
+    let footprint = ArrayViewMut3::from_shape(shape, footprint).map_err(|e| e.to_string())?;
+    let (by, bx) = plan.block_shape();
+    let mut work = Vec::new();
+    let bands = split(data, Axis(1), by)
+        .into_iter()
+        .zip(split(footprint, Axis(1), by));
+    for (band, (d, f)) in bands.enumerate() {
+        let tiles = split(d, Axis(2), bx).into_iter().zip(split(f, Axis(2), bx));
+        for (tile, (d, f)) in tiles.enumerate() {
+            let block = Block {
+                rows: band * by..band * by + d.shape()[1],
+                cols: tile * bx..tile * bx + d.shape()[2],
+            };
+            work.push((block, d, f));
+        }
+    }
+    let count = work.len();
+    let progress = Progress::new(count as u64, "reprojecting", quiet);
+    let one = |(block, d, f): (Block, ArrayViewMut3<T>, ArrayViewMut3<T>)| {
+        let r = plan.compute_block(&block, d, f);
+        progress.inc(1);
+        r
+    };
+    let result = match plan.options().parallel {
+        Parallel::Serial => work.into_iter().try_for_each(one),
+        Parallel::AllCores => work.into_par_iter().try_for_each(one),
+        Parallel::Threads(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| format!("cannot start {n} threads: {e}"))?
+            .install(|| work.into_par_iter().try_for_each(one)),
+    };
+    progress.finish();
+    result.map_err(|e| format!("reprojection failed: {e}"))?;
+    Ok(count)
+}
+
+/// Cuts a view into consecutive chunks of `size` along `axis` (the last one shorter).
+fn split<T>(mut view: ArrayViewMut3<'_, T>, axis: Axis, size: usize) -> Vec<ArrayViewMut3<'_, T>> {
+    let mut chunks = Vec::new();
+    while view.len_of(axis) > size {
+        let (head, tail) = view.split_at(axis, size);
+        chunks.push(head);
+        view = tail;
+    }
+    chunks.push(view);
+    chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leading_axis_keys() {
+        for k in ["CTYPE3", "CRVAL4", "PC3_3", "CD4_3", "PV3_1", "CDELT3"] {
+            assert!(leading_axis_key(k), "{k}");
+        }
+        for k in [
+            "CTYPE1", "CRVAL2", "PC1_3", "CD2_2", "PV2_1", "CTYPE", "PC3",
+        ] {
+            assert!(!leading_axis_key(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn output_header_cards() {
+        let target = "NAXIS   = 2\nCTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\n\
+                      CD1_1   = -0.1\nBUNIT   = 'Jy/beam'\nEXTNAME = 'SCI'\nEND";
+        let input = "CTYPE1  = 'GLON-CAR'\nCTYPE3  = 'FREQ'\nCDELT3  = 1.0E6 / Hz\n\
+                     BUNIT   = 'K'";
+        let out = output_header(target, Some(input), 3, &history("made"));
+        let keys: Vec<&str> = out.iter().map(|c| header::keyword(c)).collect();
+        assert_eq!(
+            keys,
+            [
+                "NAXIS", "CTYPE1", "CTYPE2", "CD1_1", "BUNIT", "CTYPE3", "CDELT3", "CD3_3",
+                "HISTORY"
+            ]
+        );
+        assert!(out[4].contains("'K'"));
+        assert!(out[7].ends_with("1.0E6"));
+        let flat = output_header(target, Some(input), 2, &[]);
+        assert_eq!(flat.len(), 5);
+    }
+}

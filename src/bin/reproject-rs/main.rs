@@ -1,0 +1,379 @@
+//! `reproject-rs`: reproject FITS images between World Coordinate Systems from the command
+//! line, print WCS summaries, and run a self-contained demo.
+//!
+//! ```text
+//! reproject-rs INPUT.fits --to TARGET -o OUT.fits [options]   (same as `reproject-rs reproject ...`)
+//! reproject-rs demo [--out-dir DIR] [--size WIDTH]
+//! reproject-rs info FILE [--hdu N]
+//! ```
+//!
+//! Every error is reported as one `error: ...` line on stderr with a non-zero exit status.
+
+mod demo;
+mod header;
+mod info;
+mod job;
+mod preview;
+mod progress;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use reproject::engine::Parallel;
+use reproject::interp::Order;
+use reproject::io::OutputType;
+
+/// The result of a command: errors are one line of text.
+pub type CliResult<T> = Result<T, String>;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "reproject-rs",
+    version,
+    about = "Reproject astronomical images between FITS World Coordinate Systems \
+             (astropy reproject_interp compatible)",
+    long_about = None,
+    arg_required_else_help = true,
+    after_help = "The reproject command is the default: `reproject-rs IN.fits --to TARGET -o \
+                  OUT.fits` is `reproject-rs reproject IN.fits --to TARGET -o OUT.fits`.\n\
+                  Try `reproject-rs demo` first: it needs no data and no network."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Reproject an image onto a target WCS and shape (the default command)
+    Reproject(ReprojectArgs),
+    /// Build a synthetic all-sky galactic survey and reproject it to an equatorial TAN tile
+    /// and an all-sky AIT map, with PNG previews (no data or network needed)
+    Demo(DemoArgs),
+    /// Print the WCS summary of a FITS image or header file
+    Info(InfoArgs),
+}
+
+/// Sample type of the output file.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Dtype {
+    /// 32-bit float (BITPIX -32)
+    F32,
+    /// 64-bit float (BITPIX -64), as reproject returns
+    F64,
+}
+
+impl From<Dtype> for OutputType {
+    fn from(d: Dtype) -> OutputType {
+        match d {
+            Dtype::F32 => OutputType::F32,
+            Dtype::F64 => OutputType::F64,
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+struct ReprojectArgs {
+    /// Input image: FITS (any image HDU, see --hdu) or .npy (then --wcs is required)
+    input: PathBuf,
+    /// Target WCS and shape: a FITS image (its header), or a header text file (.hdr, one card
+    /// per line, as astropy's Header.totextfile or Montage write); NAXIS1/NAXIS2 give the
+    /// output shape
+    #[arg(long, value_name = "TARGET")]
+    to: PathBuf,
+    /// Output FITS file (image in the primary HDU, footprint in a FOOTPRINT extension unless
+    /// --footprint is given)
+    #[arg(short, long, value_name = "OUT.fits")]
+    output: PathBuf,
+    /// HDU of the input FITS file (0 = primary)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    hdu: usize,
+    /// HDU of the target FITS file (0 = primary)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    to_hdu: usize,
+    /// WCS of the input: a header text file or a FITS file (required for .npy inputs;
+    /// overrides a FITS input's own header)
+    #[arg(long, value_name = "HEADER")]
+    wcs: Option<PathBuf>,
+    /// Interpolation order: nearest-neighbor, bilinear, biquadratic, bicubic, quartic,
+    /// quintic, or 0-5
+    #[arg(long, default_value = "bilinear", value_parser = parse_order, value_name = "ORDER")]
+    order: Order,
+    /// Output block size in pixels: N (N x N blocks) or ROWSxCOLS [default: automatic]
+    #[arg(long, value_parser = parse_block_size, value_name = "N")]
+    block_size: Option<(usize, usize)>,
+    /// Worker threads [default: all cores]
+    #[arg(long, value_parser = parse_threads, value_name = "N")]
+    threads: Option<u32>,
+    /// Output sample type
+    #[arg(long, value_enum, default_value_t = Dtype::F64)]
+    dtype: Dtype,
+    /// Write the footprint to this FITS file instead of a second HDU of the output
+    #[arg(long, value_name = "FOOT.fits")]
+    footprint: Option<PathBuf>,
+    /// Replace existing output files
+    #[arg(long)]
+    overwrite: bool,
+    /// Also write a PNG preview (asinh stretch between percentiles; pixels outside the
+    /// footprint in grey)
+    #[arg(long, value_name = "PREVIEW.png")]
+    png: Option<PathBuf>,
+    /// Print nothing but errors, and no progress bar
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+struct DemoArgs {
+    /// Directory for the demo's files (created if needed; only the demo's own files in it are
+    /// replaced)
+    #[arg(long, default_value = "demo-output", value_name = "DIR")]
+    out_dir: PathBuf,
+    /// Width in pixels of the synthetic all-sky input (height is half); the outputs scale with
+    /// it
+    #[arg(long, default_value_t = 3600, value_parser = parse_width, value_name = "WIDTH")]
+    size: u32,
+    /// Interpolation order of the reprojections
+    #[arg(long, default_value = "bilinear", value_parser = parse_order, value_name = "ORDER")]
+    order: Order,
+    /// Worker threads [default: all cores]
+    #[arg(long, value_parser = parse_threads, value_name = "N")]
+    threads: Option<u32>,
+    /// Print nothing but errors, and no progress bar
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+struct InfoArgs {
+    /// A FITS file or a header text file (.hdr)
+    file: PathBuf,
+    /// HDU of a FITS file (0 = primary)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    hdu: usize,
+}
+
+/// Parses an interpolation order: a name or a degree 0-5.
+fn parse_order(s: &str) -> Result<Order, String> {
+    let order = match s.parse::<i64>() {
+        Ok(n) => Order::try_from(n).ok(),
+        Err(_) => s.parse::<Order>().ok(),
+    };
+    order.ok_or_else(|| {
+        "expected nearest-neighbor, bilinear, biquadratic, bicubic, quartic, quintic or a \
+         degree 0-5"
+            .to_string()
+    })
+}
+
+/// Parses a positive number of threads.
+fn parse_threads(s: &str) -> Result<u32, String> {
+    s.parse::<u32>()
+        .ok()
+        .filter(|&n| n > 0)
+        .ok_or_else(|| "expected a positive number of threads".to_string())
+}
+
+/// Parses the demo's input width.
+fn parse_width(s: &str) -> Result<u32, String> {
+    s.parse::<u32>()
+        .ok()
+        .filter(|n| (64..=20000).contains(n))
+        .ok_or_else(|| "expected a width in pixels from 64 to 20000".to_string())
+}
+
+/// Parses `N` or `ROWSxCOLS` (positive).
+fn parse_block_size(s: &str) -> Result<(usize, usize), String> {
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("expected a positive integer N or ROWSxCOLS, got '{s}'"))
+    };
+    match s.split_once(['x', 'X']) {
+        Some((r, c)) => Ok((parse(r)?, parse(c)?)),
+        None => {
+            let n = parse(s)?;
+            Ok((n, n))
+        }
+    }
+}
+
+/// Threads setting of `--threads`.
+fn parallel(threads: Option<u32>) -> Parallel {
+    match threads {
+        None => Parallel::AllCores,
+        Some(n) => Parallel::from_threads(n as usize),
+    }
+}
+
+/// Inserts the default `reproject` subcommand when the first argument is not a subcommand or
+/// a top-level flag, so that `reproject-rs IN.fits --to T -o OUT.fits` works.
+fn with_default_command(mut args: Vec<OsString>) -> Vec<OsString> {
+    const TOP: [&str; 8] = [
+        "reproject",
+        "demo",
+        "info",
+        "help",
+        "-h",
+        "--help",
+        "-V",
+        "--version",
+    ];
+    if let Some(first) = args.get(1) {
+        if !TOP.iter().any(|t| first == t) {
+            args.insert(1, OsString::from("reproject"));
+        }
+    }
+    args
+}
+
+fn run(cli: Cli) -> CliResult<()> {
+    match cli.command {
+        Command::Reproject(a) => {
+            let job = job::Job {
+                input: a.input,
+                hdu: a.hdu,
+                wcs: a.wcs,
+                target: a.to,
+                target_hdu: a.to_hdu,
+                output: a.output,
+                footprint: a.footprint,
+                png: a.png,
+                order: a.order,
+                block_size: a.block_size,
+                parallel: parallel(a.threads),
+                dtype: a.dtype.into(),
+                overwrite: a.overwrite,
+                quiet: a.quiet,
+            };
+            let report = job::run(&job)?;
+            if !a.quiet {
+                println!("{}", report.summary(&job));
+            }
+            Ok(())
+        }
+        Command::Demo(a) => demo::run(&demo::DemoOptions {
+            out_dir: a.out_dir,
+            width: a.size as usize,
+            order: a.order,
+            parallel: parallel(a.threads),
+            quiet: a.quiet,
+        }),
+        Command::Info(a) => info::run(&a.file, a.hdu),
+    }
+}
+
+fn main() -> ExitCode {
+    // A bug must still end in one line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: internal error{at}: {} (please report it)",
+            one_line(&msg)
+        );
+    }));
+    let args = with_default_command(std::env::args_os().collect());
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                        ExitCode::from(2)
+                    } else {
+                        ExitCode::SUCCESS
+                    }
+                }
+                _ => {
+                    // clap's first paragraph is the error (with, e.g., the missing
+                    // arguments on lines of their own); the usage after it is left out to
+                    // keep to one line.
+                    let text = e.render().to_string();
+                    let first: Vec<&str> = text
+                        .lines()
+                        .skip_while(|l| l.trim().is_empty())
+                        .take_while(|l| !l.trim().is_empty())
+                        .map(str::trim)
+                        .collect();
+                    let mut line = first.join(" ");
+                    if line.is_empty() {
+                        line = "error: invalid arguments".into();
+                    }
+                    eprintln!("{line} (see --help)");
+                    ExitCode::from(2)
+                }
+            };
+        }
+    };
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(msg)) => {
+            progress::clear_line();
+            eprintln!("error: {}", one_line(&msg));
+            ExitCode::FAILURE
+        }
+        // The hook has printed the message.
+        Err(_) => ExitCode::FAILURE,
+    }
+}
+
+/// Joins a possibly multi-line message into one line.
+pub fn one_line(msg: &str) -> String {
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn bare_form_gets_the_reproject_command() {
+        let a = with_default_command(os(&["x", "in.fits", "--to", "t.hdr", "-o", "o.fits"]));
+        assert_eq!(a[1], "reproject");
+        let a = with_default_command(os(&["x", "demo"]));
+        assert_eq!(a[1], "demo");
+        let a = with_default_command(os(&["x", "--help"]));
+        assert_eq!(a[1], "--help");
+        let cli = Cli::try_parse_from(with_default_command(os(&[
+            "x", "in.fits", "--to", "t.hdr", "-o", "o.fits", "--order", "3",
+        ])))
+        .unwrap();
+        match cli.command {
+            Command::Reproject(a) => assert_eq!(a.order, Order::Bicubic),
+            _ => panic!("wrong command"),
+        }
+    }
+
+    #[test]
+    fn option_parsers() {
+        assert_eq!(parse_block_size("512").unwrap(), (512, 512));
+        assert_eq!(parse_block_size("64x128").unwrap(), (64, 128));
+        assert!(parse_block_size("0").is_err());
+        assert!(parse_block_size("abc").is_err());
+        assert_eq!(parse_order("bicubic").unwrap(), Order::Bicubic);
+        assert_eq!(parse_order("0").unwrap(), Order::NearestNeighbor);
+        assert!(parse_order("7").is_err());
+        assert!(parse_order("cubic").is_err());
+    }
+}

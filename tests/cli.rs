@@ -1,0 +1,485 @@
+//! End-to-end tests of the `reproject-rs` binary: outputs against the library call, headers,
+//! the `.npy` path, one-line errors, `info`, and a reduced `demo` with its PNG previews.
+
+#![cfg(feature = "fits")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ndarray::Array2;
+use reproject::engine::{reproject_interp, Options};
+use reproject::interp::Order;
+use reproject::io::{FitsSource, ImageSource, MappedOutput, OutputType};
+use reproject::wcs::Wcs;
+
+const BIN: &str = env!("CARGO_BIN_EXE_reproject-rs");
+
+/// A fresh directory under the cargo test temp dir.
+fn dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Asserts success, with the streams in the message otherwise.
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// Asserts a clean failure: non-zero exit, exactly one `error: ` line on stderr, no panic.
+fn fails(out: &Output, expect: &str) {
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "unexpected success: {err}");
+    assert_eq!(err.lines().count(), 1, "not one line: {err:?}");
+    assert!(err.starts_with("error: "), "{err:?}");
+    assert!(!err.contains("panicked"), "{err:?}");
+    assert!(err.contains(expect), "{err:?} lacks {expect:?}");
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The input: a rotated Galactic TAN image around (l, b) = (10, 0.5), 60 rows x 80 columns,
+/// float32, with a few NaN pixels.
+const INPUT_WCS: &str = "CTYPE1  = 'GLON-TAN'\nCTYPE2  = 'GLAT-TAN'\nCRPIX1  = 40.5\n\
+CRPIX2  = 30.5\nCRVAL1  = 10.0\nCRVAL2  = 0.5\nCDELT1  = -0.01\nCDELT2  = 0.01\nCROTA2  = 15.0\n\
+CUNIT1  = 'deg'\nCUNIT2  = 'deg'";
+
+fn write_input(path: &Path) -> Array2<f32> {
+    let header = format!("{INPUT_WCS}\nBUNIT   = 'K'\nOBJECT  = 'test'");
+    let image = Array2::from_shape_fn((60, 80), |(y, x)| {
+        if (y * 80 + x) % 97 == 5 {
+            f32::NAN
+        } else {
+            ((x as f32 * 0.3).sin() + (y as f32 * 0.2).cos()) * 10.0 + y as f32
+        }
+    });
+    let mut out =
+        MappedOutput::create_fits(path, &[60, 80], OutputType::F32, &header, true).unwrap();
+    out.data_mut::<f32>()
+        .unwrap()
+        .copy_from_slice(image.as_slice().unwrap());
+    out.finish().unwrap();
+    image
+}
+
+/// The target: an ICRS SIN image of 50 x 70 pixels overlapping the input partly.
+const TARGET: &str = "NAXIS   = 2\nNAXIS1  = 70\nNAXIS2  = 50\nCTYPE1  = 'RA---SIN'\n\
+CTYPE2  = 'DEC--SIN'\nCRPIX1  = 30.0\nCRPIX2  = 20.0\nCRVAL1  = 271.47\nCRVAL2  = -20.04\n\
+CDELT1  = -0.012\nCDELT2  = 0.012\nPC1_1   = 0.98\nPC1_2   = -0.2\nPC2_1   = 0.2\nPC2_2   = 0.98\n\
+RADESYS = 'ICRS'\nEND\n";
+
+/// A whole plane of a FITS HDU as f64.
+fn read_plane(path: &Path, hdu: usize) -> (FitsSource, Vec<f64>) {
+    let src = FitsSource::open(path, hdu).unwrap();
+    let (ny, nx) = src.plane_shape();
+    let mut buf = vec![0.0; ny * nx];
+    src.read_window(0, 0..ny, 0..nx, &mut buf).unwrap();
+    (src, buf)
+}
+
+/// Bitwise equality, NaN equal to NaN.
+fn same(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+}
+
+/// `reproject_interp` of a source onto [`TARGET`].
+fn library_call(src: &dyn ImageSource, wcs_in: &Wcs, order: Order) -> (Vec<f64>, Vec<f64>) {
+    let wcs_out = Wcs::from_header_str(TARGET).unwrap();
+    let options = Options {
+        order,
+        ..Options::default()
+    };
+    let (d, f) = reproject_interp(src, wcs_in, &wcs_out, &[50, 70], &options).unwrap();
+    (d.iter().copied().collect(), f.iter().copied().collect())
+}
+
+/// `reproject_interp` of a FITS file onto [`TARGET`].
+fn library(input: &Path, order: Order) -> (Vec<f64>, Vec<f64>) {
+    let src = FitsSource::open(input, 0).unwrap();
+    library_call(&src, &src.wcs().unwrap(), order)
+}
+
+#[test]
+fn reproject_matches_the_library_exactly() {
+    let d = dir("exact");
+    let (input, target, out) = (d.join("in.fits"), d.join("target.hdr"), d.join("out.fits"));
+    write_input(&input);
+    std::fs::write(&target, TARGET).unwrap();
+    let cases: [(&str, &[&str]); 3] = [
+        ("bilinear", &[]),
+        ("0", &["--block-size", "7x50", "--threads", "1"]),
+        ("bicubic", &["--block-size", "16", "--threads", "2"]),
+    ];
+    for (order, extra) in cases {
+        let mut args = vec![
+            s(&input),
+            "--to",
+            s(&target),
+            "-o",
+            s(&out),
+            "--order",
+            order,
+            "--overwrite",
+        ];
+        args.extend(extra);
+        let o = run(&args);
+        ok(&o);
+        // Progress bars and messages never go to a stderr that is not a terminal.
+        assert!(o.stderr.is_empty(), "{}", text(&o.stderr));
+        assert!(text(&o.stdout).starts_with("wrote "), "{}", text(&o.stdout));
+
+        let (src, data) = read_plane(&out, 0);
+        assert_eq!(src.shape(), &[50, 70]);
+        assert_eq!(src.bitpix(), -64);
+        let (fsrc, footprint) = read_plane(&out, 1);
+        assert!(fsrc.header_text().contains("EXTNAME = 'FOOTPRINT'"));
+        let order: Order = order
+            .parse()
+            .or_else(|_| Order::try_from(order.parse::<i64>().unwrap()))
+            .unwrap();
+        let (want, want_fp) = library(&input, order);
+        assert!(same(&data, &want), "data differ from reproject_interp");
+        assert!(same(&footprint, &want_fp), "footprint differs");
+        // Partial overlap: some pixels in, some out (NaN input pixels make reproject's
+        // spline orders all NaN).
+        let covered = want_fp.iter().filter(|&&v| v == 1.0).count();
+        if order.degree() < 2 {
+            assert!(covered > 1000 && covered < want_fp.len(), "{covered}");
+        }
+
+        // The header: the target's WCS, the input's unit, provenance.
+        let header = src.header_text();
+        assert_eq!(
+            Wcs::from_header_str(header).unwrap().params(),
+            Wcs::from_header_str(TARGET).unwrap().params()
+        );
+        let cards: Vec<&str> = src.header_cards().collect();
+        assert!(cards.iter().any(|c| c.starts_with("BUNIT   = 'K")));
+        assert!(!cards.iter().any(|c| c.starts_with("OBJECT")));
+        let history: Vec<&&str> = cards.iter().filter(|c| c.starts_with("HISTORY")).collect();
+        assert!(history.len() >= 4, "{history:?}");
+        assert!(history[0].contains("reproject-rs") && history[0].contains("reproject_interp"));
+        assert!(history.iter().any(|c| c.contains("in.fits")));
+        assert!(history.iter().any(|c| c.contains("target.hdr")));
+    }
+}
+
+#[test]
+fn fits_target_f32_separate_footprint_and_png() {
+    let d = dir("fits_target");
+    let input = d.join("in.fits");
+    write_input(&input);
+    // A FITS target: its header (less its data keywords) and NAXISn give the output.
+    let target = d.join("target.fits");
+    let header = TARGET.replace("END\n", "BUNIT   = 'Jy/beam'\nEXTNAME = 'SCI'\n");
+    let mut t =
+        MappedOutput::create_fits(&target, &[50, 70], OutputType::F32, &header, true).unwrap();
+    t.data_mut::<f32>().unwrap().fill(1.0);
+    t.finish().unwrap();
+
+    let (out, foot, png) = (d.join("o.fits"), d.join("fp.fits"), d.join("o.png"));
+    let o = run(&[
+        "reproject",
+        s(&input),
+        "--to",
+        s(&target),
+        "--output",
+        s(&out),
+        "--dtype",
+        "f32",
+        "--footprint",
+        s(&foot),
+        "--png",
+        s(&png),
+        "--quiet",
+    ]);
+    ok(&o);
+    assert!(o.stdout.is_empty() && o.stderr.is_empty());
+    let (src, data) = read_plane(&out, 0);
+    assert_eq!(src.bitpix(), -32);
+    assert!(
+        FitsSource::open(&out, 1).is_err(),
+        "no footprint HDU with --footprint"
+    );
+    let (want, want_fp) = library(&input, Order::Bilinear);
+    let want32: Vec<f64> = want.iter().map(|&v| v as f32 as f64).collect();
+    assert!(same(&data, &want32));
+    let (fsrc, fp) = read_plane(&foot, 0);
+    assert!(same(&fp, &want_fp));
+    assert!(!fsrc.header_text().contains("BUNIT"));
+    let header = src.header_text();
+    assert!(header.contains("BUNIT   = 'K"));
+    assert!(!header.contains("Jy/beam") && !header.contains("'SCI"));
+    assert_eq!(
+        Wcs::from_header_str(header).unwrap().params().ctype,
+        ["RA---SIN", "DEC--SIN"]
+    );
+
+    let img = image::open(&png).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (70, 50));
+    // Outside the footprint is grey; inside is not uniform.
+    let grey = img.pixels().filter(|p| p.0 == [128, 128, 128]).count();
+    let outside = want_fp.iter().filter(|&&v| v == 0.0).count();
+    assert_eq!(grey, outside);
+    let mut colours: Vec<[u8; 3]> = img.pixels().map(|p| p.0).collect();
+    colours.sort();
+    colours.dedup();
+    assert!(colours.len() > 20, "{} colours", colours.len());
+}
+
+#[test]
+fn npy_input_with_wcs_header() {
+    let d = dir("npy");
+    let fits = d.join("in.fits");
+    let image = write_input(&fits);
+    let npy = d.join("in.npy");
+    let mut out = MappedOutput::create_npy(&npy, &[60, 80], OutputType::F32, true).unwrap();
+    out.data_mut::<f32>()
+        .unwrap()
+        .copy_from_slice(image.as_slice().unwrap());
+    out.finish().unwrap();
+    let (wcs, target, o1, o2) = (
+        d.join("in.hdr"),
+        d.join("t.hdr"),
+        d.join("a.fits"),
+        d.join("b.fits"),
+    );
+    std::fs::write(&wcs, INPUT_WCS).unwrap();
+    std::fs::write(&target, TARGET).unwrap();
+
+    let o = run(&[s(&npy), "--to", s(&target), "-o", s(&o1)]);
+    fails(&o, "--wcs");
+    assert!(!o1.exists());
+
+    ok(&run(&[
+        s(&npy),
+        "--wcs",
+        s(&wcs),
+        "--to",
+        s(&target),
+        "-o",
+        s(&o1),
+    ]));
+    // The same numbers as from the FITS input (the WCS may also come from a FITS file).
+    ok(&run(&[
+        s(&npy),
+        "--wcs",
+        s(&fits),
+        "--to",
+        s(&target),
+        "-o",
+        s(&o2),
+    ]));
+    let src = reproject::io::NpySource::open(&npy).unwrap();
+    let wcs_in = Wcs::from_header_str(INPUT_WCS).unwrap();
+    let (want, _) = library_call(&src, &wcs_in, Order::Bilinear);
+    assert!(same(&read_plane(&o1, 0).1, &want));
+    assert!(same(&read_plane(&o2, 0).1, &want));
+    assert!(read_plane(&o1, 0).0.header_text().contains("input WCS"));
+}
+
+#[test]
+fn errors_are_one_line() {
+    let d = dir("errors");
+    let (input, target, out) = (d.join("in.fits"), d.join("t.hdr"), d.join("out.fits"));
+    write_input(&input);
+    std::fs::write(&target, TARGET).unwrap();
+    let (i, t, o) = (s(&input), s(&target), s(&out));
+
+    let missing = d.join("missing.fits");
+    fails(&run(&[s(&missing), "--to", t, "-o", o]), "does not exist");
+    fails(&run(&[i, "--to", s(&missing), "-o", o]), "does not exist");
+
+    let bad = d.join("bad.hdr");
+    std::fs::write(
+        &bad,
+        "NAXIS1  = 10\nNAXIS2  = 10\nCTYPE1  = 'RA---XYZ'\nCTYPE2  = 'DEC--XYZ'\n",
+    )
+    .unwrap();
+    fails(&run(&[i, "--to", s(&bad), "-o", o]), "XYZ");
+    let no_shape = d.join("noshape.hdr");
+    std::fs::write(&no_shape, TARGET.replace("NAXIS1  = 70\n", "")).unwrap();
+    fails(&run(&[i, "--to", s(&no_shape), "-o", o]), "NAXIS1");
+    let junk = d.join("junk.fits");
+    std::fs::write(&junk, [0u8, 159, 146, 150, 255, 0, 1]).unwrap();
+    fails(&run(&[s(&junk), "--to", t, "-o", o]), "neither");
+    fails(&run(&[i, "--to", s(&junk), "-o", o]), "target");
+    fails(&run(&[i, "--to", t, "-o", o, "--hdu", "4"]), "HDU 4");
+    assert!(!out.exists());
+
+    // An existing output is kept without --overwrite.
+    std::fs::write(&out, b"precious").unwrap();
+    fails(&run(&[i, "--to", t, "-o", o]), "--overwrite");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    let png = d.join("p.png");
+    std::fs::write(&png, b"precious").unwrap();
+    let out2 = d.join("out2.fits");
+    fails(
+        &run(&[i, "--to", t, "-o", s(&out2), "--png", s(&png)]),
+        "--overwrite",
+    );
+    assert!(!out2.exists());
+    ok(&run(&[i, "--to", t, "-o", o, "--overwrite", "-q"]));
+    assert!(FitsSource::open(&out, 0).is_ok());
+
+    // Bad option values.
+    for (args, expect) in [
+        (vec!["--order", "cubic"], "--order"),
+        (vec!["--order", "9"], "--order"),
+        (vec!["--threads", "0"], "--threads"),
+        (vec!["--threads", "many"], "--threads"),
+        (vec!["--dtype", "f16"], "--dtype"),
+        (vec!["--block-size", "0"], "--block-size"),
+        (vec!["--block-size", "8x"], "--block-size"),
+        (vec!["--hdu", "-1"], "-1"),
+        (vec!["--frobnicate"], "--frobnicate"),
+    ] {
+        let mut all = vec![i, "--to", t, "-o", s(&out2)];
+        all.extend(args);
+        fails(&run(&all), expect);
+    }
+    fails(&run(&[i, "--to", t]), "--output");
+    fails(&run(&["info", s(&missing)]), "does not exist");
+    fails(&run(&["info", s(&bad)]), "XYZ");
+    fails(&run(&["demo", "--size", "3"]), "--size");
+    assert!(!out2.exists());
+    // No partial files are left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn info_summarises_the_wcs() {
+    let d = dir("info");
+    let input = d.join("in.fits");
+    write_input(&input);
+    let o = run(&["info", s(&input)]);
+    ok(&o);
+    let out = text(&o.stdout);
+    for want in [
+        "TAN (gnomonic)",
+        "Galactic",
+        "80 x 60",
+        "BITPIX -32",
+        "corners:",
+        "pixel scale: 36.0000 x 36.0000 arcsec",
+        "rotation:    15.0000 deg",
+    ] {
+        assert!(out.contains(want), "{want:?} not in\n{out}");
+    }
+    let target = d.join("t.hdr");
+    std::fs::write(&target, TARGET).unwrap();
+    let o = run(&["info", s(&target)]);
+    ok(&o);
+    let out = text(&o.stdout);
+    assert!(out.contains("SIN (orthographic/synthesis)") && out.contains("ICRS"));
+    assert!(out.contains("70 x 50"));
+    // Sexagesimal for equatorial frames.
+    assert!(out.contains("18h05m52.80s -20d02m24.0s"), "{out}");
+}
+
+#[test]
+fn demo_writes_fits_and_previews() {
+    let d = dir("demo");
+    let out_dir = d.join("demo-output");
+    // A foreign file in the directory is left alone.
+    std::fs::create_dir_all(&out_dir).unwrap();
+    std::fs::write(out_dir.join("mine.txt"), b"keep").unwrap();
+    for _ in 0..2 {
+        let o = run(&["demo", "--size", "128", "--out-dir", s(&out_dir)]);
+        ok(&o);
+        let stdout = text(&o.stdout);
+        assert!(
+            stdout.contains("[3/3]") && stdout.contains("done in"),
+            "{stdout}"
+        );
+    }
+    assert_eq!(std::fs::read(out_dir.join("mine.txt")).unwrap(), b"keep");
+    let survey = FitsSource::open(out_dir.join("galactic_survey_car.fits"), 0).unwrap();
+    assert_eq!(survey.shape(), &[64, 128]);
+    for (name, shape, grey) in [
+        ("galactic_survey_car", (128, 64), false),
+        ("galactic_centre_tan", (28, 28), false),
+        ("allsky_equatorial_ait", (64, 32), true),
+    ] {
+        let fits = out_dir.join(format!("{name}.fits"));
+        let src = FitsSource::open(&fits, 0).unwrap();
+        assert_eq!(src.shape(), &[shape.1 as usize, shape.0 as usize], "{name}");
+        if name != "galactic_survey_car" {
+            assert!(FitsSource::open(&fits, 1).is_ok(), "{name}: footprint HDU");
+            assert!(out_dir.join(format!("{name}.hdr")).exists());
+        }
+        let png = out_dir.join(format!("{name}.png"));
+        assert!(std::fs::metadata(&png).unwrap().len() > 500, "{name}");
+        let img = image::open(&png).unwrap().to_rgb8();
+        assert_eq!(img.dimensions(), shape, "{name}");
+        let mut colours: Vec<[u8; 3]> = img.pixels().map(|p| p.0).collect();
+        colours.sort();
+        colours.dedup();
+        assert!(colours.len() > 30, "{name}: {} colours", colours.len());
+        let has_grey = img.pixels().any(|p| p.0 == [128, 128, 128]);
+        assert_eq!(has_grey, grey, "{name}: outside-footprint grey");
+        // Rows top to bottom: the AIT map's top-left corner is outside the sky.
+        if grey {
+            assert_eq!(img.get_pixel(0, 0).0, [128, 128, 128]);
+        }
+    }
+}
+
+#[test]
+fn help_and_version() {
+    let o = run(&["--help"]);
+    ok(&o);
+    let help = text(&o.stdout);
+    assert!(help.contains("demo") && help.contains("info") && help.contains("reproject"));
+    let o = run(&["reproject", "--help"]);
+    ok(&o);
+    for opt in [
+        "--to",
+        "--output",
+        "--hdu",
+        "--order",
+        "--block-size",
+        "--threads",
+        "--dtype",
+        "--footprint",
+        "--overwrite",
+        "--png",
+        "--quiet",
+        "--wcs",
+    ] {
+        assert!(text(&o.stdout).contains(opt), "{opt}");
+    }
+    let o = run(&["--version"]);
+    ok(&o);
+    assert!(text(&o.stdout).contains(env!("CARGO_PKG_VERSION")));
+}
