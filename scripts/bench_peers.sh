@@ -92,15 +92,17 @@ fi
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- timing helpers ----------------------------------------------------------------------
-# record JOB LABEL MEDIAN MIN RUNS
-record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RESULTS"; }
+# record JOB LABEL MEDIAN MIN RUNS LOAD (LOAD: 1-minute load average when the row started)
+record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RESULTS"; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
 
 # A program that prints "RESULT median=<s> min=<s> runs=<n>": record JOB LABEL -- CMD...
 run_result() {
   local job=$1 label=$2
   shift 3
   log "-- $job: $label"
-  local out line
+  local out line load
+  load=$(load1)
   if ! out=$("$@" 2>&1); then
     log "$out"
     log "   FAILED, skipped"
@@ -111,7 +113,7 @@ run_result() {
   record "$job" "$label" \
     "$(sed -E 's/.*median=([0-9.]+).*/\1/' <<<"$line")" \
     "$(sed -E 's/.*min=([0-9.]+).*/\1/' <<<"$line")" \
-    "$(sed -E 's/.*runs=([0-9]+).*/\1/' <<<"$line")"
+    "$(sed -E 's/.*runs=([0-9]+).*/\1/' <<<"$line")" "$load"
 }
 
 # An external program, timed whole: time_cmd JOB LABEL REPEAT CLEANUP_GLOB -- CMD...
@@ -119,7 +121,8 @@ time_cmd() {
   local job=$1 label=$2 n=$3 clean=$4
   shift 5
   log "-- $job: $label"
-  local times=() i s e
+  local times=() i s e load
+  load=$(load1)
   for ((i = 0; i < n; i++)); do
     rm -f $clean
     s=$EPOCHREALTIME
@@ -133,11 +136,11 @@ time_cmd() {
   done
   rm -f $clean
   log "   runs: ${times[*]}"
-  printf '%s\n' "${times[@]}" | sort -g | awk -v job="$job" -v label="$label" '
+  printf '%s\n' "${times[@]}" | sort -g | awk -v job="$job" -v label="$label" -v load="$load" '
     { t[NR] = $1 }
     END {
       m = (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
-      printf "%s\t%s\t%.6f\t%.6f\t%d\n", job, label, m, t[1], NR
+      printf "%s\t%s\t%.6f\t%.6f\t%d\t%s\n", job, label, m, t[1], NR, load
     }' >>"$RESULTS"
 }
 
@@ -208,35 +211,40 @@ echo "machine: $NCPU cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-
 echo "ours: wall time of open(memory-mapped input) + reproject_interp -> in-memory f64 data + footprint"
 echo
 awk -F'\t' '
-  { job[NR] = $1; label[NR] = $2; med[NR] = $3; mn[NR] = $4; runs[NR] = $5
-    if ($2 == "ours, all cores") ours[$1] = $3
-    if ($2 == "ours, serial") ser[$1] = $3 }
+  { job[NR] = $1; label[NR] = $2; med[NR] = $3; mn[NR] = $4; runs[NR] = $5; ld[NR] = $6
+    if ($2 == "ours, all cores") ours[$1] = $3 }
   END {
-    fmt = "%-3s  %-68s  %9s  %9s  %4s  %12s\n"
-    printf fmt, "job", "tool", "median s", "min s", "runs", "x ours(all)"
-    line = sprintf("%125s", ""); gsub(/ /, "-", line); print line
+    fmt = "%-3s  %-68s  %9s  %9s  %4s  %11s  %5s\n"
+    printf fmt, "job", "tool", "median s", "min s", "runs", "x ours(all)", "load"
+    line = sprintf("%118s", ""); gsub(/ /, "-", line); print line
     for (i = 1; i <= NR; i++) {
       r = (ours[job[i]] > 0) ? sprintf("%.2f", med[i] / ours[job[i]]) : "-"
       if (i > 1 && job[i] != job[i - 1]) print line
-      printf fmt, job[i], label[i], sprintf("%.3f", med[i]), sprintf("%.3f", mn[i]), runs[i], r
+      printf fmt, job[i], label[i], sprintf("%.3f", med[i]), sprintf("%.3f", mn[i]), runs[i], r, ld[i]
     }
   }' "$RESULTS"
+echo "(x ours(all) = median / median of \"ours, all cores\" of the same job; load = 1-minute load average"
+echo " when the row started: above ~0.5 other processes shared the 2 cores and the row is noisy)"
 
 echo
-echo "Issue targets (2 cores; ratios of medians; ours = all cores unless stated):"
+echo "Issue targets (2 cores; ours = all cores; verdict on the ratio of medians, ratio of minima in brackets):"
 awk -F'\t' '
   function get(job, re,   i) { for (i = 1; i <= n; i++) if (j[i] == job && l[i] ~ re) return m[i]; return 0 }
   function ratio(a, b) { return (a > 0 && b > 0) ? sprintf("%.1fx", a / b) : "n/a" }
+  function both(job1, re1, job2, re2) { return sprintf("%-7s (%s)", ratio(get(job1, re1), get(job2, re2)), ratio(getmin(job1, re1), getmin(job2, re2))) }
+  function getmin(job, re,   i) { for (i = 1; i <= n; i++) if (j[i] == job && l[i] ~ re) return mn[i]; return 0 }
   function verdict(ok, a, b) { return (a > 0 && b > 0) ? (ok ? "MET" : "NOT MET") : "not measured" }
-  { n++; j[n] = $1; l[n] = $2; m[n] = $3 }
+  { n++; j[n] = $1; l[n] = $2; m[n] = $3; mn[n] = $4 }
   END {
     oa = get("A", "^ours, all cores$"); ob = get("B", "^ours, all cores$"); oc = get("C", "^ours, all cores$")
     ra = get("A", "^reproject .*default"); rb = get("B", "^reproject .*default"); rc = get("C", "^reproject .*default")
     sa = get("A", "^SWarp BILINEAR, [0-9]+ threads$"); fa = get("A", "^floor"); ma = get("A", "^Montage")
-    printf "  A  reproject / ours   >= 100x : %-8s %s\n", ratio(ra, oa), verdict(ra / (oa ? oa : 1) >= 100, ra, oa)
-    printf "  A  SWarp / ours       >= 10x  : %-8s %s\n", ratio(sa, oa), verdict(sa / (oa ? oa : 1) >= 10, sa, oa)
-    printf "  B  reproject / ours   >= 20x  : %-8s %s\n", ratio(rb, ob), verdict(rb / (ob ? ob : 1) >= 20, rb, ob)
-    printf "  A  ours / floor       <= 3x   : %-8s %s\n", ratio(oa, fa), verdict(oa / (fa ? fa : 1) <= 3, oa, fa)
-    printf "  A  Montage / ours     (info)  : %s\n", ratio(ma, oa)
-    printf "  C  reproject / ours   (info)  : %s\n", ratio(rc, oc)
+    O = "^ours, all cores$"; R = "^reproject .*default"; S = "^SWarp BILINEAR, [0-9]+ threads$"
+    printf "  A  reproject / ours   >= 100x : %-20s %s\n", both("A", R, "A", O), verdict(ra / (oa ? oa : 1) >= 100, ra, oa)
+    printf "  A  SWarp / ours       >= 10x  : %-20s %s\n", both("A", S, "A", O), verdict(sa / (oa ? oa : 1) >= 10, sa, oa)
+    printf "  B  reproject / ours   >= 20x  : %-20s %s\n", both("B", R, "B", O), verdict(rb / (ob ? ob : 1) >= 20, rb, ob)
+    printf "  A  ours / floor       <= 3x   : %-20s %s\n", both("A", O, "A", "^floor"), verdict(oa / (fa ? fa : 1) <= 3, oa, fa)
+    printf "  A  Montage / ours     (info)  : %s\n", both("A", "^Montage", "A", O)
+    printf "  B  SWarp / ours       (info)  : %s\n", both("B", S, "B", O)
+    printf "  C  reproject / ours   (info)  : %s\n", both("C", R, "C", O)
   }' "$RESULTS"
