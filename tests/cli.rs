@@ -483,3 +483,73 @@ fn help_and_version() {
     ok(&o);
     assert!(text(&o.stdout).contains(env!("CARGO_PKG_VERSION")));
 }
+
+/// `--processes N`: worker processes of the binary write one memory-mapped output whose values
+/// equal the library call; `--plan-only` + `worker --blocks` + the same command again is the
+/// external-scheduler way, and a partial job is resumed, not restarted.
+#[test]
+fn processes_and_external_workers() {
+    let d = dir("processes");
+    let (input, target) = (d.join("in.fits"), d.join("target.hdr"));
+    write_input(&input);
+    std::fs::write(&target, TARGET).unwrap();
+    let (want, want_fp) = library(&input, Order::Bicubic);
+
+    let out = d.join("out.fits");
+    let base = [
+        s(&input),
+        "--to",
+        s(&target),
+        "-o",
+        s(&out),
+        "--order",
+        "bicubic",
+        "--block-size",
+        "16",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--processes", "3"]);
+    ok(&run(&args));
+    let (_, data) = read_plane(&out, 0);
+    let (_, footprint) = read_plane(&out, 1);
+    assert!(same(&data, &want) && same(&footprint, &want_fp));
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("out.fits."))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    // External scheduler: prepare, run the blocks in two parts, publish.
+    let out2 = d.join("out2.fits");
+    let base2 = [
+        s(&input),
+        "--to",
+        s(&target),
+        "-o",
+        s(&out2),
+        "--order",
+        "bicubic",
+        "--block-size",
+        "16",
+        "--processes",
+        "1",
+    ];
+    let mut prepare = base2.to_vec();
+    prepare.push("--plan-only");
+    let o = run(&prepare);
+    ok(&o);
+    let job = d.join("out2.fits.job.json");
+    assert!(job.exists() && !out2.exists(), "{}", text(&o.stdout));
+    ok(&run(&["worker", "--job", s(&job), "--blocks", "0..7"]));
+    ok(&run(&["worker", "--job", s(&job), "--blocks", "7..1000"]));
+    assert!(!out2.exists(), "only the final command publishes");
+    ok(&run(&base2));
+    let (_, data) = read_plane(&out2, 0);
+    assert!(same(&data, &want));
+    assert!(!job.exists());
+    fails(
+        &run(&["worker", "--job", s(&job), "--share", "0/2"]),
+        "job.json",
+    );
+}

@@ -130,39 +130,7 @@ pub fn run_processes(
             "the number of processes must be positive".into(),
         ));
     }
-    let job_file = job_path(output_path);
-    let job = match std::fs::read_to_string(&job_file) {
-        Ok(text) => {
-            let job: ProcessJob = serde_json::from_str(&text)
-                .map_err(|e| Error::Io(format!("{}: not a job file: {e}", job_file.display())))?;
-            if job.plan != *plan {
-                return Err(Error::Io(format!(
-                    "{} belongs to another reprojection into the same output: remove it (and \
-                     its .partial and .progress files) to start again",
-                    job_file.display()
-                )));
-            }
-            job
-        }
-        Err(_) => {
-            let blocks = plan.open()?.blocks().len();
-            let (data, footprint) = create()?;
-            let job = ProcessJob {
-                plan: plan.clone(),
-                data: data.suspend()?,
-                footprint: footprint.map(|f| f.suspend()).transpose()?,
-                progress: progress_path(output_path),
-                blocks,
-            };
-            std::fs::write(&job.progress, vec![0u8; blocks])
-                .map_err(|e| Error::Io(format!("{}: {e}", job.progress.display())))?;
-            let text = serde_json::to_string(&job)
-                .map_err(|e| Error::InvalidArgument(format!("cannot serialise the job: {e}")))?;
-            std::fs::write(&job_file, text)
-                .map_err(|e| Error::Io(format!("{}: {e}", job_file.display())))?;
-            job
-        }
-    };
+    let (job_file, job) = prepare_job(plan, output_path, create)?;
 
     let mut children = Vec::with_capacity(workers);
     for k in 0..workers {
@@ -212,6 +180,52 @@ pub fn run_processes(
     let _ = std::fs::remove_file(&job.progress);
     let _ = std::fs::remove_file(&job_file);
     Ok(path)
+}
+
+/// Writes the job and progress files and creates the (suspended) output for `plan`, or
+/// reads them back if a previous run of the same plan into `output_path` left them: the first
+/// step of [`run_processes`], and what an external scheduler calls before starting workers
+/// ([`run_worker`]) itself. Returns the job file and the job.
+pub fn prepare_job(
+    plan: &ReprojectPlan,
+    output_path: &Path,
+    create: impl FnOnce() -> Result<(MappedOutput, Option<MappedOutput>)>,
+) -> Result<(PathBuf, ProcessJob)> {
+    let job_file = job_path(output_path);
+    let job = match std::fs::read_to_string(&job_file) {
+        Ok(text) => {
+            let job: ProcessJob = serde_json::from_str(&text)
+                .map_err(|e| Error::Io(format!("{}: not a job file: {e}", job_file.display())))?;
+            if job.plan != *plan {
+                return Err(Error::Io(format!(
+                    "{} belongs to another reprojection into the same output: remove it (and \
+                     its .partial and .progress files) to start again",
+                    job_file.display()
+                )));
+            }
+            job
+        }
+        Err(_) => {
+            let blocks = plan.open()?.blocks().len();
+            let (data, footprint) = create()?;
+            let job = ProcessJob {
+                plan: plan.clone(),
+                data: data.suspend()?,
+                footprint: footprint.map(|f| f.suspend()).transpose()?,
+                progress: progress_path(output_path),
+                blocks,
+            };
+            std::fs::write(&job.progress, vec![0u8; blocks])
+                .map_err(|e| Error::Io(format!("{}: {e}", job.progress.display())))?;
+            let text = serde_json::to_string(&job)
+                .map_err(|e| Error::InvalidArgument(format!("cannot serialise the job: {e}")))?;
+            std::fs::write(&job_file, text)
+                .map_err(|e| Error::Io(format!("{}: {e}", job_file.display())))?;
+            job
+        }
+    };
+
+    Ok((job_file, job))
 }
 
 /// Block indices of `job` not yet written.

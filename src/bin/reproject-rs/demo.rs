@@ -135,6 +135,8 @@ pub fn run(o: &DemoOptions) -> CliResult<()> {
             dtype: OutputType::F32,
             overwrite: true,
             quiet: o.quiet,
+            processes: None,
+            plan_only: false,
         };
         let r = job::run(&job)?;
         let pixels: usize = r.shape.iter().product();

@@ -38,6 +38,10 @@ pub struct Job {
     pub dtype: OutputType,
     pub overwrite: bool,
     pub quiet: bool,
+    /// Worker processes (`--processes`), if any.
+    pub processes: Option<usize>,
+    /// Only prepare the multi-process job (`--plan-only`).
+    pub plan_only: bool,
 }
 
 /// What a reprojection did.
@@ -363,10 +367,165 @@ pub fn run(job: &Job) -> CliResult<Report> {
     let cards = output_header(&target_text, input_cards, shape.len(), &provenance(job));
     let header_text = cards.join("\n");
     let t_prepare = start.elapsed();
+    if let Some(workers) = job.processes {
+        return with_processes(
+            job,
+            workers,
+            &plan,
+            &wcs_in,
+            &wcs_out,
+            &header_text,
+            t_prepare,
+        );
+    }
     match job.dtype {
         OutputType::F32 => write::<f32>(job, &plan, &shape, &header_text, t_prepare),
         OutputType::F64 => write::<f64>(job, &plan, &shape, &header_text, t_prepare),
     }
+}
+
+/// Creates the output files for `job` (image with a footprint HDU, or image and a separate
+/// footprint file), suspended-ready [`MappedOutput`]s.
+fn create_outputs(
+    job: &Job,
+    shape: &[usize],
+    header_text: &str,
+) -> reproject::Result<(MappedOutput, Option<MappedOutput>)> {
+    let dtype = job.dtype;
+    match &job.footprint {
+        None => Ok((
+            MappedOutput::create_fits_with_footprint(
+                &job.output,
+                shape,
+                dtype,
+                header_text,
+                dtype,
+                job.overwrite,
+            )?,
+            None,
+        )),
+        Some(fp) => Ok((
+            MappedOutput::create_fits(&job.output, shape, dtype, header_text, job.overwrite)?,
+            Some(MappedOutput::create_fits(
+                fp,
+                shape,
+                dtype,
+                &footprint_header(job, header_text),
+                job.overwrite,
+            )?),
+        )),
+    }
+}
+
+/// The header of a separate footprint file: the output's, without a unit.
+fn footprint_header(job: &Job, header_text: &str) -> String {
+    let mut fp_header: String = header_text
+        .lines()
+        .filter(|c| header::keyword(c) != "BUNIT")
+        .collect::<Vec<_>>()
+        .join("\n");
+    fp_header.push('\n');
+    fp_header.push_str(&card_str("EXTNAME", "FOOTPRINT", ""));
+    for c in history(&format!("footprint of {}", job.output.display())) {
+        fp_header.push('\n');
+        fp_header.push_str(&c);
+    }
+    fp_header
+}
+
+/// `--processes N`: the blocks are computed by N worker processes of this program
+/// (`reproject-rs worker`), each with one thread, into one memory-mapped output.
+fn with_processes(
+    job: &Job,
+    workers: usize,
+    plan: &Plan,
+    wcs_in: &Wcs,
+    wcs_out: &Wcs,
+    header_text: &str,
+    t_prepare: Duration,
+) -> CliResult<Report> {
+    use reproject::engine::lazy::{InputSpec, ReprojectPlan};
+    use reproject::engine::processes::{prepare_job, run_processes, WorkerCommand};
+    let input = std::fs::canonicalize(&job.input).map_err(|e| format!("input: {e}"))?;
+    let input = if is_npy(&input) {
+        InputSpec::Npy { path: input }
+    } else {
+        InputSpec::Fits {
+            path: input,
+            hdu: job.hdu,
+        }
+    };
+    let shape = plan.shape_out().to_vec();
+    let spec = ReprojectPlan {
+        input,
+        wcs_in: Some(wcs_in.clone()),
+        wcs_out: wcs_out.clone(),
+        shape_out: shape.clone(),
+        options: Options {
+            parallel: Parallel::Serial,
+            ..plan.options().clone()
+        },
+    };
+    let create = || create_outputs(job, &shape, header_text);
+    let out_err = |e: reproject::Error| format!("cannot write {}: {e}", job.output.display());
+    if job.plan_only {
+        let (job_file, prepared) = prepare_job(&spec, &job.output, create).map_err(out_err)?;
+        println!(
+            "prepared {} blocks in {}: run `reproject-rs worker --job {} --blocks A..B` (or \
+             --share K/N) for every part, then this command again without --plan-only to \
+             publish {}",
+            prepared.blocks,
+            job_file.display(),
+            job_file.display(),
+            job.output.display()
+        );
+        return Ok(Report {
+            shape,
+            blocks: prepared.blocks,
+            threads: 0,
+            coverage: f64::NAN,
+            t_prepare,
+            t_compute: Duration::ZERO,
+            t_png: Duration::ZERO,
+            t_write: Duration::ZERO,
+            png: None,
+        });
+    }
+    let program = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let command = WorkerCommand {
+        program,
+        args: vec!["worker".into()],
+    };
+    let t = Instant::now();
+    run_processes(&spec, &job.output, create, workers, &command).map_err(out_err)?;
+    let t_compute = t.elapsed();
+    // Coverage from the published footprint.
+    let (fp_path, fp_hdu) = match &job.footprint {
+        Some(p) => (p.clone(), 0),
+        None => (job.output.clone(), 1),
+    };
+    let fp = FitsSource::open(&fp_path, fp_hdu).map_err(|e| format!("footprint: {e}"))?;
+    let (ny, nx) = plan.plane_shape_out();
+    let mut row = vec![0.0; nx];
+    let mut covered = 0.0;
+    for plane in 0..plan.planes() {
+        for r in 0..ny {
+            fp.read_window(plane, r..r + 1, 0..nx, &mut row)
+                .map_err(|e| format!("footprint: {e}"))?;
+            covered += row.iter().sum::<f64>();
+        }
+    }
+    Ok(Report {
+        shape: shape.clone(),
+        blocks: plan.blocks().len(),
+        threads: workers,
+        coverage: covered / (shape.iter().product::<usize>().max(1)) as f64,
+        t_prepare,
+        t_compute,
+        t_png: Duration::ZERO,
+        t_write: Duration::ZERO,
+        png: None,
+    })
 }
 
 /// Creates the output file(s), computes every block into them and publishes them.
@@ -381,41 +540,8 @@ where
     T: OutputSample + OutputElement + Into<f64>,
 {
     let out_err = |p: &Path, e: reproject::Error| format!("cannot write {}: {e}", p.display());
-    let dtype = T::TYPE;
-    let (mut main, mut foot) = match &job.footprint {
-        None => {
-            let out = MappedOutput::create_fits_with_footprint(
-                &job.output,
-                shape,
-                dtype,
-                header_text,
-                dtype,
-                job.overwrite,
-            )
-            .map_err(|e| out_err(&job.output, e))?;
-            (out, None)
-        }
-        Some(fp) => {
-            let out =
-                MappedOutput::create_fits(&job.output, shape, dtype, header_text, job.overwrite)
-                    .map_err(|e| out_err(&job.output, e))?;
-            // The footprint has no unit.
-            let mut fp_header: String = header_text
-                .lines()
-                .filter(|c| header::keyword(c) != "BUNIT")
-                .collect::<Vec<_>>()
-                .join("\n");
-            fp_header.push('\n');
-            fp_header.push_str(&card_str("EXTNAME", "FOOTPRINT", ""));
-            for c in history(&format!("footprint of {}", job.output.display())) {
-                fp_header.push('\n');
-                fp_header.push_str(&c);
-            }
-            let foot = MappedOutput::create_fits(fp, shape, dtype, &fp_header, job.overwrite)
-                .map_err(|e| out_err(fp, e))?;
-            (out, Some(foot))
-        }
-    };
+    let (mut main, mut foot) =
+        create_outputs(job, shape, header_text).map_err(|e| out_err(&job.output, e))?;
 
     let t = Instant::now();
     let (data, footprint): (&mut [T], &mut [T]) = match foot.as_mut() {

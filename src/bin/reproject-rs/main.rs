@@ -54,6 +54,22 @@ enum Command {
     Demo(DemoArgs),
     /// Print the WCS summary of a FITS image or header file
     Info(InfoArgs),
+    /// Compute blocks of a prepared multi-process job (started by `--processes`, or by an
+    /// external scheduler after `--plan-only`)
+    Worker(WorkerArgs),
+}
+
+#[derive(Args, Debug)]
+struct WorkerArgs {
+    /// The job file (`OUT.fits.job.json`)
+    #[arg(long, value_name = "JOB")]
+    job: PathBuf,
+    /// Compute share K of N: blocks K, K+N, K+2N, ...
+    #[arg(long, value_name = "K/N", conflicts_with = "blocks")]
+    share: Option<String>,
+    /// Compute the blocks with indices A..B (end excluded)
+    #[arg(long, value_name = "A..B")]
+    blocks: Option<String>,
 }
 
 /// Sample type of the output file.
@@ -123,6 +139,15 @@ struct ReprojectArgs {
     /// Print nothing but errors, and no progress bar
     #[arg(short, long)]
     quiet: bool,
+    /// Compute the blocks in N worker processes of this program, writing one memory-mapped
+    /// output; a failed run keeps its partial output and the same command resumes it
+    #[arg(long, value_name = "N", value_parser = parse_threads, conflicts_with = "png")]
+    processes: Option<u32>,
+    /// With --processes: only prepare the job (job file, progress file, partial output) and
+    /// print how to run its blocks with `reproject-rs worker`; running the same command
+    /// without --plan-only afterwards publishes the output
+    #[arg(long, requires = "processes")]
+    plan_only: bool,
 }
 
 #[derive(Args, Debug)]
@@ -213,10 +238,11 @@ fn parallel(threads: Option<u32>) -> Parallel {
 /// Inserts the default `reproject` subcommand when the first argument is not a subcommand or
 /// a top-level flag, so that `reproject-rs IN.fits --to T -o OUT.fits` works.
 fn with_default_command(mut args: Vec<OsString>) -> Vec<OsString> {
-    const TOP: [&str; 8] = [
+    const TOP: [&str; 9] = [
         "reproject",
         "demo",
         "info",
+        "worker",
         "help",
         "-h",
         "--help",
@@ -249,6 +275,8 @@ fn run(cli: Cli) -> CliResult<()> {
                 dtype: a.dtype.into(),
                 overwrite: a.overwrite,
                 quiet: a.quiet,
+                processes: a.processes.map(|n| n as usize),
+                plan_only: a.plan_only,
             };
             let report = job::run(&job)?;
             if !a.quiet {
@@ -264,6 +292,17 @@ fn run(cli: Cli) -> CliResult<()> {
             quiet: a.quiet,
         }),
         Command::Info(a) => info::run(&a.file, a.hdu),
+        Command::Worker(a) => {
+            let selection = match (&a.share, &a.blocks) {
+                (Some(s), None) | (None, Some(s)) => s
+                    .parse::<reproject::engine::processes::BlockSelection>()
+                    .map_err(|e| e.to_string())?,
+                _ => return Err("worker: give --share K/N or --blocks A..B".into()),
+            };
+            reproject::engine::processes::run_worker(&a.job, &selection)
+                .map(|_| ())
+                .map_err(|e| format!("worker ({}): {e}", a.job.display()))
+        }
     }
 }
 
