@@ -1,0 +1,320 @@
+"""Turning reproject's input and output forms into (array, header text).
+
+All the mathematics happens in the Rust engine; this module only finds the data and the
+FITS header text describing its WCS. astropy is optional: without it, inputs must be
+``(array, header_text)`` tuples and outputs header text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["ParsedWCS", "parse_input_data", "parse_output_projection"]
+
+
+def _astropy():
+    """astropy's modules, or None when astropy is not installed."""
+    try:
+        from astropy.io import fits
+        from astropy.wcs import WCS
+    except ImportError:  # pragma: no cover - exercised only without astropy
+        return None
+    return fits, WCS
+
+
+def _is_dask(obj) -> bool:
+    try:
+        import dask.array as da
+    except ImportError:
+        return False
+    return isinstance(obj, da.Array)
+
+
+@dataclass
+class ParsedWCS:
+    """A WCS as the engine sees it: header text, plus the astropy WCS when there is one."""
+
+    header: str
+    #: astropy.wcs.WCS (FITS WCS) when astropy is available, for validation.
+    wcs: Any = None
+    #: Whether the caller gave a FITS WCS or Header (not an APE-14 wrapper): reproject checks
+    #: spectral axes only then.
+    is_fits: bool = True
+    #: numpy-order permutation applied to the WCS axes (None: identity), see ``reorder``.
+    perm: tuple | None = field(default=None)
+
+    @property
+    def pixel_n_dim(self) -> int:
+        if self.wcs is not None:
+            return self.wcs.pixel_n_dim
+        return _core.check_header(self.header)
+
+
+# ----------------------------------------------------------------------------------------
+# WCS objects -> header text
+
+
+def _unwrap_fits_wcs(wcs):
+    """The astropy.wcs.WCS an APE-14 object stands for, or None.
+
+    Handles astropy.wcs.WCS itself, HighLevelWCSWrapper and any object whose
+    ``low_level_wcs`` leads to one, and SlicedLowLevelWCS with plain slices (no dropped
+    axes) of one, which become ``WCS.slice``.
+    """
+    _, WCS = _astropy()
+    from astropy.wcs.wcsapi import SlicedLowLevelWCS
+
+    for _ in range(32):
+        if isinstance(wcs, WCS):
+            return wcs
+        if isinstance(wcs, SlicedLowLevelWCS):
+            inner = _unwrap_fits_wcs(wcs._wcs)
+            if inner is None:
+                return None
+            slices = list(wcs._slices_array)
+            if not all(isinstance(s, slice) for s in slices):
+                return None  # integer slices drop axes
+            if all(s.start in (None, 0) and s.stop is None and s.step in (None, 1) for s in slices):
+                return inner
+            return inner.slice(tuple(slices), numpy_order=True)
+        low = getattr(wcs, "low_level_wcs", None)
+        if low is None or low is wcs:
+            return None
+        wcs = low
+    return None
+
+
+def wcs_to_header(wcs) -> str:
+    """FITS header text of an astropy.wcs.WCS (SIP and TPV kept)."""
+    if any(
+        getattr(wcs, name, None) is not None for name in ("cpdis1", "cpdis2", "det2im1", "det2im2")
+    ):
+        raise _core.UnsupportedError(
+            "distortion lookup tables (CPDIS/D2IM) are not supported by reproject_rs"
+        )
+    return wcs.to_header(relax=True).tostring()
+
+
+def _parsed_from_wcs(obj) -> ParsedWCS:
+    mods = _astropy()
+    if mods is None:
+        raise TypeError("WCS objects need astropy; pass FITS header text instead")
+    _, WCS = mods
+    fits_wcs = _unwrap_fits_wcs(obj)
+    if fits_wcs is None:
+        raise _core.UnsupportedError(
+            "reproject_rs computes FITS WCS only: an astropy.wcs.WCS, a FITS Header or an "
+            f"APE-14 wrapper of an astropy.wcs.WCS; got {type(obj).__name__}"
+        )
+    return ParsedWCS(wcs_to_header(fits_wcs), fits_wcs, is_fits=isinstance(obj, WCS))
+
+
+def _parsed_from_header(header, fobj=None) -> ParsedWCS:
+    """A FITS Header: its own text goes to the engine, astropy's WCS serves validation."""
+    _, WCS = _astropy()
+    import warnings
+
+    with warnings.catch_warnings():
+        # astropy warns about e.g. non-standard keywords; reproject's WCS(header) would too,
+        # but the engine reads the text itself.
+        warnings.simplefilter("ignore")
+        wcs = WCS(header, fobj=fobj) if fobj is not None else WCS(header)
+    if fobj is not None and any(
+        getattr(wcs, n, None) is not None for n in ("cpdis1", "cpdis2", "det2im1", "det2im2")
+    ):
+        raise _core.UnsupportedError(
+            "distortion lookup tables (CPDIS/D2IM) are not supported by reproject_rs"
+        )
+    return ParsedWCS(header.tostring(), wcs, is_fits=True)
+
+
+def _header_from_text(text: str):
+    fits, _ = _astropy()
+    return fits.Header.fromstring(text, sep="\n" if "\n" in text else "")
+
+
+def _parsed_from_text(text: str) -> ParsedWCS:
+    if _astropy() is None:
+        _core.check_header(text)
+        return ParsedWCS(text, None, is_fits=True)
+    return _parsed_from_header(_header_from_text(text))
+
+
+_CARD = re.compile(r"^(NAXIS\d*)\s*=\s*(\d+)")
+
+
+def _naxis_shape_from_text(text: str):
+    """The (numpy-order) shape given by NAXIS/NAXISn cards of header text, or None."""
+    cards = text.splitlines() if "\n" in text else [text[i : i + 80] for i in range(0, len(text), 80)]
+    values = {}
+    for card in cards:
+        m = _CARD.match(card)
+        if m:
+            values[m.group(1)] = int(m.group(2))
+    if "NAXIS" not in values:
+        return None
+    try:
+        return [values[f"NAXIS{i + 1}"] for i in range(values["NAXIS"])][::-1]
+    except KeyError:
+        return None
+
+
+# ----------------------------------------------------------------------------------------
+# Inputs
+
+
+def _is_png(path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(8) == b"\x89\x50\x4e\x47\x0d\x0a\x1a\x0a"
+
+
+def _is_jpeg(path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(3) == b"\xff\xd8\xff"
+
+
+def _hdu_data(hdu):
+    data = hdu.data
+    if data is None:
+        raise ValueError("the HDU has no data")
+    return data
+
+
+def parse_input_data(input_data, hdu_in=0, stack=None):
+    """(array, ParsedWCS) for every input form reproject_interp accepts.
+
+    ``stack`` (a contextlib.ExitStack) keeps files opened here open until the caller is done.
+    """
+    mods = _astropy()
+    if isinstance(input_data, (str, Path)):
+        if _is_png(input_data) or _is_jpeg(input_data):
+            from PIL import Image
+            from pyavm import AVM
+
+            data = np.array(Image.open(input_data)).transpose(2, 0, 1)[:, ::-1]
+            return data, _parsed_from_wcs(AVM.from_image(input_data).to_wcs())
+        if mods is None:
+            raise TypeError("reading FITS files needs astropy")
+        hdul = mods[0].open(input_data)
+        if stack is not None:
+            stack.callback(hdul.close)
+        return parse_input_data(hdul, hdu_in=hdu_in, stack=stack)
+    if isinstance(input_data, tuple) and len(input_data) == 2:
+        array, wcs = input_data
+        if not (isinstance(array, np.ndarray) or _is_dask(array)):
+            raise TypeError(
+                "input_data should either be an HDU object or a tuple "
+                "of (array, WCS) or (array, Header)"
+            )
+        if isinstance(wcs, str):
+            return array, _parsed_from_text(wcs)
+        if mods is not None and isinstance(wcs, mods[0].Header):
+            return array, _parsed_from_header(wcs)
+        return array, _parsed_from_wcs(wcs)
+    if mods is not None:
+        fits, _ = mods
+        import astropy.nddata
+
+        if isinstance(input_data, fits.HDUList):
+            if hdu_in is None:
+                if len(input_data) > 1:
+                    raise ValueError(
+                        "More than one HDU is present, please specify "
+                        "HDU to use with ``hdu_in=`` option"
+                    )
+                hdu_in = 0
+            hdu = input_data[hdu_in]
+            return _hdu_data(hdu), _parsed_from_header(hdu.header, fobj=input_data)
+        if isinstance(input_data, (fits.PrimaryHDU, fits.ImageHDU, fits.CompImageHDU)):
+            return _hdu_data(input_data), _parsed_from_header(input_data.header)
+        if isinstance(input_data, astropy.nddata.NDDataBase):
+            if input_data.wcs is None:
+                raise ValueError("the NDData has no WCS")
+            return input_data.data, _parsed_from_wcs(input_data.wcs)
+    raise TypeError(
+        "input_data should either be an HDU object or a tuple of (array, WCS) or (array, Header)"
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# Outputs
+
+
+def parse_output_projection(output_projection, shape_in=None, shape_out=None, output_array=None):
+    """(ParsedWCS, shape_out tuple), with reproject's rules and messages."""
+    if shape_out is None:
+        if output_array is not None:
+            shape_out = output_array.shape
+    elif output_array is not None and tuple(shape_out) != tuple(output_array.shape):
+        raise ValueError("shape_out does not match shape of output_array")
+
+    mods = _astropy()
+    if isinstance(output_projection, (str, Path)) and not (
+        isinstance(output_projection, str)
+        and "CTYPE" in output_projection
+        and not os.path.exists(output_projection)
+    ):
+        if mods is None:
+            raise TypeError("reading FITS files needs astropy")
+        with mods[0].open(output_projection) as hdul:
+            shape_out = hdul[0].data.shape
+            parsed = _parsed_from_header(hdul[0].header)
+    elif isinstance(output_projection, str):
+        # Header text (an extension of reproject's API).
+        parsed = _parsed_from_text(output_projection)
+        naxis = _naxis_shape_from_text(output_projection)
+        if naxis is not None:
+            shape_out = naxis
+        elif shape_out is None:
+            raise ValueError(
+                "Need to specify shape since output header "
+                "does not contain complete shape information"
+            )
+    elif mods is not None and isinstance(output_projection, mods[0].Header):
+        parsed = _parsed_from_header(output_projection)
+        try:
+            shape_out = [
+                output_projection[f"NAXIS{i + 1}"] for i in range(output_projection["NAXIS"])
+            ][::-1]
+        except KeyError:
+            if shape_out is None:
+                raise ValueError(
+                    "Need to specify shape since output header "
+                    "does not contain complete shape information"
+                ) from None
+    elif mods is not None and _is_ape14(output_projection):
+        parsed = _parsed_from_wcs(output_projection)
+        if shape_out is None:
+            low = getattr(output_projection, "low_level_wcs", output_projection)
+            if low.array_shape is not None:
+                shape_out = low.array_shape
+            else:
+                raise ValueError(
+                    "Need to specify shape_out when specifying output_projection as WCS object"
+                )
+    else:
+        raise TypeError("output_projection should either be a Header, a WCS object, or a filename")
+
+    if len(shape_out) == 0:
+        raise ValueError("The shape of the output image should not be an empty tuple")
+    if (
+        shape_in is not None
+        and len(shape_out) < len(shape_in)
+        and len(shape_out) == parsed.pixel_n_dim
+    ):
+        shape_out = (*shape_in[: -len(shape_out)], *shape_out)
+    return parsed, tuple(int(n) for n in shape_out)
+
+
+def _is_ape14(obj) -> bool:
+    from astropy.wcs.wcsapi import BaseHighLevelWCS, BaseLowLevelWCS
+
+    return isinstance(obj, (BaseLowLevelWCS, BaseHighLevelWCS))

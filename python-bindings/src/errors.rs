@@ -1,0 +1,183 @@
+//! Python exceptions and the mapping of the core's [`reproject::Error`] onto them.
+//!
+//! ```text
+//! Exception
+//! └── ReprojectError                       (create_exception!)
+//!     ├── ShapeError        (+ ValueError)  shapes that do not fit together
+//!     ├── InvalidArgumentError (+ ValueError) an argument outside its range
+//!     ├── WcsError          (+ ValueError)  a header the WCS engine cannot use
+//!     ├── UnsupportedError  (+ NotImplementedError) valid but not implemented
+//!     └── ReprojectIOError  (+ OSError)     reading failed
+//! ```
+//!
+//! The subclasses have two bases, which `create_exception!` cannot express, so they are
+//! created with `type(name, (ReprojectError, ValueError), {...})` when the module loads and
+//! stored as module attributes (pickle finds them as `reproject_rs._core.<name>`).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::exceptions::{PyException, PyNotImplementedError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::PyTypeInfo;
+use reproject::Error;
+
+pyo3::create_exception!(
+    reproject_rs._core,
+    ReprojectError,
+    PyException,
+    "Base class of every error raised by reproject_rs."
+);
+
+/// Which Python subclass an error maps to.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    Shape,
+    InvalidArgument,
+    Wcs,
+    Unsupported,
+    Io,
+}
+
+impl Kind {
+    const ALL: [Kind; 5] = [
+        Kind::Shape,
+        Kind::InvalidArgument,
+        Kind::Wcs,
+        Kind::Unsupported,
+        Kind::Io,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Shape => "ShapeError",
+            Kind::InvalidArgument => "InvalidArgumentError",
+            Kind::Wcs => "WcsError",
+            Kind::Unsupported => "UnsupportedError",
+            Kind::Io => "ReprojectIOError",
+        }
+    }
+
+    fn doc(self) -> &'static str {
+        match self {
+            Kind::Shape => "Array shapes that do not fit together (also a ValueError).",
+            Kind::InvalidArgument => {
+                "An argument outside its documented range (also a ValueError)."
+            }
+            Kind::Wcs => "A WCS header the engine cannot use (also a ValueError).",
+            Kind::Unsupported => {
+                "A valid request that reproject_rs does not implement (also a NotImplementedError)."
+            }
+            Kind::Io => "Reading the input failed (also an OSError).",
+        }
+    }
+
+    fn second_base(self, py: Python<'_>) -> Bound<'_, PyType> {
+        match self {
+            Kind::Shape | Kind::InvalidArgument | Kind::Wcs => PyValueError::type_object(py),
+            Kind::Unsupported => PyNotImplementedError::type_object(py),
+            Kind::Io => PyOSError::type_object(py),
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+static SUBCLASSES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
+
+/// The subclasses, created on first use.
+fn subclasses(py: Python<'_>) -> PyResult<&Vec<Py<PyType>>> {
+    SUBCLASSES.get_or_try_init(py, || {
+        let base = ReprojectError::type_object(py);
+        Kind::ALL
+            .iter()
+            .map(|&kind| {
+                let dict = PyDict::new(py);
+                dict.set_item("__module__", "reproject_rs._core")?;
+                dict.set_item("__doc__", kind.doc())?;
+                let bases = PyTuple::new(py, [base.clone(), kind.second_base(py)])?;
+                let ty = PyType::type_object(py).call1((kind.name(), bases, dict))?;
+                Ok(ty.cast_into::<PyType>()?.unbind())
+            })
+            .collect()
+    })
+}
+
+/// The exception class of `kind`.
+pub fn exception_type(py: Python<'_>, kind: Kind) -> PyResult<Bound<'_, PyType>> {
+    Ok(subclasses(py)?[kind.index()].bind(py).clone())
+}
+
+/// Adds `ReprojectError` and its subclasses to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("ReprojectError", ReprojectError::type_object(py))?;
+    for kind in Kind::ALL {
+        m.add(kind.name(), exception_type(py, kind)?)?;
+    }
+    Ok(())
+}
+
+/// A Python exception of `kind` with `message`.
+pub fn new_err(py: Python<'_>, kind: Kind, message: impl Into<String>) -> PyErr {
+    match exception_type(py, kind) {
+        Ok(ty) => PyErr::from_type(ty, message.into()),
+        Err(e) => e,
+    }
+}
+
+/// The Python class a core error belongs to.
+pub fn kind_of(err: &Error) -> Kind {
+    match err {
+        Error::ShapeMismatch(_) => Kind::Shape,
+        // The engine reprojects cubes plane by plane only: a request it understands but does
+        // not implement (the core reports it as an invalid argument).
+        Error::InvalidArgument(m) if m.contains("non-celestial axes differ") => Kind::Unsupported,
+        Error::InvalidArgument(_) => Kind::InvalidArgument,
+        // Non-celestial (e.g. linear pixel) WCS pairs are valid reproject input that the
+        // engine does not implement.
+        Error::UnsupportedAxis(_) | Error::NoCelestialAxes => Kind::Unsupported,
+        Error::Fits(_) | Error::Io(_) => Kind::Io,
+        // Header parsing and WCS set-up: MalformedCard, MissingKeyword, InvalidValue,
+        // DuplicateKeyword, MalformedCtype, UnknownProjection, InconsistentAxes, PvOutOfRange,
+        // InvalidProjectionParameters, SingularMatrix, InvalidCelestial, NoCelestialAxes, and
+        // anything added to the (non-exhaustive) enum later.
+        _ => Kind::Wcs,
+    }
+}
+
+/// Converts a core error into the matching Python exception.
+pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
+    new_err(py, kind_of(&err), err.to_string())
+}
+
+/// Runs `f` with the GIL released, turning core errors into Python exceptions and a panic
+/// into a `ReprojectError` (no panic ever crosses into Python).
+pub fn run_detached<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    F: Send + FnOnce() -> reproject::Result<T>,
+    T: Send,
+{
+    match py.detach(move || catch_unwind(AssertUnwindSafe(f))) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(to_pyerr(py, err)),
+        Err(payload) => Err(panic_error(payload)),
+    }
+}
+
+/// Runs `f` with the GIL held, turning a panic into a `ReprojectError`.
+pub fn guard_panics<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| Err(panic_error(payload)))
+}
+
+fn panic_error(payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    ReprojectError::new_err(format!("internal error in reproject_rs (a bug): {message}"))
+}

@@ -1,0 +1,387 @@
+//! `reproject_rs._core`: the compiled part of the `reproject_rs` Python package.
+//!
+//! Thin wrappers only; every algorithm lives in the `reproject` crate.
+//!
+//! ```text
+//! numpy array (any dtype, byte order, strides) ──borrowed bytes──▶ RawSource
+//! header text in / out ──Wcs::from_header_str──▶ Wcs
+//!        └─ GIL released ─▶ Plan::new ─▶ compute_into (whole output) | compute_block (one block)
+//!                            ─▶ numpy arrays (moved, not copied) or the caller's arrays
+//! ```
+//!
+//! Functions:
+//! * [`reproject_interp`]: the whole output, into fresh arrays or the caller's arrays.
+//! * [`reproject_block`]: one output block (rows × columns, all leading planes), for dask.
+//!
+//! Errors are `ReprojectError` subclasses (see [`errors`]); a panic becomes a
+//! `ReprojectError` too, never an abort.
+
+mod arrays;
+mod errors;
+mod options;
+
+use ndarray::{ArrayD, Axis, IxDyn};
+use numpy::{Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray};
+use pyo3::prelude::*;
+use reproject::engine::blocks::Block;
+use reproject::engine::{OutputSample, Plan};
+use reproject::wcs::Wcs;
+
+use arrays::{borrow_bytes, mut_view};
+use errors::{guard_panics, new_err, run_detached, to_pyerr, Kind};
+use options::{OptionArgs, OrderArg};
+
+/// Moves a core array into a new numpy array without copying its buffer.
+fn to_numpy<T: Element + Clone>(
+    py: Python<'_>,
+    array: ArrayD<T>,
+) -> PyResult<Bound<'_, PyArrayDyn<T>>> {
+    let shape = array.shape().to_vec();
+    let array = if array.is_standard_layout() {
+        array
+    } else {
+        array.as_standard_layout().into_owned()
+    };
+    let (vec, offset) = array.into_raw_vec_and_offset();
+    debug_assert!(matches!(offset, None | Some(0)));
+    // numpy's own ndarray re-export, whatever ndarray version it was built against.
+    let array = numpy::ndarray::ArrayD::from_shape_vec(numpy::ndarray::IxDyn(&shape), vec)
+        .map_err(|e| new_err(py, Kind::Shape, e.to_string()))?;
+    Ok(array.into_pyarray(py))
+}
+
+fn parse_wcs(py: Python<'_>, header: &str, which: &str) -> PyResult<Wcs> {
+    Wcs::from_header_str(header).map_err(|e| {
+        let kind = errors::kind_of(&e);
+        new_err(py, kind, format!("{which} WCS: {e}"))
+    })
+}
+
+/// The full output shape: `shape_out`, with the input's leading dimensions prepended when
+/// it gives only (rows, columns).
+fn full_shape(shape_in: &[usize], shape_out: &[usize]) -> Vec<usize> {
+    if shape_out.len() == 2 && shape_in.len() > 2 {
+        shape_in[..shape_in.len() - 2]
+            .iter()
+            .chain(shape_out)
+            .copied()
+            .collect()
+    } else {
+        shape_out.to_vec()
+    }
+}
+
+/// A fresh zeroed core array of `T`.
+fn zeros<T: OutputSample>(shape: &[usize]) -> ArrayD<T> {
+    ArrayD::from_elem(IxDyn(shape), T::from_f64(0.0))
+}
+
+/// Reprojects into arrays of `T` (`output`/`footprint` when given, fresh ones otherwise) and
+/// returns `(data, footprint)`.
+#[allow(clippy::too_many_arguments)]
+fn reproject_typed<'py, T>(
+    py: Python<'py>,
+    array: &Bound<'py, PyUntypedArray>,
+    wcs_in: &Wcs,
+    wcs_out: &Wcs,
+    shape_out: &[usize],
+    options: &reproject::engine::Options,
+    output: Option<&Bound<'py, PyArrayDyn<T>>>,
+    footprint: Option<&Bound<'py, PyArrayDyn<T>>>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>
+where
+    T: OutputSample + Element,
+{
+    let bytes = borrow_bytes(array)?;
+    let source = bytes.source(py)?;
+    let shape = full_shape(&bytes.shape, shape_out);
+    // Hold numpy's read-write borrows for the whole computation (this also refuses the same
+    // array given as data and footprint).
+    let borrow_err = |e: numpy::BorrowError| {
+        new_err(
+            py,
+            Kind::InvalidArgument,
+            format!("cannot write to the output array: {e}"),
+        )
+    };
+    let out_guard = output
+        .map(|a| a.try_readwrite())
+        .transpose()
+        .map_err(borrow_err)?;
+    let fp_guard = footprint
+        .map(|a| a.try_readwrite())
+        .transpose()
+        .map_err(borrow_err)?;
+    let mut fresh_data = output.is_none().then(|| zeros::<T>(&shape));
+    let mut fresh_fp = footprint.is_none().then(|| zeros::<T>(&shape));
+    // SAFETY: the read-write guards above are held until after the computation.
+    let data_view = match (output, fresh_data.as_mut()) {
+        (Some(a), _) => unsafe { mut_view(a)? },
+        (None, Some(d)) => d.view_mut(),
+        (None, None) => unreachable!(),
+    };
+    let fp_view = match (footprint, fresh_fp.as_mut()) {
+        (Some(a), _) => unsafe { mut_view(a)? },
+        (None, Some(f)) => f.view_mut(),
+        (None, None) => unreachable!(),
+    };
+    if data_view.shape() != shape.as_slice() || fp_view.shape() != shape.as_slice() {
+        return Err(new_err(
+            py,
+            Kind::Shape,
+            format!(
+                "output arrays of shapes {:?} and {:?}, expected {:?}",
+                data_view.shape(),
+                fp_view.shape(),
+                shape
+            ),
+        ));
+    }
+    run_detached(py, || {
+        let plan = Plan::new(&source, wcs_in, wcs_out, shape_out, options)?;
+        plan.compute_into(data_view, fp_view)
+    })?;
+    drop((out_guard, fp_guard));
+    let data = match (output, fresh_data) {
+        (Some(a), _) => a.clone().into_any(),
+        (None, Some(d)) => to_numpy(py, d)?.into_any(),
+        (None, None) => unreachable!(),
+    };
+    let fp = match (footprint, fresh_fp) {
+        (Some(a), _) => a.clone().into_any(),
+        (None, Some(f)) => to_numpy(py, f)?.into_any(),
+        (None, None) => unreachable!(),
+    };
+    Ok((data, fp))
+}
+
+/// Reprojects `array` from the WCS of `header_in` onto that of `header_out`, with bilinear
+/// (or another order) interpolation, exactly as astropy reproject's ``reproject_interp``.
+///
+/// Parameters
+/// ----------
+/// array : numpy.ndarray
+///     Input data, at least 2-D; any of f4 f8 i1 u1 b1 i2 u2 i4 u4 i8 u8 in either byte
+///     order, any strides (read in place, never copied). Leading dimensions are independent
+///     planes sharing one transform.
+/// header_in, header_out : str
+///     FITS header text (80-character cards, with or without newlines).
+/// shape_out : sequence of int
+///     (rows, columns), or the full shape with the input's leading dimensions.
+/// order : str or int
+///     'nearest-neighbor', 'bilinear' (default), 'biquadratic', 'bicubic', or 0-5.
+/// roundtrip_coords : bool
+///     Drop output pixels whose coordinates do not round-trip (default True).
+/// block_size : (int, int) or None
+///     Output block shape; None chooses one. Never changes a value.
+/// threads : int
+///     1 (default): serial; 0: every core; n: n threads. Never changes a value.
+/// nan_policy : str
+///     'propagate' (reproject's behaviour) or 'renormalize'.
+/// precision : str
+///     'reproject' (reproduce reproject's float32 rounding) or 'float64'.
+/// output_array, output_footprint : numpy.ndarray, optional
+///     C-contiguous native float64 or float32 arrays (both the same dtype) of the full output
+///     shape, written in place and returned.
+///
+/// Returns
+/// -------
+/// (data, footprint) : numpy arrays of the full output shape (float64 unless output arrays
+/// were given).
+#[pyfunction]
+#[pyo3(signature = (array, header_in, header_out, shape_out, *, order=None, roundtrip_coords=true,
+    block_size=None, threads=1, nan_policy="propagate", precision="reproject",
+    output_array=None, output_footprint=None))]
+#[allow(clippy::too_many_arguments)]
+fn reproject_interp<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyUntypedArray>,
+    header_in: &str,
+    header_out: &str,
+    shape_out: Vec<usize>,
+    order: Option<OrderArg>,
+    roundtrip_coords: bool,
+    block_size: Option<(usize, usize)>,
+    threads: usize,
+    nan_policy: &str,
+    precision: &str,
+    output_array: Option<&Bound<'py, PyAny>>,
+    output_footprint: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    guard_panics(|| {
+        let options = OptionArgs {
+            order,
+            roundtrip_coords,
+            block_size,
+            threads,
+            nan_policy,
+            precision,
+        }
+        .options(py)?;
+        let wcs_in = parse_wcs(py, header_in, "input")?;
+        let wcs_out = parse_wcs(py, header_out, "output")?;
+        // The output element type: that of output_array, else float64.
+        let is_f32 = match output_array {
+            None => false,
+            Some(a) if a.cast::<PyArrayDyn<f64>>().is_ok() => false,
+            Some(a) if a.cast::<PyArrayDyn<f32>>().is_ok() => true,
+            Some(_) => {
+                return Err(new_err(
+                    py,
+                    Kind::InvalidArgument,
+                    "output_array must be a native float64 or float32 numpy array",
+                ))
+            }
+        };
+        macro_rules! typed {
+            ($t:ty) => {{
+                let cast = |a: Option<&Bound<'py, PyAny>>, what: &str| {
+                    a.map(|a| {
+                        a.cast::<PyArrayDyn<$t>>().map(|a| a.clone()).map_err(|_| {
+                            new_err(
+                                py,
+                                Kind::InvalidArgument,
+                                format!("{what} must be a native {} numpy array", stringify!($t)),
+                            )
+                        })
+                    })
+                    .transpose()
+                };
+                let out = cast(output_array, "output_array")?;
+                let fp = cast(
+                    output_footprint,
+                    "output_footprint (same dtype as output_array)",
+                )?;
+                reproject_typed::<$t>(
+                    py,
+                    array,
+                    &wcs_in,
+                    &wcs_out,
+                    &shape_out,
+                    &options,
+                    out.as_ref(),
+                    fp.as_ref(),
+                )
+            }};
+        }
+        if is_f32 {
+            typed!(f32)
+        } else {
+            typed!(f64)
+        }
+    })
+}
+
+/// Computes one output block of a reprojection, for every leading plane: rows
+/// ``row_start:row_stop`` and columns ``col_start:col_stop`` of the output plane.
+///
+/// The result is bit-identical to the same pixels of a whole :func:`reproject_interp` call
+/// with the same arguments. Every argument is a numpy array, a string or a number, so the
+/// call pickles (dask.distributed, process pools).
+///
+/// Returns
+/// -------
+/// numpy.ndarray
+///     float64 array of shape ``(2, *leading, rows, columns)``: ``[0]`` the data, ``[1]`` the
+///     footprint.
+#[pyfunction]
+#[pyo3(signature = (array, header_in, header_out, shape_out, rows, cols, *, order=None,
+    roundtrip_coords=true, nan_policy="propagate", precision="reproject"))]
+#[allow(clippy::too_many_arguments)]
+fn reproject_block<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyUntypedArray>,
+    header_in: &str,
+    header_out: &str,
+    shape_out: Vec<usize>,
+    rows: (usize, usize),
+    cols: (usize, usize),
+    order: Option<OrderArg>,
+    roundtrip_coords: bool,
+    nan_policy: &str,
+    precision: &str,
+) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
+    guard_panics(|| {
+        let options = OptionArgs {
+            order,
+            roundtrip_coords,
+            block_size: None,
+            threads: 1,
+            nan_policy,
+            precision,
+        }
+        .options(py)?;
+        let wcs_in = parse_wcs(py, header_in, "input")?;
+        let wcs_out = parse_wcs(py, header_out, "output")?;
+        let bytes = borrow_bytes(array)?;
+        let source = bytes.source(py)?;
+        let shape = full_shape(&bytes.shape, &shape_out);
+        let n = shape.len();
+        if n < 2 {
+            return Err(new_err(
+                py,
+                Kind::Shape,
+                format!("too few dimensions in shape_out: {shape_out:?}"),
+            ));
+        }
+        let (ny, nx) = (shape[n - 2], shape[n - 1]);
+        if rows.0 >= rows.1 || cols.0 >= cols.1 || rows.1 > ny || cols.1 > nx {
+            return Err(new_err(
+                py,
+                Kind::Shape,
+                format!(
+                    "block rows {}:{} and columns {}:{} do not lie within the {ny}x{nx} output",
+                    rows.0, rows.1, cols.0, cols.1
+                ),
+            ));
+        }
+        let block = Block {
+            rows: rows.0..rows.1,
+            cols: cols.0..cols.1,
+        };
+        let planes: usize = shape[..n - 2].iter().product();
+        let (br, bc) = (block.rows.len(), block.cols.len());
+        let mut result = ndarray::Array4::<f64>::zeros((2, planes, br, bc));
+        run_detached(py, || {
+            let plan = Plan::new(&source, &wcs_in, &wcs_out, &shape_out, &options)?;
+            let (data, footprint) = result.view_mut().split_at(Axis(0), 1);
+            plan.compute_block(
+                &block,
+                data.index_axis_move(Axis(0), 0),
+                footprint.index_axis_move(Axis(0), 0),
+            )
+        })?;
+        let mut full = vec![2];
+        full.extend_from_slice(&shape[..n - 2]);
+        full.extend([br, bc]);
+        let result = result
+            .into_shape_with_order(IxDyn(&full))
+            .map_err(|e| new_err(py, Kind::Shape, e.to_string()))?;
+        to_numpy(py, result)
+    })
+}
+
+/// Parses FITS header text as the engine does and raises the engine's error if it cannot
+/// use it (a `WcsError`, `UnsupportedError`, ...). Returns the number of WCS axes.
+#[pyfunction]
+fn check_header(py: Python<'_>, header: &str) -> PyResult<usize> {
+    guard_panics(|| {
+        Wcs::from_header_str(header)
+            .map(|w| w.naxis())
+            .map_err(|e| to_pyerr(py, e))
+    })
+}
+
+#[pymodule(gil_used = false)]
+mod _core {
+    #[pymodule_export]
+    use super::{check_header, reproject_block, reproject_interp};
+
+    #[pymodule_init]
+    fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+        use pyo3::types::PyModuleMethods;
+        super::errors::register(m)?;
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        Ok(())
+    }
+}
