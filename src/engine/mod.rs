@@ -32,8 +32,8 @@
 pub mod blocks;
 pub mod coords;
 pub mod lazy;
-pub mod processes;
 mod precision;
+pub mod processes;
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -225,7 +225,13 @@ impl<'a> Plan<'a> {
         shape_out: &[usize],
         options: &Options,
     ) -> Result<Plan<'a>> {
-        Plan::build(SourceRef::Borrowed(source), wcs_in, wcs_out, shape_out, options)
+        Plan::build(
+            SourceRef::Borrowed(source),
+            wcs_in,
+            wcs_out,
+            shape_out,
+            options,
+        )
     }
 
     /// Like [`Plan::new`] with an input the plan shares ownership of, so the plan (and block
@@ -237,7 +243,13 @@ impl<'a> Plan<'a> {
         shape_out: &[usize],
         options: &Options,
     ) -> Result<Plan<'a>> {
-        Plan::build(SourceRef::Shared(source), wcs_in, wcs_out, shape_out, options)
+        Plan::build(
+            SourceRef::Shared(source),
+            wcs_in,
+            wcs_out,
+            shape_out,
+            options,
+        )
     }
 
     fn build(
