@@ -27,7 +27,8 @@
 # PY_REPEAT (reproject runs, 2), JOBS ("A B C"), SIZE_A (4096), SIZE_B (2048),
 # BENCH_DATA (target/bench-data), SWARP_BIN (SWarp), MPROJECTPP_BIN (mProjectPP), SCRATCH (tmpfs dir for peer outputs), VENV (a venv with
 # numpy, astropy, reproject; otherwise .venv or /work/venv, else .venv is created),
-# WAIT_QUIET=<seconds> (wait up to that long for a 1-minute load average below 0.5).
+# WAIT_QUIET=<seconds> (before each job, wait up to that long for a 1-minute load average
+# below 0.5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,13 +83,17 @@ log "== inputs in $DATA"
 # Warm the page cache so no timing includes a disk read.
 cat "$DATA"/A_"$SIZE_A".* "$DATA"/B_"$SIZE_B".* >/dev/null
 
-if [ -n "${WAIT_QUIET:-}" ]; then
-  end=$((SECONDS + WAIT_QUIET))
+# With WAIT_QUIET=<seconds>: before each job, wait up to that long for a 1-minute load
+# average below 0.5 (other processes on the machine skew every row they overlap).
+wait_quiet() {
+  [ -n "${WAIT_QUIET:-}" ] || return 0
+  local end=$((SECONDS + WAIT_QUIET))
   while awk '{exit !($1 >= 0.5)}' /proc/loadavg && [ $SECONDS -lt $end ]; do
     log "   load $(cut -d' ' -f1-3 </proc/loadavg), waiting for < 0.5"
     sleep 20
   done
-fi
+}
+wait_quiet
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- timing helpers ----------------------------------------------------------------------
@@ -159,6 +164,7 @@ for job in $JOBS; do
   esac
   base="$DATA/${stem}_$n"
   common=(--input "$base.npy" --wcs-in "${base}_in.hdr" --wcs-out "${base}_out.hdr" --order "$order" --repeat "$REPEAT")
+  wait_quiet
   log "== job $job: ${n}x$n $order"
 
   run_result "$job" "floor (read f32 + write f64 data+footprint), all cores" -- \
