@@ -70,8 +70,11 @@ pub struct WcsParams {
     pub radesys: Option<String>,
     /// EQUINOX (or legacy EPOCH).
     pub equinox: Option<f64>,
-    /// MJD-OBS, if present.
+    /// MJD-OBS, from the header or derived from DATE-OBS (WCSLIB's `datfix`).
     pub mjd_obs: Option<f64>,
+    /// DATE-OBS in ISO 8601 form (old `DD/MM/YY` dates rewritten, or derived from MJD-OBS).
+    #[serde(default)]
+    pub date_obs: Option<String>,
     /// NAXISn of the header (the image shape, FITS order), empty if NAXIS = 0.
     pub image_shape: Vec<usize>,
     /// SIP distortion (astropy's, applied to pixel coordinates before everything else).
@@ -365,7 +368,10 @@ impl WcsParams {
             Some(e) => Some(e),
             None => header.float("EPOCH")?,
         };
-        let mjd_obs = header.float("MJD-OBS").ok().flatten();
+        let (date_obs, mjd_obs) = date_fix(
+            header.string("DATE-OBS").ok().flatten(),
+            header.float("MJD-OBS").ok().flatten(),
+        );
 
         Ok(WcsParams {
             ctype,
@@ -384,11 +390,86 @@ impl WcsParams {
             radesys,
             equinox,
             mjd_obs,
+            date_obs,
             image_shape,
             sip,
             tpv,
         })
     }
+}
+
+/// WCSLIB's `datfix` for the observation date: an old `DD/MM/YY` DATE-OBS becomes ISO 8601,
+/// a missing MJD-OBS is derived from DATE-OBS and a missing DATE-OBS from MJD-OBS. An
+/// unreadable date is left as it is (no supported frame depends on it).
+fn date_fix(date: Option<String>, mjd: Option<f64>) -> (Option<String>, Option<f64>) {
+    let date = date.map(|d| {
+        let d = d.trim().to_string();
+        match d.split('/').collect::<Vec<_>>()[..] {
+            [dd, mm, yy] if dd.len() == 2 && mm.len() == 2 && yy.len() == 2 => {
+                format!("19{yy}-{mm}-{dd}")
+            }
+            _ => d,
+        }
+    });
+    let mjd = mjd.or_else(|| date.as_deref().and_then(iso_to_mjd));
+    let date = date.or_else(|| mjd.map(mjd_to_iso));
+    (date, mjd)
+}
+
+/// Days from 1858-11-17 of a proleptic Gregorian date.
+fn days_from_mjd_epoch(y: i64, m: i64, d: i64) -> i64 {
+    // Days since 0000-03-01 (March-based year), then shifted.
+    let (y, m) = if m <= 2 { (y - 1, m + 12) } else { (y, m) };
+    let days = 365 * y + y / 4 - y / 100 + y / 400 + (153 * (m - 3) + 2) / 5 + d - 1;
+    days - 678_881 // 1858-11-17
+}
+
+/// `YYYY-MM-DD[Thh:mm:ss[.s]]` → MJD.
+fn iso_to_mjd(text: &str) -> Option<f64> {
+    let (date, time) = text.split_once('T').unwrap_or((text, ""));
+    let mut parts = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || parts.next().is_some() {
+        return None;
+    }
+    let mut seconds = 0.0;
+    if !time.is_empty() {
+        let mut hms = time.split(':').map(|p| p.parse::<f64>().ok());
+        let (h, mi, s) = (
+            hms.next()??,
+            hms.next().flatten().unwrap_or(0.0),
+            hms.next().flatten().unwrap_or(0.0),
+        );
+        seconds = h * 3600.0 + mi * 60.0 + s;
+    }
+    Some(days_from_mjd_epoch(y, m, d) as f64 + seconds / 86400.0)
+}
+
+/// MJD → `YYYY-MM-DDThh:mm:ss` (to the second).
+fn mjd_to_iso(mjd: f64) -> String {
+    let day = mjd.floor();
+    let mut seconds = ((mjd - day) * 86400.0).round() as i64;
+    let mut day = day as i64;
+    if seconds >= 86400 {
+        seconds -= 86400;
+        day += 1;
+    }
+    // Inverse of days_from_mjd_epoch (civil-from-days).
+    let z = day + 678_881;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
 }
 
 /// CTYPE split into its parts.
@@ -899,6 +980,24 @@ mod tests {
                 [30.044116615188965, 150.03409891955073],
             ],
         );
+    }
+
+    #[test]
+    fn dates_as_astropy_fixes_them() {
+        // astropy: DATE-OBS '12/05/98' -> '1998-05-12', MJD-OBS 50945.0.
+        let p = params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nDATE-OBS= '12/05/98'\n").unwrap();
+        assert_eq!(p.date_obs.as_deref(), Some("1998-05-12"));
+        assert_eq!(p.mjd_obs, Some(50945.0));
+        // astropy: 2010-03-04T05:06:07.5 -> 55259.21258680556.
+        let p =
+            params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nDATE-OBS= '2010-03-04T05:06:07.5'\n")
+                .unwrap();
+        assert!((p.mjd_obs.unwrap() - 55259.21258680556).abs() < 1e-10);
+        // astropy: MJD-OBS 55259.5 -> DATE-OBS 2010-03-04T12:00:00.
+        let p = params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nMJD-OBS = 55259.5\n").unwrap();
+        assert_eq!(p.date_obs.as_deref(), Some("2010-03-04T12:00:00"));
+        assert_eq!(iso_to_mjd("1858-11-17"), Some(0.0));
+        assert_eq!(mjd_to_iso(51544.0), "2000-01-01T00:00:00");
     }
 
     #[test]
