@@ -7,7 +7,8 @@
 //!     ├── InvalidArgumentError (+ ValueError) an argument outside its range
 //!     ├── WcsError          (+ ValueError)  a header the WCS engine cannot use
 //!     ├── UnsupportedError  (+ NotImplementedError) valid but not implemented
-//!     └── ReprojectIOError  (+ OSError)     reading failed
+//!     ├── ReprojectIOError  (+ OSError)     reading failed
+//!     └── DeviceUnavailableError (+ RuntimeError) the requested device (CUDA) is not in this build
 //! ```
 //!
 //! The subclasses have two bases, which `create_exception!` cannot express, so they are
@@ -16,7 +17,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use pyo3::exceptions::{PyException, PyNotImplementedError, PyOSError, PyValueError};
+use pyo3::exceptions::{
+    PyException, PyNotImplementedError, PyOSError, PyRuntimeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -38,15 +41,17 @@ pub enum Kind {
     Wcs,
     Unsupported,
     Io,
+    DeviceUnavailable,
 }
 
 impl Kind {
-    const ALL: [Kind; 5] = [
+    const ALL: [Kind; 6] = [
         Kind::Shape,
         Kind::InvalidArgument,
         Kind::Wcs,
         Kind::Unsupported,
         Kind::Io,
+        Kind::DeviceUnavailable,
     ];
 
     pub fn name(self) -> &'static str {
@@ -56,6 +61,7 @@ impl Kind {
             Kind::Wcs => "WcsError",
             Kind::Unsupported => "UnsupportedError",
             Kind::Io => "ReprojectIOError",
+            Kind::DeviceUnavailable => "DeviceUnavailableError",
         }
     }
 
@@ -70,6 +76,10 @@ impl Kind {
                 "A valid request that reproject_rs does not implement (also a NotImplementedError)."
             }
             Kind::Io => "Reading the input failed (also an OSError).",
+            Kind::DeviceUnavailable => {
+                "The requested device (e.g. device='cuda') is not available in this build of \
+                 reproject_rs (also a RuntimeError)."
+            }
         }
     }
 
@@ -78,6 +88,7 @@ impl Kind {
             Kind::Shape | Kind::InvalidArgument | Kind::Wcs => PyValueError::type_object(py),
             Kind::Unsupported => PyNotImplementedError::type_object(py),
             Kind::Io => PyOSError::type_object(py),
+            Kind::DeviceUnavailable => PyRuntimeError::type_object(py),
         }
     }
 

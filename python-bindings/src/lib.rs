@@ -12,12 +12,15 @@
 //! Functions:
 //! * [`reproject_interp`]: the whole output, into fresh arrays or the caller's arrays.
 //! * [`reproject_block`]: one output block (rows × columns, all leading planes), for dask.
+//! * [`lazy::LazyPlan`]: a prepared plan (spline coefficients computed once) whose blocks
+//!   compute on demand, for `return_type='lazy'` and the dask blocks.
 //!
 //! Errors are `ReprojectError` subclasses (see [`errors`]); a panic becomes a
 //! `ReprojectError` too, never an abort.
 
 mod arrays;
 mod errors;
+mod lazy;
 mod options;
 
 use ndarray::{ArrayD, Axis, IxDyn};
@@ -374,6 +377,8 @@ fn check_header(py: Python<'_>, header: &str) -> PyResult<usize> {
 
 #[pymodule(gil_used = false)]
 mod _core {
+    #[pymodule_export]
+    use super::lazy::LazyPlan;
     #[pymodule_export]
     use super::{check_header, reproject_block, reproject_interp};
 

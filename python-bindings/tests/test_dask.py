@@ -117,6 +117,9 @@ def test_distributed_process_workers():
         data_np, footprint_np = client.compute([data, footprint], sync=True)
         np.testing.assert_array_equal(data_np, expected[0])
         np.testing.assert_array_equal(footprint_np, expected[1])
+        # Each worker process prepared the engine plan (the spline prefilter) at most once.
+        built = client.run(reproject_rs._lazy.plans_built)
+        assert 1 <= sum(built.values()) and max(built.values()) == 1
         # parallel='current-scheduler' computes on the active (distributed) scheduler.
         got = reproject_rs.reproject_interp(
             (image, HEADER_IN), HEADER_OUT, order=3, block_size=(25, 62), parallel="current-scheduler"

@@ -18,6 +18,7 @@ EXCEPTIONS = [
     reproject_rs.WcsError,
     reproject_rs.UnsupportedError,
     reproject_rs.ReprojectIOError,
+    reproject_rs.DeviceUnavailableError,
 ]
 
 

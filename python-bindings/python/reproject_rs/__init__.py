@@ -11,13 +11,16 @@ the GIL while it computes. Lower level:
 * ``reproject_rs._core.reproject_interp(array, header_in, header_out, shape_out, ...)``:
   one call on header text;
 * ``reproject_rs.reproject_block(array, header_in, header_out, shape_out, rows, cols, ...)``:
-  one output block (what each dask task runs).
+  one output block, self-contained;
+* ``reproject_interp(..., return_type='lazy')``: a :class:`LazyReprojection`, whose
+  ``.blocks()`` handles compute on demand from one prepared engine plan (``_core.LazyPlan``).
 
 Errors derive from :class:`ReprojectError`; bad arguments and shapes are also
 :class:`ValueError`.
 """
 
 from ._core import (
+    DeviceUnavailableError,
     InvalidArgumentError,
     ReprojectError,
     ReprojectIOError,
@@ -28,15 +31,19 @@ from ._core import (
     reproject_block,
 )
 from ._high_level import reproject_interp
+from ._lazy import BlockHandle, LazyReprojection
 
 __all__ = [
     "reproject_interp",
     "reproject_block",
+    "LazyReprojection",
+    "BlockHandle",
     "ReprojectError",
     "ShapeError",
     "InvalidArgumentError",
     "WcsError",
     "UnsupportedError",
     "ReprojectIOError",
+    "DeviceUnavailableError",
     "__version__",
 ]

@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from . import _core
+from ._lazy import LazyReprojection, SharedPlan, dask_block
 from ._parse import ParsedWCS, _is_dask, parse_input_data, parse_output_projection, wcs_to_header
 
 __all__ = ["reproject_interp", "ORDER"]
@@ -29,6 +30,22 @@ logger = logging.getLogger("reproject._common")
 
 _NAN_POLICIES = ("propagate", "renormalize")
 _PRECISIONS = ("reproject", "float64")
+_RETURN_TYPES = ("numpy", "dask", "lazy")
+_DEVICES = ("auto", "cpu", "cuda")
+
+
+def _select_device(device):
+    """The backend for ``device``: the CPU engine for 'auto' and 'cpu'; 'cuda' needs the GPU
+    backend, which this build does not have."""
+    if not isinstance(device, str) or device not in _DEVICES:
+        raise ValueError(f"device should be one of {_DEVICES}, got {device!r}")
+    if device == "cuda":
+        raise _core.DeviceUnavailableError(
+            "device='cuda' was requested, but the CUDA backend is not available in this build "
+            "of reproject_rs (it has only the CPU engine); use device='cpu' or device='auto'"
+        )
+    # 'auto' picks the GPU backend when one is built in and usable; none exists yet.
+    return "cpu"
 
 
 def reproject_interp(
@@ -48,6 +65,7 @@ def reproject_interp(
     *,
     nan_policy="propagate",
     precision="reproject",
+    device="auto",
 ):
     """
     Reproject data to a new projection using interpolation (drop-in for
@@ -88,10 +106,14 @@ def reproject_interp(
     parallel : bool or int or str, optional
         ``True``: every core; an integer: that many threads; ``'current-scheduler'``: the
         active dask scheduler (e.g. dask.distributed). Never changes a value.
-    return_type : {'numpy', 'dask'}, optional
-        Whether to return numpy arrays or lazy dask arrays (which need ``block_size`` or
-        ``parallel``); each dask block is computed by the Rust engine and pickles, so it runs
-        on dask.distributed with process workers.
+    return_type : {'numpy', 'dask', 'lazy'}, optional
+        Whether to return numpy arrays, lazy dask arrays (which need ``block_size`` or
+        ``parallel``; each dask block is computed by the Rust engine and pickles, so it runs
+        on dask.distributed with process workers; a process prepares the engine plan, spline
+        coefficients included, once for all the blocks it computes), or a
+        :class:`~reproject_rs.LazyReprojection`: the engine plan prepared (the input copied
+        once), with ``.compute()`` for the whole result and ``.blocks()`` for block handles
+        computable in any order, on any thread or, pickled, in any process.
     dask_method : {'memmap', 'none'}, optional
         Accepted for compatibility; dask inputs are computed to memory either way.
     nan_policy : {'propagate', 'renormalize'}, keyword-only
@@ -100,6 +122,10 @@ def reproject_interp(
     precision : {'reproject', 'float64'}, keyword-only
         ``'reproject'`` reproduces reproject's float32 rounding for float32/integer inputs and
         its SIP inversion tolerance; ``'float64'`` keeps every value in float64.
+    device : {'auto', 'cpu', 'cuda'}, keyword-only
+        Where to compute. ``'auto'`` (default) and ``'cpu'`` use the CPU engine; ``'cuda'``
+        raises :class:`~reproject_rs.DeviceUnavailableError`, as this build has no CUDA
+        backend.
 
     Returns
     -------
@@ -107,11 +133,16 @@ def reproject_interp(
         The reprojected array (float64 unless ``output_array`` was given).
     footprint : `~numpy.ndarray` or `dask.array.Array`
         1 where the output is valid, 0 where it is not (only if ``return_footprint``).
+
+    With ``return_type='lazy'``, a single :class:`~reproject_rs.LazyReprojection` instead.
     """
+    _select_device(device)
     if return_type is None:
         return_type = "numpy"
-    elif return_type not in ("numpy", "dask"):
-        raise ValueError("return_type should be set to 'numpy' or 'dask'")
+    elif not isinstance(return_type, str) or return_type not in _RETURN_TYPES:
+        raise ValueError(
+            "return_type should be set to 'numpy' or 'dask' (or 'lazy', a reproject_rs extension)"
+        )
     if dask_method is None:
         dask_method = "none"
     elif dask_method not in ("memmap", "none"):
@@ -371,6 +402,19 @@ class _Job:
                 f"Output footprint shape {output_footprint.shape} should match "
                 f"shape_out={self.shape_out}"
             )
+        if return_type == "lazy":
+            if output_array is not None or output_footprint is not None:
+                raise ValueError(
+                    "output_array and output_footprint cannot be used with return_type='lazy' "
+                    "(compute the blocks into your arrays: array[h.window] = h.compute()[0])"
+                )
+            if isinstance(parallel, str):
+                raise ValueError(
+                    "parallel='current-scheduler' needs return_type='dask' or 'numpy'; "
+                    "with return_type='lazy', parallel is the number of threads of .compute()"
+                )
+            return self._lazy(self._engine_block(block_size, parallel), _parallel_threads(parallel),
+                              return_footprint)
         if return_type == "dask" or parallel == "current-scheduler":
             if block_size is None and parallel is False:
                 raise ValueError(
@@ -386,15 +430,30 @@ class _Job:
             data, footprint = dask.compute(data, footprint)
             return self._deliver(data, footprint, output_array, output_footprint, return_footprint)
         threads = _parallel_threads(parallel)
-        blocks = None
-        if block_size is not None or parallel is not False:
-            blocks, _ = self._blocks(block_size)
-        engine_block = None
-        if blocks is not None:
-            engine_block = blocks[-2:]
-            if self.out_axes is not None:
-                engine_block = tuple(blocks[a] for a in self.out_axes[-2:])
+        engine_block = self._engine_block(block_size, parallel)
         return self._numpy(engine_block, threads, output_array, output_footprint, return_footprint)
+
+    def _engine_block(self, block_size, parallel):
+        """The engine's (rows, columns) block shape, or None for its automatic choice."""
+        if block_size is None and parallel is False:
+            return None
+        blocks, _ = self._blocks(block_size)
+        if blocks is None:
+            return None
+        if self.out_axes is not None:
+            return tuple(blocks[a] for a in self.out_axes[-2:])
+        return tuple(blocks[-2:])
+
+    def _lazy(self, engine_block, threads, return_footprint):
+        # A private, read-only copy: the result must not change if the caller's array does.
+        array = np.array(self._numpy_input(), order="C", copy=True)
+        array.flags.writeable = False
+        plan = SharedPlan.new(
+            (self.header_in, self.header_out, list(self.engine_shape)),
+            dict(block_size=engine_block, threads=threads, **self.kwargs),
+        )
+        plan.get(array)  # prepare now: errors surface here, not in the first block
+        return LazyReprojection(plan, array, self.shape_out, self.out_axes, return_footprint)
 
     def _numpy(self, engine_block, threads, output_array, output_footprint, return_footprint):
         array = self._numpy_input()
@@ -475,7 +534,35 @@ class _Job:
             source = dask.delayed(_normalise_dtype)(source)
         else:
             source = dask.delayed(_normalise_dtype(self.array_in), pure=True)
-        result = da.map_blocks(
+        lead_chunks = template.chunks[: len(shape) - 2]
+        if all(len(c) == 1 for c in lead_chunks):
+            # Blocks of the celestial plane, each covering every leading plane: one engine plan
+            # per process (spline coefficients computed once), shared by its blocks.
+            plan = SharedPlan.new((self.header_in, self.header_out, list(shape)), self.kwargs)
+            result = da.map_blocks(
+                dask_block,
+                template,
+                source,
+                dtype=np.float64,
+                new_axis=0,
+                chunks=((2,),) + template.chunks,
+                meta=np.empty((0,) * (len(shape) + 1), dtype=np.float64),
+                plan=plan,
+            )
+        else:
+            # Blocks along the leading dimensions: each prepares only its own planes.
+            result = self._dask_planes(template, source)
+        data, footprint = result[0], result[1]
+        if self.out_axes is not None:
+            inverse = tuple(np.argsort(self.out_axes))
+            data, footprint = data.transpose(inverse), footprint.transpose(inverse)
+        return data, footprint
+
+    def _dask_planes(self, template, source):
+        import dask.array as da
+
+        shape = self.engine_shape
+        return da.map_blocks(
             _dask_block,
             template,
             source,
@@ -488,11 +575,6 @@ class _Job:
             plane_shape=tuple(shape[-2:]),
             **self.kwargs,
         )
-        data, footprint = result[0], result[1]
-        if self.out_axes is not None:
-            inverse = tuple(np.argsort(self.out_axes))
-            data, footprint = data.transpose(inverse), footprint.transpose(inverse)
-        return data, footprint
 
 
 def _writable_native(a) -> bool:
