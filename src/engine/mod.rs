@@ -34,6 +34,7 @@ pub mod coords;
 pub mod lazy;
 mod precision;
 pub mod processes;
+mod spectral;
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -43,7 +44,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::interp::spline::{prefilter, prefilter_masked};
+use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
 use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Window};
 use crate::io::{available_memory, ImageSource};
 use crate::wcs::distortion::sip::SipInversion;
@@ -52,6 +53,7 @@ use blocks::{auto_block_size, blocks, Block};
 use coords::{Bounds, CoordinateMap};
 pub use precision::Precision;
 use precision::Rounding;
+use spectral::SpectralAxis;
 
 /// How many threads compute blocks.
 ///
@@ -190,7 +192,12 @@ pub struct Plan<'a> {
     shape_out: Vec<usize>,
     /// Input plane shape (rows, columns).
     shape_in: (usize, usize),
+    /// Output planes (product of the output's leading dimensions).
     planes: usize,
+    /// Input planes.
+    planes_in: usize,
+    /// Interpolation along a third axis that differs between the two WCS.
+    spectral: Option<SpectralAxis>,
     options: Options,
     rounding: Rounding,
     coefficients: Option<Coefficients>,
@@ -205,6 +212,8 @@ struct Scratch {
     raw: Vec<f64>,
     mask: Vec<f64>,
     values: Vec<f64>,
+    /// Accumulator along a third axis.
+    sum: Vec<f64>,
 }
 
 thread_local! {
@@ -260,8 +269,28 @@ impl<'a> Plan<'a> {
         options: &Options,
     ) -> Result<Plan<'a>> {
         let shape_in = source.shape().to_vec();
-        let shape_out = check_shapes(&shape_in, shape_out)?;
         check_wcs(wcs_in, wcs_out)?;
+        let planes_in = source.planes();
+        let planes_out = match shape_out.len() {
+            0..=2 => planes_in,
+            n => shape_out[..n - 2].iter().product(),
+        };
+        let spectral = SpectralAxis::new(wcs_in, wcs_out, planes_in, planes_out, options.order)?;
+        if spectral.is_some() {
+            if shape_in.len() != 3 {
+                return Err(Error::ShapeMismatch(format!(
+                    "a cube reprojected along its third axis must be 3-D, got {shape_in:?}"
+                )));
+            }
+            if options.nan_policy == NanPolicy::Renormalize {
+                return Err(Error::InvalidArgument(
+                    "nan_policy Renormalize is not available when the third axis is \
+                     interpolated too"
+                        .into(),
+                ));
+            }
+        }
+        let shape_out = check_shapes(&shape_in, shape_out, spectral.is_some())?;
         if let Some((by, bx)) = options.block_size {
             if by == 0 || bx == 0 {
                 return Err(Error::InvalidArgument(format!(
@@ -298,11 +327,13 @@ impl<'a> Plan<'a> {
             coords = coords.with_approximation(tolerance);
         }
         let rounding = Rounding::new(options.precision, source.stored_type(), options.order);
-        let (planes, plane_shape) = (source.planes(), source.plane_shape());
+        let plane_shape = source.plane_shape();
         let mut plan = Plan {
             source,
             coords,
-            planes,
+            planes: planes_out,
+            planes_in,
+            spectral,
             shape_in: plane_shape,
             shape_out,
             options: options.clone(),
@@ -357,25 +388,44 @@ impl<'a> Plan<'a> {
 
     fn prefilter_all(&self) -> Result<Coefficients> {
         let (ny, nx) = self.shape_in;
-        let bytes = (ny * nx * self.planes) as u64 * 8 * 2;
+        let bytes = (ny * nx * self.planes_in) as u64 * 8 * 2;
         if let Some(available) = available_memory() {
             if bytes > available {
                 return Err(Error::InvalidArgument(format!(
                     "the spline coefficients of a {ny}x{nx}x{} input need {bytes} bytes, more \
                      than the {available} bytes of memory available; use order 0 or 1",
-                    self.planes
+                    self.planes_in
                 )));
             }
         }
         let order = self.options.order;
         let renormalize = self.options.nan_policy == NanPolicy::Renormalize;
-        let mut planes = Vec::with_capacity(self.planes);
+        let mut planes = Vec::with_capacity(self.planes_in);
         let mut masks = renormalize.then(Vec::new);
-        for plane in 0..self.planes {
+        let mut raw = Vec::with_capacity(self.planes_in);
+        for plane in 0..self.planes_in {
             let mut data = Array2::zeros((ny, nx));
             let buf = data.as_slice_mut().expect("fresh arrays are contiguous");
             self.source.read_window(plane, 0..ny, 0..nx, buf)?;
             self.rounding.convert_values(buf);
+            raw.push(data);
+        }
+        if self.spectral.is_some() {
+            // scipy filters the cube along axis 0 (the third WCS axis) first.
+            let mut line = vec![0.0; self.planes_in];
+            for y in 0..ny {
+                for x in 0..nx {
+                    for (v, p) in line.iter_mut().zip(&raw) {
+                        *v = p[[y, x]];
+                    }
+                    filter_line(&mut line, order);
+                    for (v, p) in line.iter().zip(raw.iter_mut()) {
+                        p[[y, x]] = *v;
+                    }
+                }
+            }
+        }
+        for mut data in raw {
             if let Some(masks) = masks.as_mut() {
                 let (coeffs, mask) = prefilter_masked(data.view(), order);
                 planes.push(coeffs);
@@ -415,9 +465,28 @@ impl<'a> Plan<'a> {
                 .block_coords(block, &mut scratch.xs, &mut scratch.ys);
             let window = bounds.map(|b| self.window_for(b));
             for plane in 0..self.planes {
-                match &window {
-                    None => scratch.values.fill(f64::NAN),
-                    Some(w) => self.sample_plane(plane, w, scratch)?,
+                match (&window, &self.spectral) {
+                    (None, _) => scratch.values.fill(f64::NAN),
+                    (Some(w), None) => self.sample_plane(plane, w, scratch)?,
+                    (Some(w), Some(spectral)) => match &spectral.taps[plane] {
+                        None => scratch.values.fill(f64::NAN),
+                        Some(taps) if taps.len() == 1 => {
+                            self.sample_plane(taps[0].0, w, scratch)?
+                        }
+                        Some(taps) => {
+                            // Weighted sum of the input planes' samples along the third axis
+                            // (NaN * 0 stays NaN, as in scipy).
+                            scratch.sum.clear();
+                            scratch.sum.resize(n, 0.0);
+                            for &(p, weight) in taps {
+                                self.sample_plane(p, w, scratch)?;
+                                for (acc, v) in scratch.sum.iter_mut().zip(&scratch.values) {
+                                    *acc += weight * v;
+                                }
+                            }
+                            std::mem::swap(&mut scratch.sum, &mut scratch.values);
+                        }
+                    },
                 }
                 let width = block.cols.len();
                 let values = &scratch.values;
@@ -596,7 +665,11 @@ fn copy_window(plane: &Array2<f64>, w: &Window, out: &mut Vec<f64>) {
 }
 
 /// The full output shape, checked against the input as reproject does.
-fn check_shapes(shape_in: &[usize], shape_out: &[usize]) -> Result<Vec<usize>> {
+fn check_shapes(
+    shape_in: &[usize],
+    shape_out: &[usize],
+    leading_may_differ: bool,
+) -> Result<Vec<usize>> {
     if shape_in.len() < 2 {
         return Err(Error::ShapeMismatch(format!(
             "too few dimensions in input data: {shape_in:?}"
@@ -626,7 +699,7 @@ fn check_shapes(shape_in: &[usize], shape_out: &[usize]) -> Result<Vec<usize>> {
                 "number of dimensions in input {shape_in:?} and output {shape_out:?} should match"
             )));
         }
-        if &shape_out[..shape_out.len() - 2] != lead {
+        if !leading_may_differ && &shape_out[..shape_out.len() - 2] != lead {
             return Err(Error::ShapeMismatch(format!(
                 "dimensions to be looped over must match exactly: input {shape_in:?}, output \
                  {shape_out:?}"
@@ -667,20 +740,6 @@ fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
                 )));
             }
         }
-    }
-    let same_axis = |i: usize| {
-        pi.ctype[i] == po.ctype[i]
-            && pi.crpix[i] == po.crpix[i]
-            && pi.crval[i] == po.crval[i]
-            && pi.cdelt[i] == po.cdelt[i]
-            && pi.pc[i] == po.pc[i]
-    };
-    if pi.naxis() > 2 && po.naxis() > 2 && !(2..pi.naxis()).all(same_axis) {
-        return Err(Error::InvalidArgument(
-            "the non-celestial axes differ between the input and output WCS; only the \
-             celestial axes are reprojected (plane by plane)"
-                .into(),
-        ));
     }
     Ok(())
 }

@@ -335,12 +335,6 @@ class _Job:
         self.engine_shape = (
             tuple(self.shape_out[a] for a in self.out_axes) if self.out_axes else self.shape_out
         )
-        if self.n_wcs > 2 and tuple(array_in.shape[:-2]) != tuple(self.engine_shape[:-2]):
-            raise _core.UnsupportedError(
-                "reproject_rs reprojects the celestial planes of a cube: the non-celestial axes "
-                "of the input and output WCS must be identical (input shape "
-                f"{tuple(array_in.shape)}, output shape {self.shape_out})"
-            )
         self.array_in = array_in
         self.header_in, self.header_out = wcs_in.header, wcs_out.header
         self.kwargs = dict(
