@@ -146,7 +146,9 @@ pub fn kind_of(err: &Error) -> Kind {
         Error::ShapeMismatch(_) => Kind::Shape,
         // The engine reprojects cubes plane by plane only: a request it understands but does
         // not implement (the core reports it as an invalid argument).
-        Error::InvalidArgument(m) if m.contains("reprojecting along non-celestial axes") => Kind::Unsupported,
+        Error::InvalidArgument(m) if m.contains("reprojecting along non-celestial axes") => {
+            Kind::Unsupported
+        }
         Error::InvalidArgument(_) => Kind::InvalidArgument,
         // Non-celestial (e.g. linear pixel) WCS pairs are valid reproject input that the
         // engine does not implement.
