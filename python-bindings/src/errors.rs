@@ -144,8 +144,8 @@ pub fn new_err(py: Python<'_>, kind: Kind, message: impl Into<String>) -> PyErr 
 pub fn kind_of(err: &Error) -> Kind {
     match err {
         Error::ShapeMismatch(_) => Kind::Shape,
-        // The engine reprojects cubes plane by plane only: a request it understands but does
-        // not implement (the core reports it as an invalid argument).
+        // Non-celestial axis changes beyond a separable third axis of the same type and unit:
+        // valid requests the engine does not implement (reported as invalid arguments).
         Error::InvalidArgument(m) if m.contains("reprojecting along non-celestial axes") => {
             Kind::Unsupported
         }
