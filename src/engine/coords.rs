@@ -127,18 +127,28 @@ impl CoordinateMap {
     pub fn block_coords(&self, block: &Block, xs: &mut [f64], ys: &mut [f64]) -> Option<Bounds> {
         let width = block.cols.len();
         if let Some(h) = self.forward.homography() {
+            let (ny, nx) = self.shape_in;
+            let (x_hi, y_hi) = (nx as f64 - 0.5, ny as f64 - 0.5);
             for (r, row) in block.rows.clone().enumerate() {
+                // The y terms are constant along a row (computed per pixel of the output
+                // grid, so blocks of any size give the same values).
                 let y = row as f64;
+                let (cw, ca, cb) = (
+                    h[2][1] * y + h[2][2],
+                    h[0][1] * y + h[0][2],
+                    h[1][1] * y + h[1][2],
+                );
                 let xs = &mut xs[r * width..(r + 1) * width];
                 let ys = &mut ys[r * width..(r + 1) * width];
-                for ((c, px), py) in block.cols.clone().zip(xs.iter_mut()).zip(ys.iter_mut()) {
-                    let x = c as f64;
-                    let w = h[2][0] * x + h[2][1] * y + h[2][2];
+                let x0 = block.cols.start;
+                for (i, (px, py)) in xs.iter_mut().zip(ys.iter_mut()).enumerate() {
+                    let x = (x0 + i) as f64;
+                    let w = h[2][0] * x + cw;
                     let inv_w = 1.0 / w;
-                    let a = (h[0][0] * x + h[0][1] * y + h[0][2]) * inv_w;
-                    let b = (h[1][0] * x + h[1][1] * y + h[1][2]) * inv_w;
+                    let a = (h[0][0] * x + ca) * inv_w;
+                    let b = (h[1][0] * x + cb) * inv_w;
                     // W > 0 is TAN's near hemisphere; the range test rejects NaN too.
-                    let ok = w > 0.0 && self.inside(a, b);
+                    let ok = (w > 0.0) & (a >= -0.5) & (a < x_hi) & (b >= -0.5) & (b < y_hi);
                     *px = if ok { a } else { f64::NAN };
                     *py = if ok { b } else { f64::NAN };
                 }

@@ -503,10 +503,15 @@ impl<'a> Plan<'a> {
                     else {
                         unreachable!("block rows of a C-order output are contiguous");
                     };
-                    for ((o, f), &v) in out_row.iter_mut().zip(fp_row.iter_mut()).zip(row) {
-                        let v = rounding.round_result(v);
+                    let write = |v: f64, o: &mut T, f: &mut T| {
                         *o = T::from_f64(v);
-                        *f = T::from_f64(f64::from(u8::from(!v.is_nan())));
+                        *f = T::from_f64(if v.is_nan() { 0.0 } else { 1.0 });
+                    };
+                    let pixels = out_row.iter_mut().zip(fp_row.iter_mut()).zip(row);
+                    if rounding.rounds_results() {
+                        pixels.for_each(|((o, f), &v)| write(rounding.round_result(v), o, f));
+                    } else {
+                        pixels.for_each(|((o, f), &v)| write(v, o, f));
                     }
                 }
             }

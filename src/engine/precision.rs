@@ -80,6 +80,12 @@ impl Rounding {
         }
     }
 
+    /// Whether results are rounded to float32.
+    #[inline(always)]
+    pub(crate) fn rounds_results(&self) -> bool {
+        self.result_to_f32
+    }
+
     /// Applies the result rounding to one value.
     #[inline(always)]
     pub(crate) fn round_result(&self, v: f64) -> f64 {
