@@ -1,5 +1,7 @@
 //! Eager vs lazy: the whole output at once (`LazyReprojection::compute`, i.e. the eager path)
-//! against every block computed through its own handle into its window of the output. 2048x2048 float32 bilinear TAN -> TAN rotated 30 degrees, serial and two threads.
+//! against every block computed through its own handle into its window of the output.
+//! 4096x4096 float32 bilinear TAN -> TAN rotated 30 degrees (the job), serial and two
+//! threads.
 //! Run with `cargo bench --bench lazy`. (Processes: `scripts/bench_peers.sh` times the CLI
 //! with and without `--processes`.)
 
@@ -12,7 +14,7 @@ use reproject::engine::{Options, Parallel, Plan};
 use reproject::io::ArraySource;
 use reproject::wcs::Wcs;
 
-const N: usize = 2048;
+const N: usize = 4096;
 
 fn header(crpix: (f64, f64), crval: (f64, f64), rot: f64) -> Wcs {
     let (sn, cs) = rot.to_radians().sin_cos();
@@ -31,7 +33,7 @@ fn eager_vs_lazy(c: &mut Criterion) {
     let c0 = N as f64 / 2.0;
     let wcs_in = header((c0, c0), (150.0, 30.0), 0.0);
     let wcs_out = header((c0 + 3.7, c0 - 2.2), (150.002, 29.999), 30.0);
-    let mut group = c.benchmark_group("eager_vs_lazy_2048");
+    let mut group = c.benchmark_group("eager_vs_lazy_4096");
     group.sample_size(10);
     for (name, parallel) in [
         ("serial", Parallel::Serial),
