@@ -28,7 +28,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use ndarray::{ArrayD, IxDyn};
+use ndarray::ArrayD;
 use rayon::prelude::*;
 use reproject::engine::{reproject_interp, Options, Parallel, Plan};
 #[cfg(feature = "fits")]
@@ -151,32 +151,6 @@ fn input_wcs(args: &Args) -> Result<Wcs, Box<dyn std::error::Error>> {
     Err("--wcs-in is required for .npy input".into())
 }
 
-/// A zeroed float64 array allocated as `reproject_interp` allocates its outputs: a fresh
-/// `calloc`'d buffer advised for transparent huge pages (`madvise(MADV_HUGEPAGE)`), so the
-/// floor pays the same first-touch page faults as the engine, and no more.
-fn fresh_output(shape: &[usize]) -> ArrayD<f64> {
-    let buffer = vec![0.0f64; shape.iter().product()];
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = buffer.as_ptr() as usize;
-        let end = start + std::mem::size_of_val(buffer.as_slice());
-        let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-        if last > first {
-            // SAFETY: the range lies inside the buffer's allocation; madvise only changes how
-            // the kernel backs the pages.
-            unsafe {
-                libc::madvise(
-                    first as *mut libc::c_void,
-                    last - first,
-                    libc::MADV_HUGEPAGE,
-                );
-            }
-        }
-    }
-    ArrayD::from_shape_vec(IxDyn(shape), buffer).expect("length matches the shape")
-}
-
 /// One read + write pass: every float32 input sample read once, every float64 output and
 /// footprint sample written once, into freshly allocated (zeroed) arrays as the engine does.
 fn floor_pass(path: &Path, parallel: Parallel) -> Result<(ArrayD<f64>, ArrayD<f64>), String> {
@@ -194,8 +168,8 @@ fn floor_pass(path: &Path, parallel: Parallel) -> Result<(ArrayD<f64>, ArrayD<f6
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
     let n: usize = shape.iter().product();
     let input = &map[offset..offset + 4 * n];
-    let mut data = fresh_output(&shape);
-    let mut footprint = fresh_output(&shape);
+    let mut data = reproject::engine::zeroed_output(&shape);
+    let mut footprint = reproject::engine::zeroed_output(&shape);
     {
         let d = data.as_slice_mut().expect("contiguous");
         let f = footprint.as_slice_mut().expect("contiguous");

@@ -787,8 +787,13 @@ pub fn reproject_interp_into<T: OutputSample>(
 
 /// A zero-filled output array whose pages the kernel may back with transparent huge pages:
 /// a fresh output is written once, and 2 MiB pages cut the page-fault work of that first
-/// write by 512 (the zeroing itself stays).
-pub(crate) fn zeroed_output(shape: &[usize]) -> ArrayD<f64> {
+/// write by 512 (the zeroing itself stays). This is how [`reproject_interp`] allocates.
+///
+/// ```
+/// let a = reproject::engine::zeroed_output(&[2, 3]);
+/// assert_eq!(a.shape(), &[2, 3]);
+/// ```
+pub fn zeroed_output(shape: &[usize]) -> ArrayD<f64> {
     let len: usize = shape.iter().product();
     let buffer = vec![0.0f64; len];
     advise_huge_pages(&buffer);
