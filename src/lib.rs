@@ -54,6 +54,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod gpu;
 pub mod interp;
 pub mod io;
 pub mod pixel_transform;
