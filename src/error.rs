@@ -87,6 +87,18 @@ pub enum Error {
     /// An operating-system I/O error.
     #[error("I/O error: {0}")]
     Io(String),
+    /// No usable GPU: no CUDA driver or NVRTC library, no device, kernels that did not build,
+    /// or a job the GPU kernels do not cover (only an error when the GPU was asked for).
+    #[error("GPU unavailable: {0}")]
+    GpuUnavailable(String),
+    /// A GPU operation failed (out of memory, launch or copy error) on a block.
+    #[error("GPU error on block {block}: {message}")]
+    Gpu {
+        /// The output block, e.g. "rows 0..512, columns 512..1024 of plane 0".
+        block: String,
+        /// What failed.
+        message: String,
+    },
 }
 
 impl From<std::io::Error> for Error {

@@ -1,0 +1,258 @@
+//! The `cudarc` side of the GPU backend: finding the libraries without panicking, NVRTC
+//! compilation, and the per-process device state (context, compiled module, streams).
+//!
+//! Every call into `cudarc` goes through [`guard`], which also turns a panic inside `cudarc`
+//! (a missing driver symbol, say) into an error instead of a crash.
+
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use cudarc::driver::{sys as dsys, CudaContext, CudaFunction, DriverError};
+use cudarc::nvrtc::{result as nresult, sys as nsys, Ptx};
+
+use super::{compile_options, kernel_source, GpuInfo, KERNEL_ENTRY};
+use crate::error::{Error, Result};
+
+/// Runs `f`, turning a panic into an error message.
+pub(crate) fn guard<R>(what: &str, f: impl FnOnce() -> R) -> std::result::Result<R, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        format!("{what}: {msg}")
+    })
+}
+
+/// Whether `e` is an out-of-memory error of the driver.
+pub(crate) fn is_oom(e: &DriverError) -> bool {
+    e.0 == dsys::CUresult::CUDA_ERROR_OUT_OF_MEMORY
+}
+
+/// Folders where libnvrtc may be when it is not on the loader path.
+fn nvrtc_folders() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(p) = std::env::var_os("REPROJECT_RS_NVRTC") {
+        dirs.push(PathBuf::from(p));
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"] {
+        if let Some(p) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(p).join("lib64"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
+    dirs.push(PathBuf::from("/usr/local/cuda/targets/x86_64-linux/lib"));
+    dirs
+}
+
+/// `dlopen`s a library file globally (so that `cudarc`'s later `dlopen` by soname finds it
+/// already loaded); never closed.
+fn preload(path: &std::path::Path) -> bool {
+    let Some(c) = path.to_str().and_then(|s| CString::new(s).ok()) else {
+        return false;
+    };
+    // SAFETY: dlopen with a valid C string; the handle is deliberately leaked so the library
+    // stays loaded for the process, as cudarc expects of the libraries it uses.
+    let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+    !handle.is_null()
+}
+
+/// Makes sure libnvrtc can be loaded by `cudarc`, looking beyond the loader path if needed.
+pub(crate) fn ensure_nvrtc() -> std::result::Result<(), String> {
+    static FOUND: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            // SAFETY: only tries to dlopen candidate names (libloading), then closes them.
+            if unsafe { nsys::is_culib_present() } {
+                return Ok(());
+            }
+            let mut tried = Vec::new();
+            for dir in nvrtc_folders() {
+                let files = if dir.is_file() {
+                    vec![dir.clone()]
+                } else {
+                    [
+                        "libnvrtc.so.13",
+                        "libnvrtc.so.12",
+                        "libnvrtc.so.11.2",
+                        "libnvrtc.so",
+                    ]
+                    .iter()
+                    .map(|n| dir.join(n))
+                    .collect()
+                };
+                for f in files {
+                    if f.is_file() && preload(&f) && unsafe { nsys::is_culib_present() } {
+                        return Ok(());
+                    }
+                    tried.push(f.display().to_string());
+                }
+            }
+            Err(format!(
+                "libnvrtc (CUDA's run-time compiler) not found on the loader path nor in {}; \
+                 set LD_LIBRARY_PATH or REPROJECT_RS_NVRTC to its folder (`pip install \
+                 nvidia-cuda-nvrtc-cu12` provides one)",
+                tried.join(", ")
+            ))
+        })
+        .clone()
+}
+
+/// Makes sure libcuda (the driver) can be loaded by `cudarc` and initialised.
+fn ensure_driver() -> std::result::Result<(), String> {
+    // SAFETY: only tries to dlopen candidate names, then closes them.
+    if !unsafe { dsys::is_culib_present() } {
+        return Err("no CUDA driver (libcuda.so) on this machine".into());
+    }
+    guard("cuInit", cudarc::driver::result::init)?
+        .map_err(|e| format!("the CUDA driver did not initialise: {e}"))?;
+    let n = guard(
+        "cuDeviceGetCount",
+        cudarc::driver::result::device::get_count,
+    )?
+    .map_err(|e| format!("cannot count CUDA devices: {e}"))?;
+    if n < 1 {
+        return Err("the CUDA driver sees no device".into());
+    }
+    Ok(())
+}
+
+/// The NVRTC version.
+pub(crate) fn nvrtc_version() -> std::result::Result<(i32, i32), String> {
+    ensure_nvrtc()?;
+    guard("nvrtcVersion", || {
+        let (mut a, mut b) = (0, 0);
+        // SAFETY: two valid out-pointers.
+        let r = unsafe { nsys::nvrtcVersion(&mut a, &mut b) };
+        if r == nsys::nvrtcResult::NVRTC_SUCCESS {
+            Ok((a, b))
+        } else {
+            Err(format!("nvrtcVersion failed: {r:?}"))
+        }
+    })?
+}
+
+/// Reads the program's log (empty when there is none).
+///
+/// # Safety
+/// `prog` must be a live program.
+unsafe fn program_log(prog: nsys::nvrtcProgram) -> String {
+    match nresult::get_program_log(prog) {
+        Ok(log) if !log.is_empty() => CStr::from_ptr(log.as_ptr()).to_string_lossy().into_owned(),
+        _ => String::new(),
+    }
+}
+
+/// Compiles `src` for `arch` with NVRTC and returns the CUBIN (or the PTX for a `compute_XY`
+/// architecture).
+pub(crate) fn compile(src: &str, arch: &str) -> Result<Vec<u8>> {
+    ensure_nvrtc().map_err(Error::GpuUnavailable)?;
+    let c_src = CString::new(src)
+        .map_err(|_| Error::InvalidArgument("kernel source contains a NUL byte".into()))?;
+    let name = CString::new("reproject.cu").expect("no NUL");
+    let options = compile_options(arch);
+    let compile_err = |message: String| Error::Gpu {
+        block: "(compilation)".into(),
+        message,
+    };
+    guard("NVRTC", || -> Result<Vec<u8>> {
+        let prog = nresult::create_program(&c_src, Some(&name))
+            .map_err(|e| compile_err(format!("nvrtcCreateProgram: {e:?}")))?;
+        // SAFETY: `prog` is live until destroy_program below; c_src and name outlive it.
+        let out = unsafe {
+            match nresult::compile_program(prog, &options) {
+                Err(e) => Err(compile_err(format!(
+                    "the kernels do not compile for {arch} ({e:?}, options {options:?}):\n{}",
+                    program_log(prog)
+                ))),
+                Ok(()) => get_image(prog, arch.starts_with("sm_")).map_err(compile_err),
+            }
+        };
+        // SAFETY: created above, destroyed once.
+        let _ = unsafe { nresult::destroy_program(prog) };
+        out
+    })
+    .map_err(compile_err)?
+}
+
+/// The CUBIN (`cubin` true) or the PTX of a compiled program.
+///
+/// # Safety
+/// `prog` must be a live, successfully compiled program.
+unsafe fn get_image(prog: nsys::nvrtcProgram, cubin: bool) -> std::result::Result<Vec<u8>, String> {
+    let mut size = 0usize;
+    let (size_fn, get_fn): (
+        unsafe fn(nsys::nvrtcProgram, *mut usize) -> nsys::nvrtcResult,
+        unsafe fn(nsys::nvrtcProgram, *mut c_char) -> nsys::nvrtcResult,
+    ) = if cubin {
+        (nsys::nvrtcGetCUBINSize, nsys::nvrtcGetCUBIN)
+    } else {
+        (nsys::nvrtcGetPTXSize, nsys::nvrtcGetPTX)
+    };
+    let r = size_fn(prog, &mut size);
+    if r != nsys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(format!("cannot get the compiled image's size: {r:?}"));
+    }
+    let mut image = vec![0u8; size];
+    let r = get_fn(prog, image.as_mut_ptr() as *mut c_char);
+    if r != nsys::nvrtcResult::NVRTC_SUCCESS || size == 0 {
+        return Err(format!("cannot get the compiled image: {r:?}"));
+    }
+    Ok(image)
+}
+
+/// The process's GPU: a context on device 0 with the kernels compiled and loaded.
+pub(crate) struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub func: CudaFunction,
+    pub info: GpuInfo,
+}
+
+/// The GPU, set up on first use (probe, compile, load), once per process; the reason there
+/// is none otherwise.
+pub(crate) fn gpu() -> Result<Arc<Gpu>> {
+    static GPU: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
+    GPU.get_or_init(|| setup().map(Arc::new))
+        .clone()
+        .map_err(Error::GpuUnavailable)
+}
+
+fn setup() -> std::result::Result<Gpu, String> {
+    ensure_driver()?;
+    ensure_nvrtc()?;
+    let nvrtc_version = nvrtc_version()?;
+    let ctx = guard("cuDevicePrimaryCtxRetain", || CudaContext::new(0))?
+        .map_err(|e| format!("cannot create a CUDA context on device 0: {e}"))?;
+    let name = guard("cuDeviceGetName", || ctx.name())?.map_err(|e| e.to_string())?;
+    let (major, minor) =
+        guard("cuDeviceGetAttribute", || ctx.compute_capability())?.map_err(|e| e.to_string())?;
+    let total_memory = guard("cuDeviceTotalMem", || ctx.total_mem())?.map_err(|e| e.to_string())?;
+    let mut driver_version = 0;
+    // SAFETY: a valid out-pointer; the driver library is loaded (ensure_driver).
+    guard("cuDriverGetVersion", || unsafe {
+        dsys::cuDriverGetVersion(&mut driver_version)
+    })?;
+    let arch = format!("sm_{major}{minor}");
+    let image = compile(&kernel_source(), &arch).map_err(|e| e.to_string())?;
+    let module = guard("cuModuleLoadData", || {
+        ctx.load_module(Ptx::from_binary(image))
+    })?
+    .map_err(|e| format!("the driver cannot load the kernels built for {arch}: {e}"))?;
+    let func = guard("cuModuleGetFunction", || module.load_function(KERNEL_ENTRY))?
+        .map_err(|e| format!("no {KERNEL_ENTRY} in the compiled kernels: {e}"))?;
+    Ok(Gpu {
+        ctx,
+        func,
+        info: GpuInfo {
+            name,
+            compute_capability: (major, minor),
+            total_memory,
+            driver_version,
+            nvrtc_version,
+            arch,
+        },
+    })
+}
