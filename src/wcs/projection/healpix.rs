@@ -67,7 +67,8 @@ impl Hpx {
     /// the offset (±180/H) to add to `a − a_c`.
     #[inline]
     fn south_offset(&self, a: f64) -> f64 {
-        let h = (a / self.half_facet).floor() as i64 + i64::from(self.h_odd);
+        // Wrapping: for |a| beyond 2^63 facets the saturated cast must not overflow (panic).
+        let h = ((a / self.half_facet).floor() as i64).wrapping_add(i64::from(self.h_odd));
         if h % 2 != 0 {
             -self.half_facet
         } else {

@@ -338,6 +338,44 @@ impl Projection {
         (self.x0, self.y0)
     }
 
+    /// The flat parameter array the CUDA kernels read (`RP_PRJ_PARAMS` = 35 doubles, see
+    /// `kernels/projections.cuh`, whose `rp_prj_setup` rebuilds this projection from it):
+    ///
+    /// - `[0]` the index of the code in [`ProjectionCode::ALL`];
+    /// - `[1]` a bit mask (below 2^30) of the `PVi_m`, m = 0..29, that are present;
+    /// - `[2..32)` `PVi_0` .. `PVi_29`, 0.0 where absent;
+    /// - `[32]` 1.0 with a user fiducial point, else 0.0;
+    /// - `[33]`, `[34]` that point (φ0, θ0), 0.0 without one.
+    ///
+    /// ```
+    /// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+    /// let mut params = ProjectionParams::default();
+    /// params.pv[1] = Some(45.0);
+    /// let cop = Projection::new(ProjectionCode::Cop, &params).unwrap();
+    /// let flat = cop.device_params();
+    /// assert_eq!((flat[0], flat[1], flat[3], flat[32]), (17.0, 2.0, 45.0, 0.0));
+    /// ```
+    #[doc(hidden)]
+    pub fn device_params(&self) -> [f64; 35] {
+        let mut flat = [0.0; 35];
+        // Fieldless enum: the discriminant is the declaration order, which is ALL's order.
+        flat[0] = self.code as usize as f64;
+        let mut mask = 0u32;
+        for (m, v) in self.params.pv.iter().enumerate() {
+            if let Some(v) = v {
+                mask |= 1 << m;
+                flat[2 + m] = *v;
+            }
+        }
+        flat[1] = f64::from(mask);
+        if let Some((phi0, theta0)) = self.params.fiducial {
+            flat[32] = 1.0;
+            flat[33] = phi0;
+            flat[34] = theta0;
+        }
+        flat
+    }
+
     /// Projection plane (x, y) to native spherical (φ, θ), degrees; `None` outside the domain.
     #[inline]
     pub fn x2s(&self, x: f64, y: f64) -> Option<(f64, f64)> {
