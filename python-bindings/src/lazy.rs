@@ -280,7 +280,9 @@ impl LazyPlan {
                 cols: cols.0..cols.1,
             };
             let planes = self.lazy.plan().planes();
-            let mut result = Array4::<f64>::zeros((2, planes, block.rows.len(), block.cols.len()));
+            let (br, bc) = (block.rows.len(), block.cols.len());
+            crate::check_memory(py, &[planes, br, bc], 2 * std::mem::size_of::<f64>())?;
+            let mut result = Array4::<f64>::zeros((2, planes, br, bc));
             run_detached(py, || {
                 let (data, footprint) = result.view_mut().split_at(Axis(0), 1);
                 self.lazy.plan().compute_block(

@@ -79,6 +79,27 @@ fn zeros<T: OutputSample>(shape: &[usize]) -> ArrayD<T> {
     ArrayD::from_elem(IxDyn(shape), T::from_f64(0.0))
 }
 
+/// Refuses fresh result arrays (`bytes_per_pixel` bytes per output pixel, all of them
+/// together) that would not fit in the memory available, before allocating them: an
+/// `InvalidArgumentError` (a `ValueError`) naming the fix, instead of the process being
+/// killed by the allocator.
+pub(crate) fn check_memory(
+    py: Python<'_>,
+    shape: &[usize],
+    bytes_per_pixel: usize,
+) -> PyResult<()> {
+    reproject::engine::check_output_memory(shape, bytes_per_pixel).map_err(|e| {
+        new_err(
+            py,
+            Kind::InvalidArgument,
+            format!(
+                "{e}. From Python: pass output_array= and output_footprint= (e.g. numpy.memmap \
+                 arrays on disk), or use return_type='dask' with a block_size"
+            ),
+        )
+    })
+}
+
 /// Reprojects into arrays of `T` (`output`/`footprint` when given, fresh ones otherwise) and
 /// returns `(data, footprint)`.
 #[allow(clippy::too_many_arguments)]
@@ -115,6 +136,8 @@ where
         .map(|a| a.try_readwrite())
         .transpose()
         .map_err(borrow_err)?;
+    let fresh = usize::from(output.is_none()) + usize::from(footprint.is_none());
+    check_memory(py, &shape, fresh * std::mem::size_of::<T>())?;
     let mut fresh_data = output.is_none().then(|| zeros::<T>(&shape));
     let mut fresh_fp = footprint.is_none().then(|| zeros::<T>(&shape));
     // SAFETY: the read-write guards above are held until after the computation.
@@ -344,6 +367,7 @@ fn reproject_block<'py>(
         };
         let planes: usize = shape[..n - 2].iter().product();
         let (br, bc) = (block.rows.len(), block.cols.len());
+        check_memory(py, &[planes, br, bc], 2 * std::mem::size_of::<f64>())?;
         let mut result = ndarray::Array4::<f64>::zeros((2, planes, br, bc));
         run_detached(py, || {
             let plan = Plan::new(&source, &wcs_in, &wcs_out, &shape_out, &options)?;

@@ -99,13 +99,15 @@ impl BlockHandle<'_> {
         &self.block
     }
 
-    /// Computes the block: (data, footprint), each (planes, rows, columns).
+    /// Computes the block: (data, footprint), each (planes, rows, columns). A block larger
+    /// than the memory available is refused ([`check_output_memory`]).
     pub fn compute(&self) -> Result<(Array3<f64>, Array3<f64>)> {
         let shape = (
             self.plan.planes(),
             self.block.rows.len(),
             self.block.cols.len(),
         );
+        check_output_memory(&[shape.0, shape.1, shape.2], 2 * std::mem::size_of::<f64>())?;
         let mut data = Array3::zeros(shape);
         let mut footprint = Array3::zeros(shape);
         self.compute_into(data.view_mut(), footprint.view_mut())?;

@@ -628,6 +628,7 @@ impl<'a> Plan<'a> {
         }
         let run = |(block, d, f): (Block, ArrayViewMut3<T>, ArrayViewMut3<T>)| {
             self.compute_block(&block, d, f)
+                .map_err(|e| in_block(e, &block))
         };
         match self.options.parallel {
             Parallel::Serial => work.into_iter().try_for_each(run),
@@ -823,20 +824,64 @@ fn advise_huge_pages(buffer: &[f64]) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages(_buffer: &[f64]) {}
 
-/// Refuses outputs larger than the memory available, before allocating them.
-pub(crate) fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()> {
+/// Refuses an in-memory output of `shape` (`bytes_per_pixel` bytes per pixel, all arrays
+/// together) larger than the memory available ([`available_memory`]), before it is
+/// allocated, with [`Error::InvalidArgument`] naming the fix: write the output to a file
+/// (a memory-mapped [`crate::io::MappedOutput`] through [`reproject_interp_into`], the CLI's
+/// `-o`, a `numpy.memmap` as Python's `output_array`) or compute it block by block. Every
+/// in-memory output of the engine, its lazy blocks and the Python bindings goes through it.
+///
+/// ```
+/// use reproject::engine::check_output_memory;
+/// assert!(check_output_memory(&[4, 4], 16).is_ok());
+/// let err = check_output_memory(&[1 << 30, 1 << 30], 16).unwrap_err();
+/// assert!(err.to_string().contains("output file"));
+/// ```
+pub fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()> {
     let pixels = shape
         .iter()
         .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-        .ok_or_else(|| Error::InvalidArgument(format!("output shape {shape:?} overflows")))?;
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "output shape {shape:?} overflows: it cannot be held in memory; write it to an \
+                 output file instead"
+            ))
+        })?;
     let bytes = (pixels as u128) * bytes_per_pixel as u128;
+    let too_big = || {
+        Error::InvalidArgument(format!(
+            "the output {shape:?} needs {bytes} bytes in memory but only {} are available; \
+             write it to an output file instead (a memory-mapped MappedOutput with \
+             reproject_interp_into, the CLI's -o, or Python's output_array=numpy.memmap or \
+             return_type='dask')",
+            available_memory().map_or("an unknown number of".to_string(), |a| a.to_string())
+        ))
+    };
+    if bytes > isize::MAX as u128 {
+        return Err(too_big());
+    }
     if let Some(available) = available_memory() {
         if bytes > available as u128 {
-            return Err(Error::InvalidArgument(format!(
-                "the output {shape:?} needs {bytes} bytes in memory but only {available} are \
-                 available; write it to a memory-mapped file instead"
-            )));
+            return Err(too_big());
         }
     }
     Ok(())
+}
+
+/// Adds which output block failed to an error raised while computing it (I/O, FITS and
+/// argument errors carry a message; other variants are returned unchanged).
+pub(crate) fn in_block(err: Error, block: &Block) -> Error {
+    let at = |m: String| {
+        format!(
+            "block rows {}..{}, columns {}..{}: {m}",
+            block.rows.start, block.rows.end, block.cols.start, block.cols.end
+        )
+    };
+    match err {
+        Error::Io(m) => Error::Io(at(m)),
+        Error::Fits(m) => Error::Fits(at(m)),
+        Error::InvalidArgument(m) => Error::InvalidArgument(at(m)),
+        Error::ShapeMismatch(m) => Error::ShapeMismatch(at(m)),
+        other => other,
+    }
 }

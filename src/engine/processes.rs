@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use memmap2::MmapMut;
-use ndarray::{s, ArrayViewMut3};
+use ndarray::{s, Array3, ArrayViewMut3};
 use serde::{Deserialize, Serialize};
 
 use super::lazy::ReprojectPlan;
@@ -160,8 +160,8 @@ pub fn run_processes(
     let missing = missing_blocks(&job)?;
     if !failures.is_empty() || !missing.is_empty() {
         return Err(Error::Io(format!(
-            "{}; {} of {} blocks missing (first: {:?}). The partial output is kept: run the \
-             same command again to compute the missing blocks.",
+            "{}; {} of {} blocks missing ({}). The output was not published; the partial \
+             output {} is kept: run the same command again to compute the missing blocks.",
             if failures.is_empty() {
                 "no worker failed".to_string()
             } else {
@@ -169,7 +169,8 @@ pub fn run_processes(
             },
             missing.len(),
             job.blocks,
-            missing.first()
+            describe_blocks(&job, &missing),
+            job.data.partial_path().display()
         )));
     }
     // Every block is on disk: publish.
@@ -228,6 +229,28 @@ pub fn prepare_job(
     Ok((job_file, job))
 }
 
+/// The first few of `indices` with their output windows, e.g. `block 3 (rows 20..40, columns
+/// 0..25), ...`.
+fn describe_blocks(job: &ProcessJob, indices: &[usize]) -> String {
+    const SHOWN: usize = 8;
+    let windows = job.plan.open().map(|p| p.blocks()).unwrap_or_default();
+    let mut parts: Vec<String> = indices
+        .iter()
+        .take(SHOWN)
+        .map(|&i| match windows.get(i) {
+            Some(b) => format!(
+                "block {i} (rows {}..{}, columns {}..{})",
+                b.rows.start, b.rows.end, b.cols.start, b.cols.end
+            ),
+            None => format!("block {i}"),
+        })
+        .collect();
+    if indices.len() > SHOWN {
+        parts.push(format!("and {} more", indices.len() - SHOWN));
+    }
+    parts.join(", ")
+}
+
 /// Block indices of `job` not yet written.
 pub fn missing_blocks(job: &ProcessJob) -> Result<Vec<usize>> {
     let done = std::fs::read(&job.progress)
@@ -280,13 +303,25 @@ pub fn run_worker(job_file: &Path, selection: &BlockSelection) -> Result<usize> 
         .as_ref()
         .map(SharedOutputMap::open)
         .transpose()?;
-    let done = match job.data.dtype() {
-        OutputType::F32 => {
-            write_blocks::<f32>(&plan, selection, &progress, &mut data, separate.as_mut())?
-        }
-        OutputType::F64 => {
-            write_blocks::<f64>(&plan, selection, &progress, &mut data, separate.as_mut())?
-        }
+    let mut done = Vec::new();
+    // A failed block still lets the blocks computed before it be marked done below.
+    let result = match job.data.dtype() {
+        OutputType::F32 => write_blocks::<f32>(
+            &plan,
+            selection,
+            &progress,
+            &mut data,
+            separate.as_mut(),
+            &mut done,
+        ),
+        OutputType::F64 => write_blocks::<f64>(
+            &plan,
+            selection,
+            &progress,
+            &mut data,
+            separate.as_mut(),
+            &mut done,
+        ),
     };
     // The blocks must be on disk before they are marked done.
     data.flush()?;
@@ -299,41 +334,59 @@ pub fn run_worker(job_file: &Path, selection: &BlockSelection) -> Result<usize> 
     progress
         .flush()
         .map_err(|e| Error::Io(format!("{}: {e}", job.progress.display())))?;
+    result?;
     Ok(done.len())
 }
 
-/// Computes the selected blocks that are not done into the mapped output; returns their
-/// indices.
+/// Computes the selected blocks that are not done into the mapped output, pushing the index
+/// of each onto `done`; stops at the first block that fails, with an error naming it.
 fn write_blocks<T: OutputSample + crate::io::OutputElement>(
     plan: &Plan<'_>,
     selection: &BlockSelection,
     progress: &[u8],
     data: &mut SharedOutputMap,
     separate: Option<&mut SharedOutputMap>,
-) -> Result<Vec<usize>> {
+    done: &mut Vec<usize>,
+) -> Result<()> {
     let (planes, (ny, nx)) = (plan.planes(), plan.plane_shape_out());
     let shape = (planes, ny, nx);
-    let mut scratch_fp;
     let (image, inline_fp) = data.data_and_footprint_mut::<T>()?;
-    let footprint: &mut [T] = match (inline_fp, separate) {
-        (Some(fp), _) => fp,
-        (None, Some(map)) => map.data_and_footprint_mut::<T>()?.0,
-        (None, None) => {
-            scratch_fp = vec![T::from_f64(0.0); planes * ny * nx];
-            &mut scratch_fp
-        }
+    let footprint: Option<&mut [T]> = match (inline_fp, separate) {
+        (Some(fp), _) => Some(fp),
+        (None, Some(map)) => Some(map.data_and_footprint_mut::<T>()?.0),
+        // No footprint output: each block's footprint goes to a block-sized scratch buffer.
+        (None, None) => None,
     };
     let wrong = |e: ndarray::ShapeError| Error::ShapeMismatch(format!("output file layout: {e}"));
     let mut image = ArrayViewMut3::from_shape(shape, image).map_err(wrong)?;
-    let mut footprint = ArrayViewMut3::from_shape(shape, footprint).map_err(wrong)?;
-    let mut done = Vec::new();
+    let mut footprint = footprint
+        .map(|f| ArrayViewMut3::from_shape(shape, f))
+        .transpose()
+        .map_err(wrong)?;
     for (index, block) in plan.blocks().into_iter().enumerate() {
         if !selection.contains(index) || progress[index] != 0 {
             continue;
         }
         let window = s![.., block.rows.clone(), block.cols.clone()];
-        plan.compute_block(&block, image.slice_mut(window), footprint.slice_mut(window))?;
+        let result = match footprint.as_mut() {
+            Some(fp) => plan.compute_block(&block, image.slice_mut(window), fp.slice_mut(window)),
+            None => {
+                let mut scratch = Array3::from_elem(
+                    (planes, block.rows.len(), block.cols.len()),
+                    T::from_f64(0.0),
+                );
+                plan.compute_block(&block, image.slice_mut(window), scratch.view_mut())
+            }
+        };
+        result.map_err(|e| {
+            let e = super::in_block(e, &block);
+            match e {
+                Error::Io(m) => Error::Io(format!("block {index}, {m}")),
+                Error::Fits(m) => Error::Fits(format!("block {index}, {m}")),
+                other => other,
+            }
+        })?;
         done.push(index);
     }
-    Ok(done)
+    Ok(())
 }

@@ -1,11 +1,13 @@
 //! Memory-mapped output files ([`MappedOutput`]): `.npy` and FITS images written in place,
 //! never held whole in memory, and published atomically.
 //!
-//! The data go to a temporary sibling `<name>.partial`, created sparse at its final size and
-//! memory-mapped. [`MappedOutput::finish`] converts FITS data to big-endian (in parallel
-//! chunks), flushes, and only then moves the file onto its final name, so a crash never leaves
-//! a half-written file under the final name and an existing file is replaced only by a
-//! complete one. Dropping a `MappedOutput` without `finish` deletes the partial file.
+//! The data go to a temporary sibling `<name>.partial`, created sparse at its final size
+//! (after checking that the file system has room for all of it, so that a full disk is an
+//! error at creation rather than a `SIGBUS` while writing) and memory-mapped.
+//! [`MappedOutput::finish`] converts FITS data to big-endian (in parallel chunks), flushes,
+//! and only then moves the file onto its final name, so a crash never leaves a half-written
+//! file under the final name and an existing file is replaced only by a complete one.
+//! Dropping a `MappedOutput` without `finish` deletes the partial file.
 
 use std::fs::{File, OpenOptions};
 use std::ops::Range;
@@ -376,6 +378,14 @@ impl MappedOutput {
             if meta.is_dir() {
                 return Err(Error::Io(format!("output path {p} is a directory")));
             }
+            if !meta.is_file() && !meta.file_type().is_symlink() {
+                // A device, FIFO or socket (e.g. /dev/full): the rename in `finish` would
+                // replace the special file itself, never write through it.
+                return Err(Error::Io(format!(
+                    "output path {p} exists and is not a regular file (a device, FIFO or \
+                     socket); refusing to replace it"
+                )));
+            }
             if !overwrite {
                 return Err(Error::Io(format!(
                     "refusing to overwrite existing file {p} (pass overwrite = true to replace it)"
@@ -423,6 +433,13 @@ impl MappedOutput {
         };
         let io = |e: std::io::Error| Error::Io(format!("{}: {e}", partial.display()));
         file.set_len(total as u64).map_err(io)?;
+        reserve(&file, total as u64).map_err(|e| {
+            Error::Io(format!(
+                "{}: the {total} bytes of the output do not fit on its disk: {e} (free some \
+                 space or choose another output location)",
+                partial.display()
+            ))
+        })?;
         // SAFETY: the file was just created by us (create_new) and is not shared; the map
         // covers exactly its length and lives no longer than `out`.
         let mut map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
@@ -862,6 +879,35 @@ impl Drop for MappedOutput {
             let _ = std::fs::remove_file(&self.partial);
         }
     }
+}
+
+/// Checks that the file system of a new (sparse) output file has room for all of it, so
+/// that a full disk is an error at creation rather than a `SIGBUS` when a page of the memory
+/// map cannot be written back. The file stays sparse (blocks are allocated as pages are
+/// written), so a disk filled by another writer during the run is not covered.
+#[cfg(unix)]
+fn reserve(file: &File, len: u64) -> std::io::Result<()> {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: `stat` is a plain output struct that the call fills; the descriptor is
+    // borrowed from `file`, which outlives the call.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatvfs(file.as_raw_fd(), &mut stat) } != 0 {
+        return Ok(()); // unknown: let the writes decide
+    }
+    let free = (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64);
+    // Root may use the reserved blocks too, but an output should not.
+    if free < len {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            format!("no space left on device: {free} bytes free"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn reserve(_file: &File, _len: u64) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// The typed slice of an area of the map.
