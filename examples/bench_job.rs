@@ -46,10 +46,11 @@ struct Args {
     roundtrip: bool,
     floor: bool,
     save: Option<PathBuf>,
+    block: Option<usize>,
 }
 
 const USAGE: &str = "usage: bench_job --input FILE(.npy|.fits) --wcs-out HDR [--wcs-in HDR] \
-[--order bilinear] [--parallel serial|all|N] [--repeat N] [--no-roundtrip] [--floor] [--save OUT.npy]";
+[--order bilinear] [--parallel serial|all|N] [--repeat N] [--no-roundtrip] [--floor] [--save OUT.npy] [--block N]";
 
 fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
@@ -62,6 +63,7 @@ fn parse_args() -> Result<Args, String> {
     let mut roundtrip = true;
     let mut floor = false;
     let mut save = None;
+    let mut block = None;
     while let Some(a) = it.next() {
         let mut value = || {
             it.next()
@@ -85,6 +87,7 @@ fn parse_args() -> Result<Args, String> {
             "--no-roundtrip" => roundtrip = false,
             "--floor" => floor = true,
             "--save" => save = Some(PathBuf::from(value()?)),
+            "--block" => block = Some(value()?.parse().map_err(|_| "bad --block".to_string())?),
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
@@ -99,6 +102,7 @@ fn parse_args() -> Result<Args, String> {
         roundtrip,
         floor,
         save,
+        block,
     })
 }
 
@@ -225,6 +229,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = Options {
         order: args.order.parse()?,
         roundtrip_coords: args.roundtrip,
+        block_size: args.block.map(|b| (b, b)),
         parallel: args.parallel,
         ..Options::default()
     };

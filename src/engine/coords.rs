@@ -125,35 +125,11 @@ impl CoordinateMap {
     /// # Panics
     /// If `xs` or `ys` is shorter than the block.
     pub fn block_coords(&self, block: &Block, xs: &mut [f64], ys: &mut [f64]) -> Option<Bounds> {
-        let width = block.cols.len();
         if let Some(h) = self.forward.homography() {
-            let (ny, nx) = self.shape_in;
-            let (x_hi, y_hi) = (nx as f64 - 0.5, ny as f64 - 0.5);
-            for (r, row) in block.rows.clone().enumerate() {
-                // The y terms are constant along a row (computed per pixel of the output
-                // grid, so blocks of any size give the same values).
-                let y = row as f64;
-                let (cw, ca, cb) = (
-                    h[2][1] * y + h[2][2],
-                    h[0][1] * y + h[0][2],
-                    h[1][1] * y + h[1][2],
-                );
-                let xs = &mut xs[r * width..(r + 1) * width];
-                let ys = &mut ys[r * width..(r + 1) * width];
-                let x0 = block.cols.start;
-                for (i, (px, py)) in xs.iter_mut().zip(ys.iter_mut()).enumerate() {
-                    let x = (x0 + i) as f64;
-                    let w = h[2][0] * x + cw;
-                    let inv_w = 1.0 / w;
-                    let a = (h[0][0] * x + ca) * inv_w;
-                    let b = (h[1][0] * x + cb) * inv_w;
-                    // W > 0 is TAN's near hemisphere; the range test rejects NaN too.
-                    let ok = (w > 0.0) & (a >= -0.5) & (a < x_hi) & (b >= -0.5) & (b < y_hi);
-                    *px = if ok { a } else { f64::NAN };
-                    *py = if ok { b } else { f64::NAN };
-                }
-            }
-        } else if let Some(tolerance) = self.approximate {
+            return self.homography_block(&h, block, xs, ys);
+        }
+        let width = block.cols.len();
+        if let Some(tolerance) = self.approximate {
             self.approximate_block(block, tolerance, xs, ys);
         } else {
             for (r, row) in block.rows.clone().enumerate() {
@@ -170,6 +146,58 @@ impl CoordinateMap {
 }
 
 impl CoordinateMap {
+    /// [`block_coords`](CoordinateMap::block_coords) through the homography `h`.
+    ///
+    /// Along an output row, both input coordinates are x ↦ (p·x + q) / (w1·x + w0), monotone
+    /// wherever the denominator keeps its sign, and a valid point needs W > 0 and both
+    /// coordinates inside the input: the valid pixels of a row are one run, whose two ends hold
+    /// the row's extreme coordinates. So the bounds come from the first and last valid pixel
+    /// of each row (rounding can only move them by ulps; the window has a margin of pixels).
+    fn homography_block(
+        &self,
+        h: &[[f64; 3]; 3],
+        block: &Block,
+        xs: &mut [f64],
+        ys: &mut [f64],
+    ) -> Option<Bounds> {
+        let width = block.cols.len();
+        let (ny, nx) = self.shape_in;
+        let (x_hi, y_hi) = (nx as f64 - 0.5, ny as f64 - 0.5);
+        let [[h00, h01, h02], [h10, h11, h12], [h20, h21, h22]] = *h;
+        let mut lo = (f64::INFINITY, f64::INFINITY);
+        let mut hi = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        let x0 = block.cols.start;
+        for (r, row) in block.rows.clone().enumerate() {
+            // The y terms are constant along a row (computed per pixel of the output grid,
+            // so blocks of any size give the same values).
+            let y = row as f64;
+            let (cw, ca, cb) = (h21 * y + h22, h01 * y + h02, h11 * y + h12);
+            let xs = &mut xs[r * width..(r + 1) * width];
+            let ys = &mut ys[r * width..(r + 1) * width];
+            for (i, (px, py)) in xs.iter_mut().zip(ys.iter_mut()).enumerate() {
+                let x = (x0 + i) as f64;
+                let w = h20 * x + cw;
+                let inv_w = 1.0 / w;
+                let a = (h00 * x + ca) * inv_w;
+                let b = (h10 * x + cb) * inv_w;
+                // W > 0 is TAN's near hemisphere; the range test rejects NaN too.
+                let ok = (w > 0.0) & (a >= -0.5) & (a < x_hi) & (b >= -0.5) & (b < y_hi);
+                *px = if ok { a } else { f64::NAN };
+                *py = if ok { b } else { f64::NAN };
+            }
+            let first = xs.iter().position(|v| !v.is_nan());
+            let last = xs.iter().rposition(|v| !v.is_nan());
+            for i in first.into_iter().chain(last) {
+                lo = (lo.0.min(xs[i]), lo.1.min(ys[i]));
+                hi = (hi.0.max(xs[i]), hi.1.max(ys[i]));
+            }
+        }
+        (lo.0 <= hi.0).then_some(Bounds {
+            x: (lo.0, hi.0),
+            y: (lo.1, hi.1),
+        })
+    }
+
     /// Fills a block cell by cell (see [`CoordinateMap::with_approximation`]).
     fn approximate_block(&self, block: &Block, tolerance: f64, xs: &mut [f64], ys: &mut [f64]) {
         let g = APPROX_CELL;
