@@ -49,7 +49,7 @@ pub struct PixelTransform {
 }
 
 #[derive(Debug, Clone)]
-enum Kind {
+pub(crate) enum Kind {
     /// Both gnomonic without distortion: one projective matrix.
     Homography(Mat3),
     /// Through native unit vectors: output pixel → output native direction → one rotation
@@ -113,6 +113,11 @@ impl PixelTransform {
                 wcs_in: Box::new(inp.clone()),
             },
         })
+    }
+
+    /// The path in use, for the GPU encoder (src/gpu/encode.rs).
+    pub(crate) fn kind(&self) -> &Kind {
+        &self.kind
     }
 
     /// Whether the exact homography fast path is in use.

@@ -519,6 +519,20 @@ impl<'a> Plan<'a> {
         })
     }
 
+    /// What the GPU encoder needs (src/gpu/encode.rs): the coordinate map, the float32
+    /// rounding of values and results, whether a third axis is interpolated, and the window.
+    pub(crate) fn gpu_parts(&self) -> (&CoordinateMap, (bool, bool), bool, (usize, usize)) {
+        let r = (self.rounding.rounds_values(), self.rounding.rounds_results());
+        (&self.coords, r, self.spectral.is_some(), self.shape_in)
+    }
+
+    /// The input window of a block with input positions within `b`, and the spline
+    /// coefficients of input plane `plane` (orders >= 2), for the GPU encoder.
+    pub(crate) fn gpu_window(&self, b: Bounds, plane: usize) -> (Window, Option<&Array2<f64>>) {
+        let c = self.coefficients.as_ref().and_then(|c| c.planes.get(plane));
+        (self.window_for(b), c)
+    }
+
     /// The input window holding every tap of positions within `b` (mirrored taps included:
     /// they fall within `degree/2 + 1` of an edge the window then reaches).
     fn window_for(&self, b: Bounds) -> Window {

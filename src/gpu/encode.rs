@@ -1,2 +1,359 @@
 //! Flat `f64` parameter arrays describing a plan's pixel transform and sampling, as the CUDA
 //! kernels in `kernels/` read them.
+//!
+//! Two arrays travel to the device with every plan: the transform ([`encode_transform`],
+//! parsed by `rp_transform_setup` in `kernels/wcs.cuh`) and the sampling
+//! ([`encode_sampling`], parsed by `rp_sampling_setup` in `kernels/interp.cuh`). Integers and
+//! flags are stored as exact doubles. Only numbers cross over: derived values that the CPU
+//! engine precomputes (the homography, the rotation matrices, the inverse linear matrices, the
+//! Euler angles) are sent as the CPU computed them, so the device starts from the same bits.
+//!
+//! # Transform layout
+//!
+//! ```text
+//! transform := version (= 1), total length, has_backward, PT(forward), [PT(backward)]
+//! PT        := kind (0 homography, 1 vector, 2 general),
+//!              kind 0: H (9, row-major)
+//!              kind 1: CEL(out), CEL(in), R (9, row-major), has_frame, [F (9)]
+//!              kind 2: CEL(out), CEL(in), has_frame, [F (9)]
+//! CEL       := swapped (latitude axis first),
+//!              crpix (2), m (4), inv (4), unity, cdelt (2)           Linear2
+//!              projection (35 values, Projection::device_params)
+//!              euler (5)                                             SphericalRotation
+//!              has_distortion, [DIS]
+//! DIS       := lat_first, has_sip, [SIP], has_tpv, [TPV]
+//! SIP       := crpix (2), tolerance, max_iter, ap_bp_guess,
+//!              order_a, A ((order_a+1)², row-major [p][q]), order_b, B,
+//!              has_reverse, [order_ap, AP, order_bp, BP]
+//! TPV       := crpix (2), pc (4), pc_inv (4), cdelt (2), lat_first,
+//!              2 × (degree, radial, c (40))
+//! ```
+//!
+//! `F` is the frame rotation (`FrameTransform::matrix`), used where the vector path falls
+//! back to spherical coordinates at a native pole and by the general path. The backward
+//! transform is present when the plan checks round trips (reproject's `roundtrip_coords`) and
+//! the forward one is not the homography.
+//!
+//! # Sampling layout
+//!
+//! ```text
+//! [0] order (0..5)            [1] NaN policy (0 Propagate, 1 Renormalize)
+//! [2] values to float32       [3] result to float32
+//! [4] has_scale  [5] zero (BZERO)  [6] scale (BSCALE): value = zero + scale · sample
+//! [7] has_blank  [8] BLANK >> 32 (signed)  [9] BLANK & 0xffffffff
+//! ```
+//!
+//! For orders ≥ 2 the kernel samples the plan's prefiltered f64 coefficients, so decoding
+//! and the float32 cast of values are off there (they happened before the prefilter).
+
+use std::ops::Range;
+
+use crate::engine::blocks::Block;
+use crate::engine::Plan;
+use crate::error::Result;
+use crate::interp::NanPolicy;
+use crate::pixel_transform::{Kind, PixelTransform};
+use crate::wcs::CelestialTransform;
+
+/// Version of the transform layout (first value of the array).
+pub(crate) const TRANSFORM_VERSION: f64 = 1.0;
+
+/// Number of values in the sampling array.
+pub(crate) const SAMPLING_LEN: usize = 10;
+
+/// How the raw input samples become values (FITS scaling and blanks), as the runtime uploads
+/// them undecoded.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct InputDecoding {
+    /// `(zero, scale)`: value = zero + scale · sample (FITS BZERO, BSCALE).
+    pub scale: Option<(f64, f64)>,
+    /// The integer sample that means "no value" (FITS BLANK).
+    pub blank: Option<i64>,
+}
+
+/// The transform of `plan` as `kernels/wcs.cuh` reads it, or `None` where the kernels cannot
+/// reproduce the CPU engine: FK4 E-terms (the frame change is not a rotation), the approximate
+/// transform, a third axis interpolated between planes, and NaN renormalisation for orders ≥ 2
+/// (which needs the prefiltered mask as a second input). The runtime then computes that plan
+/// on the CPU.
+pub(crate) fn encode_transform(plan: &Plan) -> Option<Vec<f64>> {
+    let (coords, _, spectral, _) = plan.gpu_parts();
+    let options = plan.options();
+    if spectral || (options.nan_policy == NanPolicy::Renormalize && options.order.needs_prefilter())
+    {
+        return None;
+    }
+    let (forward, backward, approximate) = coords.parts();
+    if approximate.is_some() {
+        return None;
+    }
+    encode_transforms(forward, backward)
+}
+
+/// The transform array for an explicit forward (output → input pixels) and optional backward
+/// transform (the round-trip check); `None` for FK4 E-terms.
+pub(crate) fn encode_transforms(
+    forward: &PixelTransform,
+    backward: Option<&PixelTransform>,
+) -> Option<Vec<f64>> {
+    let mut v = vec![TRANSFORM_VERSION, 0.0, flag(backward.is_some())];
+    encode_pixel_transform(forward, &mut v)?;
+    if let Some(b) = backward {
+        encode_pixel_transform(b, &mut v)?;
+    }
+    v[1] = v.len() as f64;
+    Some(v)
+}
+
+/// The sampling array of `plan` for input samples decoded as `decoding` says.
+pub(crate) fn encode_sampling(plan: &Plan, decoding: &InputDecoding) -> Vec<f64> {
+    let (_, (values_f32, result_f32), _, _) = plan.gpu_parts();
+    let options = plan.options();
+    let raw = !options.order.needs_prefilter();
+    let (has_scale, zero, scale) = match decoding.scale {
+        Some((z, s)) if raw => (1.0, z, s),
+        _ => (0.0, 0.0, 1.0),
+    };
+    let (has_blank, hi, lo) = match decoding.blank {
+        Some(b) if raw => (1.0, (b >> 32) as f64, (b & 0xffff_ffff) as f64),
+        _ => (0.0, 0.0, 0.0),
+    };
+    let renormalize = options.nan_policy == NanPolicy::Renormalize;
+    let v: [f64; SAMPLING_LEN] = [
+        options.order.degree() as f64,
+        flag(renormalize),
+        flag(values_f32 && raw),
+        flag(result_f32),
+        has_scale,
+        zero,
+        scale,
+        has_blank,
+        hi,
+        lo,
+    ];
+    v.to_vec()
+}
+
+fn flag(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+fn push_mat3(v: &mut Vec<f64>, m: &[[f64; 3]; 3]) {
+    v.extend(m.iter().flatten());
+}
+
+fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) -> Option<()> {
+    match t.kind() {
+        Kind::Homography(h) => {
+            v.push(0.0);
+            push_mat3(v, h);
+        }
+        Kind::Vector {
+            wcs_out,
+            wcs_in,
+            rotation,
+            frame,
+        } => {
+            v.push(1.0);
+            encode_celestial(wcs_out, v);
+            encode_celestial(wcs_in, v);
+            push_mat3(v, rotation);
+            encode_frame(frame.as_deref(), v)?;
+        }
+        Kind::General {
+            wcs_out,
+            wcs_in,
+            frame,
+        } => {
+            v.push(2.0);
+            encode_celestial(wcs_out, v);
+            encode_celestial(wcs_in, v);
+            encode_frame(frame.as_deref(), v)?;
+        }
+    }
+    Some(())
+}
+
+fn encode_frame(
+    frame: Option<&crate::wcs::frame_transform::FrameTransform>,
+    v: &mut Vec<f64>,
+) -> Option<()> {
+    match frame {
+        None => v.push(0.0),
+        Some(f) => {
+            let m = f.matrix()?;
+            v.push(1.0);
+            push_mat3(v, &m);
+        }
+    }
+    Some(())
+}
+
+fn encode_celestial(c: &CelestialTransform, v: &mut Vec<f64>) {
+    v.push(flag(c.pixel_axes_swapped()));
+    let lin = c.linear();
+    v.extend(lin.crpix());
+    v.extend(lin.matrix().iter().flatten());
+    v.extend(lin.inverse().iter().flatten());
+    let unity = lin.unity_cdelt();
+    v.push(flag(unity.is_some()));
+    v.extend(unity.unwrap_or([0.0, 0.0]));
+    v.extend(c.projection().device_params());
+    v.extend(c.rotation().euler());
+    let Some(d) = c.distortion() else {
+        v.push(0.0);
+        return;
+    };
+    v.push(1.0);
+    v.push(flag(d.lat_first()));
+    match d.sip() {
+        None => v.push(0.0),
+        Some(sip) => {
+            v.push(1.0);
+            v.extend(sip.crpix());
+            let how = d.sip_inversion();
+            v.push(how.tolerance);
+            v.push(how.max_iter as f64);
+            v.push(flag(how.ap_bp_guess));
+            let [forward, reverse] = sip.polynomials();
+            // An inactive SIP (no forward polynomials) never reaches a Distortion.
+            let ((ma, a), (mb, b)) = forward.unwrap_or(((0, &[0.0]), (0, &[0.0])));
+            for (m, c) in [(ma, a), (mb, b)] {
+                v.push(m as f64);
+                v.extend_from_slice(c);
+            }
+            match reverse {
+                None => v.push(0.0),
+                Some(((map, ap), (mbp, bp))) => {
+                    v.push(1.0);
+                    for (m, c) in [(map, ap), (mbp, bp)] {
+                        v.push(m as f64);
+                        v.extend_from_slice(c);
+                    }
+                }
+            }
+        }
+    }
+    match d.tpv() {
+        None => v.push(0.0),
+        Some((lin, tpv)) => {
+            v.push(1.0);
+            v.extend(lin.crpix());
+            v.extend(lin.pc().iter().flatten());
+            v.extend(lin.pc_inverse().iter().flatten());
+            v.extend(lin.cdelt());
+            v.push(flag(tpv.lat_first()));
+            for p in tpv.polynomials() {
+                let (radial, c) = p.terms();
+                v.push(p.degree() as f64);
+                v.push(flag(radial));
+                v.extend_from_slice(c);
+            }
+        }
+    }
+}
+
+/// What the GPU-free parity test (tests/gpu_host_pipeline.rs) feeds the host build of the
+/// kernels for one block: both flat arrays, the input window the CPU engine reads, the spline
+/// coefficients of that window (orders ≥ 2) and the CPU engine's input positions.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub struct HostParityInputs {
+    /// [`encode_transform`]'s array.
+    pub transform: Vec<f64>,
+    /// [`encode_sampling`]'s array.
+    pub sampling: Vec<f64>,
+    /// Input rows of the window (empty when no pixel of the block sees the input).
+    pub window_rows: Range<usize>,
+    /// Input columns of the window.
+    pub window_cols: Range<usize>,
+    /// The plan's spline coefficients over the window, row-major (orders ≥ 2).
+    pub coefficients: Option<Vec<f64>>,
+    /// The CPU engine's input columns of the block's pixels, row-major (NaN: none).
+    pub xs: Vec<f64>,
+    /// The CPU engine's input rows.
+    pub ys: Vec<f64>,
+}
+
+/// The inputs of the host parity test for `block` of input plane `plane` of `plan`, decoding
+/// raw samples as `decoding` says; `Ok(None)` when [`encode_transform`] declines the plan.
+///
+/// ```
+/// use reproject::engine::{blocks::Block, Options, Plan};
+/// use reproject::gpu::encode::{host_parity_inputs, InputDecoding};
+/// use reproject::io::ArraySource;
+/// use reproject::wcs::Wcs;
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCDELT1 = -0.01\nCDELT2 = 0.01\n").unwrap();
+/// let image = ndarray::Array2::<f64>::zeros((8, 8));
+/// let source = ArraySource::new(image.view().into_dyn()).unwrap();
+/// let plan = Plan::new(&source, &wcs, &wcs, &[8, 8], &Options::default()).unwrap();
+/// let block = Block { rows: 0..4, cols: 0..8 };
+/// let p = host_parity_inputs(&plan, &block, 0, &InputDecoding::default()).unwrap().unwrap();
+/// assert_eq!(p.transform[0], 1.0);
+/// assert_eq!(p.xs.len(), 32);
+/// ```
+#[doc(hidden)]
+pub fn host_parity_inputs(
+    plan: &Plan,
+    block: &Block,
+    plane: usize,
+    decoding: &InputDecoding,
+) -> Result<Option<HostParityInputs>> {
+    let Some(transform) = encode_transform(plan) else {
+        return Ok(None);
+    };
+    let sampling = encode_sampling(plan, decoding);
+    let (coords, _, _, _) = plan.gpu_parts();
+    let n = block.len();
+    let (mut xs, mut ys) = (vec![0.0; n], vec![0.0; n]);
+    let bounds = coords.block_coords(block, &mut xs, &mut ys);
+    let (window_rows, window_cols, coefficients) = match bounds {
+        None => (0..0, 0..0, None),
+        Some(b) => {
+            let (w, c) = plan.gpu_window(b, plane);
+            let coefficients = c.map(|c| {
+                c.slice(ndarray::s![w.rows.clone(), w.cols.clone()])
+                    .iter()
+                    .copied()
+                    .collect()
+            });
+            (w.rows, w.cols, coefficients)
+        }
+    };
+    Ok(Some(HostParityInputs {
+        transform,
+        sampling,
+        window_rows,
+        window_cols,
+        coefficients,
+        xs,
+        ys,
+    }))
+}
+
+/// The transform array of an explicit pair of pixel transforms (e.g.
+/// [`PixelTransform::general`], which plans never use), for the parity test of the paths a
+/// plan does not pick by itself; `None` for FK4 E-terms.
+#[doc(hidden)]
+pub fn host_parity_transform(
+    forward: &PixelTransform,
+    backward: Option<&PixelTransform>,
+) -> Option<Vec<f64>> {
+    encode_transforms(forward, backward)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn blank_halves_rebuild_the_integer() {
+        for b in [i64::MIN, -32768, -1, 0, 7, 1 << 40, i64::MAX] {
+            let (hi, lo) = ((b >> 32) as f64, (b & 0xffff_ffff) as f64);
+            let back = ((hi as i64 as u64) << 32) | lo as u64;
+            assert_eq!(back as i64, b);
+        }
+    }
+}

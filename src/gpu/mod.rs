@@ -23,7 +23,7 @@
 //! # Ok::<(), reproject::Error>(())
 //! ```
 
-pub(crate) mod encode;
+pub mod encode;
 #[cfg(feature = "cuda")]
 pub(crate) mod runtime;
 

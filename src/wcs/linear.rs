@@ -215,6 +215,11 @@ impl Linear2 {
         self.inv
     }
 
+    /// CDELT when PC is the unit matrix (pixels are then found by division), for the GPU.
+    pub(crate) fn unity_cdelt(&self) -> Option<[f64; 2]> {
+        self.unity
+    }
+
     /// 0-based pixel → intermediate world coordinates (degrees).
     #[inline(always)]
     pub fn pix_to_img(&self, x: f64, y: f64) -> (f64, f64) {
@@ -297,6 +302,11 @@ impl SequentLinear2 {
     /// CDELT.
     pub fn cdelt(&self) -> [f64; 2] {
         self.cdelt
+    }
+
+    /// The inverse of PC, for the GPU encoder.
+    pub(crate) fn pc_inverse(&self) -> [[f64; 2]; 2] {
+        self.pc_inv
     }
 
     /// 1-based pixel → `PC·(p − CRPIX)` (linp2x before `disseq`).

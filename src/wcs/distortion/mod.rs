@@ -83,6 +83,11 @@ impl Distortion {
         self.tpv.as_ref()
     }
 
+    /// Whether the latitude axis comes first (SIP/TPV work in FITS axis order), for the GPU.
+    pub(crate) fn lat_first(&self) -> bool {
+        self.lat_first
+    }
+
     /// How world → pixel inverts SIP (default: astropy's iteration, tolerance 1e-12 px).
     pub fn sip_inversion(&self) -> &SipInversion {
         &self.inversion

@@ -315,6 +315,16 @@ impl Sip {
         self.crpix
     }
 
+    /// Order and row-major `(order+1)²` coefficients of A and B (forward) and of AP and BP
+    /// (reverse), for the GPU encoder.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn polynomials(&self) -> [Option<((usize, &[f64]), (usize, &[f64]))>; 2] {
+        fn view(p: Option<&(Poly, Poly)>) -> Option<((usize, &[f64]), (usize, &[f64]))> {
+            p.map(|(a, b)| ((a.m, a.c.as_slice()), (b.m, b.c.as_slice())))
+        }
+        [view(self.forward.as_ref()), view(self.reverse.as_ref())]
+    }
+
     /// 1-based pixel → 1-based focal plane (astropy `pipeline_pix2foc`: `foc = p + SIP(p − CRPIX)`).
     #[inline]
     pub fn pix1_to_foc1(&self, p1: f64, p2: f64) -> (f64, f64) {

@@ -106,6 +106,11 @@ impl TpvPolynomial {
         self.degree
     }
 
+    /// Whether a radial term is present, and the 40 coefficients, for the GPU encoder.
+    pub(crate) fn terms(&self) -> (bool, &[f64; TPV_MAX_TERM + 1]) {
+        (self.radial, &self.c)
+    }
+
     /// Coefficient of x^a y^b for a + b = n ≥ 2.
     #[inline(always)]
     fn coeff(&self, a: usize, b: usize) -> f64 {
@@ -191,6 +196,11 @@ impl Tpv {
     /// The two polynomials, in axis order.
     pub fn polynomials(&self) -> &[TpvPolynomial; 2] {
         &self.poly
+    }
+
+    /// Whether the polynomials are in (latitude, longitude) order, for the GPU encoder.
+    pub(crate) fn lat_first(&self) -> bool {
+        self.lat_first
     }
 
     /// Distorted coordinates (WCSLIB `disp2x` for TPV, which computes them directly).

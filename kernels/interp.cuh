@@ -1,0 +1,335 @@
+// scipy-exact sampling of one input window (src/interp/kernel.rs), the input decoding of
+// src/io/decode.rs (byte order, BSCALE/BZERO, BLANK) and reproject's float32 rounding
+// (src/engine/precision.rs).
+//
+// Needs common.cuh and wcs.cuh (RP_NAN) before it.
+//
+// Flat layout written by src/gpu/encode.rs (`encode_sampling`), RP_SAMPLING_LEN doubles:
+//
+//   [0] order (0..5; orders >= 2 sample prefiltered f64 spline coefficients)
+//   [1] NaN policy (0 Propagate, 1 Renormalize; Renormalize only for orders 0 and 1)
+//   [2] values to float32 (reproject's cast of integer input; applied after decoding)
+//   [3] result to float32 (reproject's float32 results)
+//   [4] has_scale, [5] zero (BZERO), [6] scale (BSCALE): value = zero + scale * sample
+//   [7] has_blank, [8] blank >> 32 (signed), [9] blank & 0xffffffff: an integer sample equal
+//       to BLANK is NaN
+//
+// Input element types (`input_type`): 0 f32, 1 f64, 2 u8, 3 i16, 4 i32, 5 i64.
+
+#define RP_SAMPLING_LEN 10
+
+typedef struct {
+    int order;
+    int renormalize;
+    int values_f32;
+    int result_f32;
+    int has_scale;
+    double zero, scale;
+    int has_blank;
+    long long blank;
+} RpSampling;
+
+// 0 on success.
+RP_DEVICE int rp_sampling_setup(const double* s, RpSampling* out) {
+    for (int i = 0; i < RP_SAMPLING_LEN; i++)
+        if (!(s[i] - s[i] == 0.0)) return 1;
+    if (!(s[0] >= 0.0 && s[0] <= 5.0)) return 1;
+    out->order = (int)s[0];
+    out->renormalize = s[1] != 0.0;
+    if (out->renormalize && out->order > 1) return 2;
+    out->values_f32 = s[2] != 0.0;
+    out->result_f32 = s[3] != 0.0;
+    out->has_scale = s[4] != 0.0;
+    out->zero = s[5];
+    out->scale = s[6];
+    out->has_blank = s[7] != 0.0;
+    out->blank = (long long)(((unsigned long long)(long long)s[8] << 32) |
+                             (unsigned long long)s[9]);
+    return 0;
+}
+
+// The input window: element (r, c) is pixel (y0 + r, x0 + c) of the ny_img x nx_img plane.
+typedef struct {
+    const void* data;
+    int type;
+    int big_endian;
+    long long pitch;
+    int y0, x0, h, w;
+    int ny, nx;
+} RpWindow;
+
+RP_DEVICE unsigned int rp_bswap32(unsigned int u) {
+    return (u >> 24) | ((u >> 8) & 0xff00u) | ((u << 8) & 0xff0000u) | (u << 24);
+}
+
+RP_DEVICE unsigned long long rp_bswap64(unsigned long long u) {
+    return ((unsigned long long)rp_bswap32((unsigned int)u) << 32) |
+           rp_bswap32((unsigned int)(u >> 32));
+}
+
+RP_DEVICE unsigned short rp_bswap16(unsigned short u) {
+    return (unsigned short)((u >> 8) | (u << 8));
+}
+
+// The decoded value of window element (r, c) (local indices, in range).
+RP_DEVICE double rp_load(const RpSampling* s, const RpWindow* w, long long r, long long c) {
+    long long i = r * w->pitch + c;
+    double v;
+    int integer = 1;
+    long long key = 0;
+    switch (w->type) {
+    case 0: {
+        unsigned int u = ((const unsigned int*)w->data)[i];
+        if (w->big_endian) u = rp_bswap32(u);
+        union {
+            unsigned int u;
+            float f;
+        } p;
+        p.u = u;
+        v = (double)p.f;
+        integer = 0;
+        break;
+    }
+    case 1: {
+        unsigned long long u = ((const unsigned long long*)w->data)[i];
+        if (w->big_endian) u = rp_bswap64(u);
+        union {
+            unsigned long long u;
+            double d;
+        } p;
+        p.u = u;
+        v = p.d;
+        integer = 0;
+        break;
+    }
+    case 2:
+        key = ((const unsigned char*)w->data)[i];
+        v = (double)key;
+        break;
+    case 3: {
+        unsigned short u = ((const unsigned short*)w->data)[i];
+        if (w->big_endian) u = rp_bswap16(u);
+        key = (short)u;
+        v = (double)key;
+        break;
+    }
+    case 4: {
+        unsigned int u = ((const unsigned int*)w->data)[i];
+        if (w->big_endian) u = rp_bswap32(u);
+        key = (int)u;
+        v = (double)key;
+        break;
+    }
+    default: {
+        unsigned long long u = ((const unsigned long long*)w->data)[i];
+        if (w->big_endian) u = rp_bswap64(u);
+        key = (long long)u;
+        v = (double)key;
+        break;
+    }
+    }
+    if (integer && s->has_blank && key == s->blank) {
+        v = RP_NAN;
+    } else if (s->has_scale) {
+        v = s->zero + s->scale * v;
+    }
+    if (s->values_f32) v = (double)(float)v;
+    return v;
+}
+
+// The value of image pixel (iy, ix), or 0 with *ok = 0 if the window does not hold it.
+RP_DEVICE double rp_tap(const RpSampling* s, const RpWindow* w, long long iy, long long ix,
+                        int* ok) {
+    long long r = iy - w->y0, c = ix - w->x0;
+    if (r < 0 || r >= w->h || c < 0 || c >= w->w) {
+        *ok = 0;
+        return 0.0;
+    }
+    return rp_load(s, w, r, c);
+}
+
+// The edge rule: valid iff -0.5 <= c < n - 0.5; clamped to [0, n - 1]. 0 if invalid.
+RP_DEVICE int rp_clip(double c, int n, double* out) {
+    double nf = (double)n;
+    if (c >= -0.5 && c < nf - 0.5) {
+        double last = nf - 1.0;
+        *out = c <= 0.0 ? 0.0 : (c >= last ? last : c);
+        return 1;
+    }
+    return 0;
+}
+
+RP_DEVICE long long rp_mirror(long long idx, long long len) {
+    if (len <= 1) return 0;
+    long long s2 = 2 * len - 2;
+    if (idx < 0) {
+        long long i = s2 * (-idx / s2) + idx;
+        return i <= 1 - len ? i + s2 : -i;
+    }
+    if (idx >= len) {
+        long long i = idx - s2 * (idx / s2);
+        return i >= len ? s2 - i : i;
+    }
+    return idx;
+}
+
+RP_DEVICE double rp_nearest(const RpSampling* s, const RpWindow* w, double y, double x) {
+    double cy, cx;
+    if (!rp_clip(y, w->ny, &cy) || !rp_clip(x, w->nx, &cx)) return RP_NAN;
+    int ok = 1;
+    double v = rp_tap(s, w, (long long)(cy + 0.5), (long long)(cx + 0.5), &ok);
+    if (!ok) return RP_NAN;
+    double t = 0.0;
+    t += v;
+    return t;
+}
+
+RP_DEVICE void rp_linear_axis(double c, int n, long long* i0, long long* i1, double* w0,
+                              double* w1) {
+    long long i = (long long)c;
+    *w0 = 1.0 - (c - (double)i);
+    *w1 = 1.0 - *w0;
+    *i0 = i;
+    *i1 = i + 1 < n ? i + 1 : (n >= 2 ? n - 2 : 0);
+}
+
+RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, double x,
+                             int renormalize) {
+    double cy, cx;
+    if (!rp_clip(y, w->ny, &cy) || !rp_clip(x, w->nx, &cx)) return RP_NAN;
+    long long iy0, iy1, ix0, ix1;
+    double wy0, wy1, wx0, wx1;
+    rp_linear_axis(cy, w->ny, &iy0, &iy1, &wy0, &wy1);
+    rp_linear_axis(cx, w->nx, &ix0, &ix1, &wx0, &wx1);
+    int ok = 1;
+    double v[4];
+    v[0] = rp_tap(s, w, iy0, ix0, &ok);
+    v[1] = rp_tap(s, w, iy0, ix1, &ok);
+    v[2] = rp_tap(s, w, iy1, ix0, &ok);
+    v[3] = rp_tap(s, w, iy1, ix1, &ok);
+    if (!ok) return RP_NAN;
+    double wy[4] = {wy0, wy0, wy1, wy1};
+    double wx[4] = {wx0, wx1, wx0, wx1};
+    if (!renormalize) {
+        double t = 0.0;
+        for (int k = 0; k < 4; k++) t += v[k] * wy[k] * wx[k];
+        return t;
+    }
+    int any_nan = 0;
+    for (int k = 0; k < 4; k++)
+        if (wy[k] != 0.0 && wx[k] != 0.0 && v[k] != v[k]) any_nan = 1;
+    if (!any_nan) {
+        double t = 0.0;
+        for (int k = 0; k < 4; k++)
+            if (wy[k] != 0.0 && wx[k] != 0.0) t += v[k] * wy[k] * wx[k];
+        return t;
+    }
+    double num = 0.0, den = 0.0;
+    for (int k = 0; k < 4; k++) {
+        if (wy[k] != 0.0 && wx[k] != 0.0 && v[k] == v[k]) {
+            num += v[k] * wy[k] * wx[k];
+            den += wy[k] * wx[k];
+        }
+    }
+    return den > 0.0 ? num / den : RP_NAN;
+}
+
+// scipy's spline weights of order o (2..5) at clamped coordinate cc with knot fl.
+RP_DEVICE void rp_spline_weights(int o, double cc, double fl, double* w) {
+    for (int i = 0; i < 6; i++) w[i] = 0.0;
+    double x = cc - fl;
+    double y = x;
+    double z = 1.0 - x;
+    double t;
+    switch (o) {
+    case 2:
+        w[1] = 0.75 - x * x;
+        y = 0.5 - x;
+        w[0] = 0.5 * y * y;
+        break;
+    case 3:
+        w[1] = (y * y * (y - 2.0) * 3.0 + 4.0) / 6.0;
+        w[2] = (z * z * (z - 2.0) * 3.0 + 4.0) / 6.0;
+        w[0] = z * z * z / 6.0;
+        break;
+    case 4:
+        t = x * x;
+        w[2] = t * (t * 0.25 - 0.625) + 115.0 / 192.0;
+        y = 1.0 + x;
+        w[1] = y * (y * (y * (5.0 - y) / 6.0 - 1.25) + 5.0 / 24.0) + 55.0 / 96.0;
+        w[3] = z * (z * (z * (5.0 - z) / 6.0 - 1.25) + 5.0 / 24.0) + 55.0 / 96.0;
+        y = 0.5 - x;
+        t = y * y;
+        w[0] = t * t / 24.0;
+        break;
+    default:
+        t = y * y;
+        w[2] = t * (t * (0.25 - y / 12.0) - 0.5) + 0.55;
+        t = z * z;
+        w[3] = t * (t * (0.25 - z / 12.0) - 0.5) + 0.55;
+        y += 1.0;
+        w[1] = y * (y * (y * (y * (y / 24.0 - 0.375) + 1.25) - 1.75) + 0.625) + 0.425;
+        z += 1.0;
+        w[4] = z * (z * (z * (z * (z / 24.0 - 0.375) + 1.25) - 1.75) + 0.625) + 0.425;
+        y = 1.0 - x;
+        t = y * y;
+        w[0] = y * t * t / 120.0;
+        break;
+    }
+    double last = 1.0;
+    for (int i = 0; i < o; i++) last -= w[i];
+    w[o] = last;
+}
+
+// The o + 1 taps along an axis of n pixels for knot `knot`, mirrored into the image.
+RP_DEVICE void rp_spline_taps(int o, long long knot, int n, long long* idx) {
+    long long start = knot - o / 2;
+    if (start >= 0 && start + o < n) {
+        for (int k = 0; k <= o; k++) idx[k] = start + k;
+    } else {
+        for (int k = 0; k <= o; k++) idx[k] = rp_mirror(start + k, n);
+    }
+}
+
+RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, double x) {
+    int o = s->order;
+    double cy, cx;
+    if (!rp_clip(y, w->ny, &cy) || !rp_clip(x, w->nx, &cx)) return RP_NAN;
+    long long ky = (o & 1) ? (long long)cy : (long long)(cy + 0.5);
+    long long kx = (o & 1) ? (long long)cx : (long long)(cx + 0.5);
+    long long ry[6], rx[6];
+    rp_spline_taps(o, ky, w->ny, ry);
+    rp_spline_taps(o, kx, w->nx, rx);
+    for (int k = 0; k <= o; k++) {
+        if (ry[k] < w->y0 || ry[k] >= (long long)w->y0 + w->h) return RP_NAN;
+        if (rx[k] < w->x0 || rx[k] >= (long long)w->x0 + w->w) return RP_NAN;
+    }
+    double wy[6], wx[6];
+    rp_spline_weights(o, cy, (double)ky, wy);
+    rp_spline_weights(o, cx, (double)kx, wx);
+    double t = 0.0;
+    int ok = 1;
+    for (int k0 = 0; k0 <= o; k0++) {
+        double w0 = wy[k0];
+        for (int k1 = 0; k1 <= o; k1++) {
+            double coeff = rp_tap(s, w, ry[k0], rx[k1], &ok);
+            coeff *= w0;
+            coeff *= wx[k1];
+            t += coeff;
+        }
+    }
+    return t;
+}
+
+// The sample at input position (y row, x column), before result rounding. Taps outside the
+// window (a caller bug; the CPU engine panics there) give NaN.
+RP_DEVICE double rp_sample(const RpSampling* s, const RpWindow* w, double y, double x) {
+    if (s->order == 0) return rp_nearest(s, w, y, x);
+    if (s->order == 1) return rp_bilinear(s, w, y, x, s->renormalize);
+    return rp_spline(s, w, y, x);
+}
+
+// reproject's result rounding.
+RP_DEVICE double rp_round_result(const RpSampling* s, double v) {
+    return s->result_f32 ? (double)(float)v : v;
+}
