@@ -31,6 +31,7 @@
 
 pub mod blocks;
 pub mod coords;
+mod device;
 pub mod lazy;
 mod precision;
 pub mod processes;
@@ -44,6 +45,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+pub use crate::gpu::Backend;
 use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
 use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Window};
 use crate::io::{available_memory, ImageSource};
@@ -123,6 +125,10 @@ pub struct Options {
     /// stays within this many input pixels of the exact transform at the checked points (see
     /// [`CoordinateMap::with_approximation`]); `None` (default) computes every pixel exactly.
     pub approximate: Option<f64>,
+    /// CPU or GPU ([`Backend`]; default CPU). `Auto` and `Cuda` run the blocks on the GPU
+    /// when it can do the job; `Auto` falls back to the CPU, with the same results.
+    #[serde(default)]
+    pub backend: Backend,
 }
 
 impl Default for Options {
@@ -135,6 +141,7 @@ impl Default for Options {
             parallel: Parallel::Serial,
             precision: Precision::Reproject,
             approximate: None,
+            backend: Backend::Cpu,
         }
     }
 }
@@ -614,14 +621,18 @@ impl<'a> Plan<'a> {
         }
         let (ny, nx) = self.plane_shape_out();
         let planes = self.planes;
-        let data = data.into_shape_with_order((planes, ny, nx)).map_err(|_| {
+        let mut data = data.into_shape_with_order((planes, ny, nx)).map_err(|_| {
             Error::ShapeMismatch("output arrays must be contiguous (C order)".into())
         })?;
-        let footprint = footprint
+        let mut footprint = footprint
             .into_shape_with_order((planes, ny, nx))
             .map_err(|_| {
                 Error::ShapeMismatch("output arrays must be contiguous (C order)".into())
             })?;
+        let outcome = device::compute(self, data.view_mut(), footprint.view_mut())?;
+        if let device::Outcome::Done = outcome {
+            return Ok(());
+        }
         let (by, bx) = self.block_shape();
         // Disjoint views, one per block: bands of rows, then columns within each band.
         let mut work = Vec::new();

@@ -86,8 +86,16 @@ impl fmt::Display for Backend {
 /// let names: Vec<_> = reproject::gpu::KERNEL_FILES.iter().map(|(n, _)| *n).collect();
 /// assert_eq!(names[0], "common.cuh");
 /// ```
-pub const KERNEL_FILES: &[(&str, &str)] =
-    &[("common.cuh", include_str!("../../kernels/common.cuh"))];
+pub const KERNEL_FILES: &[(&str, &str)] = &[
+    ("common.cuh", include_str!("../../kernels/common.cuh")),
+    (
+        "projections.cuh",
+        include_str!("../../kernels/projections.cuh"),
+    ),
+    ("wcs.cuh", include_str!("../../kernels/wcs.cuh")),
+    ("interp.cuh", include_str!("../../kernels/interp.cuh")),
+    ("reproject.cu", include_str!("../../kernels/reproject.cu")),
+];
 
 /// Name of the kernel entry point in [`KERNEL_FILES`].
 pub const KERNEL_ENTRY: &str = "rp_reproject_block";
@@ -251,7 +259,8 @@ pub fn compile_source(src: &str, arch: &str) -> Result<Vec<u8>> {
     }
 }
 
-/// A one-paragraph description of what the GPU backend found, for `reproject-rs info`.
+/// What the GPU backend finds (device and NVRTC), without compiling the kernels, for
+/// `reproject-rs info`.
 ///
 /// ```
 /// let text = reproject::gpu::describe();
@@ -262,8 +271,152 @@ pub fn describe() -> String {
         Ok((a, b)) => format!("NVRTC {a}.{b}"),
         Err(e) => format!("NVRTC: {e}"),
     };
-    match gpu_info() {
-        Ok(info) => format!("GPU: {info}"),
-        Err(e) => format!("GPU: none usable ({e}); {nvrtc}"),
+    #[cfg(feature = "cuda")]
+    let device = runtime::probe_device();
+    #[cfg(not(feature = "cuda"))]
+    let device: std::result::Result<String, String> =
+        Err("reproject was built without its `cuda` feature".into());
+    match device {
+        Ok(d) => format!("GPU: {d}; {nvrtc}"),
+        Err(e) => format!("GPU: none ({e}); {nvrtc}"),
     }
+}
+
+/// An input image already in GPU memory (device 0's primary context, as CuPy and PyTorch use
+/// it): a device pointer to plane 0's first sample, planes one after the other.
+///
+/// ```no_run
+/// use reproject::gpu::{DeviceBuffer, DeviceImage};
+/// use reproject::io::SampleType;
+/// let pixels = vec![0f32; 64 * 64];
+/// let bytes: Vec<u8> = pixels.iter().flat_map(|v| v.to_ne_bytes()).collect();
+/// let buffer = DeviceBuffer::from_host(&bytes)?;
+/// let image = DeviceImage { ptr: buffer.device_ptr(), sample: SampleType::F32,
+///                           big_endian: false, pitch: 64 };
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceImage {
+    /// Device address of the first sample.
+    pub ptr: u64,
+    /// Sample type: f32, f64, u8, i16, i32 or i64.
+    pub sample: crate::io::SampleType,
+    /// Whether the samples are big-endian (FITS bytes); swapped as the kernel loads them.
+    pub big_endian: bool,
+    /// Elements per row (at least the plane's width).
+    pub pitch: usize,
+}
+
+/// GPU memory owned by the backend (device 0), e.g. for device-resident inputs and outputs
+/// of [`crate::engine::Plan::compute_on_device`].
+///
+/// ```no_run
+/// let buffer = reproject::gpu::DeviceBuffer::zeros(1024)?;
+/// assert_eq!(buffer.to_host()?, vec![0u8; 1024]);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[cfg(feature = "cuda")]
+pub struct DeviceBuffer {
+    slice: cudarc::driver::CudaSlice<u8>,
+    stream: std::sync::Arc<cudarc::driver::CudaStream>,
+}
+
+#[cfg(feature = "cuda")]
+impl DeviceBuffer {
+    fn gpu_err(e: impl fmt::Display) -> Error {
+        Error::Gpu {
+            block: "(device buffer)".into(),
+            message: e.to_string(),
+        }
+    }
+
+    /// `len` zero bytes on the GPU.
+    pub fn zeros(len: usize) -> Result<DeviceBuffer> {
+        let gpu = runtime::gpu()?;
+        runtime::guard("alloc", || {
+            let stream = gpu.ctx.default_stream();
+            let slice = stream.alloc_zeros::<u8>(len)?;
+            stream.synchronize()?;
+            Ok(DeviceBuffer { slice, stream })
+        })
+        .map_err(Self::gpu_err)?
+        .map_err(|e: cudarc::driver::DriverError| Self::gpu_err(e))
+    }
+
+    /// A copy of `bytes` on the GPU.
+    pub fn from_host(bytes: &[u8]) -> Result<DeviceBuffer> {
+        let gpu = runtime::gpu()?;
+        runtime::guard("H2D", || {
+            let stream = gpu.ctx.default_stream();
+            let slice = stream.clone_htod(bytes)?;
+            stream.synchronize()?;
+            Ok(DeviceBuffer { slice, stream })
+        })
+        .map_err(Self::gpu_err)?
+        .map_err(|e: cudarc::driver::DriverError| Self::gpu_err(e))
+    }
+
+    /// The bytes, copied back to the host.
+    pub fn to_host(&self) -> Result<Vec<u8>> {
+        runtime::guard("D2H", || self.stream.clone_dtoh(&self.slice))
+            .map_err(Self::gpu_err)?
+            .map_err(Self::gpu_err)
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.slice.len()
+    }
+
+    /// Whether it holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.slice.len() == 0
+    }
+
+    /// The device address (valid while the buffer lives).
+    pub fn device_ptr(&self) -> u64 {
+        use cudarc::driver::DevicePtr;
+        let (p, _sync) = self.slice.device_ptr(&self.stream);
+        p
+    }
+}
+
+/// Host ↔ device copy bandwidth measured here, for benchmarks: (pinned H2D + D2H of `bytes`,
+/// D2D copy of `bytes`) in seconds, each the best of `repeats` runs.
+///
+/// ```no_run
+/// let (h2d_d2h, d2d) = reproject::gpu::copy_times(1 << 28, 3)?;
+/// println!("PCIe round trip {h2d_d2h} s, device copy {d2d} s");
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[cfg(feature = "cuda")]
+pub fn copy_times(bytes: usize, repeats: usize) -> Result<(f64, f64)> {
+    let gpu = runtime::gpu()?;
+    runtime::guard(
+        "copies",
+        || -> std::result::Result<(f64, f64), cudarc::driver::DriverError> {
+            let stream = gpu.ctx.new_stream()?;
+            // SAFETY: the buffers are filled before being read (memset, then copies).
+            let mut host = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
+            host.as_mut_slice()?.fill(1);
+            let mut a = stream.alloc_zeros::<u8>(bytes)?;
+            let mut b = stream.alloc_zeros::<u8>(bytes)?;
+            stream.synchronize()?;
+            let (mut best_pcie, mut best_d2d) = (f64::INFINITY, f64::INFINITY);
+            for _ in 0..repeats.max(1) {
+                let t = std::time::Instant::now();
+                stream.memcpy_htod(&host, &mut a)?;
+                stream.memcpy_dtoh(&a, &mut host)?;
+                stream.synchronize()?;
+                best_pcie = best_pcie.min(t.elapsed().as_secs_f64());
+                let t = std::time::Instant::now();
+                stream.memcpy_dtod(&a, &mut b)?;
+                stream.synchronize()?;
+                best_d2d = best_d2d.min(t.elapsed().as_secs_f64());
+            }
+            Ok((best_pcie, best_d2d))
+        },
+    )
+    .map_err(DeviceBuffer::gpu_err)?
+    .map_err(DeviceBuffer::gpu_err)
 }

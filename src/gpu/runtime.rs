@@ -183,11 +183,10 @@ pub(crate) fn compile(src: &str, arch: &str) -> Result<Vec<u8>> {
 /// # Safety
 /// `prog` must be a live, successfully compiled program.
 unsafe fn get_image(prog: nsys::nvrtcProgram, cubin: bool) -> std::result::Result<Vec<u8>, String> {
+    type SizeFn = unsafe fn(nsys::nvrtcProgram, *mut usize) -> nsys::nvrtcResult;
+    type GetFn = unsafe fn(nsys::nvrtcProgram, *mut c_char) -> nsys::nvrtcResult;
     let mut size = 0usize;
-    let (size_fn, get_fn): (
-        unsafe fn(nsys::nvrtcProgram, *mut usize) -> nsys::nvrtcResult,
-        unsafe fn(nsys::nvrtcProgram, *mut c_char) -> nsys::nvrtcResult,
-    ) = if cubin {
+    let (size_fn, get_fn): (SizeFn, GetFn) = if cubin {
         (nsys::nvrtcGetCUBINSize, nsys::nvrtcGetCUBIN)
     } else {
         (nsys::nvrtcGetPTXSize, nsys::nvrtcGetPTX)
@@ -202,6 +201,59 @@ unsafe fn get_image(prog: nsys::nvrtcProgram, cubin: bool) -> std::result::Resul
         return Err(format!("cannot get the compiled image: {r:?}"));
     }
     Ok(image)
+}
+
+/// The kernels' CUBIN for `arch`, from the on-disk cache (`$XDG_CACHE_HOME/reproject-rs` or
+/// `~/.cache/reproject-rs`, keyed by a hash of the source, options and NVRTC version) or
+/// compiled now and stored there (compilation takes minutes; a cache that cannot be written
+/// is skipped silently).
+fn cached_compile(arch: &str, nvrtc: (i32, i32)) -> Result<Vec<u8>> {
+    use std::hash::{Hash, Hasher};
+    let src = kernel_source();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&src, compile_options(arch), nvrtc).hash(&mut h);
+    let dir = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("reproject-rs"));
+    let file = dir
+        .as_ref()
+        .map(|d| d.join(format!("kernels-{arch}-{:016x}.cubin", h.finish())));
+    if let Some(Ok(image)) = file.as_ref().map(std::fs::read) {
+        if image.starts_with(b"\x7fELF") {
+            return Ok(image);
+        }
+    }
+    let image = compile(&src, arch)?;
+    if let (Some(dir), Some(file)) = (dir, file) {
+        let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(&tmp, &image).is_ok() {
+            let _ = std::fs::rename(&tmp, &file);
+        }
+    }
+    Ok(image)
+}
+
+/// A light look at device 0 (no compilation): name, compute capability, memory, driver.
+pub(crate) fn probe_device() -> std::result::Result<String, String> {
+    ensure_driver()?;
+    let ctx = guard("cuDevicePrimaryCtxRetain", || CudaContext::new(0))?
+        .map_err(|e| format!("cannot create a CUDA context on device 0: {e}"))?;
+    let name = guard("cuDeviceGetName", || ctx.name())?.map_err(|e| e.to_string())?;
+    let (major, minor) =
+        guard("cuDeviceGetAttribute", || ctx.compute_capability())?.map_err(|e| e.to_string())?;
+    let mem = guard("cuDeviceTotalMem", || ctx.total_mem())?.map_err(|e| e.to_string())?;
+    let mut driver = 0;
+    // SAFETY: a valid out-pointer; the driver library is loaded (ensure_driver).
+    guard("cuDriverGetVersion", || unsafe {
+        dsys::cuDriverGetVersion(&mut driver)
+    })?;
+    Ok(format!(
+        "{name} (compute capability {major}.{minor}, {:.1} GiB, driver CUDA {}.{})",
+        mem as f64 / (1u64 << 30) as f64,
+        driver / 1000,
+        driver % 1000 / 10
+    ))
 }
 
 /// The process's GPU: a context on device 0 with the kernels compiled and loaded.
@@ -236,7 +288,7 @@ fn setup() -> std::result::Result<Gpu, String> {
         dsys::cuDriverGetVersion(&mut driver_version)
     })?;
     let arch = format!("sm_{major}{minor}");
-    let image = compile(&kernel_source(), &arch).map_err(|e| e.to_string())?;
+    let image = cached_compile(&arch, nvrtc_version).map_err(|e| e.to_string())?;
     let module = guard("cuModuleLoadData", || {
         ctx.load_module(Ptx::from_binary(image))
     })?

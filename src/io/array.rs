@@ -133,6 +133,27 @@ impl<T: ArrayElement> ImageSource for ArraySource<'_, T> {
         }
     }
 
+    fn raw_plane(&self, plane: usize) -> Option<crate::io::RawPlane<'_>> {
+        let mut v = self.view.view();
+        for i in decode::unravel_plane(self.view.shape(), plane) {
+            v = v.index_axis_move(Axis(0), i);
+        }
+        let s = v.to_slice()?;
+        if std::mem::size_of::<T>() != decode::sample_size(T::SAMPLE) {
+            return None;
+        }
+        // SAFETY: T is one of the sealed plain number types (or bool, one byte of 0 or 1),
+        // without padding; the bytes stay borrowed from the view.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s))
+        };
+        Some(crate::io::RawPlane {
+            bytes,
+            sample: T::SAMPLE,
+            big_endian: false,
+        })
+    }
+
     fn read_window(
         &self,
         plane: usize,
@@ -401,6 +422,10 @@ impl<'a> RawSource<'a> {
 impl ImageSource for RawSource<'_> {
     fn shape(&self) -> &[usize] {
         &self.layout.shape
+    }
+
+    fn raw_plane(&self, plane: usize) -> Option<crate::io::RawPlane<'_>> {
+        decode::raw_plane(self.bytes, &self.layout, &self.decoder, plane)
     }
 
     fn stored_type(&self) -> StoredType {

@@ -184,6 +184,37 @@ pub(crate) fn unravel_plane(shape: &[usize], mut plane: usize) -> Vec<usize> {
     idx
 }
 
+/// The bytes of plane `plane` when they are plain samples, C-contiguous within the plane.
+pub(crate) fn raw_plane<'a>(
+    bytes: &'a [u8],
+    layout: &Layout,
+    decoder: &Decoder,
+    plane: usize,
+) -> Option<crate::io::RawPlane<'a>> {
+    if decoder.flip_sign || decoder.scale.is_some() || decoder.blank.is_some() {
+        return None;
+    }
+    let n = layout.shape.len();
+    if n < 2 || plane >= layout.shape[..n - 2].iter().product() {
+        return None;
+    }
+    let elem = sample_size(decoder.sample);
+    let (ny, nx) = (layout.shape[n - 2], layout.shape[n - 1]);
+    if layout.strides[n - 1] != elem as isize || layout.strides[n - 2] != (nx * elem) as isize {
+        return None;
+    }
+    let mut base = layout.offset as isize;
+    for (k, i) in unravel_plane(&layout.shape, plane).into_iter().enumerate() {
+        base += i as isize * layout.strides[k];
+    }
+    let start = usize::try_from(base).ok()?;
+    Some(crate::io::RawPlane {
+        bytes: bytes.get(start..start.checked_add(ny * nx * elem)?)?,
+        sample: decoder.sample,
+        big_endian: decoder.big_endian && elem > 1,
+    })
+}
+
 /// Copies a window of a byte-backed array into `out` as f64 (see [`crate::io::ImageSource`]).
 pub(crate) fn read_window(
     bytes: &[u8],

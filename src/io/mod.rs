@@ -44,6 +44,27 @@ pub struct StoredType {
     pub scaled: bool,
 }
 
+/// The stored bytes of one plane, row-major and contiguous (see [`ImageSource::raw_plane`]).
+///
+/// ```
+/// use ndarray::Array2;
+/// use reproject::io::{ArraySource, ImageSource, SampleType};
+/// let a = Array2::<f32>::zeros((2, 3));
+/// let src = ArraySource::new(a.view().into_dyn())?;
+/// let raw = src.raw_plane(0).unwrap();
+/// assert_eq!((raw.bytes.len(), raw.sample), (24, SampleType::F32));
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RawPlane<'a> {
+    /// rows × columns samples.
+    pub bytes: &'a [u8],
+    /// The sample type.
+    pub sample: SampleType,
+    /// Whether multi-byte samples are big-endian.
+    pub big_endian: bool,
+}
+
 /// Random access to the pixels of an N-dimensional image `(..., ny, nx)`, plane by plane.
 ///
 /// Implementations must be cheap to share between threads (`Send + Sync`) and must not read
@@ -66,6 +87,13 @@ pub trait ImageSource: Send + Sync {
         out: &mut [f64],
     ) -> Result<()>;
 
+    /// The stored samples of plane `plane`, when they are plain (unscaled, no blank value)
+    /// and C-contiguous: what the GPU backend uploads as is (byte order swapped on the device).
+    /// `None` (the default) makes it read converted windows instead.
+    fn raw_plane(&self, _plane: usize) -> Option<RawPlane<'_>> {
+        None
+    }
+
     /// Number of planes (product of the leading dimensions; 1 for a 2-D image).
     fn planes(&self) -> usize {
         let s = self.shape();
@@ -85,6 +113,8 @@ pub trait ImageSource: Send + Sync {
 
 mod array;
 mod decode;
+#[cfg(feature = "cuda")]
+pub(crate) use decode::sample_size as decode_sample_size;
 #[cfg(feature = "fits")]
 mod fits;
 mod npy;

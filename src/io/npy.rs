@@ -483,6 +483,10 @@ impl ImageSource for NpySource {
         &self.header.shape
     }
 
+    fn raw_plane(&self, plane: usize) -> Option<crate::io::RawPlane<'_>> {
+        decode::raw_plane(&self.map, &self.layout, &self.decoder, plane)
+    }
+
     fn stored_type(&self) -> StoredType {
         let sample: SampleType = self.decoder.sample;
         StoredType {

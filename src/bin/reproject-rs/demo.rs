@@ -132,6 +132,7 @@ pub fn run(o: &DemoOptions) -> CliResult<()> {
             order: o.order,
             block_size: None,
             parallel: o.parallel,
+            device: reproject::gpu::Backend::Cpu,
             dtype: OutputType::F32,
             overwrite: true,
             quiet: o.quiet,

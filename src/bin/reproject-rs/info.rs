@@ -20,7 +20,8 @@ pub fn run(file: &Path, hdu: usize) -> CliResult<()> {
     } else {
         None
     };
-    let out = summary(file, hdu, &text, source.as_ref())?;
+    let mut out = summary(file, hdu, &text, source.as_ref())?;
+    let _ = writeln!(out, "{}", reproject::gpu::describe());
     // A closed pipe (`| head`) is not an error worth reporting.
     let _ = std::io::stdout().write_all(out.as_bytes());
     Ok(())

@@ -35,6 +35,8 @@ pub struct Job {
     pub order: Order,
     pub block_size: Option<(usize, usize)>,
     pub parallel: Parallel,
+    /// CPU or GPU (`--device`).
+    pub device: reproject::gpu::Backend,
     pub dtype: OutputType,
     pub overwrite: bool,
     pub quiet: bool,
@@ -357,6 +359,7 @@ pub fn run(job: &Job) -> CliResult<Report> {
         order: job.order,
         block_size: job.block_size,
         parallel: job.parallel,
+        backend: job.device,
         ..Options::default()
     };
     let plan = Plan::new(&*source, &wcs_in, &wcs_out, &[ny, nx], &options)
@@ -610,6 +613,14 @@ pub fn compute<T: OutputSample>(
     let (ny, nx) = plan.plane_shape_out();
     let planes = plan.planes();
     let shape = (planes, ny, nx);
+    if plan.options().backend != reproject::gpu::Backend::Cpu {
+        // The GPU pipeline (or the CPU, when Auto falls back) computes the whole plan.
+        let data = ArrayViewMut3::from_shape(shape, data).map_err(|e| e.to_string())?;
+        let footprint = ArrayViewMut3::from_shape(shape, footprint).map_err(|e| e.to_string())?;
+        plan.compute_into(data.into_dyn(), footprint.into_dyn())
+            .map_err(|e| format!("reprojection failed: {e}"))?;
+        return Ok(plan.blocks().len());
+    }
     let data = ArrayViewMut3::from_shape(shape, data).map_err(|e| e.to_string())?;
     let footprint = ArrayViewMut3::from_shape(shape, footprint).map_err(|e| e.to_string())?;
     let (by, bx) = plan.block_shape();

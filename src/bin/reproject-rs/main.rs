@@ -123,6 +123,10 @@ struct ReprojectArgs {
     /// Worker threads [default: all cores]
     #[arg(long, value_parser = parse_threads, value_name = "N")]
     threads: Option<u32>,
+    /// Where blocks are computed: cpu, cuda (an error without a usable GPU), or auto (the GPU
+    /// when there is one that can do the job, else the CPU)
+    #[arg(long, default_value = "cpu", value_name = "DEVICE")]
+    device: reproject::gpu::Backend,
     /// Output sample type
     #[arg(long, value_enum, default_value_t = Dtype::F64)]
     dtype: Dtype,
@@ -272,6 +276,7 @@ fn run(cli: Cli) -> CliResult<()> {
                 order: a.order,
                 block_size: a.block_size,
                 parallel: parallel(a.threads),
+                device: a.device,
                 dtype: a.dtype.into(),
                 overwrite: a.overwrite,
                 quiet: a.quiet,

@@ -1,0 +1,515 @@
+//! GPU parity suite: the GPU backend (`Backend::Cuda`) against the CPU engine on every
+//! projection family, SIP and TPV distortions, celestial frames, orders 0-3, NaN inputs and
+//! float32 outputs.
+//!
+//! Values must agree within 1e-9 relative; footprints must be identical except at pixels whose
+//! footprint the CPU itself changes when the output grid moves by 1e-9 px (pixels that close to
+//! a boundary). Without a usable GPU every test prints `SKIPPED` and the reason, and passes.
+//!
+//! On a GPU machine: `cargo test --release --test gpu_parity -- --nocapture`, or the prebuilt
+//! binary from `scripts/gpu_bundle.sh` (`gpu-bundle/run.sh`).
+#![cfg(feature = "cuda")]
+
+use ndarray::{Array2, ArrayD, IxDyn};
+use reproject::engine::{reproject_interp, Options, Plan};
+use reproject::gpu::{gpu_info, Backend};
+use reproject::interp::{NanPolicy, Order};
+use reproject::io::ArraySource;
+use reproject::wcs::Wcs;
+
+/// A celestial header: axis types, reference value and pixel, scale, extra cards.
+fn header(
+    ctype: (&str, &str),
+    crval: (f64, f64),
+    crpix: (f64, f64),
+    cdelt: (f64, f64),
+    extra: &str,
+) -> String {
+    format!(
+        "CTYPE1  = '{}'\nCTYPE2  = '{}'\nCRVAL1  = {:?}\nCRVAL2  = {:?}\nCRPIX1  = {:?}\n\
+         CRPIX2  = {:?}\nCDELT1  = {:?}\nCDELT2  = {:?}\n{extra}",
+        ctype.0, ctype.1, crval.0, crval.1, crpix.0, crpix.1, cdelt.0, cdelt.1
+    )
+}
+
+/// A smooth test image with some structure (and optionally NaN holes).
+fn image(ny: usize, nx: usize, holes: bool) -> Array2<f64> {
+    Array2::from_shape_fn((ny, nx), |(y, x)| {
+        if holes && (y * 7 + x * 3) % 97 == 0 {
+            return f64::NAN;
+        }
+        let (fy, fx) = (y as f64 / ny as f64, x as f64 / nx as f64);
+        100.0 + 40.0 * (6.0 * fx).sin() * (4.0 * fy).cos() + 3.0 * (37.0 * fx * fy).sin() + x as f64
+    })
+}
+
+/// The all-sky plate carrée input most cases use: 1 deg/px, 360 x 180.
+fn allsky_input(frame: &str) -> (String, Array2<f64>) {
+    let (lon, lat) = match frame {
+        "galactic" => ("GLON-CAR", "GLAT-CAR"),
+        _ => ("RA---CAR", "DEC--CAR"),
+    };
+    (
+        header((lon, lat), (0.0, 0.0), (180.5, 90.5), (-1.0, 1.0), ""),
+        image(180, 360, false),
+    )
+}
+
+/// One parity case.
+struct Case {
+    name: String,
+    input_header: String,
+    input: Array2<f64>,
+    output_header: String,
+    shape: (usize, usize),
+    order: Order,
+    nan_policy: NanPolicy,
+}
+
+/// PV cards that the projections needing parameters get (typical WCSLIB test values).
+fn pv(code: &str) -> &'static str {
+    match code {
+        "AZP" => "PV2_1   = 2.0\nPV2_2   = 30.0\n",
+        "SZP" => "PV2_1   = 2.0\nPV2_2   = 180.0\nPV2_3   = 60.0\n",
+        "ZPN" => "PV2_0   = 0.05\nPV2_1   = 0.975\nPV2_2   = -0.807\nPV2_3   = 0.337\n",
+        "AIR" => "PV2_1   = 45.0\n",
+        "CYP" => "PV2_1   = 1.0\nPV2_2   = 0.70710678118654752\n",
+        "CEA" => "PV2_1   = 1.0\n",
+        "COP" | "COE" | "COD" | "COO" => "PV2_1   = 45.0\nPV2_2   = 25.0\n",
+        "BON" => "PV2_1   = 45.0\n",
+        _ => "",
+    }
+}
+
+const CODES: [&str; 27] = [
+    "AZP", "SZP", "TAN", "STG", "SIN", "ARC", "ZPN", "ZEA", "AIR", "CYP", "CEA", "CAR", "MER",
+    "SFL", "PAR", "MOL", "AIT", "COP", "COE", "COD", "COO", "BON", "PCO", "TSC", "CSC", "QSC",
+    "HPX",
+];
+
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    // Every projection family, as the output of an all-sky CAR input (bilinear), and the
+    // zenithal/cylindrical ones as inputs too.
+    for code in CODES {
+        let (input_header, input) = allsky_input("icrs");
+        let lon = format!("RA---{code}");
+        let lat = format!("DEC--{code}");
+        cases.push(Case {
+            name: format!("CAR -> {code}"),
+            input_header,
+            input,
+            output_header: header(
+                (&lon, &lat),
+                (30.0, 20.0),
+                (48.5, 40.5),
+                (-1.5, 1.5),
+                pv(code),
+            ),
+            shape: (80, 96),
+            order: Order::Bilinear,
+            nan_policy: NanPolicy::Propagate,
+        });
+    }
+    for code in ["TAN", "ZEA", "SIN", "AIT", "MOL", "HPX", "COE", "BON"] {
+        let lon = format!("RA---{code}");
+        let lat = format!("DEC--{code}");
+        cases.push(Case {
+            name: format!("{code} -> TAN"),
+            input_header: header(
+                (&lon, &lat),
+                (30.0, 20.0),
+                (60.5, 50.5),
+                (-0.5, 0.5),
+                pv(code),
+            ),
+            input: image(100, 120, false),
+            output_header: header(
+                ("RA---TAN", "DEC--TAN"),
+                (31.0, 21.0),
+                (40.5, 40.5),
+                (-0.4, 0.4),
+                "",
+            ),
+            shape: (80, 80),
+            order: Order::Bilinear,
+            nan_policy: NanPolicy::Propagate,
+        });
+    }
+    // Orders 0-3 on the homography (TAN -> TAN, rotated) and on a general transform, with
+    // NaN holes in the input, both NaN policies for orders 0-1.
+    let tan_in = header(
+        ("RA---TAN", "DEC--TAN"),
+        (150.0, 2.0),
+        (64.5, 64.5),
+        (-0.01, 0.01),
+        "",
+    );
+    let tan_out = header(
+        ("RA---TAN", "DEC--TAN"),
+        (150.05, 2.03),
+        (60.5, 50.5),
+        (-0.012, 0.012),
+        "PC1_1   = 0.9659258262890683\nPC1_2   = -0.25881904510252074\n\
+         PC2_1   = 0.25881904510252074\nPC2_2   = 0.9659258262890683\n",
+    );
+    let ait_out = header(
+        ("RA---AIT", "DEC--AIT"),
+        (150.0, 2.0),
+        (50.5, 50.5),
+        (-0.013, 0.013),
+        "",
+    );
+    for (label, out) in [("TAN -> rotated TAN", &tan_out), ("TAN -> AIT", &ait_out)] {
+        for order in [
+            Order::NearestNeighbor,
+            Order::Bilinear,
+            Order::Biquadratic,
+            Order::Bicubic,
+        ] {
+            // NaN holes make a spline's whole output NaN (scipy's prefilter spreads them).
+            for holes in [false, true] {
+                if holes && order.needs_prefilter() {
+                    continue;
+                }
+                let policies: &[NanPolicy] = if !holes {
+                    &[NanPolicy::Propagate]
+                } else {
+                    &[NanPolicy::Propagate, NanPolicy::Renormalize]
+                };
+                for &nan_policy in policies {
+                    cases.push(Case {
+                        name: format!("{label}, {order:?}, holes {holes}, {nan_policy:?}"),
+                        input_header: tan_in.clone(),
+                        input: image(128, 128, holes),
+                        output_header: out.clone(),
+                        shape: (100, 120),
+                        order,
+                        nan_policy,
+                    });
+                }
+            }
+        }
+    }
+    // SIP (forward and reverse coefficients) and TPV.
+    let sip = "CTYPE1  = 'RA---TAN-SIP'\nCTYPE2  = 'DEC--TAN-SIP'\nCRVAL1  = 150.0\n\
+               CRVAL2  = 2.0\nCRPIX1  = 64.5\nCRPIX2  = 64.5\nCD1_1   = -0.01\nCD1_2   = 0.0002\n\
+               CD2_1   = 0.0001\nCD2_2   = 0.01\nA_ORDER = 2\nA_0_2   = 2.0E-5\nA_1_1   = -1.5E-5\n\
+               A_2_0   = 3.0E-5\nB_ORDER = 2\nB_0_2   = -2.5E-5\nB_1_1   = 1.0E-5\nB_2_0   = 1.2E-5\n";
+    let sip_rev = format!(
+        "{sip}AP_ORDER= 2\nAP_0_2  = -2.0E-5\nAP_1_1  = 1.5E-5\nAP_2_0  = -3.0E-5\nBP_ORDER= 2\n\
+         BP_0_2  = 2.5E-5\nBP_1_1  = -1.0E-5\nBP_2_0  = -1.2E-5\n"
+    );
+    let tpv = "CTYPE1  = 'RA---TPV'\nCTYPE2  = 'DEC--TPV'\nCRVAL1  = 150.0\nCRVAL2  = 2.0\n\
+               CRPIX1  = 64.5\nCRPIX2  = 64.5\nCD1_1   = -0.01\nCD1_2   = 0.0\nCD2_1   = 0.0\n\
+               CD2_2   = 0.01\nPV1_1   = 1.0\nPV1_4   = 0.002\nPV1_7   = 0.001\nPV2_1   = 1.0\n\
+               PV2_6   = -0.002\nPV2_9   = 0.0015\n";
+    for (label, h) in [
+        ("SIP", sip.to_string()),
+        ("SIP with AP/BP", sip_rev),
+        ("TPV", tpv.into()),
+    ] {
+        for order in [Order::Bilinear, Order::Bicubic] {
+            cases.push(Case {
+                name: format!("{label} -> rotated TAN, {order:?}"),
+                input_header: h.clone(),
+                input: image(128, 128, false),
+                output_header: tan_out.clone(),
+                shape: (100, 120),
+                order,
+                nan_policy: NanPolicy::Propagate,
+            });
+            cases.push(Case {
+                name: format!("rotated TAN -> {label}, {order:?}"),
+                input_header: tan_out.clone(),
+                input: image(100, 120, false),
+                output_header: h.clone(),
+                shape: (128, 128),
+                order,
+                nan_policy: NanPolicy::Propagate,
+            });
+        }
+    }
+    // Frames: galactic CAR -> ICRS TAN, and ICRS -> FK5 J2000 / FK4 B1950 (no E-terms) /
+    // ecliptic outputs.
+    let (gal_header, gal) = allsky_input("galactic");
+    cases.push(Case {
+        name: "galactic CAR -> ICRS TAN".into(),
+        input_header: gal_header,
+        input: gal,
+        output_header: header(
+            ("RA---TAN", "DEC--TAN"),
+            (266.4, -28.9),
+            (50.5, 50.5),
+            (-0.5, 0.5),
+            "",
+        ),
+        shape: (100, 100),
+        order: Order::Bilinear,
+        nan_policy: NanPolicy::Propagate,
+    });
+    for (label, ctype, extra) in [
+        (
+            "FK5 J2000",
+            ("RA---SIN", "DEC--SIN"),
+            "RADESYS = 'FK5'\nEQUINOX = 2000.0\n",
+        ),
+        (
+            "FK4 B1950 no E-terms",
+            ("RA---ZEA", "DEC--ZEA"),
+            "RADESYS = 'FK4-NO-E'\nEQUINOX = 1950.0\n",
+        ),
+        ("ecliptic", ("ELON-ARC", "ELAT-ARC"), ""),
+        ("galactic", ("GLON-AIT", "GLAT-AIT"), ""),
+    ] {
+        let (input_header, input) = allsky_input("icrs");
+        cases.push(Case {
+            name: format!("ICRS CAR -> {label}"),
+            input_header,
+            input,
+            output_header: header(ctype, (60.0, -30.0), (48.5, 40.5), (-1.0, 1.0), extra),
+            shape: (80, 96),
+            order: Order::Bilinear,
+            nan_policy: NanPolicy::Propagate,
+        });
+    }
+    cases
+}
+
+/// Runs one case on `backend`, with the output grid shifted by `shift` pixels.
+fn run(
+    case: &Case,
+    backend: Backend,
+    shift: (f64, f64),
+) -> reproject::Result<(ArrayD<f64>, ArrayD<f64>)> {
+    let wcs_in = Wcs::from_header_str(&case.input_header)?;
+    let out_header = if shift == (0.0, 0.0) {
+        case.output_header.clone()
+    } else {
+        shifted(&case.output_header, shift)
+    };
+    let wcs_out = Wcs::from_header_str(&out_header)?;
+    let source = ArraySource::new(case.input.view().into_dyn())?;
+    let options = Options {
+        order: case.order,
+        nan_policy: case.nan_policy,
+        backend,
+        ..Options::default()
+    };
+    reproject_interp(
+        &source,
+        &wcs_in,
+        &wcs_out,
+        &[case.shape.0, case.shape.1],
+        &options,
+    )
+}
+
+/// The header with CRPIX moved by `shift` (x, y) pixels.
+fn shifted(header: &str, (dx, dy): (f64, f64)) -> String {
+    header
+        .lines()
+        .map(|l| {
+            for (key, d) in [("CRPIX1", dx), ("CRPIX2", dy)] {
+                if l.starts_with(key) {
+                    let v: f64 = l.split('=').nth(1).unwrap().trim().parse().unwrap();
+                    return format!("{key:<8}= {:?}", v + d);
+                }
+            }
+            l.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn gpu_or_skip(test: &str) -> bool {
+    match gpu_info() {
+        Ok(info) => {
+            eprintln!("{test}: GPU {info}");
+            true
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {test}: no usable GPU ({e})");
+            false
+        }
+    }
+}
+
+/// Compares a GPU result with the CPU's; returns a description of the problems, if any.
+fn compare(
+    case: &Case,
+    gpu: &(ArrayD<f64>, ArrayD<f64>),
+    cpu: &(ArrayD<f64>, ArrayD<f64>),
+) -> Option<String> {
+    let mut worst_rel = 0.0f64;
+    let mut bad_values = 0usize;
+    let mut fp_mismatch = Vec::new();
+    for (i, ((g, c), (gf, cf))) in gpu
+        .0
+        .iter()
+        .zip(cpu.0.iter())
+        .zip(gpu.1.iter().zip(cpu.1.iter()))
+        .enumerate()
+    {
+        if gf != cf {
+            fp_mismatch.push(i);
+            continue;
+        }
+        if *cf == 1.0 {
+            let rel = (g - c).abs() / c.abs().max(1e-300);
+            if !(rel <= 1e-9) && !(g.is_nan() && c.is_nan()) {
+                bad_values += 1;
+            }
+            if rel.is_finite() {
+                worst_rel = worst_rel.max(rel);
+            }
+        }
+    }
+    // Footprint differences are allowed only where the CPU itself flips under a 1e-9 px move.
+    let mut unexplained = 0usize;
+    if !fp_mismatch.is_empty() {
+        let shifts = [(1e-9, 0.0), (-1e-9, 0.0), (0.0, 1e-9), (0.0, -1e-9)];
+        let moved: Vec<_> = shifts
+            .iter()
+            .filter_map(|&s| run(case, Backend::Cpu, s).ok())
+            .collect();
+        for &i in &fp_mismatch {
+            let g = gpu.1.as_slice().unwrap()[i];
+            if !moved.iter().any(|m| m.1.as_slice().unwrap()[i] == g) {
+                unexplained += 1;
+            }
+        }
+    }
+    eprintln!(
+        "  {:<50} max rel {:.2e}, footprint differences {} ({} not at a boundary)",
+        case.name,
+        worst_rel,
+        fp_mismatch.len(),
+        unexplained
+    );
+    (bad_values > 0 || unexplained > 0).then(|| {
+        format!(
+            "{}: {bad_values} values beyond 1e-9 relative (max {worst_rel:.3e}), {unexplained} \
+             footprint differences away from boundaries",
+            case.name
+        )
+    })
+}
+
+#[test]
+fn gpu_matches_cpu_on_every_family_frame_distortion_and_order() {
+    if !gpu_or_skip("gpu_matches_cpu_on_every_family_frame_distortion_and_order") {
+        return;
+    }
+    let mut failures = Vec::new();
+    let cases = cases();
+    for case in &cases {
+        let cpu = match run(case, Backend::Cpu, (0.0, 0.0)) {
+            Ok(r) => r,
+            Err(e) => {
+                failures.push(format!("{}: the CPU fails: {e}", case.name));
+                continue;
+            }
+        };
+        match run(case, Backend::Cuda, (0.0, 0.0)) {
+            Ok(gpu) => failures.extend(compare(case, &gpu, &cpu)),
+            Err(e) => failures.push(format!("{}: the GPU fails: {e}", case.name)),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn float32_outputs_and_small_blocks_match() {
+    if !gpu_or_skip("float32_outputs_and_small_blocks_match") {
+        return;
+    }
+    let case = &cases()[2]; // CAR -> TAN
+    let wcs_in = Wcs::from_header_str(&case.input_header).unwrap();
+    let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
+    let source = ArraySource::new(case.input.view().into_dyn()).unwrap();
+    let mut results = Vec::new();
+    for backend in [Backend::Cpu, Backend::Cuda] {
+        let options = Options {
+            backend,
+            block_size: Some((17, 23)),
+            ..Options::default()
+        };
+        let plan = Plan::new(&source, &wcs_in, &wcs_out, &[80, 96], &options).unwrap();
+        let mut data = ArrayD::<f32>::zeros(IxDyn(&[80, 96]));
+        let mut footprint = data.clone();
+        plan.compute_into(data.view_mut(), footprint.view_mut())
+            .unwrap();
+        results.push((data, footprint));
+    }
+    let (cpu, gpu) = (&results[0], &results[1]);
+    assert_eq!(cpu.1, gpu.1, "float32 footprints differ");
+    for (c, g) in cpu.0.iter().zip(gpu.0.iter()) {
+        assert!(
+            c == g || (c.is_nan() && g.is_nan()) || ((c - g) / c).abs() <= 1e-7,
+            "{c} vs {g}"
+        );
+    }
+}
+
+#[test]
+fn auto_gives_the_cpu_result_and_cuda_errors_without_a_gpu() {
+    let (input_header, input) = allsky_input("icrs");
+    let wcs_in = Wcs::from_header_str(&input_header).unwrap();
+    let wcs_out = Wcs::from_header_str(&header(
+        ("RA---TAN", "DEC--TAN"),
+        (30.0, 20.0),
+        (20.5, 20.5),
+        (-1.0, 1.0),
+        "",
+    ))
+    .unwrap();
+    let source = ArraySource::new(input.view().into_dyn()).unwrap();
+    let run = |backend| {
+        let options = Options {
+            backend,
+            ..Options::default()
+        };
+        reproject_interp(&source, &wcs_in, &wcs_out, &[40, 40], &options)
+    };
+    let cpu = run(Backend::Cpu).unwrap();
+    let auto = run(Backend::Auto).unwrap();
+    assert_eq!(cpu.1, auto.1);
+    for (a, b) in cpu.0.iter().zip(auto.0.iter()) {
+        assert!(a == b || (a.is_nan() && b.is_nan()) || ((a - b) / a).abs() <= 1e-9);
+    }
+    match gpu_info() {
+        Ok(_) => assert!(run(Backend::Cuda).is_ok()),
+        Err(_) => assert!(matches!(
+            run(Backend::Cuda),
+            Err(reproject::Error::GpuUnavailable(_))
+        )),
+    }
+}
+
+/// Runs here too: every case is a valid job for the CPU and covers part of its output, so the
+/// suite compares something on a GPU machine.
+#[test]
+fn every_case_is_a_valid_cpu_job_with_coverage() {
+    let cases = cases();
+    let mut problems = Vec::new();
+    for case in &cases {
+        match run(case, Backend::Cpu, (0.0, 0.0)) {
+            Ok((_, footprint)) => {
+                let covered = footprint.iter().filter(|&&f| f == 1.0).count();
+                if covered < footprint.len() / 20 {
+                    problems.push(format!("{}: only {covered} pixels covered", case.name));
+                }
+            }
+            Err(e) => problems.push(format!("{}: {e}", case.name)),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(cases.len() > 60, "{} cases", cases.len());
+}
