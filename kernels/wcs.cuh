@@ -33,6 +33,13 @@
 #define RP_TRANSFORM_VERSION 1
 #define RP_TPV_TERMS 40
 #define RP_POLE 1e-12
+// The large steps are called from several places: kept out of line on the device, so that
+// each (with the projections' big switches inlined into it) is compiled once.
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define RP_OUTLINE __device__ __noinline__
+#else
+#define RP_OUTLINE static
+#endif
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #define RP_NAN __longlong_as_double(0x7ff8000000000000LL)
 #else
@@ -186,7 +193,7 @@ RP_DEVICE void rp_parse_tpv(RpReader* r, RpTpv* t) {
     }
 }
 
-RP_DEVICE void rp_parse_cel(RpReader* r, RpCel* c) {
+RP_OUTLINE void rp_parse_cel(RpReader* r, RpCel* c) {
     c->swapped = rp_rd_int(r, 0, 1);
     rp_rd_n(r, c->lin.crpix, 2);
     rp_rd_n(r, c->lin.m, 4);
@@ -296,7 +303,7 @@ RP_DEVICE void rp_sip_pix_to_foc(const RpSip* s, double x, double y, double* f0,
 }
 
 // Sip::invert with the SipInversion encoded (astropy's fixed-point iteration).
-RP_DEVICE void rp_sip_invert(const RpSip* s, double fx, double fy, double* ox, double* oy) {
+RP_OUTLINE void rp_sip_invert(const RpSip* s, double fx, double fy, double* ox, double* oy) {
     double x = fx, y = fy;
     if (s->ap_bp_guess && s->has_reverse) {
         double f1 = fx + 1.0, f2 = fy + 1.0;
@@ -386,7 +393,7 @@ RP_DEVICE void rp_tpv_distort(const RpTpv* t, double x0, double x1, double* d0, 
 }
 
 // Tpv::undistort (WCSLIB disitr); 0 on success.
-RP_DEVICE int rp_tpv_undistort(const RpTpv* t, double d0, double d1, double* o0, double* o1) {
+RP_OUTLINE int rp_tpv_undistort(const RpTpv* t, double d0, double d1, double* o0, double* o1) {
     const double TOL = 1.0e-13;
     const int ITERMAX = 30;
     double dis[2] = {d0, d1};
@@ -438,7 +445,7 @@ RP_DEVICE int rp_tpv_undistort(const RpTpv* t, double d0, double d1, double* o0,
 // Celestial transform (src/wcs/mod.rs CelestialTransform, distortion/mod.rs Distortion).
 
 // Pixel (0-based, (lng, lat) order) → intermediate world coordinates.
-RP_DEVICE void rp_cel_pix_to_img(const RpCel* c, double x, double y, double* u, double* v) {
+RP_OUTLINE void rp_cel_pix_to_img(const RpCel* c, double x, double y, double* u, double* v) {
     if (!c->has_dis) {
         rp_lin_pix1_to_img(&c->lin, x + 1.0, y + 1.0, u, v);
         return;
@@ -466,7 +473,7 @@ RP_DEVICE void rp_cel_pix_to_img(const RpCel* c, double x, double y, double* u, 
 }
 
 // Intermediate → pixel (0-based, (lng, lat) order); 0 on success (finite result).
-RP_DEVICE int rp_cel_img_to_pix(const RpCel* c, double u, double v, double* x, double* y) {
+RP_OUTLINE int rp_cel_img_to_pix(const RpCel* c, double u, double v, double* x, double* y) {
     double a, b;
     if (!c->has_dis) {
         rp_lin_img_to_pix(&c->lin, u, v, &a, &b);
@@ -503,7 +510,7 @@ RP_DEVICE int rp_cel_img_to_pix(const RpCel* c, double u, double v, double* x, d
 }
 
 // SphericalRotation::native_to_celestial (WCSLIB sphx2s).
-RP_DEVICE void rp_sph_x2s(const double* eul, double phi, double theta, double* lng_out,
+RP_OUTLINE void rp_sph_x2s(const double* eul, double phi, double theta, double* lng_out,
                           double* lat_out) {
     const double SPH_TOL = 1.0e-5;
     double lng, lat;
@@ -571,7 +578,7 @@ RP_DEVICE double rp_sph_norm_phi(double phi) {
 }
 
 // SphericalRotation::celestial_to_native (WCSLIB sphs2x).
-RP_DEVICE void rp_sph_s2x(const double* eul, double lng, double lat, double* phi_out,
+RP_OUTLINE void rp_sph_s2x(const double* eul, double lng, double lat, double* phi_out,
                           double* theta_out) {
     const double SPH_TOL = 1.0e-5;
     if (eul[4] == 0.0) {
@@ -618,7 +625,7 @@ RP_DEVICE void rp_sph_s2x(const double* eul, double lng, double lat, double* phi
 }
 
 // CelestialTransform::pixel_to_world; 0 on success.
-RP_DEVICE int rp_cel_pixel_to_world(const RpCel* c, double x, double y, double* lon,
+RP_OUTLINE int rp_cel_pixel_to_world(const RpCel* c, double x, double y, double* lon,
                                     double* lat) {
     double a = c->swapped ? y : x, b = c->swapped ? x : y;
     double u, v, phi, theta;
@@ -629,7 +636,7 @@ RP_DEVICE int rp_cel_pixel_to_world(const RpCel* c, double x, double y, double* 
 }
 
 // CelestialTransform::world_to_pixel; 0 on success.
-RP_DEVICE int rp_cel_world_to_pixel(const RpCel* c, double lon, double lat, double* x,
+RP_OUTLINE int rp_cel_world_to_pixel(const RpCel* c, double lon, double lat, double* x,
                                     double* y) {
     if (!(rpw_finite(lon) && rpw_finite(lat))) return 1;
     double phi, theta, u, v, a, b;
@@ -642,7 +649,7 @@ RP_DEVICE int rp_cel_world_to_pixel(const RpCel* c, double lon, double lat, doub
 }
 
 // CelestialTransform::pixel_to_native_vector; 0 on success.
-RP_DEVICE int rp_cel_pixel_to_native_vector(const RpCel* c, double x, double y, double v[3]) {
+RP_OUTLINE int rp_cel_pixel_to_native_vector(const RpCel* c, double x, double y, double v[3]) {
     double a = c->swapped ? y : x, b = c->swapped ? x : y;
     double u, w;
     rp_cel_pix_to_img(c, a, b, &u, &w);
@@ -650,7 +657,7 @@ RP_DEVICE int rp_cel_pixel_to_native_vector(const RpCel* c, double x, double y, 
 }
 
 // CelestialTransform::native_vector_to_pixel; 0 on success.
-RP_DEVICE int rp_cel_native_vector_to_pixel(const RpCel* c, const double v[3], double* x,
+RP_OUTLINE int rp_cel_native_vector_to_pixel(const RpCel* c, const double v[3], double* x,
                                             double* y) {
     double u, w, a, b;
     if (rp_prj_v2x(&c->prj, v, &u, &w) != 0) return 1;
@@ -697,7 +704,7 @@ RP_DEVICE int rp_through_the_sky(const RpPixelTransform* t, double x, double y, 
     return rp_cel_world_to_pixel(&t->in, lon, lat, px, py);
 }
 
-RP_DEVICE int rp_pt_map(const RpPixelTransform* t, double x, double y, double* px, double* py) {
+RP_OUTLINE int rp_pt_map(const RpPixelTransform* t, double x, double y, double* px, double* py) {
     if (t->kind == 0) {
         const double* h = t->h;
         double w = h[6] * x + h[7] * y + h[8];

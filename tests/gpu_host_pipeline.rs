@@ -268,6 +268,7 @@ fn compare(
     in_type: InType,
     out_f64: bool,
     nan_policy: NanPolicy,
+    precision: Precision,
 ) -> Stats {
     let input = make_input(in_type, case.shape_in);
     let shape = [input.shape.0, input.shape.1];
@@ -275,13 +276,16 @@ fn compare(
     let options = Options {
         order,
         nan_policy,
-        precision: Precision::Reproject,
+        precision,
         ..Options::default()
     };
     let (ny, nx) = case.shape_out;
     let plan = Plan::new(&source, &case.wcs_in, &case.wcs_out, &[ny, nx], &options).unwrap();
     let big_endian = source.stored_type().big_endian;
-    let tag = format!("{}_{order:?}_{in_type:?}_{out_f64}", case.name).replace(['/', ' '], "_");
+    let tag = format!(
+        "{}_{order:?}_{in_type:?}_{out_f64}_{precision:?}",
+        case.name
+    );
     let (ry, rx) = (ny * 2 / 5, nx * 3 / 5);
     let mut stats = Stats::default();
     for rows in [0..ry, ry..ny] {
@@ -549,7 +553,15 @@ fn run_case(bin: &Path, case: &Case, seed: usize, total: &mut Stats) {
     {
         let t = TYPES[(seed + k) % TYPES.len()];
         let out_f64 = (seed + k) % 2 == 0;
-        stats.merge(&compare(bin, case, order, t, out_f64, NanPolicy::Propagate));
+        stats.merge(&compare(
+            bin,
+            case,
+            order,
+            t,
+            out_f64,
+            NanPolicy::Propagate,
+            Precision::Reproject,
+        ));
     }
     println!(
         "{}: {} blocks, {} pixels ({} valid), max relative value difference {:.3e}, max \
@@ -670,6 +682,7 @@ fn renormalized_nans() {
                     t,
                     k == 0,
                     NanPolicy::Renormalize,
+                    Precision::Reproject,
                 ));
             }
         }
@@ -864,4 +877,60 @@ fn integer_decoding_scale_and_blank() {
         }
     }
     println!("decoding: {checked} pixels bit-identical");
+}
+
+/// Inputs of one and two pixels along an axis (scipy's mirror of a single pixel), all six
+/// orders, both precisions, through the homography (TAN output) and the vector path (SIN).
+#[test]
+fn tiny_inputs_every_order_both_precisions() {
+    let Some(bin) = harness() else { return };
+    let mut total = Stats::default();
+    for (k, &(ny, nx)) in [(1usize, 1usize), (1, 5), (2, 3), (4, 2), (3, 3)]
+        .iter()
+        .enumerate()
+    {
+        let wcs_in = Wcs::from_header_str(&format!(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {}\nCRPIX2 = {}\n\
+             CRVAL1 = 120\nCRVAL2 = -30\nCDELT1 = -0.01\nCDELT2 = 0.01\n",
+            (nx as f64 + 1.0) / 2.0,
+            (ny as f64 + 1.0) / 2.0
+        ))
+        .unwrap();
+        for proj in ["TAN", "SIN"] {
+            let (sn, cs) = 25f64.to_radians().sin_cos();
+            let s = 0.0023;
+            let wcs_out = Wcs::from_header_str(&format!(
+                "CTYPE1 = 'RA---{proj}'\nCTYPE2 = 'DEC--{proj}'\nCRPIX1 = 9.3\nCRPIX2 = 8.1\n\
+                 CRVAL1 = 120.001\nCRVAL2 = -30.002\nCD1_1 = {}\nCD1_2 = {}\nCD2_1 = {}\n\
+                 CD2_2 = {}\n",
+                -s * cs,
+                s * sn,
+                s * sn,
+                s * cs
+            ))
+            .unwrap();
+            let case = Case {
+                name: format!("tiny{ny}x{nx}-to-{proj}"),
+                wcs_in: wcs_in.clone(),
+                wcs_out,
+                shape_in: (ny, nx),
+                shape_out: (17, 19),
+            };
+            for (i, order) in Order::ALL.into_iter().enumerate() {
+                for precision in [Precision::Reproject, Precision::Float64] {
+                    let t = TYPES[(k + i) % TYPES.len()];
+                    total.merge(&compare(
+                        bin,
+                        &case,
+                        order,
+                        t,
+                        (k + i) % 2 == 1,
+                        NanPolicy::Propagate,
+                        precision,
+                    ));
+                }
+            }
+        }
+    }
+    summary("tiny inputs", &total);
 }
