@@ -179,6 +179,24 @@ impl LazyPlan {
                 Plan::with_shared_source(source, &wcs_in, &wcs_out, &shape_out, &options)
                     .map(LazyReprojection::new)
             })?;
+            // One handle per block: refuse a block count that would not fit in memory.
+            let (by, bx) = lazy.plan().block_shape();
+            let (ny, nx) = lazy.plan().plane_shape_out();
+            let count = ny
+                .div_ceil(by.max(1))
+                .saturating_mul(nx.div_ceil(bx.max(1)));
+            let bytes = count as u128 * 2 * std::mem::size_of::<BlockHandle>() as u128;
+            if bytes > reproject::io::available_memory().map_or(u128::MAX, u128::from) {
+                return Err(new_err(
+                    py,
+                    Kind::InvalidArgument,
+                    format!(
+                        "the {ny}x{nx} output in blocks of {by}x{bx} has {count} blocks, whose \
+                         handles need {bytes} bytes, more than the memory available; use a \
+                         larger block_size"
+                    ),
+                ));
+            }
             let handles = lazy.blocks();
             Ok(LazyPlan {
                 shape,

@@ -374,6 +374,9 @@ class _Job:
         if output_array.dtype.kind != "f":
             # reproject writes NaN into the output before anything else.
             raise _core.InvalidArgumentError("cannot convert float NaN to integer")
+        if not output_array.flags.writeable:
+            # reproject's check and message; refused before anything is computed.
+            raise ValueError("output array is read-only.")
 
     def _blocks(self, block_size):
         """Checked block shape (reproject's rules and log messages)."""
@@ -396,6 +399,8 @@ class _Job:
                 f"Output footprint shape {output_footprint.shape} should match "
                 f"shape_out={self.shape_out}"
             )
+        if output_footprint is not None and not output_footprint.flags.writeable:
+            raise ValueError("output footprint is read-only.")
         if return_type == "lazy":
             if output_array is not None or output_footprint is not None:
                 raise ValueError(
@@ -416,6 +421,8 @@ class _Job:
                     "when parallel=False and no block size has "
                     "been specified"
                 )
+            if self._empty_plane():
+                return self._empty(output_array, output_footprint, return_footprint, return_type)
             data, footprint = self._dask(block_size)
             if return_type == "dask":
                 return (data, footprint) if return_footprint else data
@@ -425,7 +432,26 @@ class _Job:
             return self._deliver(data, footprint, output_array, output_footprint, return_footprint)
         threads = _parallel_threads(parallel)
         engine_block = self._engine_block(block_size, parallel)
+        if self._empty_plane():
+            return self._empty(output_array, output_footprint, return_footprint, return_type)
         return self._numpy(engine_block, threads, output_array, output_footprint, return_footprint)
+
+    def _empty_plane(self):
+        """Whether the input's celestial plane has no pixel (reproject then returns NaN)."""
+        shape = self.array_in.shape
+        return 0 in shape[-2:] and 0 not in shape[:-2] and 0 not in self.shape_out
+
+    def _empty(self, output_array, output_footprint, return_footprint, return_type):
+        """reproject's result for an input with no pixel: NaN data, zero footprint."""
+        if return_type == "dask":
+            import dask.array as da
+
+            data = da.full(self.shape_out, np.nan)
+            footprint = da.zeros(self.shape_out)
+            return (data, footprint) if return_footprint else data
+        data = np.full(self.engine_shape, np.nan)
+        footprint = np.zeros(self.engine_shape)
+        return self._deliver(data, footprint, output_array, output_footprint, return_footprint)
 
     def _engine_block(self, block_size, parallel):
         """The engine's (rows, columns) block shape, or None for its automatic choice."""
