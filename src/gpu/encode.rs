@@ -63,6 +63,13 @@ pub(crate) const SAMPLING_LEN: usize = 10;
 
 /// How the raw input samples become values (FITS scaling and blanks), as the runtime uploads
 /// them undecoded.
+///
+/// ```
+/// use reproject::gpu::encode::InputDecoding;
+/// // BITPIX 16 with BSCALE 0.5, BZERO 100 and BLANK -32768.
+/// let d = InputDecoding { scale: Some((100.0, 0.5)), blank: Some(-32768) };
+/// assert_ne!(d, InputDecoding::default());
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct InputDecoding {
     /// `(zero, scale)`: value = zero + scale · sample (FITS BZERO, BSCALE).
@@ -287,7 +294,7 @@ pub struct HostParityInputs {
 /// use reproject::gpu::encode::{host_parity_inputs, InputDecoding};
 /// use reproject::io::ArraySource;
 /// use reproject::wcs::Wcs;
-/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCDELT1 = -0.01\nCDELT2 = 0.01\n").unwrap();
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n").unwrap();
 /// let image = ndarray::Array2::<f64>::zeros((8, 8));
 /// let source = ArraySource::new(image.view().into_dyn()).unwrap();
 /// let plan = Plan::new(&source, &wcs, &wcs, &[8, 8], &Options::default()).unwrap();
