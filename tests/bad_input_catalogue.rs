@@ -1936,6 +1936,60 @@ fn processes() {
 }
 
 // ------------------------------------------------------------------------------------------
+// GPU: a device that is not there (hidden with CUDA_VISIBLE_DEVICES, as after it was lost)
+
+/// The standard CLI job with `--device device`, with every CUDA device hidden.
+fn without_gpu(d: &Path, device: &str, out: &Path) -> Output {
+    let (input, target) = standard_job(d);
+    Command::new(BIN)
+        .args([
+            input.as_os_str(),
+            "--to".as_ref(),
+            target.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            "--device".as_ref(),
+            device.as_ref(),
+            "--overwrite".as_ref(),
+            "-q".as_ref(),
+        ])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap()
+}
+
+const GPU_CASES: &[Case] = &[
+    (
+        "--device cuda with no usable GPU: 'GPU unavailable', no output (CLI)",
+        |d| {
+            let out = d.join("out.fits");
+            std::fs::write(&out, b"precious").unwrap();
+            let o = without_gpu(d, "cuda", &out);
+            fails(&o, "GPU unavailable");
+            assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+            no_leftovers(d);
+        },
+    ),
+    (
+        "--device auto with no usable GPU: the CPU result, bit for bit (CLI)",
+        |d| {
+            let (auto, cpu) = (d.join("auto.fits"), d.join("cpu.fits"));
+            succeeds(&without_gpu(d, "auto", &auto));
+            succeeds(&without_gpu(d, "cpu", &cpu));
+            for hdu in [0, 1] {
+                let (a, b) = (read_plane(&auto, hdu), read_plane(&cpu, hdu));
+                assert!(a.iter().zip(&b).all(|(x, y)| same(*x, *y)));
+            }
+        },
+    ),
+];
+
+#[test]
+fn gpu() {
+    run_table("gpu", GPU_CASES);
+}
+
+// ------------------------------------------------------------------------------------------
 
 /// The catalogue has at least 40 distinct cases (the bar).
 #[test]
@@ -1948,6 +2002,7 @@ fn catalogue_is_complete() {
         AXES_CASES,
         OUTPUT_CASES,
         PROCESS_CASES,
+        GPU_CASES,
     ];
     let names: Vec<&str> = tables.iter().flat_map(|t| t.iter().map(|c| c.0)).collect();
     let mut unique = names.clone();

@@ -614,10 +614,14 @@ pub fn compute<T: OutputSample>(
     let planes = plan.planes();
     let shape = (planes, ny, nx);
     if plan.options().backend != reproject::gpu::Backend::Cpu {
-        // The GPU pipeline (or the CPU, when Auto falls back) computes the whole plan.
-        let data = ArrayViewMut3::from_shape(shape, data).map_err(|e| e.to_string())?;
-        let footprint = ArrayViewMut3::from_shape(shape, footprint).map_err(|e| e.to_string())?;
-        plan.compute_into(data.into_dyn(), footprint.into_dyn())
+        // The GPU pipeline (or the CPU, when Auto falls back) computes the whole plan, in
+        // the plan's own output shape (2-D images have no leading plane axis).
+        let full = ndarray::IxDyn(plan.shape_out());
+        let data =
+            ndarray::ArrayViewMutD::from_shape(full.clone(), data).map_err(|e| e.to_string())?;
+        let footprint =
+            ndarray::ArrayViewMutD::from_shape(full, footprint).map_err(|e| e.to_string())?;
+        plan.compute_into(data, footprint)
             .map_err(|e| format!("reprojection failed: {e}"))?;
         return Ok(plan.blocks().len());
     }
