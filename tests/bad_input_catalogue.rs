@@ -953,6 +953,71 @@ const SHAPE_CASES: &[Case] = &[
         },
     ),
     (
+        "blocks whose working memory exceeds the memory available: refused, not aborted",
+        |_| {
+            let available = reproject::io::available_memory().expect("Linux reports memory");
+            let image = Array2::from_elem((4, 4), 1.0);
+            let w = wcs(&tan(150.0, 30.0, (2.0, 2.0), 0.01));
+            // One block of side² pixels, whose per-pixel working buffers (32 bytes a pixel)
+            // need twice the memory available; then the list of 1 x 1 blocks of an output
+            // with as many blocks as that.
+            let big_block = ((available / 16) as f64).sqrt().ceil() as usize;
+            let many_blocks = ((available / 64) as f64).sqrt().ceil() as usize;
+            for (side, block, fix) in [
+                (big_block, (big_block, big_block), "smaller block_size"),
+                (many_blocks, (1, 1), "larger block_size"),
+            ] {
+                let bytes = side * side * 4;
+                // The caller's output buffers: address space only (MAP_NORESERVE), never
+                // touched since the call is refused first.
+                let map = || {
+                    // SAFETY: an anonymous private mapping; checked against MAP_FAILED.
+                    let p = unsafe {
+                        libc::mmap(
+                            std::ptr::null_mut(),
+                            bytes,
+                            libc::PROT_READ | libc::PROT_WRITE,
+                            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                            -1,
+                            0,
+                        )
+                    };
+                    assert_ne!(p, libc::MAP_FAILED);
+                    p
+                };
+                let (pd, pf) = (map(), map());
+                // SAFETY: two distinct mappings of side² f32 each, alive until munmap below.
+                let (data, footprint) = unsafe {
+                    (
+                        ndarray::ArrayViewMutD::<f32>::from_shape_ptr(
+                            IxDyn(&[side, side]),
+                            pd as *mut f32,
+                        ),
+                        ndarray::ArrayViewMutD::<f32>::from_shape_ptr(
+                            IxDyn(&[side, side]),
+                            pf as *mut f32,
+                        ),
+                    )
+                };
+                let o = Options {
+                    block_size: Some(block),
+                    ..Options::default()
+                };
+                let r = reproject_interp_into(&array_source(&image), &w, &w, data, footprint, &o);
+                // SAFETY: the mappings made above, no longer referenced.
+                unsafe {
+                    libc::munmap(pd, bytes);
+                    libc::munmap(pf, bytes);
+                }
+                let e = r.unwrap_err();
+                assert!(
+                    matches!(&e, Error::InvalidArgument(m) if m.contains("working memory") && m.contains(fix)),
+                    "{e:?}"
+                );
+            }
+        },
+    ),
+    (
         "non-contiguous caller output arrays: a shape error, nothing written",
         |_| {
             let image = Array2::from_elem((8, 8), 1.0);

@@ -461,6 +461,14 @@ impl<'a> Plan<'a> {
                 footprint.shape()
             )));
         }
+        // Coordinates and values of every pixel of the block, per thread.
+        check_working_memory(block.len().saturating_mul(4 * 8), || {
+            let (r, c) = (block.rows.len(), block.cols.len());
+            (
+                format!("a block of {r}x{c} output pixels"),
+                "use a smaller block_size",
+            )
+        })?;
         SCRATCH.with(|scratch| {
             let scratch = &mut *scratch.borrow_mut();
             let n = block.len();
@@ -564,6 +572,12 @@ impl<'a> Plan<'a> {
         let len = rows.len() * cols.len();
         match &self.coefficients {
             None => {
+                check_working_memory(len.saturating_mul(8), || {
+                    (
+                        format!("the {}x{} input window of a block", rows.len(), cols.len()),
+                        "use a smaller block_size",
+                    )
+                })?;
                 s.window.resize(len, 0.0);
                 self.source
                     .read_window(plane, rows.clone(), cols.clone(), &mut s.window)?;
@@ -634,6 +648,14 @@ impl<'a> Plan<'a> {
             return Ok(());
         }
         let (by, bx) = self.block_shape();
+        let count = ny.div_ceil(by).saturating_mul(nx.div_ceil(bx));
+        let per_block = std::mem::size_of::<(Block, ArrayViewMut3<T>, ArrayViewMut3<T>)>();
+        check_working_memory(count.saturating_mul(per_block), || {
+            (
+                format!("the list of {count} blocks of {by}x{bx} pixels"),
+                "use a larger block_size",
+            )
+        })?;
         // Disjoint views, one per block: bands of rows, then columns within each band.
         let mut work = Vec::new();
         let bands = split_chunks(data, Axis(1), by)
@@ -888,6 +910,29 @@ pub fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()
     if let Some(available) = available_memory() {
         if bytes > available as u128 {
             return Err(too_big());
+        }
+    }
+    Ok(())
+}
+
+/// Refuses working buffers larger than the memory available, before allocating them (an
+/// [`Error::InvalidArgument`] naming what they are for and the fix). Buffers under 256 MiB are not checked: reading
+/// the memory figures would cost more than it saves.
+pub(crate) fn check_working_memory(
+    bytes: usize,
+    what: impl FnOnce() -> (String, &'static str),
+) -> Result<()> {
+    const UNCHECKED: usize = 256 << 20;
+    if bytes <= UNCHECKED {
+        return Ok(());
+    }
+    if let Some(available) = available_memory() {
+        if bytes as u64 > available {
+            let (what, fix) = what();
+            return Err(Error::InvalidArgument(format!(
+                "{what} needs {bytes} bytes of working memory but only {available} are \
+                 available; {fix}"
+            )));
         }
     }
     Ok(())
