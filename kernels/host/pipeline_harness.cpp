@@ -3,6 +3,7 @@
 // and reports each pixel's value, footprint and input position.
 //
 // Build: c++ -O2 -ffp-contract=off -std=c++14 -I kernels kernels/host/pipeline_harness.cpp
+// (-DRP_PERTURB_LIBM: with the one-ulp libm perturbation of perturbed_libm.h)
 // Usage: pipeline_harness IN OUT
 //
 // IN (little-endian, as written by the test):
@@ -17,6 +18,9 @@
 #include <vector>
 
 #include "common.cuh"
+#ifdef RP_PERTURB_LIBM
+#include "perturbed_libm.h"
+#endif
 #include "projections.cuh"
 #include "wcs.cuh"
 #include "interp.cuh"
