@@ -1018,6 +1018,48 @@ const SHAPE_CASES: &[Case] = &[
         },
     ),
     (
+        "--block-size 1 with more blocks than memory can list (CLI): refused",
+        |d| {
+            let available = reproject::io::available_memory().expect("Linux reports memory");
+            // About 150 bytes of bookkeeping per block: twice the memory available.
+            let side = ((available / 75) as f64).sqrt().ceil() as usize;
+            let (input, _) = standard_job(d);
+            let target = d.join("huge.hdr");
+            std::fs::write(
+                &target,
+                target_header()
+                    .replace("NAXIS1  = 18", &format!("NAXIS1  = {side}"))
+                    .replace("NAXIS2  = 16", &format!("NAXIS2  = {side}")),
+            )
+            .unwrap();
+            let out = d.join("out.fits");
+            let o = cli(&[
+                input.as_os_str(),
+                "--to".as_ref(),
+                target.as_os_str(),
+                "-o".as_ref(),
+                out.as_os_str(),
+                "--block-size".as_ref(),
+                "1".as_ref(),
+                "--dtype".as_ref(),
+                "f32".as_ref(),
+                "-q".as_ref(),
+            ]);
+            // Where the sparse output does not even fit on the disk, that is the error.
+            let err = text(&o.stderr);
+            fails(
+                &o,
+                if err.contains("do not fit") {
+                    "do not fit"
+                } else {
+                    "use a larger --block-size"
+                },
+            );
+            assert!(!out.exists());
+            no_leftovers(d);
+        },
+    ),
+    (
         "non-contiguous caller output arrays: a shape error, nothing written",
         |_| {
             let image = Array2::from_elem((8, 8), 1.0);

@@ -628,6 +628,16 @@ pub fn compute<T: OutputSample>(
     let data = ArrayViewMut3::from_shape(shape, data).map_err(|e| e.to_string())?;
     let footprint = ArrayViewMut3::from_shape(shape, footprint).map_err(|e| e.to_string())?;
     let (by, bx) = plan.block_shape();
+    // The list of blocks must fit in memory (--block-size 1 on a huge output would not).
+    let count = ny.div_ceil(by).saturating_mul(nx.div_ceil(bx));
+    let bytes =
+        count as u128 * std::mem::size_of::<(Block, ArrayViewMut3<T>, ArrayViewMut3<T>)>() as u128;
+    if bytes > reproject::io::available_memory().map_or(u128::MAX, u128::from) {
+        return Err(format!(
+            "the {count} blocks of {by}x{bx} pixels need {bytes} bytes of memory to schedule, \
+             more than is available; use a larger --block-size"
+        ));
+    }
     let mut work = Vec::new();
     let bands = split(data, Axis(1), by)
         .into_iter()
