@@ -14,8 +14,9 @@
 //   transform := version (=1), total length, has_backward, PT(forward), [PT(backward)]
 //   PT        := kind (0 homography, 1 vector, 2 general),
 //                kind 0: H (9, row-major)
-//                kind 1: CEL(out), CEL(in), R (9, row-major), has_frame, [F (9)]
-//                kind 2: CEL(out), CEL(in), has_frame, [F (9)]
+//                kind 1: CEL(out), CEL(in), R (9, row-major), has_frame, [FRAME]
+//                kind 2: CEL(out), CEL(in), has_frame, [FRAME]
+//   FRAME     := M (9, row-major), has_remove_eterms, [A (3)], has_add_eterms, [A (3)]
 //   CEL       := swapped (latitude axis first),
 //                crpix (2), m (4), inv (4), unity, cdelt (2)        -- Linear2
 //                projection (RP_PRJ_PARAMS, Projection::device_params)
@@ -114,6 +115,8 @@ typedef struct {
     double rot[9];
     int has_frame;
     double frame[9];
+    int remove_eterms, add_eterms;
+    double eterms_remove[3], eterms_add[3];
 } RpPixelTransform;
 
 typedef struct {
@@ -226,7 +229,14 @@ RP_DEVICE void rp_parse_pt(RpReader* r, RpPixelTransform* t) {
     rp_parse_cel(r, &t->in);
     if (t->kind == 1) rp_rd_n(r, t->rot, 9);
     t->has_frame = rp_rd_int(r, 0, 1);
-    if (t->has_frame) rp_rd_n(r, t->frame, 9);
+    t->remove_eterms = t->add_eterms = 0;
+    if (t->has_frame) {
+        rp_rd_n(r, t->frame, 9);
+        t->remove_eterms = rp_rd_int(r, 0, 1);
+        if (t->remove_eterms) rp_rd_n(r, t->eterms_remove, 3);
+        t->add_eterms = rp_rd_int(r, 0, 1);
+        if (t->add_eterms) rp_rd_n(r, t->eterms_add, 3);
+    }
 }
 
 // Parses `encode_transform`'s array (`len` doubles); 0 on success.
@@ -668,7 +678,8 @@ RP_OUTLINE int rp_cel_native_vector_to_pixel(const RpCel* c, const double v[3], 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Frame rotation (FrameTransform::apply for a pure rotation, src/wcs/frame_transform.rs).
+// Frame change (FrameTransform::apply, src/wcs/frame_transform.rs): a rotation, with FK4's
+// E-terms removed before it and/or added after it.
 
 RP_DEVICE double rp_wrap_360(double lon) {
     double w = fmod(lon, 360.0);
@@ -676,17 +687,52 @@ RP_DEVICE double rp_wrap_360(double lon) {
     return w >= 360.0 ? 0.0 : w;
 }
 
-RP_DEVICE void rp_frame_apply(const double* m, double lon, double lat, double* lon_out,
-                              double* lat_out) {
+RP_DEVICE double rp_dot3(const double* a, const double* b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+// FK4 -> FK4NoETerms: r' = r - A + (A.r) r, renormalised (eterms_remove).
+RP_DEVICE void rp_eterms_remove(double* v, const double* a) {
+    double d_orig = sqrt(rp_dot3(v, v));
+    double r[3];
+    for (int i = 0; i < 3; i++) r[i] = v[i] / d_orig;
+    double ar = rp_dot3(a, r);
+    double q[3];
+    for (int i = 0; i < 3; i++) q[i] = r[i] - a[i] + ar * r[i];
+    double s = d_orig / sqrt(rp_dot3(q, q));
+    for (int i = 0; i < 3; i++) v[i] = q[i] * s;
+}
+
+// FK4NoETerms -> FK4: ten fixed-point iterations of r = (A + r0) / (1 + A.r) (eterms_add).
+RP_DEVICE void rp_eterms_add(double* v, const double* a) {
+    double d_orig = sqrt(rp_dot3(v, v));
+    double r0[3], init[3], r[3];
+    for (int i = 0; i < 3; i++) r0[i] = v[i] / d_orig;
+    for (int i = 0; i < 3; i++) init[i] = a[i] + r0[i];
+    for (int i = 0; i < 3; i++) r[i] = r0[i];
+    for (int k = 0; k < 10; k++) {
+        double d = 1.0 + rp_dot3(a, r);
+        for (int i = 0; i < 3; i++) r[i] = init[i] / d;
+    }
+    double s = d_orig / sqrt(rp_dot3(r, r));
+    for (int i = 0; i < 3; i++) v[i] = r[i] * s;
+}
+
+// FrameTransform::apply (never the identity here: equal frames carry no frame step).
+RP_OUTLINE void rp_frame_apply(const RpPixelTransform* t, double lon, double lat,
+                               double* lon_out, double* lat_out) {
     if (!(rpw_finite(lon) && rpw_finite(lat))) {
         *lon_out = *lat_out = RP_NAN;
         return;
     }
+    const double* m = t->frame;
     double l = rpw_to_radians(lon), b = rpw_to_radians(lat);
     double sl = sin(l), cl = cos(l), sb = sin(b), cb = cos(b);
     double v[3] = {cb * cl, cb * sl, sb};
+    if (t->remove_eterms) rp_eterms_remove(v, t->eterms_remove);
     double r[3];
     for (int i = 0; i < 3; i++) r[i] = m[3 * i] * v[0] + m[3 * i + 1] * v[1] + m[3 * i + 2] * v[2];
+    if (t->add_eterms) rp_eterms_add(r, t->eterms_add);
     double lo = rpw_to_degrees(atan2(r[1], r[0]));
     double la = rpw_to_degrees(atan2(r[2], hypot(r[0], r[1])));
     *lon_out = rp_wrap_360(lo);
@@ -700,7 +746,7 @@ RP_DEVICE int rp_through_the_sky(const RpPixelTransform* t, double x, double y, 
                                  double* py) {
     double lon, lat;
     if (rp_cel_pixel_to_world(&t->out, x, y, &lon, &lat) != 0) return 1;
-    if (t->has_frame) rp_frame_apply(t->frame, lon, lat, &lon, &lat);
+    if (t->has_frame) rp_frame_apply(t, lon, lat, &lon, &lat);
     return rp_cel_world_to_pixel(&t->in, lon, lat, px, py);
 }
 

@@ -470,6 +470,7 @@ enum OutFrame {
     Same,
     Galactic,
     Fk5J1975,
+    Fk4B1950,
 }
 
 fn output_header(wcs_in: &Wcs, shape_in: (usize, usize), proj: &str, frame: OutFrame) -> String {
@@ -509,6 +510,12 @@ fn output_header(wcs_in: &Wcs, shape_in: (usize, usize), proj: &str, frame: OutF
             "DEC-",
             "RADESYS = 'FK5'\nEQUINOX = 1975.0\n".to_string(),
             Some(CelestialFrame::Fk5 { equinox: 1975.0 }),
+        ),
+        OutFrame::Fk4B1950 => (
+            "RA--",
+            "DEC-",
+            "RADESYS = 'FK4'\nEQUINOX = 1950.0\n".to_string(),
+            Some(CelestialFrame::Fk4 { equinox: 1950.0 }),
         ),
     };
     let (lon, lat) = match to {
@@ -954,7 +961,8 @@ fn tiny_inputs_every_order_both_precisions() {
 }
 
 /// The acceptance of issue 7 with a libm that differs from the CPU's by an ulp (as CUDA's
-/// does): every projection family, SIP, TPV and the frame changes still agree within 1e-9
+/// does): every projection family, SIP, TPV and the frame changes (FK4 included) still agree
+/// within 1e-9
 /// relative and 1e-9 px, footprints only differing at the input edge. (Not included: the tiny
 /// inputs of `tiny_inputs_every_order_both_precisions`, where quintic splines of integer data
 /// spanning -7..5000 cancel to values near 0.1 whose relative difference then reaches 5e-9
@@ -979,6 +987,7 @@ fn device_like_libm() {
         ("tpvonly", OutFrame::Galactic),
         ("extra_XPH_synth", OutFrame::Same),
         ("extra_zpn-hole", OutFrame::Same),
+        ("extra_ZEA_FK4_B1950_synth", OutFrame::Galactic),
     ] {
         cases.push((name.to_string(), "TAN", frame));
     }
@@ -1035,4 +1044,25 @@ fn sip_inversion_from_ap_bp_guess() {
         }
     }
     summary("SIP AP/BP guess", &total);
+}
+
+/// FK4 frames: the frame change is not a rotation (E-terms), so plans take the general path
+/// through the sky, in both directions (E-terms removed from an FK4 input, added for an FK4
+/// output).
+#[test]
+fn fk4_eterms_general_path() {
+    let Some(bin) = harness() else { return };
+    let mut total = Stats::default();
+    let cases = [
+        ("extra_ZEA_FK4_B1950_synth", "TAN", OutFrame::Same),
+        ("extra_ZEA_FK4_B1950_synth", "SIN", OutFrame::Galactic),
+        ("1904-66_TAN", "TAN", OutFrame::Fk4B1950),
+        ("irac_sip", "ZEA", OutFrame::Fk4B1950),
+    ];
+    for (i, (name, proj, frame)) in cases.into_iter().enumerate() {
+        if let Some(case) = case_from(name, proj, frame) {
+            run_case(bin, &case, i, &mut total);
+        }
+    }
+    summary("FK4 E-terms", &total);
 }

@@ -14,8 +14,9 @@
 //! transform := version (= 1), total length, has_backward, PT(forward), [PT(backward)]
 //! PT        := kind (0 homography, 1 vector, 2 general),
 //!              kind 0: H (9, row-major)
-//!              kind 1: CEL(out), CEL(in), R (9, row-major), has_frame, [F (9)]
-//!              kind 2: CEL(out), CEL(in), has_frame, [F (9)]
+//!              kind 1: CEL(out), CEL(in), R (9, row-major), has_frame, [FRAME]
+//!              kind 2: CEL(out), CEL(in), has_frame, [FRAME]
+//! FRAME     := M (9, row-major), has_remove_eterms, [A (3)], has_add_eterms, [A (3)]
 //! CEL       := swapped (latitude axis first),
 //!              crpix (2), m (4), inv (4), unity, cdelt (2)           Linear2
 //!              projection (35 values, Projection::device_params)
@@ -29,8 +30,10 @@
 //!              2 × (degree, radial, c (40))
 //! ```
 //!
-//! `F` is the frame rotation (`FrameTransform::matrix`), used where the vector path falls
-//! back to spherical coordinates at a native pole and by the general path. The backward
+//! `FRAME` is the frame change (`FrameTransform::apply`: FK4 E-terms removed, rotation `M`,
+//! E-terms added), used where the vector path falls back to spherical coordinates at a native
+//! pole and by the general path (which plans take for FK4 frames, whose change is not a
+//! rotation). The backward
 //! transform is present when the plan checks round trips (reproject's `roundtrip_coords`) and
 //! the forward one is not the homography.
 //!
@@ -79,10 +82,9 @@ pub struct InputDecoding {
 }
 
 /// The transform of `plan` as `kernels/wcs.cuh` reads it, or `None` where the kernels cannot
-/// reproduce the CPU engine: FK4 E-terms (the frame change is not a rotation), the approximate
-/// transform, a third axis interpolated between planes, and NaN renormalisation for orders ≥ 2
-/// (which needs the prefiltered mask as a second input). The runtime then computes that plan
-/// on the CPU.
+/// reproduce the CPU engine: the approximate transform, a third axis interpolated between
+/// planes, and NaN renormalisation for orders ≥ 2 (which needs the prefiltered mask as a
+/// second input). The runtime then computes that plan on the CPU.
 pub(crate) fn encode_transform(plan: &Plan) -> Option<Vec<f64>> {
     let (coords, _, spectral, _) = plan.gpu_parts();
     let options = plan.options();
@@ -98,15 +100,15 @@ pub(crate) fn encode_transform(plan: &Plan) -> Option<Vec<f64>> {
 }
 
 /// The transform array for an explicit forward (output → input pixels) and optional backward
-/// transform (the round-trip check); `None` for FK4 E-terms.
+/// transform (the round-trip check).
 pub(crate) fn encode_transforms(
     forward: &PixelTransform,
     backward: Option<&PixelTransform>,
 ) -> Option<Vec<f64>> {
     let mut v = vec![TRANSFORM_VERSION, 0.0, flag(backward.is_some())];
-    encode_pixel_transform(forward, &mut v)?;
+    encode_pixel_transform(forward, &mut v);
     if let Some(b) = backward {
-        encode_pixel_transform(b, &mut v)?;
+        encode_pixel_transform(b, &mut v);
     }
     v[1] = v.len() as f64;
     Some(v)
@@ -153,7 +155,7 @@ fn push_mat3(v: &mut Vec<f64>, m: &[[f64; 3]; 3]) {
     v.extend(m.iter().flatten());
 }
 
-fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) -> Option<()> {
+fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) {
     match t.kind() {
         Kind::Homography(h) => {
             v.push(0.0);
@@ -169,7 +171,7 @@ fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) -> Option<()> {
             encode_celestial(wcs_out, v);
             encode_celestial(wcs_in, v);
             push_mat3(v, rotation);
-            encode_frame(frame.as_deref(), v)?;
+            encode_frame(frame.as_deref(), v);
         }
         Kind::General {
             wcs_out,
@@ -179,25 +181,23 @@ fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) -> Option<()> {
             v.push(2.0);
             encode_celestial(wcs_out, v);
             encode_celestial(wcs_in, v);
-            encode_frame(frame.as_deref(), v)?;
+            encode_frame(frame.as_deref(), v);
         }
     }
-    Some(())
 }
 
-fn encode_frame(
-    frame: Option<&crate::wcs::frame_transform::FrameTransform>,
-    v: &mut Vec<f64>,
-) -> Option<()> {
-    match frame {
-        None => v.push(0.0),
-        Some(f) => {
-            let m = f.matrix()?;
-            v.push(1.0);
-            push_mat3(v, &m);
-        }
+fn encode_frame(frame: Option<&crate::wcs::frame_transform::FrameTransform>, v: &mut Vec<f64>) {
+    let Some(f) = frame else {
+        v.push(0.0);
+        return;
+    };
+    let (remove, m, add) = f.steps();
+    v.push(1.0);
+    push_mat3(v, &m);
+    for a in [remove, add] {
+        v.push(flag(a.is_some()));
+        v.extend(a.iter().flatten());
     }
-    Some(())
 }
 
 fn encode_celestial(c: &CelestialTransform, v: &mut Vec<f64>) {
@@ -344,7 +344,7 @@ pub fn host_parity_inputs(
 
 /// The transform array of an explicit pair of pixel transforms (e.g.
 /// [`PixelTransform::general`], which plans never use), for the parity test of the paths a
-/// plan does not pick by itself; `None` for FK4 E-terms.
+/// plan does not pick by itself.
 #[doc(hidden)]
 pub fn host_parity_transform(
     forward: &PixelTransform,

@@ -173,6 +173,12 @@ impl FrameTransform {
         (self.remove_eterms.is_none() && self.add_eterms.is_none()).then_some(self.matrix)
     }
 
+    /// The steps of [`FrameTransform::apply_vector`]: E-terms removed, rotation, E-terms
+    /// added, for the GPU encoder.
+    pub(crate) fn steps(&self) -> (Option<[f64; 3]>, Mat3, Option<[f64; 3]>) {
+        (self.remove_eterms, self.matrix, self.add_eterms)
+    }
+
     /// Converts a Cartesian direction vector (pass unit vectors). The E-term steps keep the
     /// length, as astropy does; the matrix may change it by ~1e-12 (see
     /// [`FrameTransform::matrix`]), so normalise if a unit vector is needed.
