@@ -897,10 +897,9 @@ fn reserve(file: &File, len: u64) -> std::io::Result<()> {
     let free = (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64);
     // Root may use the reserved blocks too, but an output should not.
     if free < len {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::StorageFull,
-            format!("no space left on device: {free} bytes free"),
-        ));
+        return Err(std::io::Error::other(format!(
+            "no space left on device: {free} bytes free"
+        )));
     }
     Ok(())
 }
