@@ -120,6 +120,19 @@ impl PixelTransform {
         &self.kind
     }
 
+    /// Whether the frame change between the two WCS is a rotation (always, except for FK4's
+    /// E-terms), so that the transform is the homography or the unit-vector path.
+    ///
+    /// ```
+    /// use reproject::pixel_transform::PixelTransform;
+    /// use reproject::wcs::Wcs;
+    /// let car = Wcs::from_header_str("CTYPE1 = 'GLON-CAR'\nCTYPE2 = 'GLAT-CAR'\nCRVAL1 = 0\nCRVAL2 = 0\n").unwrap();
+    /// assert!(PixelTransform::new(&car, &car).unwrap().is_rotation());
+    /// ```
+    pub fn is_rotation(&self) -> bool {
+        !matches!(self.kind, Kind::General { .. })
+    }
+
     /// Whether the exact homography fast path is in use.
     pub fn is_homography(&self) -> bool {
         matches!(self.kind, Kind::Homography(_))

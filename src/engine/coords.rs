@@ -16,7 +16,8 @@ use crate::wcs::Wcs;
 /// projection is not one-to-one. A point whose way back fails altogether is kept, as in
 /// reproject (its comparison with NaN is false). The exact TAN → TAN homography is one-to-one
 /// on the near hemisphere, and its inverse returns every point inside the input to within
-/// 1e-9 px, so the check cannot drop anything there and is skipped.
+/// 1e-9 px, so the check cannot drop anything there and is skipped; the same holds, and the
+/// check is skipped, for a TAN output fed by the inputs `roundtrip_always_passes` lists.
 ///
 /// ```
 /// use reproject::engine::{blocks::Block, coords::CoordinateMap};
@@ -63,7 +64,9 @@ impl CoordinateMap {
         shape_in: (usize, usize),
     ) -> Result<CoordinateMap> {
         let forward = PixelTransform::new(wcs_out, wcs_in)?;
-        let backward = if roundtrip && !forward.is_homography() {
+        let needed =
+            !forward.is_homography() && !roundtrip_always_passes(wcs_out, wcs_in, &forward)?;
+        let backward = if roundtrip && needed {
             Some(PixelTransform::new(wcs_in, wcs_out)?)
         } else {
             None
@@ -85,11 +88,6 @@ impl CoordinateMap {
     pub fn with_approximation(mut self, tolerance: f64) -> CoordinateMap {
         self.approximate = Some(tolerance);
         self
-    }
-
-    /// Forward and backward transforms and the approximation tolerance, for the GPU encoder.
-    pub(crate) fn parts(&self) -> (&PixelTransform, Option<&PixelTransform>, Option<f64>) {
-        (&self.forward, self.backward.as_ref(), self.approximate)
     }
 
     /// Whether the exact homography is in use.
@@ -263,6 +261,45 @@ impl CoordinateMap {
             }
         }
     }
+}
+
+/// Whether reproject's round-trip check provably keeps every pixel, so that it can be skipped.
+///
+/// The check maps an input position back to the output and drops the pixel if it lands more
+/// than a pixel away. Going back retraces the forward path exactly (up to rounding) when
+/// (a) the output projection is TAN, whose plane-to-sphere map is one-to-one onto the near
+/// hemisphere and inverted exactly by its sphere-to-plane map, (b) the input projection's
+/// plane-to-sphere map returns every point its sphere-to-plane map produced (true of the
+/// projections listed below: they are one-to-one on their domain, or map several plane points
+/// only to one sky point, a pole or the antipode), (c) neither side has SIP/TPV distortion
+/// (iterative inverses) and (d) the frame change is a rotation. Perspective and polynomial
+/// projections (SIN, AZP, SZP, ZPN, ...), whose far sides can overlap their near sides, keep
+/// the check.
+fn roundtrip_always_passes(wcs_out: &Wcs, wcs_in: &Wcs, forward: &PixelTransform) -> Result<bool> {
+    use crate::wcs::projection::ProjectionCode as P;
+    let (code_out, code_in) = (
+        wcs_out.celestial()?.projection().code(),
+        wcs_in.celestial()?.projection().code(),
+    );
+    let invertible_input = matches!(
+        code_in,
+        P::Tan
+            | P::Stg
+            | P::Zea
+            | P::Arc
+            | P::Car
+            | P::Cea
+            | P::Mer
+            | P::Sfl
+            | P::Par
+            | P::Mol
+            | P::Ait
+    );
+    Ok(code_out == P::Tan
+        && invertible_input
+        && !wcs_out.has_distortion()
+        && !wcs_in.has_distortion()
+        && forward.is_rotation())
 }
 
 /// Smallest and largest non-NaN values of both coordinate arrays.
