@@ -106,6 +106,9 @@ enum InType {
     F32Be,
     F32Le,
     I16Be,
+    F64Be,
+    I32Le,
+    U8,
 }
 
 fn value_at(y: usize, x: usize) -> f64 {
@@ -136,6 +139,16 @@ fn make_input(t: InType, shape: (usize, usize)) -> RawInput {
                     };
                     bytes.extend(i.to_be_bytes())
                 }
+                InType::F64Be => bytes.extend(v.to_be_bytes()),
+                InType::I32Le => {
+                    let i = if v.is_nan() {
+                        -70000
+                    } else {
+                        (v * 1e6).round() as i32
+                    };
+                    bytes.extend(i.to_le_bytes())
+                }
+                InType::U8 => bytes.push(if v.is_nan() { 0 } else { v.round() as u8 }),
             }
         }
     }
@@ -144,6 +157,9 @@ fn make_input(t: InType, shape: (usize, usize)) -> RawInput {
         InType::F32Be => (SampleType::F32, ByteOrder::Big, 0, 4),
         InType::F32Le => (SampleType::F32, ByteOrder::Little, 0, 4),
         InType::I16Be => (SampleType::I16, ByteOrder::Big, 3, 2),
+        InType::F64Be => (SampleType::F64, ByteOrder::Big, 1, 8),
+        InType::I32Le => (SampleType::I32, ByteOrder::Little, 4, 4),
+        InType::U8 => (SampleType::U8, ByteOrder::Little, 2, 1),
     };
     RawInput {
         bytes,
@@ -562,7 +578,15 @@ fn case_from(name: &str, proj_out: &str, frame: OutFrame) -> Option<Case> {
     })
 }
 
-const TYPES: [InType; 4] = [InType::F64Le, InType::F32Be, InType::F32Le, InType::I16Be];
+const TYPES: [InType; 7] = [
+    InType::F64Le,
+    InType::F32Be,
+    InType::F32Le,
+    InType::I16Be,
+    InType::F64Be,
+    InType::I32Le,
+    InType::U8,
+];
 
 /// Runs orders 0-3 over one case, cycling through input and output types.
 fn run_case(bin: &Path, case: &Case, seed: usize, total: &mut Stats) {
