@@ -1609,7 +1609,7 @@ const OUTPUT_CASES: &[Case] = &[
     (
         "full disk simulated with RLIMIT_FSIZE: clean error, existing file kept (CLI)",
         |d| {
-            let (input, target) = standard_job(d);
+            let (input, _) = standard_job(d);
             let out = d.join("out.fits");
             std::fs::write(&out, b"precious").unwrap();
             let big_target = d.join("big.hdr");
@@ -1620,7 +1620,6 @@ const OUTPUT_CASES: &[Case] = &[
                     .replace("NAXIS2  = 16", "NAXIS2  = 100"),
             )
             .unwrap();
-            let _ = target;
             let o = cli_in_child(
                 &[
                     input.as_os_str(),
@@ -1654,7 +1653,7 @@ const OUTPUT_CASES: &[Case] = &[
     (
         "full disk (a 64 KiB tmpfs): clean error, not SIGBUS (CLI)",
         |d| {
-            let (input, target) = standard_job(d);
+            let (input, _) = standard_job(d);
             let big_target = d.join("big.hdr");
             std::fs::write(
                 &big_target,
@@ -1663,7 +1662,6 @@ const OUTPUT_CASES: &[Case] = &[
                     .replace("NAXIS2  = 16", "NAXIS2  = 100"),
             )
             .unwrap();
-            let _ = target;
             let disk = d.join("disk");
             std::fs::create_dir(&disk).unwrap();
             let script = format!(
