@@ -90,6 +90,11 @@ impl CoordinateMap {
         self
     }
 
+    /// Forward and backward transforms and the approximation tolerance, for the GPU encoder.
+    pub(crate) fn parts(&self) -> (&PixelTransform, Option<&PixelTransform>, Option<f64>) {
+        (&self.forward, self.backward.as_ref(), self.approximate)
+    }
+
     /// Whether the exact homography is in use.
     pub fn is_homography(&self) -> bool {
         self.forward.is_homography()
