@@ -100,10 +100,13 @@ pub(super) fn compute<T: OutputSample>(
                 if backend == Backend::Cuda {
                     return Err(e);
                 }
-                log_once(
-                    "nogpu",
-                    &format!("no usable GPU, computing on the CPU ({e})"),
-                );
+                // Machines without an NVIDIA driver are the common case: silent there.
+                if crate::gpu::runtime::driver_present() {
+                    log_once(
+                        "nogpu",
+                        &format!("no usable GPU, computing on the CPU ({e})"),
+                    );
+                }
                 return Ok(Outcome::Cpu);
             }
         };

@@ -88,8 +88,8 @@ pub(crate) fn ensure_nvrtc() -> std::result::Result<(), String> {
                     if f.is_file() && preload(&f) && unsafe { nsys::is_culib_present() } {
                         return Ok(());
                     }
-                    tried.push(f.display().to_string());
                 }
+                tried.push(dir.display().to_string());
             }
             Err(format!(
                 "libnvrtc (CUDA's run-time compiler) not found on the loader path nor in {}; \
@@ -99,6 +99,12 @@ pub(crate) fn ensure_nvrtc() -> std::result::Result<(), String> {
             ))
         })
         .clone()
+}
+
+/// Whether an NVIDIA driver library is installed at all.
+pub(crate) fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen candidate names, then closes them.
+    unsafe { dsys::is_culib_present() }
 }
 
 /// Makes sure libcuda (the driver) can be loaded by `cudarc` and initialised.

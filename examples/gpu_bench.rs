@@ -1,0 +1,246 @@
+//! GPU benchmark: 16384×16384 float32 bilinear TAN → TAN, host-resident (input and outputs in
+//! host memory: the transfer pipeline) and device-resident (everything in GPU memory), beside
+//! a pinned H2D + D2H copy and a D2D copy of the same bytes measured in the same run; then a
+//! CAR galactic → TAN job and a SIP job against the CPU engine on every core.
+//!
+//! ```text
+//! cargo run --release --example gpu_bench [-- SIZE]     (SIZE defaults to 16384)
+//! ```
+//! Prints `SKIPPED` and exits 0 without a usable GPU. Each time is the best of 3 runs after a
+//! warm-up (the first run also compiles or loads the kernels, reported separately).
+
+#[cfg(not(feature = "cuda"))]
+fn main() {
+    println!("SKIPPED gpu_bench: built without the `cuda` feature");
+}
+
+#[cfg(feature = "cuda")]
+fn main() {
+    if let Err(e) = bench::run() {
+        eprintln!("gpu_bench failed: {e}");
+        std::process::exit(1);
+    }
+}
+
+#[cfg(feature = "cuda")]
+mod bench {
+    use std::time::Instant;
+
+    use ndarray::{Array2, ArrayD, IxDyn};
+    use reproject::engine::{Options, Parallel, Plan};
+    use reproject::gpu::{copy_times, gpu_info, Backend, DeviceBuffer, DeviceImage};
+    use reproject::interp::Order;
+    use reproject::io::{ArraySource, SampleType};
+    use reproject::wcs::Wcs;
+    use reproject::Result;
+
+    const REPEATS: usize = 3;
+
+    fn tan(crval: (f64, f64), crpix: f64, cdelt: f64, rot: f64) -> Result<Wcs> {
+        let (s, c) = rot.to_radians().sin_cos();
+        Wcs::from_header_str(&format!(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = {:?}\nCRVAL2 = {:?}\n\
+             CRPIX1 = {crpix:?}\nCRPIX2 = {crpix:?}\nCDELT1 = {:?}\nCDELT2 = {cdelt:?}\n\
+             PC1_1 = {c:?}\nPC1_2 = {:?}\nPC2_1 = {s:?}\nPC2_2 = {c:?}\n",
+            crval.0, crval.1, -cdelt, -s
+        ))
+    }
+
+    /// Best wall time of `REPEATS` runs of `f` (after one warm-up run).
+    fn best(mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+        f()?;
+        let mut t_best = f64::INFINITY;
+        for _ in 0..REPEATS {
+            let t = Instant::now();
+            f()?;
+            t_best = t_best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(t_best)
+    }
+
+    fn mpix(n: usize, t: f64) -> String {
+        format!("{:8.1} ms  {:8.0} Mpix/s", t * 1e3, n as f64 / t / 1e6)
+    }
+
+    pub fn run() -> Result<()> {
+        let size: usize = std::env::args()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(16384);
+        let t = Instant::now();
+        let info = match gpu_info() {
+            Ok(info) => info,
+            Err(e) => {
+                println!("SKIPPED gpu_bench: {e}");
+                return Ok(());
+            }
+        };
+        println!("GPU {info}");
+        println!(
+            "setup (probe, NVRTC or cache, module load): {:.2} s",
+            t.elapsed().as_secs_f64()
+        );
+
+        tan_job(size)?;
+        other_jobs(size)
+    }
+
+    /// 1. TAN -> TAN, float32 in and out, bilinear, host- and device-resident.
+    fn tan_job(size: usize) -> Result<()> {
+        let n = size * size;
+        let input = Array2::from_shape_fn((size, size), |(y, x)| {
+            ((x as f32) * 0.001).sin() * 100.0 + (y as f32) * 0.01
+        });
+        let wcs_in = tan((150.0, 2.0), size as f64 / 2.0 + 0.5, 1e-4, 0.0)?;
+        let wcs_out = tan((150.01, 2.01), size as f64 / 2.0 + 0.5, 1.05e-4, 12.0)?;
+        let source = ArraySource::new(input.view().into_dyn())?;
+        let options = Options {
+            order: Order::Bilinear,
+            backend: Backend::Cuda,
+            ..Options::default()
+        };
+        let plan = Plan::new(&source, &wcs_in, &wcs_out, &[size, size], &options)?;
+        let mut data = ArrayD::<f32>::zeros(IxDyn(&[size, size]));
+        let mut footprint = data.clone();
+        let t_host = best(|| plan.compute_into(data.view_mut(), footprint.view_mut()))?;
+
+        let in_bytes = n * 4;
+        let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let d_input = DeviceBuffer::from_host(&bytes)?;
+        drop(bytes);
+        let d_data = DeviceBuffer::zeros(n * 4)?;
+        let d_fp = DeviceBuffer::zeros(n * 4)?;
+        let image = DeviceImage {
+            ptr: d_input.device_ptr(),
+            sample: SampleType::F32,
+            big_endian: false,
+            pitch: size,
+        };
+        let t_dev = best(|| unsafe {
+            plan.compute_on_device(&image, d_data.device_ptr(), d_fp.device_ptr(), false)
+        })?;
+        // Same values both ways.
+        let back = d_data.to_host()?;
+        let same = back
+            .chunks_exact(4)
+            .zip(data.iter())
+            .all(|(b, h)| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]).to_bits() == h.to_bits());
+
+        // Copies of the same bytes: input in, data + footprint out (pinned), and on the device.
+        let (t_h2d_d2h_1g, t_d2d) = copy_times(in_bytes, REPEATS)?;
+        // copy_times moves `in_bytes` each way; the host-resident job moves in_bytes in and
+        // 2 * in_bytes out, so its floor is the H2D time plus twice the D2H time: estimated
+        // as 1.5 times the round trip of in_bytes.
+        let t_pcie_floor = 1.5 * t_h2d_d2h_1g;
+        println!(
+            "\n{size}x{size} float32 bilinear TAN -> TAN ({:.2} GB in, {:.2} GB out)",
+            in_bytes as f64 / 1e9,
+            2.0 * in_bytes as f64 / 1e9
+        );
+        println!("  host-resident (pipeline)      {}", mpix(n, t_host));
+        println!("  device-resident               {}", mpix(n, t_dev));
+        println!(
+            "  pinned H2D+D2H of {:.2} GB     {:8.1} ms ({:.1} GB/s each way, averaged)",
+            in_bytes as f64 / 1e9,
+            t_h2d_d2h_1g * 1e3,
+            2.0 * in_bytes as f64 / t_h2d_d2h_1g / 1e9
+        );
+        println!(
+            "  D2D copy of {:.2} GB           {:8.1} ms ({:.0} GB/s read+write)",
+            in_bytes as f64 / 1e9,
+            t_d2d * 1e3,
+            2.0 * in_bytes as f64 / t_d2d / 1e9
+        );
+        println!(
+            "  ratio host-resident / PCIe floor (1 GB in + 2 GB out)   {:.2}",
+            t_host / t_pcie_floor
+        );
+        println!(
+            "  ratio device-resident / D2D copy of the input           {:.2}",
+            t_dev / t_d2d
+        );
+        println!("  host- and device-resident values identical: {same}");
+        Ok(())
+    }
+
+    /// 2. CAR galactic -> TAN and 3. SIP -> TAN, GPU against the CPU on every core.
+    fn other_jobs(size: usize) -> Result<()> {
+        let m = (size / 4).max(256);
+        let car = Array2::from_shape_fn((1800, 3600), |(y, x)| {
+            (x as f64 * 0.01).sin() + y as f64 * 1e-3
+        });
+        let wcs_car = Wcs::from_header_str(
+            "CTYPE1 = 'GLON-CAR'\nCTYPE2 = 'GLAT-CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n\
+             CRPIX1 = 1800.5\nCRPIX2 = 900.5\nCDELT1 = -0.1\nCDELT2 = 0.1\n",
+        )?;
+        let wcs_tan = tan((266.4, -28.9), m as f64 / 2.0 + 0.5, 20.0 / m as f64, 0.0)?;
+        let sip_img = Array2::from_shape_fn((4096, 4096), |(y, x)| ((x + 2 * y) % 97) as f32);
+        let wcs_sip = Wcs::from_header_str(
+            "CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nCRVAL1 = 150.0\nCRVAL2 = 2.0\n\
+             CRPIX1 = 2048.5\nCRPIX2 = 2048.5\nCD1_1 = -5E-5\nCD1_2 = 1E-6\nCD2_1 = 1E-6\n\
+             CD2_2 = 5E-5\nA_ORDER = 3\nA_0_2 = 2E-6\nA_1_1 = -1.5E-6\nA_2_0 = 3E-6\n\
+             A_3_0 = 1E-9\nB_ORDER = 3\nB_0_2 = -2.5E-6\nB_1_1 = 1E-6\nB_2_0 = 1.2E-6\n\
+             B_0_3 = 1E-9\n",
+        )?;
+        let wcs_sip_out = tan((150.0, 2.0), m as f64 / 2.0 + 0.5, 0.2 / m as f64, 5.0)?;
+        let car_src = ArraySource::new(car.view().into_dyn())?;
+        let sip_src = ArraySource::new(sip_img.view().into_dyn())?;
+        compare(
+            "CAR galactic -> TAN (ICRS)",
+            &car_src,
+            &wcs_car,
+            &wcs_tan,
+            m,
+        )?;
+        compare("SIP (order 3) -> TAN", &sip_src, &wcs_sip, &wcs_sip_out, m)?;
+        Ok(())
+    }
+
+    fn compare<T: reproject::io::ArrayElement>(
+        label: &str,
+        src: &ArraySource<'_, T>,
+        wcs_in: &Wcs,
+        wcs_out: &Wcs,
+        m: usize,
+    ) -> Result<()> {
+        let mut times = Vec::new();
+        let mut results = Vec::new();
+        for backend in [Backend::Cuda, Backend::Cpu] {
+            let options = Options {
+                backend,
+                parallel: Parallel::AllCores,
+                ..Options::default()
+            };
+            let plan = Plan::new(src, wcs_in, wcs_out, &[m, m], &options)?;
+            let mut data = ArrayD::<f64>::zeros(IxDyn(&[m, m]));
+            let mut fp = data.clone();
+            times.push(best(|| plan.compute_into(data.view_mut(), fp.view_mut()))?);
+            results.push((data, fp));
+        }
+        let max_rel = results[0]
+            .0
+            .iter()
+            .zip(results[1].0.iter())
+            .filter(|(a, b)| a.is_finite() && b.is_finite())
+            .map(|(a, b)| ((a - b) / b.abs().max(1e-300)).abs())
+            .fold(0.0, f64::max);
+        let fp_diff = results[0]
+            .1
+            .iter()
+            .zip(results[1].1.iter())
+            .filter(|(a, b)| a != b)
+            .count();
+        println!("\n{label}, {m}x{m} float64 bilinear");
+        println!("  GPU (host-resident)           {}", mpix(m * m, times[0]));
+        println!(
+            "  CPU ({} threads)              {}",
+            rayon::current_num_threads(),
+            mpix(m * m, times[1])
+        );
+        println!(
+            "  speed-up {:.1}x; max relative difference {max_rel:.2e}; footprint differences {fp_diff}",
+            times[1] / times[0]
+        );
+        Ok(())
+    }
+}

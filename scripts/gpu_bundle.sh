@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds the GPU parity suite, the NVRTC compile check and the GPU benchmark as standalone
+# binaries into gpu-bundle/ (git-ignored), with a run.sh that runs them on a machine with an
+# NVIDIA GPU and its driver: no Rust toolchain needed there, only libcuda (the driver) and a
+# libnvrtc (CUDA toolkit, or a pip wheel such as nvidia-cuda-nvrtc-cu12).
+#
+#   scripts/gpu_bundle.sh                # here: builds gpu-bundle/
+#   gpu-bundle/run.sh                    # there: parity suite, compile check, benchmark
+#   SIZE=4096 gpu-bundle/run.sh          # a smaller benchmark
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT="${1:-gpu-bundle}"
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+echo "== building test binaries (release)"
+# The executables cargo built, from its JSON messages.
+tests_json="$(cargo test --release --no-run --test gpu_parity --test gpu_kernels_compile \
+  --message-format=json 2>/dev/null)"
+for name in gpu_parity gpu_kernels_compile; do
+  exe="$(printf '%s\n' "$tests_json" | python3 -c '
+import json, sys
+name = sys.argv[1]
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == name:
+        print(m["executable"])
+' "$name" | tail -n 1)"
+  [ -n "$exe" ] || { echo "error: no executable for test $name" >&2; exit 1; }
+  cp "$exe" "$OUT/$name"
+done
+
+echo "== building the benchmark and the CLI (release)"
+cargo build --release --example gpu_bench --bin reproject-rs
+cp target/release/examples/gpu_bench "$OUT/gpu_bench"
+cp target/release/reproject-rs "$OUT/reproject-rs"
+# Debug info is not needed there (and keeps the bundle small).
+for f in "$OUT"/*; do
+  strip --strip-debug "$f" 2>/dev/null || true
+done
+
+cat >"$OUT/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs reproject-rs's GPU checks with the prebuilt binaries beside this script: the NVRTC
+# compile check, the GPU parity suite (GPU vs CPU) and the GPU benchmark. Needs the NVIDIA
+# driver; finds libnvrtc on the loader path, in $REPROJECT_RS_NVRTC, the CUDA toolkit or a
+# Python wheel. SIZE (default 16384) sets the benchmark's image size.
+set -uo pipefail
+cd "$(dirname "$0")"
+if [ -z "${REPROJECT_RS_NVRTC:-}" ]; then
+  dirs="${CUDA_HOME:-/usr/local/cuda}/lib64 /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib"
+  for py in python3 /opt/torch/.venv/bin/python3; do
+    if command -v "$py" >/dev/null 2>&1; then
+      dirs="$dirs $("$py" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)"
+    fi
+  done
+  for d in $dirs; do
+    [ -d "$d" ] || continue
+    lib="$(find "$d" -maxdepth 5 -name 'libnvrtc.so.1[23]*' ! -name '*builtins*' ! -name '*alt*' 2>/dev/null | head -n 1)"
+    if [ -n "$lib" ]; then
+      export REPROJECT_RS_NVRTC="$(dirname "$lib")"
+      break
+    fi
+  done
+fi
+echo "REPROJECT_RS_NVRTC=${REPROJECT_RS_NVRTC:-(loader path)}"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null || true
+status=0
+echo "== what reproject-rs finds"
+printf "NAXIS   = 2\nNAXIS1  = 10\nNAXIS2  = 10\nCTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRVAL1  = 0.0\nCRVAL2  = 0.0\nCRPIX1  = 5.0\nCRPIX2  = 5.0\nCDELT1  = -0.1\nCDELT2  = 0.1\n" >/tmp/reproject-rs-probe.hdr
+./reproject-rs info /tmp/reproject-rs-probe.hdr | grep -E '^GPU' || status=1
+echo "== every kernel compiles with NVRTC"
+REPROJECT_RS_REQUIRE_NVRTC=1 ./gpu_kernels_compile --nocapture || status=1
+echo "== GPU parity suite (GPU vs CPU)"
+./gpu_parity --nocapture --test-threads=1 || status=1
+echo "== GPU benchmark"
+./gpu_bench "${SIZE:-16384}" || status=1
+exit $status
+RUN
+chmod +x "$OUT/run.sh"
+ls -l "$OUT"
+echo "bundle ready: copy $OUT/ to the GPU machine and run $OUT/run.sh"
