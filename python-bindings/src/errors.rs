@@ -8,7 +8,7 @@
 //!     ├── WcsError          (+ ValueError)  a header the WCS engine cannot use
 //!     ├── UnsupportedError  (+ NotImplementedError) valid but not implemented
 //!     ├── ReprojectIOError  (+ OSError)     reading failed
-//!     └── DeviceUnavailableError (+ RuntimeError) the requested device (CUDA) is not in this build
+//!     └── DeviceUnavailableError (+ RuntimeError) the requested device (CUDA) cannot be used
 //! ```
 //!
 //! The subclasses have two bases, which `create_exception!` cannot express, so they are
@@ -77,8 +77,8 @@ impl Kind {
             }
             Kind::Io => "Reading the input failed (also an OSError).",
             Kind::DeviceUnavailable => {
-                "The requested device (e.g. device='cuda') is not available in this build of \
-                 reproject_rs (also a RuntimeError)."
+                "The requested device (device='cuda') cannot be used: no NVIDIA driver, GPU or \
+                 libnvrtc, or a GPU failure (also a RuntimeError)."
             }
         }
     }
@@ -154,6 +154,7 @@ pub fn kind_of(err: &Error) -> Kind {
         // engine does not implement.
         Error::UnsupportedAxis(_) | Error::NoCelestialAxes => Kind::Unsupported,
         Error::Fits(_) | Error::Io(_) => Kind::Io,
+        Error::GpuUnavailable(_) | Error::Gpu { .. } => Kind::DeviceUnavailable,
         // Header parsing and WCS set-up: MalformedCard, MissingKeyword, InvalidValue,
         // DuplicateKeyword, MalformedCtype, UnknownProjection, InconsistentAxes, PvOutOfRange,
         // InvalidProjectionParameters, SingularMatrix, InvalidCelestial, NoCelestialAxes, and

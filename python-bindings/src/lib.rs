@@ -19,6 +19,7 @@
 //! `ReprojectError` too, never an abort.
 
 mod arrays;
+mod device;
 mod errors;
 mod lazy;
 mod options;
@@ -214,10 +215,19 @@ where
 /// -------
 /// (data, footprint) : numpy arrays of the full output shape (float64 unless output arrays
 /// were given).
+/// The GPU the `device='cuda'` backend would use, as one line of text; raises
+/// `DeviceUnavailableError` with the reason when there is none (no driver, no device, no
+/// libnvrtc, kernels that do not build). The first call compiles the kernels (or loads them
+/// from the on-disk cache).
+#[pyfunction]
+fn gpu_info(py: Python<'_>) -> PyResult<String> {
+    run_detached(py, || reproject::gpu::gpu_info().map(|i| i.to_string()))
+}
+
 #[pyfunction]
 #[pyo3(signature = (array, header_in, header_out, shape_out, *, order=None, roundtrip_coords=true,
     block_size=None, threads=1, nan_policy="propagate", precision="reproject",
-    output_array=None, output_footprint=None))]
+    output_array=None, output_footprint=None, device="cpu"))]
 #[allow(clippy::too_many_arguments)]
 fn reproject_interp<'py>(
     py: Python<'py>,
@@ -233,9 +243,10 @@ fn reproject_interp<'py>(
     precision: &str,
     output_array: Option<&Bound<'py, PyAny>>,
     output_footprint: Option<&Bound<'py, PyAny>>,
+    device: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     guard_panics(|| {
-        let options = OptionArgs {
+        let mut options = OptionArgs {
             order,
             roundtrip_coords,
             block_size,
@@ -244,6 +255,8 @@ fn reproject_interp<'py>(
             precision,
         }
         .options(py)?;
+        // 'auto' | 'cpu' | 'cuda': the engine falls back to the CPU for 'auto' only.
+        options.backend = device.parse().map_err(|e| to_pyerr(py, e))?;
         let wcs_in = parse_wcs(py, header_in, "input")?;
         let wcs_out = parse_wcs(py, header_out, "output")?;
         // The output element type: that of output_array, else float64.
@@ -402,9 +415,11 @@ fn check_header(py: Python<'_>, header: &str) -> PyResult<usize> {
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
+    use super::device::reproject_device;
+    #[pymodule_export]
     use super::lazy::LazyPlan;
     #[pymodule_export]
-    use super::{check_header, reproject_block, reproject_interp};
+    use super::{check_header, gpu_info, reproject_block, reproject_interp};
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

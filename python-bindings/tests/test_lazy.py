@@ -238,10 +238,17 @@ def test_device(return_type):
         elif return_type == "lazy":
             got = got.compute()
         _equal(got, expected)
-    with pytest.raises(reproject_rs.DeviceUnavailableError, match="CUDA backend is not available") as info:
-        reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
-    assert isinstance(info.value, reproject_rs.ReprojectError)
-    assert isinstance(info.value, RuntimeError)
+    try:
+        reproject_rs._core.gpu_info()
+        gpu = True
+    except reproject_rs.DeviceUnavailableError:
+        gpu = False
+    if not gpu or return_type != "numpy":
+        # No usable GPU here, or a return type the GPU does not compute.
+        with pytest.raises(reproject_rs.DeviceUnavailableError, match="device='cuda'") as info:
+            reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
+        assert isinstance(info.value, reproject_rs.ReprojectError)
+        assert isinstance(info.value, RuntimeError)
     for device in ("gpu", "CUDA", None, 0, "cuda:0"):
         with pytest.raises(ValueError, match="device should be one of"):
             reproject_rs.reproject_interp(*args, device=device, **kwargs)

@@ -113,7 +113,9 @@ pub(super) fn compute<T: OutputSample>(
         let Some((transform, sampling)) = pipeline::encode(plan) else {
             return refuse("this transform is not covered by the GPU kernels".into());
         };
-        log_once("using", &format!("computing on the GPU {}", gpu.info));
+        if backend == Backend::Auto {
+            log_once("using", &format!("computing on the GPU {}", gpu.info));
+        }
         match pipeline::run(&gpu, plan, data, footprint, &transform, &sampling) {
             Ok(()) => Ok(Outcome::Done),
             Err(pipeline::Failure::OutOfMemory(block)) => {
@@ -245,6 +247,8 @@ pub(super) mod pipeline {
             let (ny, nx) = plan.plane_shape_out();
             (by, bx) = (ny.min(2048), nx.min(2048));
         }
+        // After an out-of-memory error the input goes up block window by block window.
+        let mut allow_whole = true;
         loop {
             let r = run_with_blocks(
                 gpu,
@@ -254,6 +258,7 @@ pub(super) mod pipeline {
                 transform,
                 sampling,
                 (by, bx),
+                allow_whole,
             );
             // Whatever happened, nothing may still be in flight when buffers are dropped.
             let _ = guard("synchronize", || gpu.ctx.synchronize());
@@ -263,6 +268,7 @@ pub(super) mod pipeline {
                         return Err(Failure::OutOfMemory(block));
                     }
                     (by, bx) = ((by / 2).max(MIN_BLOCK), (bx / 2).max(MIN_BLOCK));
+                    allow_whole = false;
                     eprintln!(
                         "reproject: GPU out of memory on block {block}; retrying with \
                          {by}x{bx} blocks"
@@ -524,6 +530,7 @@ pub(super) mod pipeline {
         d.device_ptr_mut(stream)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn run_with_blocks<T: OutputSample>(
         gpu: &Arc<Gpu>,
         plan: &Plan,
@@ -532,6 +539,7 @@ pub(super) mod pipeline {
         transform: &[f64],
         sampling: &[f64],
         (by, bx): (usize, usize),
+        allow_whole: bool,
     ) -> std::result::Result<(), Failure> {
         let ctx = &gpu.ctx;
         let setup = "(setup)";
@@ -554,7 +562,7 @@ pub(super) mod pipeline {
         let plane_bytes = padded(in_ny * in_nx * max_elem);
         let block_bytes = by * bx * elem;
         let (free, _) = at(guard("cuMemGetInfo", || ctx.mem_get_info()), setup)?;
-        let whole = plane_bytes + 4 * block_bytes + 2 * CHUNK < free / 10 * 9;
+        let whole = allow_whole && plane_bytes + 4 * block_bytes + 2 * CHUNK < free / 10 * 9;
         // SAFETY (all allocations): every buffer is written (fill, copy, kernel) before it is
         // read. Staging is write-combined (host writes only); output copies are not.
         let mut staging = [

@@ -35,17 +35,31 @@ _DEVICES = ("auto", "cpu", "cuda")
 
 
 def _select_device(device):
-    """The backend for ``device``: the CPU engine for 'auto' and 'cpu'; 'cuda' needs the GPU
-    backend, which this build does not have."""
+    """The engine backend for ``device``: 'cpu'; 'auto' (the GPU when one is present and can
+    do the job, else the CPU, with the same results); 'cuda' (the GPU, checked now:
+    DeviceUnavailableError saying why when it cannot be used)."""
     if not isinstance(device, str) or device not in _DEVICES:
         raise ValueError(f"device should be one of {_DEVICES}, got {device!r}")
     if device == "cuda":
-        raise _core.DeviceUnavailableError(
-            "device='cuda' was requested, but the CUDA backend is not available in this build "
-            "of reproject_rs (it has only the CPU engine); use device='cpu' or device='auto'"
-        )
-    # 'auto' picks the GPU backend when one is built in and usable; none exists yet.
-    return "cpu"
+        try:
+            _core.gpu_info()  # the driver, a device, libnvrtc and the compiled kernels
+        except _core.DeviceUnavailableError as e:
+            raise _core.DeviceUnavailableError(
+                f"device='cuda' was requested, but no CUDA GPU can be used: {e}"
+            ) from None
+    return device
+
+
+def _is_cuda_array(x):
+    """Whether ``x`` lives in GPU memory (CuPy, or anything with __cuda_array_interface__)."""
+    return hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray)
+
+
+def _cuda_input(input_data):
+    """The GPU array of an ``(array, wcs)`` input, if it is one."""
+    if isinstance(input_data, tuple) and len(input_data) == 2 and _is_cuda_array(input_data[0]):
+        return input_data[0]
+    return None
 
 
 def reproject_interp(
@@ -65,7 +79,7 @@ def reproject_interp(
     *,
     nan_policy="propagate",
     precision="reproject",
-    device="auto",
+    device="cpu",
 ):
     """
     Reproject data to a new projection using interpolation (drop-in for
@@ -122,10 +136,17 @@ def reproject_interp(
     precision : {'reproject', 'float64'}, keyword-only
         ``'reproject'`` reproduces reproject's float32 rounding for float32/integer inputs and
         its SIP inversion tolerance; ``'float64'`` keeps every value in float64.
-    device : {'auto', 'cpu', 'cuda'}, keyword-only
-        Where to compute. ``'auto'`` (default) and ``'cpu'`` use the CPU engine; ``'cuda'``
-        raises :class:`~reproject_rs.DeviceUnavailableError`, as this build has no CUDA
-        backend.
+    device : {'cpu', 'auto', 'cuda'}, keyword-only
+        Where to compute. ``'cpu'`` (default) uses the CPU engine; ``'auto'`` the GPU when
+        one is present and can do the job (NVIDIA driver, libnvrtc, a transform the kernels
+        cover), else the CPU with the same results; ``'cuda'`` the GPU, raising
+        :class:`~reproject_rs.DeviceUnavailableError` (with the reason) when it cannot be
+        used. The GPU computes ``return_type='numpy'`` only. When CuPy is installed, the
+        array of an ``(array, wcs)`` input may be a CuPy array (or any
+        ``__cuda_array_interface__`` array): with ``'auto'`` or ``'cuda'`` it is reprojected
+        in GPU memory and CuPy arrays are returned (``output_array``/``output_footprint`` may
+        then be CuPy arrays too); with ``'cpu'`` it is copied to the host and the results
+        copied back. The GPU paths are untested on hardware in this build's CI.
 
     Returns
     -------
@@ -136,7 +157,18 @@ def reproject_interp(
 
     With ``return_type='lazy'``, a single :class:`~reproject_rs.LazyReprojection` instead.
     """
-    _select_device(device)
+    device = _select_device(device)
+    if device == "cuda" and return_type not in (None, "numpy"):
+        raise _core.DeviceUnavailableError(
+            f"device='cuda' computes return_type='numpy' only, not {return_type!r}"
+        )
+    gpu_in = _cuda_input(input_data)
+    if gpu_in is not None or _is_cuda_array(output_array) or _is_cuda_array(output_footprint):
+        return _reproject_cuda_arrays(
+            gpu_in, input_data, output_projection, shape_out, hdu_in, order, roundtrip_coords,
+            output_array, output_footprint, return_footprint, block_size, parallel,
+            return_type, dask_method, nan_policy, precision, device,
+        )
     if return_type is None:
         return_type = "numpy"
     elif not isinstance(return_type, str) or return_type not in _RETURN_TYPES:
@@ -175,6 +207,7 @@ def reproject_interp(
             nan_policy=nan_policy,
             precision=precision,
         )
+        job.device = device
         return job.run(
             output_array=output_array,
             output_footprint=output_footprint,
@@ -183,6 +216,108 @@ def reproject_interp(
             parallel=parallel,
             return_type=return_type,
         )
+
+
+def _reproject_cuda_arrays(
+    gpu_in, input_data, output_projection, shape_out, hdu_in, order, roundtrip_coords,
+    output_array, output_footprint, return_footprint, block_size, parallel, return_type,
+    dask_method, nan_policy, precision, device,
+):
+    """``reproject_interp`` with CuPy (``__cuda_array_interface__``) input or output arrays:
+    in GPU memory when the GPU can do it, else through host copies (untested on hardware
+    here)."""
+    import cupy  # a CUDA array without CuPy: ImportError says what is missing
+
+    rest = dict(
+        hdu_in=hdu_in, order=order, roundtrip_coords=roundtrip_coords, nan_policy=nan_policy,
+        precision=precision,
+    )
+    if gpu_in is not None and device != "cpu" and return_type in (None, "numpy"):
+        try:
+            return _reproject_on_device(
+                cupy, gpu_in, input_data[1], output_projection, shape_out, output_array,
+                output_footprint, return_footprint, **rest,
+            )
+        except _core.DeviceUnavailableError as e:
+            if device == "cuda":
+                raise
+            logger.info("reproject_rs: CuPy input computed on the CPU: %s", e)
+    # Through the host: the same call on numpy copies, the results copied back.
+    if gpu_in is not None:
+        input_data = (cupy.asnumpy(gpu_in), input_data[1])
+    host_out = cupy.asnumpy(output_array) if _is_cuda_array(output_array) else output_array
+    host_fp = cupy.asnumpy(output_footprint) if _is_cuda_array(output_footprint) else output_footprint
+    result = reproject_interp(
+        input_data, output_projection, shape_out=shape_out, output_array=host_out,
+        output_footprint=host_fp, return_footprint=return_footprint, block_size=block_size,
+        parallel=parallel, return_type=return_type, dask_method=dask_method,
+        device="cpu" if device == "cpu" else "auto", **rest,
+    )
+    if return_type not in (None, "numpy"):
+        return result
+    data, footprint = result if return_footprint else (result, None)
+    if _is_cuda_array(output_array):
+        output_array[...] = cupy.asarray(data)
+        data = output_array
+    elif gpu_in is not None and output_array is None:
+        data = cupy.asarray(data)
+    if footprint is not None:
+        if _is_cuda_array(output_footprint):
+            output_footprint[...] = cupy.asarray(footprint)
+            footprint = output_footprint
+        elif gpu_in is not None and output_footprint is None:
+            footprint = cupy.asarray(footprint)
+    return (data, footprint) if return_footprint else data
+
+
+def _reproject_on_device(
+    cupy, gpu_in, wcs_in_arg, output_projection, shape_out, output_array, output_footprint,
+    return_footprint, hdu_in, order, roundtrip_coords, nan_policy, precision,
+):
+    """Reprojection of a CuPy array into CuPy arrays by the GPU backend, without host copies
+    (the spline coefficients of orders >= 2 are computed on the host)."""
+    array = cupy.ascontiguousarray(gpu_in)
+    # Parsing needs the shape and dtype only: a zero-stride stand-in of the right shape.
+    stand_in = np.lib.stride_tricks.as_strided(
+        np.zeros(1, dtype=array.dtype), shape=array.shape, strides=(0,) * array.ndim
+    )
+    with contextlib.ExitStack() as stack:
+        array_in, wcs_in = parse_input_data((stand_in, wcs_in_arg), hdu_in=hdu_in, stack=stack)
+        wcs_out, shape_out = parse_output_projection(
+            output_projection, shape_in=array_in.shape, shape_out=shape_out,
+            output_array=output_array,
+        )
+        job = _Job(
+            array_in=array_in, wcs_in=wcs_in, wcs_out=wcs_out, shape_out=shape_out,
+            order=_parse_order(order), roundtrip_coords=bool(roundtrip_coords),
+            nan_policy=nan_policy, precision=precision,
+        )
+    if job.in_axes is not None or job.out_axes is not None:
+        raise _core.DeviceUnavailableError("WCS axes in another order than the array's")
+    shape = tuple(job.engine_shape)
+    out_dtype = cupy.float32 if output_array is not None and output_array.dtype == np.float32 else cupy.float64
+
+    def target(given):
+        ok = (
+            _is_cuda_array(given) and given.dtype == out_dtype and given.shape == shape
+            and given.flags.c_contiguous
+        )
+        return given if ok else cupy.empty(shape, dtype=out_dtype)
+
+    data, footprint = target(output_array), target(output_footprint)
+    host = cupy.asnumpy(array) if job.kwargs["order"] >= 2 else None
+    cupy.cuda.runtime.deviceSynchronize()  # the input is complete before the kernels read it
+    _core.reproject_device(
+        array.data.ptr, array.dtype.str, list(array.shape), job.header_in, job.header_out,
+        list(shape), data.data.ptr, footprint.data.ptr, out_dtype == cupy.float64,
+        host_array=host, **job.kwargs,
+    )
+    for given, got in ((output_array, data), (output_footprint, footprint)):
+        if given is not None and given is not got:
+            given[...] = got if _is_cuda_array(given) else cupy.asnumpy(got)
+    data = output_array if output_array is not None else data
+    footprint = output_footprint if output_footprint is not None else footprint
+    return (data, footprint) if return_footprint else data
 
 
 def _parse_order(order):
@@ -512,6 +647,7 @@ class _Job:
             threads=threads,
             output_array=target,
             output_footprint=fp_target,
+            device=getattr(self, "device", "cpu"),
             **self.kwargs,
         )
         return self._deliver(data, footprint, output_array, output_footprint, return_footprint)
