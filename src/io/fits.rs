@@ -508,6 +508,17 @@ impl ImageSource for FitsSource {
         self.stored
     }
 
+    fn raw_plane(&self, plane: usize) -> Option<crate::io::RawPlane<'_>> {
+        match &self.data {
+            Data::Mapped {
+                map,
+                layout,
+                decoder,
+            } => decode::raw_plane(map, layout, decoder, plane),
+            Data::F32(_) | Data::F64(_) => None,
+        }
+    }
+
     fn read_window(
         &self,
         plane: usize,
