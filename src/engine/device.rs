@@ -364,7 +364,7 @@ pub(super) mod pipeline {
                     }
                     (Input::Values, Some(c)) => {
                         let values = as_f64(chunk);
-                        let src = &c.planes[plane];
+                        let src = c.planes.plane(plane);
                         for (r, row) in (r0..r1).zip(values.chunks_exact_mut(cols.len())) {
                             match src.row(r).as_slice() {
                                 Some(s) => row.copy_from_slice(&s[cols.clone()]),
@@ -391,7 +391,7 @@ pub(super) mod pipeline {
     /// A staging chunk seen as f64 (pinned buffers are page-aligned and chunks start at
     /// multiples of 8 bytes).
     fn as_f64(bytes: &mut [u8]) -> &mut [f64] {
-        assert_eq!(bytes.as_ptr() as usize % 8, 0, "staging is 8-byte aligned");
+        debug_assert_eq!(bytes.as_ptr() as usize % 8, 0, "staging is 8-byte aligned");
         // SAFETY: aligned (checked), any bit pattern is a valid f64, length in whole f64s.
         unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut f64, bytes.len() / 8) }
     }
@@ -564,16 +564,11 @@ pub(super) mod pipeline {
         let (free, _) = at(guard("cuMemGetInfo", || ctx.mem_get_info()), setup)?;
         let whole = allow_whole && plane_bytes + 4 * block_bytes + 2 * CHUNK < free / 10 * 9;
         // SAFETY (all allocations): every buffer is written (fill, copy, kernel) before it is
-        // read. Staging is write-combined (host writes only); output copies are not.
+        // read. No write-combined staging: rounding reads the values back on the host.
+        let pinned = || unsafe { ctx.alloc_pinned_with_flags::<u8>(CHUNK, 0) };
         let mut staging = [
-            at(
-                guard("pinned", || unsafe { ctx.alloc_pinned::<u8>(CHUNK) }),
-                setup,
-            )?,
-            at(
-                guard("pinned", || unsafe { ctx.alloc_pinned::<u8>(CHUNK) }),
-                setup,
-            )?,
+            at(guard("pinned", pinned), setup)?,
+            at(guard("pinned", pinned), setup)?,
         ];
         let mut slots = Vec::with_capacity(2);
         for stream in &streams {
@@ -799,9 +794,10 @@ pub(super) mod pipeline {
             let (in_ptr, input_type, pitch) = if plan.coefficients.is_some() {
                 let streams = [stream.clone(), stream.clone()];
                 if staging.is_none() {
+                    let pinned = || ctx.alloc_pinned_with_flags::<u8>(CHUNK, 0);
                     staging = Some([
-                        at(guard("pinned", || ctx.alloc_pinned::<u8>(CHUNK)), setup)?,
-                        at(guard("pinned", || ctx.alloc_pinned::<u8>(CHUNK)), setup)?,
+                        at(guard("pinned", pinned), setup)?,
+                        at(guard("pinned", pinned), setup)?,
                     ]);
                     let bytes = padded(in_ny * in_nx * 8);
                     coefficients = Some(at(guard("alloc", || stream.alloc::<u8>(bytes)), setup)?);
