@@ -30,6 +30,7 @@
 //! ```
 
 pub mod blocks;
+pub mod coefficients;
 pub mod coords;
 mod device;
 pub mod lazy;
@@ -40,7 +41,7 @@ mod spectral;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use ndarray::{Array2, ArrayD, ArrayViewMut3, ArrayViewMutD, Axis, IxDyn};
+use ndarray::{ArrayD, ArrayView2, ArrayViewMut3, ArrayViewMutD, Axis, IxDyn};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +53,7 @@ use crate::io::{available_memory, ImageSource};
 use crate::wcs::distortion::sip::SipInversion;
 use crate::wcs::Wcs;
 use blocks::{auto_block_size, blocks, Block};
+use coefficients::{Placement, PlaneStore};
 use coords::{Bounds, CoordinateMap};
 pub use precision::Precision;
 use precision::Rounding;
@@ -166,12 +168,13 @@ impl OutputSample for f32 {
     }
 }
 
-/// Spline coefficients of every input plane (orders ≥ 2), computed once per call.
+/// Spline coefficients of every input plane (orders ≥ 2), computed once per call, in memory
+/// or in a memory-mapped scratch file (see [`coefficients`]).
 struct Coefficients {
-    /// Prefiltered values, one array per plane.
-    planes: Vec<Array2<f64>>,
+    /// Prefiltered values, one plane per input plane.
+    planes: PlaneStore,
     /// For `NanPolicy::Renormalize`: the prefiltered validity masks.
-    masks: Option<Vec<Array2<f64>>>,
+    masks: Option<PlaneStore>,
 }
 
 /// The input of a plan: borrowed from the caller, or shared and owned (for plans that outlive
@@ -379,6 +382,29 @@ impl<'a> Plan<'a> {
         self.coords.is_homography()
     }
 
+    /// Whether the spline coefficients (orders ≥ 2) live in a memory-mapped scratch file
+    /// because they do not fit in memory (see `$REPROJECT_RS_SPLINE_MEMORY` and
+    /// `$REPROJECT_RS_SCRATCH_DIR` in [`coefficients`]).
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::engine::{Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = Array2::<f64>::zeros((8, 8));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let options = Options { order: "bicubic".parse()?, ..Options::default() };
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[8, 8], &options)?;
+    /// assert!(!plan.spline_in_scratch_file()); // 512 bytes fit in memory
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn spline_in_scratch_file(&self) -> bool {
+        self.coefficients
+            .as_ref()
+            .is_some_and(|c| c.planes.in_file())
+    }
+
     /// The block shape used when the options leave it open.
     pub fn block_shape(&self) -> (usize, usize) {
         let (ny, nx) = self.plane_shape_out();
@@ -395,53 +421,52 @@ impl<'a> Plan<'a> {
 
     fn prefilter_all(&self) -> Result<Coefficients> {
         let (ny, nx) = self.shape_in;
-        let bytes = (ny * nx * self.planes_in) as u64 * 8 * 2;
-        if let Some(available) = available_memory() {
-            if bytes > available {
-                return Err(Error::InvalidArgument(format!(
-                    "the spline coefficients of a {ny}x{nx}x{} input need {bytes} bytes, more \
-                     than the {available} bytes of memory available; use order 0 or 1",
-                    self.planes_in
-                )));
-            }
-        }
+        let planes_in = self.planes_in;
         let order = self.options.order;
         let renormalize = self.options.nan_policy == NanPolicy::Renormalize;
-        let mut planes = Vec::with_capacity(self.planes_in);
-        let mut masks = renormalize.then(Vec::new);
-        let mut raw = Vec::with_capacity(self.planes_in);
-        for plane in 0..self.planes_in {
-            let mut data = Array2::zeros((ny, nx));
-            let buf = data.as_slice_mut().expect("fresh arrays are contiguous");
+        // Filtered in place; Renormalize keeps the filtered masks too.
+        let stores = if renormalize { 2 } else { 1 };
+        let bytes = (ny as u64)
+            .saturating_mul(nx as u64)
+            .saturating_mul(planes_in as u64)
+            .saturating_mul(8 * stores);
+        let placement = Placement::for_size(bytes)?;
+        let mut planes = PlaneStore::new(planes_in, (ny, nx), &placement)?;
+        for plane in 0..planes_in {
+            let mut view = planes.plane_mut(plane);
+            let buf = view.as_slice_mut().expect("store planes are contiguous");
             self.source.read_window(plane, 0..ny, 0..nx, buf)?;
             self.rounding.convert_values(buf);
-            raw.push(data);
         }
         if self.spectral.is_some() {
             // scipy filters the cube along axis 0 (the third WCS axis) first.
-            let mut line = vec![0.0; self.planes_in];
-            for y in 0..ny {
-                for x in 0..nx {
-                    for (v, p) in line.iter_mut().zip(&raw) {
-                        *v = p[[y, x]];
-                    }
-                    filter_line(&mut line, order);
-                    for (v, p) in line.iter().zip(raw.iter_mut()) {
-                        p[[y, x]] = *v;
-                    }
+            let n = ny * nx;
+            let values = planes.values_mut();
+            let mut line = vec![0.0; planes_in];
+            for i in 0..n {
+                for (p, v) in line.iter_mut().enumerate() {
+                    *v = values[p * n + i];
+                }
+                filter_line(&mut line, order);
+                for (p, v) in line.iter().enumerate() {
+                    values[p * n + i] = *v;
                 }
             }
         }
-        for mut data in raw {
-            if let Some(masks) = masks.as_mut() {
-                let (coeffs, mask) = prefilter_masked(data.view(), order);
-                planes.push(coeffs);
-                masks.push(mask);
-            } else {
-                prefilter(data.view_mut(), order);
-                planes.push(data);
+        let masks = if renormalize {
+            let mut masks = PlaneStore::new(planes_in, (ny, nx), &placement)?;
+            for p in 0..planes_in {
+                let (coeffs, mask) = prefilter_masked(planes.plane(p), order);
+                planes.plane_mut(p).assign(&coeffs);
+                masks.plane_mut(p).assign(&mask);
             }
-        }
+            Some(masks)
+        } else {
+            for p in 0..planes_in {
+                prefilter(planes.plane_mut(p), order);
+            }
+            None
+        };
         Ok(Coefficients { planes, masks })
     }
 
@@ -537,14 +562,25 @@ impl<'a> Plan<'a> {
     /// What the GPU encoder needs (src/gpu/encode.rs): the coordinate map, the float32
     /// rounding of values and results, whether a third axis is interpolated, and the window.
     pub(crate) fn gpu_parts(&self) -> (&CoordinateMap, (bool, bool), bool, (usize, usize)) {
-        let r = (self.rounding.rounds_values(), self.rounding.rounds_results());
+        let r = (
+            self.rounding.rounds_values(),
+            self.rounding.rounds_results(),
+        );
         (&self.coords, r, self.spectral.is_some(), self.shape_in)
     }
 
     /// The input window of a block with input positions within `b`, and the spline
     /// coefficients of input plane `plane` (orders >= 2), for the GPU encoder.
-    pub(crate) fn gpu_window(&self, b: Bounds, plane: usize) -> (Window, Option<&Array2<f64>>) {
-        let c = self.coefficients.as_ref().and_then(|c| c.planes.get(plane));
+    pub(crate) fn gpu_window(
+        &self,
+        b: Bounds,
+        plane: usize,
+    ) -> (Window, Option<ArrayView2<'_, f64>>) {
+        let c = self
+            .coefficients
+            .as_ref()
+            .filter(|c| plane < c.planes.len())
+            .map(|c| c.planes.plane(plane));
         (self.window_for(b), c)
     }
 
@@ -591,12 +627,12 @@ impl<'a> Plan<'a> {
                 }
             }
             Some(c) => {
-                copy_window(&c.planes[plane], w, &mut s.window);
+                copy_window(c.planes.plane(plane), w, &mut s.window);
                 let coeffs = Plane::new(&s.window, rows.clone(), cols.clone(), ny, nx)?;
                 match &c.masks {
                     None => coeffs.sample_many(order, &s.ys, &s.xs, &mut s.values),
                     Some(masks) => {
-                        copy_window(&masks[plane], w, &mut s.mask);
+                        copy_window(masks.plane(plane), w, &mut s.mask);
                         s.raw.resize(len, 0.0);
                         self.source
                             .read_window(plane, rows.clone(), cols.clone(), &mut s.raw)?;
@@ -707,7 +743,7 @@ fn split_chunks<T>(
 }
 
 /// Copies a window of a full plane into a contiguous buffer.
-fn copy_window(plane: &Array2<f64>, w: &Window, out: &mut Vec<f64>) {
+fn copy_window(plane: ArrayView2<f64>, w: &Window, out: &mut Vec<f64>) {
     out.clear();
     for row in plane
         .slice(ndarray::s![w.rows.clone(), w.cols.clone()])

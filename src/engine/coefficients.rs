@@ -1,0 +1,245 @@
+//! Storage of the spline coefficients of the input planes (orders ≥ 2): in memory when they
+//! fit, otherwise in a memory-mapped scratch file, so that a larger-than-memory input can still
+//! be interpolated with a spline.
+//!
+//! Where they go is decided from their size:
+//!
+//! * in memory up to `$REPROJECT_RS_SPLINE_MEMORY` bytes when that is set, else up to half of
+//!   the memory available ([`available_memory`]);
+//! * beyond that, in a file of `$REPROJECT_RS_SCRATCH_DIR` (default: the system's temporary
+//!   folder). The file is removed from its folder as soon as it is open, so nothing is left
+//!   behind whatever happens, and its blocks are reserved up front (`posix_fallocate`): a disk
+//!   without room is an error before any work, never a crash while writing.
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use memmap2::MmapMut;
+use ndarray::{ArrayView2, ArrayViewMut2};
+
+use crate::error::{Error, Result};
+use crate::io::available_memory;
+
+/// Where a [`PlaneStore`] keeps its values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// An ordinary allocation.
+    Memory,
+    /// A memory-mapped scratch file in this folder.
+    File(PathBuf),
+}
+
+impl Placement {
+    /// The placement for `bytes` of coefficients under the environment's settings.
+    pub(crate) fn for_size(bytes: u64) -> Result<Placement> {
+        let limit = match std::env::var("REPROJECT_RS_SPLINE_MEMORY") {
+            Ok(v) => v.trim().parse::<u64>().map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "REPROJECT_RS_SPLINE_MEMORY must be a number of bytes, got '{v}'"
+                ))
+            })?,
+            Err(_) => available_memory().map_or(u64::MAX, |a| a / 2),
+        };
+        Ok(if bytes <= limit {
+            Placement::Memory
+        } else {
+            Placement::File(
+                std::env::var_os("REPROJECT_RS_SCRATCH_DIR")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(std::env::temp_dir),
+            )
+        })
+    }
+}
+
+enum Storage {
+    Memory(Vec<f64>),
+    File(MmapMut),
+}
+
+/// `planes` planes of `ny` × `nx` f64 values, zero-initialised, in memory or in a mapped file.
+pub(crate) struct PlaneStore {
+    storage: Storage,
+    shape: (usize, usize),
+    planes: usize,
+}
+
+impl PlaneStore {
+    /// Room for `planes` planes of `shape` (rows, columns) values, placed as `placement` says.
+    pub(crate) fn new(planes: usize, shape: (usize, usize), placement: &Placement) -> Result<Self> {
+        let len = planes
+            .checked_mul(shape.0)
+            .and_then(|n| n.checked_mul(shape.1))
+            .filter(|n| n.checked_mul(8).is_some())
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "{planes} planes of {}x{} spline coefficients overflow the address space",
+                    shape.0, shape.1
+                ))
+            })?;
+        let storage = match placement {
+            Placement::Memory => {
+                let mut values = Vec::new();
+                values.try_reserve_exact(len).map_err(|_| {
+                    Error::InvalidArgument(format!(
+                        "cannot allocate {} bytes for spline coefficients; set \
+                         REPROJECT_RS_SPLINE_MEMORY to a smaller number of bytes so that they go \
+                         to a scratch file",
+                        len * 8
+                    ))
+                })?;
+                values.resize(len, 0.0);
+                Storage::Memory(values)
+            }
+            Placement::File(dir) => Storage::File(scratch_map(dir, len as u64 * 8)?),
+        };
+        Ok(PlaneStore {
+            storage,
+            shape,
+            planes,
+        })
+    }
+
+    /// Whether the values live in a scratch file.
+    pub(crate) fn in_file(&self) -> bool {
+        matches!(self.storage, Storage::File(_))
+    }
+
+    /// Number of planes.
+    pub(crate) fn len(&self) -> usize {
+        self.planes
+    }
+
+    /// Every plane, back to back.
+    pub(crate) fn values(&self) -> &[f64] {
+        match &self.storage {
+            Storage::Memory(v) => v,
+            // SAFETY: the map is page-aligned (so aligned for f64), its length is a multiple
+            // of 8 bytes, and every bit pattern is a valid f64.
+            Storage::File(m) => unsafe {
+                std::slice::from_raw_parts(m.as_ptr().cast::<f64>(), m.len() / 8)
+            },
+        }
+    }
+
+    /// Every plane, back to back, writable.
+    pub(crate) fn values_mut(&mut self) -> &mut [f64] {
+        match &mut self.storage {
+            Storage::Memory(v) => v,
+            // SAFETY: as in `values`; the map is borrowed mutably for the slice's lifetime.
+            Storage::File(m) => unsafe {
+                std::slice::from_raw_parts_mut(m.as_mut_ptr().cast::<f64>(), m.len() / 8)
+            },
+        }
+    }
+
+    /// Plane `p` (panics if `p >= len()`).
+    pub(crate) fn plane(&self, p: usize) -> ArrayView2<'_, f64> {
+        let n = self.shape.0 * self.shape.1;
+        ArrayView2::from_shape(self.shape, &self.values()[p * n..(p + 1) * n])
+            .expect("a plane's slice has the plane's length")
+    }
+
+    /// Plane `p`, writable (panics if `p >= len()`).
+    pub(crate) fn plane_mut(&mut self, p: usize) -> ArrayViewMut2<'_, f64> {
+        let (shape, n) = (self.shape, self.shape.0 * self.shape.1);
+        ArrayViewMut2::from_shape(shape, &mut self.values_mut()[p * n..(p + 1) * n])
+            .expect("a plane's slice has the plane's length")
+    }
+}
+
+/// A zero-filled, writable mapping of a fresh scratch file of `bytes` bytes in `dir`, whose
+/// name is removed at once; its blocks are reserved so that writing cannot hit a full disk.
+fn scratch_map(dir: &Path, bytes: u64) -> Result<MmapMut> {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let name = format!(
+        "reproject-rs-spline-{}-{}.scratch",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let path = dir.join(name);
+    let where_ = || {
+        format!(
+            "the spline coefficients' scratch file ({bytes} bytes) in {}",
+            dir.display()
+        )
+    };
+    let file: File = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| Error::Io(format!("{}: {e}", where_())))?;
+    // Nothing must be left behind: the open descriptor and the mapping keep the data alive.
+    let _ = std::fs::remove_file(&path);
+    if bytes > 0 {
+        reserve(&file, bytes).map_err(|e| {
+            Error::Io(format!(
+                "{}: {e}; set REPROJECT_RS_SCRATCH_DIR to a folder on a disk with room",
+                where_()
+            ))
+        })?;
+    }
+    // SAFETY: the file is private to this process (created here and already unlinked), so
+    // nothing else can change or truncate it while it is mapped.
+    unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::Io(format!("{}: {e}", where_())))
+}
+
+#[cfg(target_os = "linux")]
+fn reserve(file: &File, bytes: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let len = libc::off_t::try_from(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "file too large"))?;
+    // SAFETY: a plain system call on a descriptor this function borrows.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) } {
+        0 => Ok(()),
+        e => Err(std::io::Error::from_raw_os_error(e)),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn reserve(file: &File, bytes: u64) -> std::io::Result<()> {
+    file.set_len(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_and_memory_stores_hold_the_same_planes() {
+        let dir = std::env::temp_dir();
+        let mut stores = [
+            PlaneStore::new(3, (4, 5), &Placement::Memory).unwrap(),
+            PlaneStore::new(3, (4, 5), &Placement::File(dir.clone())).unwrap(),
+        ];
+        assert!(!stores[0].in_file() && stores[1].in_file());
+        for s in &mut stores {
+            assert_eq!(s.len(), 3);
+            for p in 0..3 {
+                assert!(s.plane(p).iter().all(|&v| v == 0.0));
+                s.plane_mut(p)[[p, 4]] = p as f64 + 0.5;
+            }
+        }
+        for p in 0..3 {
+            assert_eq!(stores[0].plane(p), stores[1].plane(p));
+            assert_eq!(stores[1].plane(p)[[p, 4]], p as f64 + 0.5);
+        }
+        // The scratch file's name is gone at once.
+        let leftover = std::fs::read_dir(&dir).unwrap().any(|e| {
+            let name = e.unwrap().file_name();
+            let name = name.to_string_lossy();
+            name.starts_with(&format!("reproject-rs-spline-{}-", std::process::id()))
+        });
+        assert!(!leftover);
+    }
+
+    #[test]
+    fn a_missing_scratch_folder_is_an_error() {
+        let err = PlaneStore::new(1, (2, 2), &Placement::File("/nonexistent/folder".into()))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("scratch file"), "{err}");
+    }
+}
