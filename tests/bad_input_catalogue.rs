@@ -169,6 +169,57 @@ fn cli<S: AsRef<OsStr>>(args: &[S]) -> Output {
         .expect("the binary runs")
 }
 
+/// The arguments of a CLI job: `input --to target -o out`, then `extra`.
+fn job_args<'a>(
+    input: &'a Path,
+    target: &'a Path,
+    out: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a OsStr> {
+    let mut args = vec![
+        input.as_os_str(),
+        "--to".as_ref(),
+        target.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ];
+    args.extend(extra.iter().map(|a| OsStr::new(*a)));
+    args
+}
+
+/// Runs `reproject-rs input --to target -o out extra...`.
+fn reproject_cli(input: &Path, target: &Path, out: &Path, extra: &[&str]) -> Output {
+    cli(&job_args(input, target, out, extra))
+}
+
+/// Runs `input` onto the standard target (written to `dir`), into `dir/out.fits`.
+fn onto_standard_target(dir: &Path, input: &Path) -> Output {
+    let (_, target) = standard_job(dir);
+    reproject_cli(input, &target, &dir.join("out.fits"), &[])
+}
+
+/// The standard target header with `NAXIS1 = n1` and `NAXIS2 = n2`.
+fn target_of_size(n1: impl std::fmt::Display, n2: impl std::fmt::Display) -> String {
+    target_header()
+        .replace("NAXIS1  = 18", &format!("NAXIS1  = {n1}"))
+        .replace("NAXIS2  = 16", &format!("NAXIS2  = {n2}"))
+}
+
+/// The standard input, and a target header file `name` in `dir` holding `header`.
+fn job_with_target(dir: &Path, name: &str, header: &str) -> (PathBuf, PathBuf) {
+    let (input, _) = standard_job(dir);
+    let target = dir.join(name);
+    std::fs::write(&target, header).unwrap();
+    (input, target)
+}
+
+/// The user's file that a failed run must not destroy.
+const PRECIOUS: &[u8] = b"precious";
+
+fn assert_precious(path: &Path) {
+    assert_eq!(std::fs::read(path).unwrap(), PRECIOUS, "{}", path.display());
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -190,6 +241,28 @@ fn fails(out: &Output, expect: &str) {
         "{err:?}"
     );
     assert!(err.contains(expect), "{err:?} lacks {expect:?}");
+}
+
+/// A clean CLI failure (see `fails`) that left nothing under the output name `out`.
+fn refused_without_output(o: &Output, expect: &str, out: &Path) {
+    fails(o, expect);
+    assert!(!out.exists(), "{} exists", out.display());
+}
+
+/// `e` is an `Error::InvalidArgument` whose message contains each of `needles`.
+fn assert_invalid_argument(e: &Error, needles: &[&str]) {
+    assert!(
+        matches!(e, Error::InvalidArgument(m) if needles.iter().all(|n| m.contains(n))),
+        "{e:?}"
+    );
+}
+
+/// `e` is an `Error::Io` whose message contains each of `needles`.
+fn assert_io_error(e: &Error, needles: &[&str]) {
+    assert!(
+        matches!(e, Error::Io(m) if needles.iter().all(|n| m.contains(n))),
+        "{e:?}"
+    );
 }
 
 fn succeeds(out: &Output) {
@@ -233,6 +306,17 @@ fn array_source(a: &Array2<f64>) -> ArraySource<'_, f64> {
     ArraySource::new(a.view().into_dyn()).unwrap()
 }
 
+/// `reproject_interp` of an in-memory image.
+fn interp_array(
+    image: &Array2<f64>,
+    w_in: &Wcs,
+    w_out: &Wcs,
+    shape: &[usize],
+    o: &Options,
+) -> reproject::Result<(ArrayD<f64>, ArrayD<f64>)> {
+    reproject_interp(&array_source(image), w_in, w_out, shape, o)
+}
+
 fn options(order: Order, nan_policy: NanPolicy) -> Options {
     Options {
         order,
@@ -270,19 +354,12 @@ const FILE_CASES: &[Case] = &[
         let (input, target) = standard_job(d);
         let good = std::fs::read(&input).unwrap();
         let out = d.join("out.fits");
-        std::fs::write(&out, b"precious").unwrap();
+        std::fs::write(&out, PRECIOUS).unwrap();
         // The data area (20 x 24 f32 = 1920 bytes) ends at 4800; the rest is padding.
         for cut in [0, 5, 9, 80, 1440, 2879, 2880, 2881, 4799] {
             let cut_file = d.join("cut.fits");
             std::fs::write(&cut_file, &good[..cut]).unwrap();
-            let o = cli(&[
-                cut_file.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                out.as_os_str(),
-                "--overwrite".as_ref(),
-            ]);
+            let o = reproject_cli(&cut_file, &target, &out, &["--overwrite"]);
             // Fewer than 9 bytes cannot be recognised at all; beyond, CFITSIO or the data
             // size check rejects the file.
             fails(
@@ -296,21 +373,18 @@ const FILE_CASES: &[Case] = &[
             if cut >= 2880 {
                 fails(&o, "truncated");
             }
-            assert_eq!(std::fs::read(&out).unwrap(), b"precious", "cut {cut}");
+            assert_eq!(std::fs::read(&out).unwrap(), PRECIOUS, "cut {cut}");
             no_leftovers(d);
         }
         // Only the padding after complete data is cut: the file is read.
         let cut_file = d.join("cut.fits");
         std::fs::write(&cut_file, &good[..4800]).unwrap();
-        succeeds(&cli(&[
-            cut_file.as_os_str(),
-            "--to".as_ref(),
-            target.as_os_str(),
-            "-o".as_ref(),
-            out.as_os_str(),
-            "--overwrite".as_ref(),
-            "-q".as_ref(),
-        ]));
+        succeeds(&reproject_cli(
+            &cut_file,
+            &target,
+            &out,
+            &["--overwrite", "-q"],
+        ));
         assert!(FitsSource::open(&out, 0).is_ok());
     }),
     ("truncated .npy input at 6 offsets (CLI with --wcs)", |d| {
@@ -324,15 +398,7 @@ const FILE_CASES: &[Case] = &[
         for cut in [0, 6, 9, 40, 128, good.len() - 1] {
             let cut_file = d.join("cut.npy");
             std::fs::write(&cut_file, &good[..cut]).unwrap();
-            let o = cli(&[
-                cut_file.as_os_str(),
-                "--wcs".as_ref(),
-                hdr.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                out.as_os_str(),
-            ]);
+            let o = reproject_cli(&cut_file, &target, &out, &["--wcs", hdr.to_str().unwrap()]);
             fails(
                 &o,
                 if cut < 6 {
@@ -351,16 +417,8 @@ const FILE_CASES: &[Case] = &[
             std::fs::write(&p, fits_bytes(bitpix, &[4, 4], "", &[0u8; 64])).unwrap();
             let e = FitsSource::open(&p, 0).expect_err(bitpix);
             assert!(matches!(e, Error::Fits(_)), "BITPIX {bitpix}: {e:?}");
-            let (_, target) = standard_job(d);
-            let o = cli(&[
-                p.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                d.join("out.fits").as_os_str(),
-            ]);
-            fails(&o, "input");
-            assert!(!d.join("out.fits").exists());
+            let o = onto_standard_target(d, &p);
+            refused_without_output(&o, "input", &d.join("out.fits"));
         }
     }),
     (
@@ -412,16 +470,12 @@ const FILE_CASES: &[Case] = &[
                 )
                 .unwrap();
                 let out = d.join(format!("out{bitpix}.fits"));
-                succeeds(&cli(&[
-                    input.as_os_str(),
-                    "--to".as_ref(),
-                    target.as_os_str(),
-                    "-o".as_ref(),
-                    out.as_os_str(),
-                    "--order".as_ref(),
-                    "0".as_ref(),
-                    "-q".as_ref(),
-                ]));
+                succeeds(&reproject_cli(
+                    &input,
+                    &target,
+                    &out,
+                    &["--order", "0", "-q"],
+                ));
                 let (got, fp) = (read_plane(&out, 0), read_plane(&out, 1));
                 for (i, &v) in stored.iter().enumerate() {
                     if i == blank_at {
@@ -441,33 +495,17 @@ const FILE_CASES: &[Case] = &[
     (
         "FITS input whose primary HDU has no data (NAXIS = 0)",
         |d| {
-            let (_, target) = standard_job(d);
             let p = d.join("empty.fits");
             std::fs::write(&p, fits_bytes("8", &[], &input_header(), &[])).unwrap();
-            let o = cli(&[
-                p.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                d.join("out.fits").as_os_str(),
-            ]);
-            fails(&o, "input");
-            assert!(!d.join("out.fits").exists());
+            let o = onto_standard_target(d, &p);
+            refused_without_output(&o, "input", &d.join("out.fits"));
         },
     ),
     ("input image with a zero-length axis (NAXIS1 = 0)", |d| {
-        let (_, target) = standard_job(d);
         let p = d.join("zero.fits");
         std::fs::write(&p, fits_bytes("-32", &[5, 0], &input_header(), &[])).unwrap();
-        let o = cli(&[
-            p.as_os_str(),
-            "--to".as_ref(),
-            target.as_os_str(),
-            "-o".as_ref(),
-            d.join("out.fits").as_os_str(),
-        ]);
-        fails(&o, "input");
-        assert!(!d.join("out.fits").exists());
+        let o = onto_standard_target(d, &p);
+        refused_without_output(&o, "input", &d.join("out.fits"));
     }),
     (
         "target HDU that is a binary table, not an image (CLI --to-hdu)",
@@ -493,67 +531,33 @@ const FILE_CASES: &[Case] = &[
             bytes.extend(t);
             let target = d.join("table.fits");
             std::fs::write(&target, bytes).unwrap();
-            let o = cli(&[
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "--to-hdu".as_ref(),
-                "1".as_ref(),
-                "-o".as_ref(),
-                d.join("out.fits").as_os_str(),
-            ]);
-            fails(&o, "target");
-            assert!(!d.join("out.fits").exists());
+            let out = d.join("out.fits");
+            let o = reproject_cli(&input, &target, &out, &["--to-hdu", "1"]);
+            refused_without_output(&o, "target", &out);
         },
     ),
     ("gzip magic followed by garbage", |d| {
-        let (_, target) = standard_job(d);
         let p = d.join("bad.fits.gz");
         std::fs::write(&p, [0x1f, 0x8b, 8, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).unwrap();
-        let o = cli(&[
-            p.as_os_str(),
-            "--to".as_ref(),
-            target.as_os_str(),
-            "-o".as_ref(),
-            d.join("out.fits").as_os_str(),
-        ]);
-        fails(&o, "input");
+        fails(&onto_standard_target(d, &p), "input");
     }),
     ("singular CD matrix in an input FITS header (CLI)", |d| {
-        let (_, target) = standard_job(d);
         let header = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 2\nCRPIX2 = 2\n\
                       CRVAL1 = 150\nCRVAL2 = 30\nCD1_1 = 0.01\nCD1_2 = 0.02\nCD2_1 = 0.005\n\
                       CD2_2 = 0.01";
         let p = d.join("singular.fits");
         std::fs::write(&p, fits_bytes("-32", &[3, 3], header, &be_f32(&[1.0; 9]))).unwrap();
-        let o = cli(&[
-            p.as_os_str(),
-            "--to".as_ref(),
-            target.as_os_str(),
-            "-o".as_ref(),
-            d.join("out.fits").as_os_str(),
-        ]);
+        let o = onto_standard_target(d, &p);
         fails(&o, "singular");
         fails(&o, "input");
     }),
     ("singular PC matrix in the target header (CLI)", |d| {
-        let (input, _) = standard_job(d);
-        let target = d.join("t.hdr");
-        std::fs::write(
-            &target,
-            format!(
-                "{}PC1_1   = 1.0\nPC1_2   = 2.0\nPC2_1   = 0.5\nPC2_2   = 1.0\n",
-                target_header()
-            ),
-        )
-        .unwrap();
-        let o = cli(&[
-            input.as_os_str(),
-            "--to".as_ref(),
-            target.as_os_str(),
-            "-o".as_ref(),
-            d.join("out.fits").as_os_str(),
-        ]);
+        let header = format!(
+            "{}PC1_1   = 1.0\nPC1_2   = 2.0\nPC2_1   = 0.5\nPC2_2   = 1.0\n",
+            target_header()
+        );
+        let (input, target) = job_with_target(d, "t.hdr", &header);
+        let o = reproject_cli(&input, &target, &d.join("out.fits"), &[]);
         fails(&o, "singular");
         fails(&o, "target");
     }),
@@ -574,14 +578,7 @@ fn one_odd_pixel(value: f64, order: Order, policy: NanPolicy) -> (ArrayD<f64>, A
     image[[4, 4]] = value;
     let w_in = wcs(&tan(150.0, 30.0, (5.0, 5.0), 0.01));
     let w_out = wcs(&tan(150.0, 30.0, (5.25, 5.0), 0.01));
-    let (d, f) = reproject_interp(
-        &array_source(&image),
-        &w_in,
-        &w_out,
-        &[9, 9],
-        &options(order, policy),
-    )
-    .unwrap();
+    let (d, f) = interp_array(&image, &w_in, &w_out, &[9, 9], &options(order, policy)).unwrap();
     footprint_consistent(&d, &f);
     (d, f)
 }
@@ -669,7 +666,7 @@ const VALUE_CASES: &[Case] = &[
                 precision: reproject::engine::Precision::Float64,
                 ..options(order, NanPolicy::Propagate)
             };
-            let (d, f) = reproject_interp(&array_source(&image), &w, &w, &[6, 7], &o).unwrap();
+            let (d, f) = interp_array(&image, &w, &w, &[6, 7], &o).unwrap();
             for ((y, x), v) in image.indexed_iter() {
                 assert_eq!(d[[y, x]], *v, "{order:?} ({y}, {x})");
                 assert_eq!(f[[y, x]], 1.0);
@@ -698,14 +695,8 @@ const VALUE_CASES: &[Case] = &[
             let w = wcs(&tan(150.0, 30.0, (4.0, 4.0), 0.01));
             for order in ORDERS {
                 for policy in [NanPolicy::Propagate, NanPolicy::Renormalize] {
-                    let (d, f) = reproject_interp(
-                        &array_source(&image),
-                        &w,
-                        &w,
-                        &[8, 8],
-                        &options(order, policy),
-                    )
-                    .unwrap();
+                    let (d, f) =
+                        interp_array(&image, &w, &w, &[8, 8], &options(order, policy)).unwrap();
                     assert!(d.iter().all(|v| v.is_nan()) && f.iter().all(|v| *v == 0.0));
                 }
             }
@@ -756,14 +747,14 @@ const SHAPE_CASES: &[Case] = &[
         let w = wcs(&tan(150.0, 30.0, (1.0, 1.0), 0.01));
         for order in ORDERS {
             let o = options(order, NanPolicy::Propagate);
-            let (d, f) = reproject_interp(&array_source(&image), &w, &w, &[1, 1], &o).unwrap();
+            let (d, f) = interp_array(&image, &w, &w, &[1, 1], &o).unwrap();
             // Spline orders: the prefilter of a single sample rounds (scipy's too).
             assert!(
                 (d[[0, 0]] - 42.0).abs() < 1e-12 && f[[0, 0]] == 1.0,
                 "{order:?}: {d}"
             );
             // Half a pixel or more away from the only pixel: NaN.
-            let (d, f) = reproject_interp(&array_source(&image), &w, &w, &[2, 2], &o).unwrap();
+            let (d, f) = interp_array(&image, &w, &w, &[2, 2], &o).unwrap();
             assert!((d[[0, 0]] - 42.0).abs() < 1e-12);
             assert!(d[[1, 1]].is_nan() && f[[1, 1]] == 0.0, "{order:?}");
         }
@@ -775,8 +766,8 @@ const SHAPE_CASES: &[Case] = &[
                 let image = Array2::from_shape_fn((ny, nx), |(y, x)| (3 * y + 5 * x) as f64);
                 let w = wcs(&tan(150.0, 30.0, (1.0, 1.0), 0.01));
                 for order in ORDERS {
-                    let (d, f) = reproject_interp(
-                        &array_source(&image),
+                    let (d, f) = interp_array(
+                        &image,
                         &w,
                         &w,
                         &[ny, nx],
@@ -798,19 +789,11 @@ const SHAPE_CASES: &[Case] = &[
             let w_in = wcs(&tan(150.0, 30.0, (15.0, 15.0), 0.01));
             let out = |crpix: (f64, f64)| wcs(&tan(150.01, 29.99, crpix, 0.012));
             let o = options(Order::Bicubic, NanPolicy::Propagate);
-            let (full, _) = reproject_interp(
-                &array_source(&image),
-                &w_in,
-                &out((10.0, 11.0)),
-                &[20, 20],
-                &o,
-            )
-            .unwrap();
+            let (full, _) = interp_array(&image, &w_in, &out((10.0, 11.0)), &[20, 20], &o).unwrap();
             // An output window starting at (r, c) is the full output with CRPIX shifted by it.
             for (r, c, ny, nx) in [(5, 7, 1, 1), (9, 2, 1, 15), (3, 12, 14, 1)] {
                 let w = out((10.0 - c as f64, 11.0 - r as f64));
-                let (part, _) =
-                    reproject_interp(&array_source(&image), &w_in, &w, &[ny, nx], &o).unwrap();
+                let (part, _) = interp_array(&image, &w_in, &w, &[ny, nx], &o).unwrap();
                 for y in 0..ny {
                     for x in 0..nx {
                         let (a, b) = (part[[y, x]], full[[r + y, c + x]]);
@@ -824,25 +807,10 @@ const SHAPE_CASES: &[Case] = &[
         },
     ),
     ("zero-size output shape in the target header (CLI)", |d| {
-        let (input, _) = standard_job(d);
         for (n1, n2) in [(0, 16), (18, 0), (-3, 16)] {
-            let target = d.join("zero.hdr");
-            std::fs::write(
-                &target,
-                target_header()
-                    .replace("NAXIS1  = 18", &format!("NAXIS1  = {n1}"))
-                    .replace("NAXIS2  = 16", &format!("NAXIS2  = {n2}")),
-            )
-            .unwrap();
-            let o = cli(&[
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                d.join("out.fits").as_os_str(),
-            ]);
-            fails(&o, "target");
-            assert!(!d.join("out.fits").exists());
+            let (input, target) = job_with_target(d, "zero.hdr", &target_of_size(n1, n2));
+            let out = d.join("out.fits");
+            refused_without_output(&reproject_cli(&input, &target, &out, &[]), "target", &out);
         }
     }),
     (
@@ -853,10 +821,7 @@ const SHAPE_CASES: &[Case] = &[
             let w = wcs(&tan(150.0, 30.0, (2.0, 2.0), 0.01));
             let n = 1_000_000;
             let refused = |e: Error| {
-                assert!(
-                    matches!(&e, Error::InvalidArgument(m) if m.contains("memory") && m.contains("output file")),
-                    "{e:?}"
-                );
+                assert_invalid_argument(&e, &["memory", "output file"]);
             };
             refused(reproject_interp(&*source, &w, &w, &[n, n], &Options::default()).unwrap_err());
             let lazy = LazyReprojection::new(
@@ -887,13 +852,8 @@ const SHAPE_CASES: &[Case] = &[
                 vec![1 << 40, 1 << 40],
                 vec![usize::MAX, usize::MAX],
             ] {
-                let e =
-                    reproject_interp(&array_source(&image), &w, &w, &shape, &Options::default())
-                        .unwrap_err();
-                assert!(
-                    matches!(&e, Error::InvalidArgument(m) if m.contains("output file")),
-                    "{e:?}"
-                );
+                let e = interp_array(&image, &w, &w, &shape, &Options::default()).unwrap_err();
+                assert_invalid_argument(&e, &["output file"]);
                 let e = MappedOutput::create_npy(
                     std::env::temp_dir().join("never_created.npy"),
                     &shape,
@@ -911,26 +871,12 @@ const SHAPE_CASES: &[Case] = &[
     (
         "gigantic output file (10^6 x 10^6 f64) larger than the disk (CLI)",
         |d| {
-            let (input, _) = standard_job(d);
-            let target = d.join("huge.hdr");
-            std::fs::write(
-                &target,
-                target_header()
-                    .replace("NAXIS1  = 18", "NAXIS1  = 1000000")
-                    .replace("NAXIS2  = 16", "NAXIS2  = 1000000"),
-            )
-            .unwrap();
+            let header = target_of_size(1000000, 1000000);
+            let (input, target) = job_with_target(d, "huge.hdr", &header);
             let out = d.join("out.fits");
-            let o = cli(&[
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                out.as_os_str(),
-            ]);
+            let o = reproject_cli(&input, &target, &out, &[]);
             // 16 TB: beyond the free space (or the file system's largest file).
-            fails(&o, "cannot write");
-            assert!(!out.exists());
+            refused_without_output(&o, "cannot write", &out);
             no_leftovers(d);
         },
     ),
@@ -941,14 +887,12 @@ const SHAPE_CASES: &[Case] = &[
             let w_in = wcs(&tan(150.0, 30.0, (10.0, 10.0), 0.01));
             let w_out = wcs(&tan(150.003, 30.0, (9.0, 10.5), 0.01));
             let o = options(Order::Bicubic, NanPolicy::Propagate);
-            let (a, _) =
-                reproject_interp(&array_source(&image), &w_in, &w_out, &[17, 19], &o).unwrap();
+            let (a, _) = interp_array(&image, &w_in, &w_out, &[17, 19], &o).unwrap();
             let big = Options {
                 block_size: Some((usize::MAX, 1 << 40)),
                 ..o
             };
-            let (b, _) =
-                reproject_interp(&array_source(&image), &w_in, &w_out, &[17, 19], &big).unwrap();
+            let (b, _) = interp_array(&image, &w_in, &w_out, &[17, 19], &big).unwrap();
             assert!(a.iter().zip(&b).all(|(x, y)| same(*x, *y)));
         },
     ),
@@ -1010,10 +954,7 @@ const SHAPE_CASES: &[Case] = &[
                     libc::munmap(pf, bytes);
                 }
                 let e = r.unwrap_err();
-                assert!(
-                    matches!(&e, Error::InvalidArgument(m) if m.contains("working memory") && m.contains(fix)),
-                    "{e:?}"
-                );
+                assert_invalid_argument(&e, &["working memory", fix]);
             }
         },
     ),
@@ -1023,39 +964,17 @@ const SHAPE_CASES: &[Case] = &[
             let available = reproject::io::available_memory().expect("Linux reports memory");
             // About 150 bytes of bookkeeping per block: twice the memory available.
             let side = ((available / 75) as f64).sqrt().ceil() as usize;
-            let (input, _) = standard_job(d);
-            let target = d.join("huge.hdr");
-            std::fs::write(
-                &target,
-                target_header()
-                    .replace("NAXIS1  = 18", &format!("NAXIS1  = {side}"))
-                    .replace("NAXIS2  = 16", &format!("NAXIS2  = {side}")),
-            )
-            .unwrap();
+            let (input, target) = job_with_target(d, "huge.hdr", &target_of_size(side, side));
             let out = d.join("out.fits");
-            let o = cli(&[
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                out.as_os_str(),
-                "--block-size".as_ref(),
-                "1".as_ref(),
-                "--dtype".as_ref(),
-                "f32".as_ref(),
-                "-q".as_ref(),
-            ]);
+            let extra = ["--block-size", "1", "--dtype", "f32", "-q"];
+            let o = reproject_cli(&input, &target, &out, &extra);
             // Where the sparse output does not even fit on the disk, that is the error.
-            let err = text(&o.stderr);
-            fails(
-                &o,
-                if err.contains("do not fit") {
-                    "do not fit"
-                } else {
-                    "use a larger --block-size"
-                },
-            );
-            assert!(!out.exists());
+            let expect = if text(&o.stderr).contains("do not fit") {
+                "do not fit"
+            } else {
+                "use a larger --block-size"
+            };
+            refused_without_output(&o, expect, &out);
             no_leftovers(d);
         },
     ),
@@ -1124,14 +1043,8 @@ fn car_sky() -> (Wcs, Array2<f64>) {
 /// is the input's sky function at that point (bilinear accuracy), never a value folded in
 /// from elsewhere. Returns the number of finite pixels.
 fn check_boundaries(w_in: &Wcs, image: &Array2<f64>, w_out: &Wcs, shape: (usize, usize)) -> usize {
-    let (d, f) = reproject_interp(
-        &array_source(image),
-        w_in,
-        w_out,
-        &[shape.0, shape.1],
-        &Options::default(),
-    )
-    .unwrap();
+    let (d, f) =
+        interp_array(image, w_in, w_out, &[shape.0, shape.1], &Options::default()).unwrap();
     footprint_consistent(&d, &f);
     let (ny, nx) = image.dim();
     let mut finite = 0;
@@ -1169,6 +1082,14 @@ fn all_sky(code: &str) -> Wcs {
     ))
 }
 
+/// `check_boundaries` from the all-sky CAR input onto the all-sky output of `code`, with a
+/// number of finite pixels in `finite`.
+fn all_sky_output(code: &str, finite: std::ops::Range<usize>) {
+    let (car, image) = car_sky();
+    let n = check_boundaries(&car, &image, &all_sky(code), (100, 200));
+    assert!(finite.contains(&n), "{n}");
+}
+
 /// A 200 x 200 input of `code` (`cdelt` degree pixels) holding `sky` (NaN off the sky),
 /// reprojected onto an all-sky CAR: far sides and limits must give NaN.
 fn projection_as_input(code: &str, extra: &str, cdelt: f64) -> usize {
@@ -1204,14 +1125,7 @@ const GEOMETRY_CASES: &[Case] = &[
                 "CTYPE1 = 'GLON-TAN'\nCTYPE2 = 'GLAT-TAN'\nCRPIX1 = 20\nCRPIX2 = 20\nCRVAL1 = 0\n\
              CRVAL2 = -90\nCDELT1 = -0.5\nCDELT2 = 0.5\n",
             );
-            let (d, f) = reproject_interp(
-                &array_source(&image),
-                &car,
-                &w,
-                &[41, 41],
-                &Options::default(),
-            )
-            .unwrap();
+            let (d, f) = interp_array(&image, &car, &w, &[41, 41], &Options::default()).unwrap();
             assert!(f.iter().all(|v| *v == 1.0));
             // Within 15 degrees of the SGP (ICRS dec -27.1): the sky function's range there.
             assert!(d.iter().all(|v| (-0.75..-0.15).contains(v)), "{d:?}");
@@ -1219,32 +1133,18 @@ const GEOMETRY_CASES: &[Case] = &[
     ),
     (
         "AIT all-sky output: NaN outside the ellipse, correct inside",
-        |_| {
-            let (car, image) = car_sky();
-            let n = check_boundaries(&car, &image, &all_sky("AIT"), (100, 200));
-            assert!((9000..12000).contains(&n), "{n}");
-        },
+        |_| all_sky_output("AIT", 9000..12000),
     ),
     (
         "MOL all-sky output: NaN outside the ellipse, correct inside",
-        |_| {
-            let (car, image) = car_sky();
-            let n = check_boundaries(&car, &image, &all_sky("MOL"), (100, 200));
-            assert!((9000..12000).contains(&n), "{n}");
-        },
+        |_| all_sky_output("MOL", 9000..12000),
     ),
     (
         "HPX all-sky output: NaN in the empty corners of the layout",
-        |_| {
-            let (car, image) = car_sky();
-            let n = check_boundaries(&car, &image, &all_sky("HPX"), (100, 200));
-            assert!((11000..14000).contains(&n), "{n}");
-        },
+        |_| all_sky_output("HPX", 11000..14000),
     ),
     ("SIN all-sky output: NaN beyond the unit circle", |_| {
-        let (car, image) = car_sky();
-        let n = check_boundaries(&car, &image, &all_sky("SIN"), (100, 200));
-        assert!((2000..3500).contains(&n), "{n}");
+        all_sky_output("SIN", 2000..3500)
     }),
     (
         "TAN input seen from the far side: NaN, not the mirror image",
@@ -1303,14 +1203,7 @@ fn geometry() {
 fn reproject_headers(h_in: &str, h_out: &str, shape: &[usize]) -> reproject::Result<()> {
     let image = Array2::from_elem((6, 6), 1.0);
     let (w_in, w_out) = (Wcs::from_header_str(h_in)?, Wcs::from_header_str(h_out)?);
-    reproject_interp(
-        &array_source(&image),
-        &w_in,
-        &w_out,
-        shape,
-        &Options::default(),
-    )
-    .map(|_| ())
+    interp_array(&image, &w_in, &w_out, shape, &Options::default()).map(|_| ())
 }
 
 const AXES_CASES: &[Case] = &[
@@ -1320,10 +1213,7 @@ const AXES_CASES: &[Case] = &[
             let h = tan(150.0, 30.0, (3.0, 3.0), 0.01).replace("'ICRS'", "'GAPPT'");
             let e =
                 reproject_headers(&h, &tan(150.0, 30.0, (3.0, 3.0), 0.01), &[6, 6]).unwrap_err();
-            assert!(
-                matches!(&e, Error::InvalidArgument(m) if m.contains("GAPPT")),
-                "{e:?}"
-            );
+            assert_invalid_argument(&e, &["GAPPT"]);
         },
     ),
     (
@@ -1333,24 +1223,14 @@ const AXES_CASES: &[Case] = &[
             let xlon = icrs.replace("RA---", "XLON-").replace("DEC--", "XLAT-");
             for h in [xlon, icrs.replace("'ICRS'", "'BOGUS'")] {
                 let e = reproject_headers(&h, &icrs, &[6, 6]).unwrap_err();
-                assert!(
-                    matches!(&e, Error::InvalidArgument(m) if m.contains("no known conversion")),
-                    "{e:?}"
-                );
+                assert_invalid_argument(&e, &["no known conversion"]);
             }
         },
     ),
     ("GLON paired with DEC in the target header (CLI)", |d| {
-        let (input, _) = standard_job(d);
-        let target = d.join("t.hdr");
-        std::fs::write(&target, target_header().replace("'RA---TAN'", "'GLON-TAN'")).unwrap();
-        let o = cli(&[
-            input.as_os_str(),
-            "--to".as_ref(),
-            target.as_os_str(),
-            "-o".as_ref(),
-            d.join("out.fits").as_os_str(),
-        ]);
+        let header = target_header().replace("'RA---TAN'", "'GLON-TAN'");
+        let (input, target) = job_with_target(d, "t.hdr", &header);
+        let o = reproject_cli(&input, &target, &d.join("out.fits"), &[]);
         fails(&o, "longitude/latitude pair");
     }),
     (
@@ -1359,10 +1239,7 @@ const AXES_CASES: &[Case] = &[
             let h = "CTYPE1 = 'FREQ'\nCTYPE2 = 'RA---TAN'\nCTYPE3 = 'DEC--TAN'\nCRVAL2 = 150\n\
                  CRVAL3 = 30\nCDELT2 = -0.01\nCDELT3 = 0.01\n";
             let e = reproject_headers(h, &tan(150.0, 30.0, (3.0, 3.0), 0.01), &[6, 6]).unwrap_err();
-            assert!(
-                matches!(&e, Error::InvalidArgument(m) if m.contains("first two axes")),
-                "{e:?}"
-            );
+            assert_invalid_argument(&e, &["first two axes"]);
         },
     ),
     (
@@ -1372,10 +1249,7 @@ const AXES_CASES: &[Case] = &[
             let h3 = format!("{base}CTYPE3 = 'FREQ'\nCRVAL3 = 1E9\nCDELT3 = 1E6\n");
             let h4 = format!("{h3}CTYPE4 = 'STOKES'\nCRVAL4 = 1\nCDELT4 = 1\n");
             let e = reproject_headers(&h3, &h4, &[6, 6]).unwrap_err();
-            assert!(
-                matches!(&e, Error::InvalidArgument(m) if m.contains("dimensions")),
-                "{e:?}"
-            );
+            assert_invalid_argument(&e, &["dimensions"]);
         },
     ),
     (
@@ -1387,22 +1261,9 @@ const AXES_CASES: &[Case] = &[
             let h3 = wcs(&format!(
                 "{base}CTYPE3 = 'FREQ'\nCRVAL3 = 1E9\nCDELT3 = 1E6\n"
             ));
-            let (a, _) = reproject_interp(
-                &array_source(&image),
-                &h3,
-                &out,
-                &[6, 6],
-                &Options::default(),
-            )
-            .unwrap();
-            let (b, _) = reproject_interp(
-                &array_source(&image),
-                &wcs(&base),
-                &out,
-                &[6, 6],
-                &Options::default(),
-            )
-            .unwrap();
+            let (a, _) = interp_array(&image, &h3, &out, &[6, 6], &Options::default()).unwrap();
+            let (b, _) =
+                interp_array(&image, &wcs(&base), &out, &[6, 6], &Options::default()).unwrap();
             assert!(a.iter().zip(&b).all(|(x, y)| same(*x, *y)));
         },
     ),
@@ -1426,10 +1287,7 @@ const AXES_CASES: &[Case] = &[
                 &options(Order::Bilinear, NanPolicy::Renormalize),
             )
             .unwrap_err();
-            assert!(
-                matches!(&e, Error::InvalidArgument(m) if m.contains("Renormalize")),
-                "{e:?}"
-            );
+            assert_invalid_argument(&e, &["Renormalize"]);
         },
     ),
     (
@@ -1442,7 +1300,7 @@ const AXES_CASES: &[Case] = &[
                     approximate: Some(tolerance),
                     ..Options::default()
                 };
-                let e = reproject_interp(&array_source(&image), &w, &w, &[6, 6], &o).unwrap_err();
+                let e = interp_array(&image, &w, &w, &[6, 6], &o).unwrap_err();
                 assert!(matches!(e, Error::InvalidArgument(_)), "{tolerance}: {e:?}");
             }
         },
@@ -1580,7 +1438,7 @@ const OUTPUT_CASES: &[Case] = &[
             };
             let w = wcs(&tan(150.0, 30.0, (20.0, 20.0), 0.01));
             let path = d.join("out.npy");
-            std::fs::write(&path, b"precious").unwrap();
+            std::fs::write(&path, PRECIOUS).unwrap();
             let mut out =
                 MappedOutput::create_npy(&path, &[40, 40], OutputType::F64, true).unwrap();
             let mut fp = ArrayD::<f64>::zeros(IxDyn(&[40, 40]));
@@ -1597,38 +1455,20 @@ const OUTPUT_CASES: &[Case] = &[
                 &o,
             )
             .unwrap_err();
-            assert!(
-                matches!(&e, Error::Io(m) if m.contains("block rows 20..30") && m.contains("simulated")),
-                "{e:?}"
-            );
+            assert_io_error(&e, &["block rows 20..30", "simulated"]);
             drop(out); // not finished: the partial file goes, the user's file stays
-            assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+            assert_precious(&path);
             assert_eq!(listing(d), ["out.npy"]);
         },
     ),
     (
         "full disk simulated with RLIMIT_FSIZE: clean error, existing file kept (CLI)",
         |d| {
-            let (input, _) = standard_job(d);
+            let (input, big_target) = job_with_target(d, "big.hdr", &target_of_size(100, 100));
             let out = d.join("out.fits");
-            std::fs::write(&out, b"precious").unwrap();
-            let big_target = d.join("big.hdr");
-            std::fs::write(
-                &big_target,
-                target_header()
-                    .replace("NAXIS1  = 18", "NAXIS1  = 100")
-                    .replace("NAXIS2  = 16", "NAXIS2  = 100"),
-            )
-            .unwrap();
+            std::fs::write(&out, PRECIOUS).unwrap();
             let o = cli_in_child(
-                &[
-                    input.as_os_str(),
-                    "--to".as_ref(),
-                    big_target.as_os_str(),
-                    "-o".as_ref(),
-                    out.as_os_str(),
-                    "--overwrite".as_ref(),
-                ],
+                &job_args(&input, &big_target, &out, &["--overwrite"]),
                 || {
                     let limit = libc::rlimit {
                         rlim_cur: 64 << 10,
@@ -1646,22 +1486,14 @@ const OUTPUT_CASES: &[Case] = &[
                 },
             );
             fails(&o, "File too large");
-            assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+            assert_precious(&out);
             no_leftovers(d);
         },
     ),
     (
         "full disk (a 64 KiB tmpfs): clean error, not SIGBUS (CLI)",
         |d| {
-            let (input, _) = standard_job(d);
-            let big_target = d.join("big.hdr");
-            std::fs::write(
-                &big_target,
-                target_header()
-                    .replace("NAXIS1  = 18", "NAXIS1  = 100")
-                    .replace("NAXIS2  = 16", "NAXIS2  = 100"),
-            )
-            .unwrap();
+            let (input, big_target) = job_with_target(d, "big.hdr", &target_of_size(100, 100));
             let disk = d.join("disk");
             std::fs::create_dir(&disk).unwrap();
             let script = format!(
@@ -1692,19 +1524,12 @@ const OUTPUT_CASES: &[Case] = &[
             let ro = d.join("ro");
             std::fs::create_dir(&ro).unwrap();
             let out = ro.join("out.fits");
-            std::fs::write(&out, b"precious").unwrap();
+            std::fs::write(&out, PRECIOUS).unwrap();
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } != 0 {
                 use std::os::unix::fs::PermissionsExt;
                 std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
-                let o = cli(&[
-                    input.as_os_str(),
-                    "--to".as_ref(),
-                    target.as_os_str(),
-                    "-o".as_ref(),
-                    out.as_os_str(),
-                    "--overwrite".as_ref(),
-                ]);
+                let o = reproject_cli(&input, &target, &out, &["--overwrite"]);
                 fails(&o, "Permission denied");
             } else {
                 // Permission bits do not stop root: a read-only bind mount does.
@@ -1722,7 +1547,7 @@ const OUTPUT_CASES: &[Case] = &[
                 assert!(stdout.contains("rc=1"), "{stdout} {stderr}");
                 assert!(stderr.contains("Read-only file system"), "{stderr}");
             }
-            assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+            assert_precious(&out);
             assert_eq!(listing(&ro), ["out.fits"]);
         },
     ),
@@ -1734,21 +1559,11 @@ const OUTPUT_CASES: &[Case] = &[
             let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
             // SAFETY: a valid NUL-terminated path.
             assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-            let o = cli(&[
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                fifo.as_os_str(),
-                "--overwrite".as_ref(),
-            ]);
+            let o = reproject_cli(&input, &target, &fifo, &["--overwrite"]);
             fails(&o, "not a regular file");
             let e =
                 MappedOutput::create_fits(&fifo, &[2, 2], OutputType::F32, "", true).unwrap_err();
-            assert!(
-                matches!(&e, Error::Io(m) if m.contains("not a regular file")),
-                "{e:?}"
-            );
+            assert_io_error(&e, &["not a regular file"]);
             use std::os::unix::fs::FileTypeExt;
             assert!(std::fs::symlink_metadata(&fifo)
                 .unwrap()
@@ -1763,23 +1578,10 @@ const OUTPUT_CASES: &[Case] = &[
             let (input, target) = standard_job(d);
             let sub = d.join("sub");
             std::fs::create_dir(&sub).unwrap();
-            let o = cli(&[
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                sub.as_os_str(),
-                "--overwrite".as_ref(),
-            ]);
+            let o = reproject_cli(&input, &target, &sub, &["--overwrite"]);
             fails(&o, "is a directory");
             let missing = d.join("no/such/dir/out.fits");
-            let o = cli(&[
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                missing.as_os_str(),
-            ]);
+            let o = reproject_cli(&input, &target, &missing, &[]);
             fails(&o, "No such file or directory");
             assert!(!d.join("no").exists());
         },
@@ -1791,24 +1593,14 @@ const OUTPUT_CASES: &[Case] = &[
             let copy = d.join("copy.fits");
             std::fs::copy(&input, &copy).unwrap();
             let reference = d.join("ref.fits");
-            succeeds(&cli(&[
-                copy.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                reference.as_os_str(),
-                "-q".as_ref(),
-            ]));
+            succeeds(&reproject_cli(&copy, &target, &reference, &["-q"]));
             // The input stays mapped (unlinked inode) while the new file is renamed over it.
-            succeeds(&cli(&[
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                input.as_os_str(),
-                "--overwrite".as_ref(),
-                "-q".as_ref(),
-            ]));
+            succeeds(&reproject_cli(
+                &input,
+                &target,
+                &input,
+                &["--overwrite", "-q"],
+            ));
             let (a, b) = (read_plane(&input, 0), read_plane(&reference, 0));
             assert!(a.iter().zip(&b).all(|(x, y)| same(*x, *y)));
             no_leftovers(d);
@@ -1821,20 +1613,16 @@ const OUTPUT_CASES: &[Case] = &[
             let out = d.join("out.fits");
             let partial = d.join("out.fits.partial");
             std::fs::write(&partial, b"crashed run").unwrap();
-            let args = [
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                out.as_os_str(),
-                "-q".as_ref(),
-            ];
-            fails(&cli(&args), ".partial");
+            let o = reproject_cli(&input, &target, &out, &["-q"]);
+            fails(&o, ".partial");
             assert_eq!(std::fs::read(&partial).unwrap(), b"crashed run");
             assert!(!out.exists());
-            let mut again = args.to_vec();
-            again.push("--overwrite".as_ref());
-            succeeds(&cli(&again));
+            succeeds(&reproject_cli(
+                &input,
+                &target,
+                &out,
+                &["-q", "--overwrite"],
+            ));
             assert!(FitsSource::open(&out, 0).is_ok());
             no_leftovers(d);
         },
@@ -1842,17 +1630,13 @@ const OUTPUT_CASES: &[Case] = &[
     ("footprint file given the output's own name (CLI)", |d| {
         let (input, target) = standard_job(d);
         let out = d.join("out.fits");
-        let o = cli(&[
-            input.as_os_str(),
-            "--to".as_ref(),
-            target.as_os_str(),
-            "-o".as_ref(),
-            out.as_os_str(),
-            "--footprint".as_ref(),
-            out.as_os_str(),
-        ]);
-        fails(&o, "two different outputs");
-        assert!(!out.exists());
+        let o = reproject_cli(
+            &input,
+            &target,
+            &out,
+            &["--footprint", out.to_str().unwrap()],
+        );
+        refused_without_output(&o, "two different outputs", &out);
     }),
 ];
 
@@ -1893,6 +1677,11 @@ fn create(
     }
 }
 
+/// Runs every block of the job in `job_file` as the only worker; the error it ends with.
+fn sole_worker_error(job_file: &Path) -> Error {
+    run_worker(job_file, &BlockSelection::Share { k: 0, n: 1 }).unwrap_err()
+}
+
 const PROCESS_CASES: &[Case] = &[
     (
         "a killed worker: error names it and the missing blocks; nothing published",
@@ -1926,11 +1715,8 @@ const PROCESS_CASES: &[Case] = &[
             let (plan, out) = job(d);
             let (job_file, job) = prepare_job(&plan, &out, create(&out)).unwrap();
             std::fs::remove_file(d.join("input.npy")).unwrap();
-            let e = run_worker(&job_file, &BlockSelection::Share { k: 0, n: 1 }).unwrap_err();
-            assert!(
-                matches!(&e, Error::Io(m) if m.contains("input.npy")),
-                "{e:?}"
-            );
+            let e = sole_worker_error(&job_file);
+            assert_io_error(&e, &["input.npy"]);
             assert_eq!(missing_blocks(&job).unwrap().len(), 12);
             assert!(!out.exists());
         },
@@ -1971,17 +1757,11 @@ const PROCESS_CASES: &[Case] = &[
             let (plan, out) = job(d);
             let (job_file, job) = prepare_job(&plan, &out, create(&out)).unwrap();
             std::fs::write(&job.progress, [0u8; 5]).unwrap();
-            let e = run_worker(&job_file, &BlockSelection::Share { k: 0, n: 1 }).unwrap_err();
-            assert!(
-                matches!(&e, Error::Io(m) if m.contains("corrupt progress file")),
-                "{e:?}"
-            );
+            let e = sole_worker_error(&job_file);
+            assert_io_error(&e, &["corrupt progress file"]);
             std::fs::write(&job_file, b"{ not json").unwrap();
-            let e = run_worker(&job_file, &BlockSelection::Share { k: 0, n: 1 }).unwrap_err();
-            assert!(
-                matches!(&e, Error::Io(m) if m.contains("not a job file")),
-                "{e:?}"
-            );
+            let e = sole_worker_error(&job_file);
+            assert_io_error(&e, &["not a job file"]);
             assert!(!out.exists());
         },
     ),
@@ -1993,10 +1773,7 @@ const PROCESS_CASES: &[Case] = &[
             let mut other = plan.clone();
             other.shape_out = vec![40, 44];
             let e = prepare_job(&other, &out, || panic!("must not create")).unwrap_err();
-            assert!(
-                matches!(&e, Error::Io(m) if m.contains("another reprojection")),
-                "{e:?}"
-            );
+            assert_io_error(&e, &["another reprojection"]);
         },
     ),
     (
@@ -2004,21 +1781,8 @@ const PROCESS_CASES: &[Case] = &[
         |d| {
             let (input, target) = standard_job(d);
             let out = d.join("out.fits");
-            let base = [
-                input.as_os_str(),
-                "--to".as_ref(),
-                target.as_os_str(),
-                "-o".as_ref(),
-                out.as_os_str(),
-                "--processes".as_ref(),
-                "2".as_ref(),
-                "--block-size".as_ref(),
-                "8".as_ref(),
-                "-q".as_ref(),
-            ];
-            let mut prepare = base.to_vec();
-            prepare.push("--plan-only".as_ref());
-            succeeds(&cli(&prepare));
+            let extra = ["--processes", "2", "--block-size", "8", "-q", "--plan-only"];
+            succeeds(&reproject_cli(&input, &target, &out, &extra));
             std::fs::remove_file(&input).unwrap();
             let job_file = d.join("out.fits.job.json");
             let o = cli(&[
@@ -2047,17 +1811,12 @@ fn processes() {
 fn without_gpu(d: &Path, device: &str, out: &Path) -> Output {
     let (input, target) = standard_job(d);
     Command::new(BIN)
-        .args([
-            input.as_os_str(),
-            "--to".as_ref(),
-            target.as_os_str(),
-            "-o".as_ref(),
-            out.as_os_str(),
-            "--device".as_ref(),
-            device.as_ref(),
-            "--overwrite".as_ref(),
-            "-q".as_ref(),
-        ])
+        .args(job_args(
+            &input,
+            &target,
+            out,
+            &["--device", device, "--overwrite", "-q"],
+        ))
         .env("CUDA_VISIBLE_DEVICES", "")
         .output()
         .unwrap()
@@ -2068,10 +1827,10 @@ const GPU_CASES: &[Case] = &[
         "--device cuda with no usable GPU: 'GPU unavailable', no output (CLI)",
         |d| {
             let out = d.join("out.fits");
-            std::fs::write(&out, b"precious").unwrap();
+            std::fs::write(&out, PRECIOUS).unwrap();
             let o = without_gpu(d, "cuda", &out);
             fails(&o, "GPU unavailable");
-            assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+            assert_precious(&out);
             no_leftovers(d);
         },
     ),
