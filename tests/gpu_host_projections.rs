@@ -44,8 +44,15 @@ fn find_compiler() -> Option<String> {
     })
 }
 
-/// Compiles the harness into the test's scratch directory; `None` without a compiler.
+/// The harness, compiled once per test process (the tests run in parallel and must not
+/// write and run the same file at once); `None` without a compiler.
 fn build_harness() -> Option<PathBuf> {
+    static BIN: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    BIN.get_or_init(compile_harness).clone()
+}
+
+/// Compiles the harness into the test's scratch directory; `None` without a compiler.
+fn compile_harness() -> Option<PathBuf> {
     let Some(cxx) = find_compiler() else {
         eprintln!(
             "SKIPPED gpu_host_projections: no C++ compiler found ($CXX, c++, g++, clang++); \
