@@ -172,8 +172,8 @@ fn floor_pass(path: &Path, parallel: Parallel) -> Result<(ArrayD<f64>, ArrayD<f6
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
     let n: usize = shape.iter().product();
     let input = &map[offset..offset + 4 * n];
-    let mut data = reproject::engine::zeroed_output(&shape);
-    let mut footprint = reproject::engine::zeroed_output(&shape);
+    let mut data = reproject::engine::zeroed_output::<f64>(&shape);
+    let mut footprint = reproject::engine::zeroed_output::<f64>(&shape);
     {
         let d = data.as_slice_mut().expect("contiguous");
         let f = footprint.as_slice_mut().expect("contiguous");

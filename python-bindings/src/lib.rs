@@ -75,9 +75,10 @@ fn full_shape(shape_in: &[usize], shape_out: &[usize]) -> Vec<usize> {
     }
 }
 
-/// A fresh zeroed core array of `T`.
+/// A fresh zeroed core array of `T`, allocated as the engine allocates its outputs (huge
+/// pages where the kernel offers them: a fresh result is written once).
 fn zeros<T: OutputSample>(shape: &[usize]) -> ArrayD<T> {
-    ArrayD::from_elem(IxDyn(shape), T::from_f64(0.0))
+    reproject::engine::zeroed_output(shape)
 }
 
 /// Refuses fresh result arrays (`bytes_per_pixel` bytes per output pixel, all of them

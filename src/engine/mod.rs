@@ -874,19 +874,21 @@ pub fn reproject_interp_into<T: OutputSample>(
 /// write by 512 (the zeroing itself stays). This is how [`reproject_interp`] allocates.
 ///
 /// ```
-/// let a = reproject::engine::zeroed_output(&[2, 3]);
+/// let a = reproject::engine::zeroed_output::<f64>(&[2, 3]);
 /// assert_eq!(a.shape(), &[2, 3]);
+/// let b = reproject::engine::zeroed_output::<f32>(&[4]);
+/// assert_eq!(b.as_slice().unwrap(), &[0.0f32; 4]);
 /// ```
-pub fn zeroed_output(shape: &[usize]) -> ArrayD<f64> {
+pub fn zeroed_output<T: OutputSample>(shape: &[usize]) -> ArrayD<T> {
     let len: usize = shape.iter().product();
-    let buffer = vec![0.0f64; len];
+    let buffer = vec![T::from_f64(0.0); len];
     advise_huge_pages(&buffer);
     ArrayD::from_shape_vec(IxDyn(shape), buffer).expect("length matches the shape")
 }
 
 /// `madvise(MADV_HUGEPAGE)` over the whole 2 MiB pages of a large, still untouched buffer.
 #[cfg(target_os = "linux")]
-fn advise_huge_pages(buffer: &[f64]) {
+fn advise_huge_pages<T>(buffer: &[T]) {
     const HUGE: usize = 2 << 20;
     let start = buffer.as_ptr() as usize;
     let end = start + std::mem::size_of_val(buffer);
@@ -905,7 +907,7 @@ fn advise_huge_pages(buffer: &[f64]) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_buffer: &[f64]) {}
+fn advise_huge_pages<T>(_buffer: &[T]) {}
 
 /// Refuses an in-memory output of `shape` (`bytes_per_pixel` bytes per pixel, all arrays
 /// together) larger than the memory available ([`available_memory`]), before it is
