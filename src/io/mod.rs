@@ -122,6 +122,8 @@ mod output;
 
 pub use array::{parse_numpy_dtype, ArrayElement, ArraySource, ByteOrder, RawSource};
 #[cfg(feature = "fits")]
+pub(crate) use fits::check_hdu_headers;
+#[cfg(feature = "fits")]
 pub use fits::FitsSource;
 pub use npy::{NpyHeader, NpySource};
 pub use output::{

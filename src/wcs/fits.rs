@@ -10,6 +10,7 @@ pub(crate) fn read_header_text(path: &Path, hdu: usize) -> Result<String> {
     if !path.exists() {
         return Err(Error::Io(format!("{}: no such file", path.display())));
     }
+    crate::io::check_hdu_headers(path)?;
     let mut file = fitsio::FitsFile::open(path)
         .map_err(|e| Error::Fits(format!("{}: {e}", path.display())))?;
     let hdu_number = c_int::try_from(hdu + 1)
@@ -39,12 +40,21 @@ pub(crate) fn read_header_text(path: &Path, hdu: usize) -> Result<String> {
             &mut status,
         );
         if status != 0 || text.is_null() {
+            if !text.is_null() {
+                let mut st: c_int = 0;
+                fitsio::sys::fffree(text as *mut _, &mut st);
+            }
             return Err(Error::Fits(format!(
                 "{}: cannot read the header of HDU {hdu} (CFITSIO status {status})",
                 path.display()
             )));
         }
-        let header = CStr::from_ptr(text).to_string_lossy().into_owned();
+        // One character per byte (non-ASCII → '?', as astropy), as FitsSource does.
+        let header: String = CStr::from_ptr(text)
+            .to_bytes()
+            .iter()
+            .map(|&b| if b.is_ascii() { b as char } else { '?' })
+            .collect();
         fitsio::sys::fffree(text as *mut _, &mut status);
         Ok(header)
     }

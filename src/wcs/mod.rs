@@ -154,7 +154,10 @@ impl CelestialTransform {
         let (x, y) = if self.lat < self.lng { (y, x) } else { (x, y) };
         let (u, v) = self.pixel_to_intermediate(x, y);
         let (phi, theta) = self.projection.x2s(u, v)?;
-        Some(self.rotation.native_to_celestial(phi, theta))
+        let (lon, lat) = self.rotation.native_to_celestial(phi, theta);
+        // Huge but finite angles (LONPOLE, PVi_1 = 1E308) overflow to NaN in the rotation
+        // (found by fuzzing); astropy gives NaN there, so `None`.
+        (lon.is_finite() && lat.is_finite()).then_some((lon, lat))
     }
 
     /// Pixel (0-based, image order) → native unit vector of the projection (before the
@@ -246,6 +249,7 @@ impl Wcs {
 
     /// Builds the WCS from explicit parameters (WCSLIB's `wcsset`).
     pub fn from_params(params: WcsParams) -> Result<Wcs> {
+        check_param_lengths(&params)?;
         let linear = Linear::new(
             params.crpix.clone(),
             params.cdelt.clone(),
@@ -582,6 +586,25 @@ fn build_celestial(
         rotation,
         frame,
     })
+}
+
+/// Hand-built or deserialised parameters must have one entry per axis everywhere (found by
+/// fuzzing: a short `crval` made `from_params` index out of bounds).
+fn check_param_lengths(params: &WcsParams) -> Result<()> {
+    let n = params.naxis();
+    for (name, len) in [
+        ("ctype", params.ctype.len()),
+        ("cunit", params.cunit.len()),
+        ("crval", params.crval.len()),
+        ("axis_types", params.axis_types.len()),
+    ] {
+        if len != n {
+            return Err(Error::ShapeMismatch(format!(
+                "WCS parameters of {n} axes (crpix) with {len} {name} entries"
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn check_lengths(lengths: &[usize]) -> Result<()> {

@@ -412,7 +412,7 @@ fn date_fix(date: Option<String>, mjd: Option<f64>) -> (Option<String>, Option<f
         }
     });
     let mjd = mjd.or_else(|| date.as_deref().and_then(iso_to_mjd));
-    let date = date.or_else(|| mjd.map(mjd_to_iso));
+    let date = date.or_else(|| mjd.and_then(mjd_to_iso));
     (date, mjd)
 }
 
@@ -429,7 +429,12 @@ fn iso_to_mjd(text: &str) -> Option<f64> {
     let (date, time) = text.split_once('T').unwrap_or((text, ""));
     let mut parts = date.split('-').map(|p| p.parse::<i64>().ok());
     let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || parts.next().is_some() {
+    // Years beyond ±10^9 would overflow the day count (found by fuzzing).
+    if !(1..=12).contains(&m)
+        || !(1..=31).contains(&d)
+        || y.unsigned_abs() > 1_000_000_000
+        || parts.next().is_some()
+    {
         return None;
     }
     let mut seconds = 0.0;
@@ -445,8 +450,12 @@ fn iso_to_mjd(text: &str) -> Option<f64> {
     Some(days_from_mjd_epoch(y, m, d) as f64 + seconds / 86400.0)
 }
 
-/// MJD → `YYYY-MM-DDThh:mm:ss` (to the second).
-fn mjd_to_iso(mjd: f64) -> String {
+/// MJD → `YYYY-MM-DDThh:mm:ss` (to the second); `None` beyond ±10^11 days, where the
+/// integer day arithmetic would overflow (found by fuzzing: MJD-OBS = 1E300).
+fn mjd_to_iso(mjd: f64) -> Option<String> {
+    if mjd.is_nan() || mjd.abs() > 1e11 {
+        return None;
+    }
     let day = mjd.floor();
     let mut seconds = ((mjd - day) * 86400.0).round() as i64;
     let mut day = day as i64;
@@ -464,12 +473,12 @@ fn mjd_to_iso(mjd: f64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
+    Some(format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
         seconds / 3600,
         seconds / 60 % 60,
         seconds % 60
-    )
+    ))
 }
 
 /// CTYPE split into its parts.
@@ -997,7 +1006,7 @@ mod tests {
         let p = params("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nMJD-OBS = 55259.5\n").unwrap();
         assert_eq!(p.date_obs.as_deref(), Some("2010-03-04T12:00:00"));
         assert_eq!(iso_to_mjd("1858-11-17"), Some(0.0));
-        assert_eq!(mjd_to_iso(51544.0), "2000-01-01T00:00:00");
+        assert_eq!(mjd_to_iso(51544.0).unwrap(), "2000-01-01T00:00:00");
     }
 
     #[test]
