@@ -80,12 +80,12 @@ impl Rounding {
         }
     }
 
-    /// Whether results are rounded to float32.
     /// Whether input values are rounded to float32 first (integer input), for the GPU.
     pub(crate) fn rounds_values(&self) -> bool {
         self.values_to_f32
     }
 
+    /// Whether results are rounded to float32.
     #[inline(always)]
     pub(crate) fn rounds_results(&self) -> bool {
         self.result_to_f32
