@@ -754,6 +754,30 @@ impl<'a> Plane<'a> {
                 n.saturating_sub(2)
             }
         };
+        // Groups of four with AVX2 where the CPU has it (bit-identical, see bilinear_avx2).
+        let mut done = 0;
+        #[cfg(target_arch = "x86_64")]
+        if super::bilinear_avx2::usable(self.data.len(), stride, ny, nx) {
+            let geometry = super::bilinear_avx2::Geometry {
+                y_hi,
+                y_last,
+                x_hi,
+                x_last,
+                // All below the data length or the image sides, checked by `usable`.
+                ny: ny as i32,
+                nx: nx as i32,
+                row0: row0 as i32,
+                col0: col0 as i32,
+                h: h as i32,
+                w: w as i32,
+                stride: stride as i32,
+            };
+            // SAFETY: `usable` checked AVX2 and the 32-bit ranges; the constructor checked
+            // that the window lies inside `data`; the slices have equal lengths (asserted by
+            // `sample_many`).
+            done = unsafe { super::bilinear_avx2::bilinear4(geometry, self.data, ys, xs, out) };
+        }
+        let (ys, xs, out) = (&ys[done..], &xs[done..], &mut out[done..]);
         for ((o, &y), &x) in out.iter_mut().zip(ys).zip(xs) {
             // reproject's edge rule; NaN fails every comparison.
             if !((y >= -0.5) & (y < y_hi) & (x >= -0.5) & (x < x_hi)) {
