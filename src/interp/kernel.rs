@@ -723,54 +723,26 @@ impl<'a> Plane<'a> {
         t
     }
 
-    /// [`bilinear`](Plane::bilinear) over many points: the same arithmetic, with the plane's
-    /// fields in locals and the edge rule and window check each as one combined test (this is
-    /// the engine's hottest loop).
+    /// [`bilinear`](Plane::bilinear) over many points (the engine's hottest loop): groups of
+    /// four through the bit-identical AVX2 code where the CPU has it, the rest one by one.
     fn bilinear_many(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) {
-        let (y_hi, y_last, x_hi, x_last) = (self.y_hi, self.y_last, self.x_hi, self.x_last);
-        let (ny, nx, row0, col0, h, w, stride) = (
-            self.ny,
-            self.nx,
-            self.row0,
-            self.col0,
-            self.h,
-            self.w,
-            self.stride,
-        );
-        // `<=` also maps -0.0 to +0.0, as in `clip`.
-        let clamp = |c: f64, last: f64| {
-            if c <= 0.0 {
-                0.0
-            } else if c >= last {
-                last
-            } else {
-                c
-            }
-        };
-        let next = |i: usize, n: usize| {
-            if i + 1 < n {
-                i + 1
-            } else {
-                n.saturating_sub(2)
-            }
-        };
         // Groups of four with AVX2 where the CPU has it (bit-identical, see bilinear_avx2).
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]
-        if super::bilinear_avx2::usable(self.data.len(), stride, ny, nx) {
+        if super::bilinear_avx2::usable(self.data.len(), self.stride, self.ny, self.nx) {
             let geometry = super::bilinear_avx2::Geometry {
-                y_hi,
-                y_last,
-                x_hi,
-                x_last,
+                y_hi: self.y_hi,
+                y_last: self.y_last,
+                x_hi: self.x_hi,
+                x_last: self.x_last,
                 // All below the data length or the image sides, checked by `usable`.
-                ny: ny as i32,
-                nx: nx as i32,
-                row0: row0 as i32,
-                col0: col0 as i32,
-                h: h as i32,
-                w: w as i32,
-                stride: stride as i32,
+                ny: self.ny as i32,
+                nx: self.nx as i32,
+                row0: self.row0 as i32,
+                col0: self.col0 as i32,
+                h: self.h as i32,
+                w: self.w as i32,
+                stride: self.stride as i32,
             };
             // SAFETY: `usable` checked AVX2 and the 32-bit ranges; the constructor checked
             // that the window lies inside `data`; the slices have equal lengths (asserted by
@@ -779,40 +751,7 @@ impl<'a> Plane<'a> {
         }
         let (ys, xs, out) = (&ys[done..], &xs[done..], &mut out[done..]);
         for ((o, &y), &x) in out.iter_mut().zip(ys).zip(xs) {
-            // reproject's edge rule; NaN fails every comparison.
-            if !((y >= -0.5) & (y < y_hi) & (x >= -0.5) & (x < x_hi)) {
-                *o = f64::NAN;
-                continue;
-            }
-            let (cy, cx) = (clamp(y, y_last), clamp(x, x_last));
-            let (iy, ix) = (trunc_clamped(cy), trunc_clamped(cx));
-            let wy0 = 1.0 - (cy - iy as f64);
-            let wy1 = 1.0 - wy0;
-            let wx0 = 1.0 - (cx - ix as f64);
-            let wx1 = 1.0 - wx0;
-            let (iy0, ix0) = (iy as usize, ix as usize);
-            let (lr0, lr1) = (iy0.wrapping_sub(row0), next(iy0, ny).wrapping_sub(row0));
-            let (lc0, lc1) = (ix0.wrapping_sub(col0), next(ix0, nx).wrapping_sub(col0));
-            if (lr0 >= h) | (lr1 >= h) | (lc0 >= w) | (lc1 >= w) {
-                outside_window(y, x, self)
-            }
-            let (r0, r1) = (lr0 * stride, lr1 * stride);
-            // SAFETY: all four local indices were checked against the window, and the
-            // constructor checked that `(h - 1) * stride + w <= data.len()`.
-            let (v00, v01, v10, v11) = unsafe {
-                (
-                    self.at(r0 + lc0),
-                    self.at(r0 + lc1),
-                    self.at(r1 + lc0),
-                    self.at(r1 + lc1),
-                )
-            };
-            let mut t = 0.0;
-            t += v00 * wy0 * wx0;
-            t += v01 * wy0 * wx1;
-            t += v10 * wy1 * wx0;
-            t += v11 * wy1 * wx1;
-            *o = t;
+            *o = self.bilinear(y, x);
         }
     }
 
