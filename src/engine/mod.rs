@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 pub use crate::gpu::Backend;
 use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
-use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Window};
+use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Sample, Window};
 use crate::io::{available_memory, ImageSource};
 use crate::wcs::distortion::sip::SipInversion;
 use crate::wcs::Wcs;
@@ -219,6 +219,8 @@ struct Scratch {
     xs: Vec<f64>,
     ys: Vec<f64>,
     window: Vec<f64>,
+    /// The window of a float32 input, as stored (orders 0 and 1).
+    window32: Vec<f32>,
     raw: Vec<f64>,
     mask: Vec<f64>,
     values: Vec<f64>,
@@ -614,16 +616,35 @@ impl<'a> Plan<'a> {
                         "use a smaller block_size",
                     )
                 })?;
-                s.window.resize(len, 0.0);
-                self.source
-                    .read_window(plane, rows.clone(), cols.clone(), &mut s.window)?;
-                self.rounding.convert_values(&mut s.window);
-                let p = Plane::new(&s.window, rows, cols, ny, nx)?;
-                match self.options.nan_policy {
-                    NanPolicy::Propagate => p.sample_many(order, &s.ys, &s.xs, &mut s.values),
-                    NanPolicy::Renormalize => {
-                        p.sample_many_renormalized(order, &s.ys, &s.xs, &mut s.values)
-                    }
+                // Float32 samples are sampled as stored (the same values, half the bytes).
+                let as_f32 = !self.rounding.rounds_values()
+                    && self.source.raw_plane(plane).is_some_and(|raw| {
+                        raw.read_f32_window(nx, rows.clone(), cols.clone(), &mut s.window32)
+                    });
+                if as_f32 {
+                    let p = Plane::new(&s.window32, rows, cols, ny, nx)?;
+                    sample_raw(
+                        &p,
+                        order,
+                        self.options.nan_policy,
+                        &s.ys,
+                        &s.xs,
+                        &mut s.values,
+                    );
+                } else {
+                    s.window.resize(len, 0.0);
+                    self.source
+                        .read_window(plane, rows.clone(), cols.clone(), &mut s.window)?;
+                    self.rounding.convert_values(&mut s.window);
+                    let p = Plane::new(&s.window, rows, cols, ny, nx)?;
+                    sample_raw(
+                        &p,
+                        order,
+                        self.options.nan_policy,
+                        &s.ys,
+                        &s.xs,
+                        &mut s.values,
+                    );
                 }
             }
             Some(c) => {
@@ -722,6 +743,21 @@ impl<'a> Plan<'a> {
                 .map_err(|e| Error::InvalidArgument(format!("cannot start {n} threads: {e}")))?
                 .install(|| work.into_par_iter().try_for_each(run)),
         }
+    }
+}
+
+/// Samples raw values (orders 0 and 1) at the points `(ys[i], xs[i])` into `values[i]`.
+fn sample_raw<S: Sample>(
+    p: &Plane<'_, S>,
+    order: Order,
+    policy: NanPolicy,
+    ys: &[f64],
+    xs: &[f64],
+    values: &mut [f64],
+) {
+    match policy {
+        NanPolicy::Propagate => p.sample_many(order, ys, xs, values),
+        NanPolicy::Renormalize => p.sample_many_renormalized(order, ys, xs, values),
     }
 }
 

@@ -71,16 +71,157 @@ macro_rules! inside {
     };
 }
 
-/// Samples the points `(ys[i], xs[i])` for as many whole groups of four as it can, writing
-/// `out[i]`; returns how many points it did (the caller finishes the rest, and any group whose
-/// taps leave the window, with the scalar loop — the returned count stops before such a group).
+/// The per-lane quantities of one group of four points: edge rule, weights and window-local
+/// tap indices, as the scalar code computes them.
+#[cfg(target_arch = "x86_64")]
+struct Lanes {
+    /// All ones in the 64-bit lanes of points inside the image.
+    valid: __m256d,
+    /// The same as 32-bit lanes.
+    valid_i: __m128i,
+    wy0: __m256d,
+    wy1: __m256d,
+    wx0: __m256d,
+    wx1: __m256d,
+    /// Window-local rows and columns of the first and second taps.
+    lr0: __m128i,
+    lr1: __m128i,
+    lc0: __m128i,
+    lc1: __m128i,
+}
+
+/// Loop constants of [`Lanes::of`].
+#[cfg(target_arch = "x86_64")]
+struct Constants {
+    zero: __m256d,
+    one: __m256d,
+    half_neg: __m256d,
+    y_hi: __m256d,
+    x_hi: __m256d,
+    y_last: __m256d,
+    x_last: __m256d,
+    one_i: __m128i,
+    ny: __m128i,
+    nx: __m128i,
+    ny_m2: __m128i,
+    nx_m2: __m128i,
+    row0: __m128i,
+    col0: __m128i,
+    h: __m128i,
+    w: __m128i,
+    minus_one: __m128i,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Constants {
+    #[target_feature(enable = "avx2")]
+    fn new(g: &Geometry) -> Constants {
+        Constants {
+            zero: _mm256_setzero_pd(),
+            one: _mm256_set1_pd(1.0),
+            half_neg: _mm256_set1_pd(-0.5),
+            y_hi: _mm256_set1_pd(g.y_hi),
+            x_hi: _mm256_set1_pd(g.x_hi),
+            y_last: _mm256_set1_pd(g.y_last),
+            x_last: _mm256_set1_pd(g.x_last),
+            one_i: _mm_set1_epi32(1),
+            ny: _mm_set1_epi32(g.ny),
+            nx: _mm_set1_epi32(g.nx),
+            // n.saturating_sub(2) for the mirrored tap at the last index.
+            ny_m2: _mm_set1_epi32((g.ny - 2).max(0)),
+            nx_m2: _mm_set1_epi32((g.nx - 2).max(0)),
+            row0: _mm_set1_epi32(g.row0),
+            col0: _mm_set1_epi32(g.col0),
+            h: _mm_set1_epi32(g.h),
+            w: _mm_set1_epi32(g.w),
+            minus_one: _mm_set1_epi32(-1),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes {
+    /// The lanes of points `(y, x)`, or `None` when a valid lane has a tap outside the window
+    /// (the scalar loop reports it).
+    #[target_feature(enable = "avx2")]
+    fn of(k: &Constants, y: __m256d, x: __m256d) -> Option<Lanes> {
+        // reproject's edge rule; NaN fails every ordered comparison.
+        let valid = _mm256_and_pd(
+            _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GE_OQ>(y, k.half_neg),
+                _mm256_cmp_pd::<_CMP_LT_OQ>(y, k.y_hi),
+            ),
+            _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GE_OQ>(x, k.half_neg),
+                _mm256_cmp_pd::<_CMP_LT_OQ>(x, k.x_hi),
+            ),
+        );
+        // Invalid lanes sample pixel (0, 0) of the image, clamped, then become NaN.
+        let cy = clamp!(_mm256_and_pd(y, valid), k.y_last, k.zero);
+        let cx = clamp!(_mm256_and_pd(x, valid), k.x_last, k.zero);
+        let (iy, ix) = (_mm256_cvttpd_epi32(cy), _mm256_cvttpd_epi32(cx));
+        let wy0 = _mm256_sub_pd(k.one, _mm256_sub_pd(cy, _mm256_cvtepi32_pd(iy)));
+        let wy1 = _mm256_sub_pd(k.one, wy0);
+        let wx0 = _mm256_sub_pd(k.one, _mm256_sub_pd(cx, _mm256_cvtepi32_pd(ix)));
+        let wx1 = _mm256_sub_pd(k.one, wx0);
+        let lr0 = _mm_sub_epi32(iy, k.row0);
+        let lr1 = _mm_sub_epi32(next!(iy, k.ny, k.ny_m2, k.one_i), k.row0);
+        let lc0 = _mm_sub_epi32(ix, k.col0);
+        let lc1 = _mm_sub_epi32(next!(ix, k.nx, k.nx_m2, k.one_i), k.col0);
+        let taps_inside = _mm_and_si128(
+            _mm_and_si128(
+                inside!(lr0, k.h, k.minus_one),
+                inside!(lr1, k.h, k.minus_one),
+            ),
+            _mm_and_si128(
+                inside!(lc0, k.w, k.minus_one),
+                inside!(lc1, k.w, k.minus_one),
+            ),
+        );
+        // Lanes valid as 32-bit masks (the low half of each 64-bit compare result).
+        let valid_i = _mm256_cvtpd_epi32(_mm256_blendv_pd(k.zero, _mm256_set1_pd(-1.0), valid));
+        let valid_i = _mm_cmpeq_epi32(valid_i, k.minus_one);
+        if _mm_movemask_epi8(_mm_andnot_si128(taps_inside, valid_i)) != 0 {
+            return None;
+        }
+        Some(Lanes {
+            valid,
+            valid_i,
+            wy0,
+            wy1,
+            wx0,
+            wx1,
+            lr0,
+            lr1,
+            lc0,
+            lc1,
+        })
+    }
+
+    /// `0 + v00·wy0·wx0 + v01·wy0·wx1 + v10·wy1·wx0 + v11·wy1·wx1` (the scalar order, no
+    /// FMA), NaN in invalid lanes.
+    #[target_feature(enable = "avx2")]
+    fn combine(&self, v00: __m256d, v01: __m256d, v10: __m256d, v11: __m256d) -> __m256d {
+        let zero = _mm256_setzero_pd();
+        let mut t = _mm256_add_pd(zero, _mm256_mul_pd(_mm256_mul_pd(v00, self.wy0), self.wx0));
+        t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_mul_pd(v01, self.wy0), self.wx1));
+        t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_mul_pd(v10, self.wy1), self.wx0));
+        t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_mul_pd(v11, self.wy1), self.wx1));
+        _mm256_blendv_pd(_mm256_set1_pd(f64::NAN), t, self.valid)
+    }
+}
+
+/// Samples the points `(ys[i], xs[i])` of an `f64` window for as many whole groups of four as
+/// it can, writing `out[i]`; returns how many points it did. It stops before a group whose
+/// taps leave the window (the caller samples that group with the scalar code, which reports
+/// it, and may call again for the rest).
 ///
 /// # Safety
 /// AVX2 must be available ([`usable`]), `data` must hold the window the geometry describes
 /// (`(h - 1) * stride + w <= data.len()`), and the slices must have equal lengths.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn bilinear4(
+pub(super) unsafe fn bilinear4_f64(
     g: Geometry,
     data: &[f64],
     ys: &[f64],
@@ -88,81 +229,87 @@ pub(super) unsafe fn bilinear4(
     out: &mut [f64],
 ) -> usize {
     let n = out.len().min(ys.len()).min(xs.len());
-    let zero = _mm256_setzero_pd();
-    let one = _mm256_set1_pd(1.0);
-    let half_neg = _mm256_set1_pd(-0.5);
-    let nan = _mm256_set1_pd(f64::NAN);
-    let (y_hi, x_hi) = (_mm256_set1_pd(g.y_hi), _mm256_set1_pd(g.x_hi));
-    let (y_last, x_last) = (_mm256_set1_pd(g.y_last), _mm256_set1_pd(g.x_last));
-    let one_i = _mm_set1_epi32(1);
-    let (ny, nx) = (_mm_set1_epi32(g.ny), _mm_set1_epi32(g.nx));
-    // n.saturating_sub(2) for the mirrored tap at the last index.
-    let (ny_m2, nx_m2) = (
-        _mm_set1_epi32((g.ny - 2).max(0)),
-        _mm_set1_epi32((g.nx - 2).max(0)),
-    );
-    let (row0, col0) = (_mm_set1_epi32(g.row0), _mm_set1_epi32(g.col0));
-    let (h, w) = (_mm_set1_epi32(g.h), _mm_set1_epi32(g.w));
+    let k = Constants::new(&g);
     let stride = _mm_set1_epi32(g.stride);
-    let minus_one = _mm_set1_epi32(-1);
+    let base = data.as_ptr();
     let mut i = 0;
     while i + 4 <= n {
         let y = _mm256_loadu_pd(ys.as_ptr().add(i));
         let x = _mm256_loadu_pd(xs.as_ptr().add(i));
-        // reproject's edge rule; NaN fails every ordered comparison.
-        let valid = _mm256_and_pd(
-            _mm256_and_pd(
-                _mm256_cmp_pd::<_CMP_GE_OQ>(y, half_neg),
-                _mm256_cmp_pd::<_CMP_LT_OQ>(y, y_hi),
-            ),
-            _mm256_and_pd(
-                _mm256_cmp_pd::<_CMP_GE_OQ>(x, half_neg),
-                _mm256_cmp_pd::<_CMP_LT_OQ>(x, x_hi),
-            ),
-        );
-        let valid_bits = _mm256_movemask_pd(valid);
-        if valid_bits == 0 {
-            _mm256_storeu_pd(out.as_mut_ptr().add(i), nan);
-            i += 4;
-            continue;
-        }
-        // Invalid lanes sample pixel (0, 0) of the image, clamped, then become NaN.
-        let cy = clamp!(_mm256_and_pd(y, valid), y_last, zero);
-        let cx = clamp!(_mm256_and_pd(x, valid), x_last, zero);
-        let (iy, ix) = (_mm256_cvttpd_epi32(cy), _mm256_cvttpd_epi32(cx));
-        let wy0 = _mm256_sub_pd(one, _mm256_sub_pd(cy, _mm256_cvtepi32_pd(iy)));
-        let wy1 = _mm256_sub_pd(one, wy0);
-        let wx0 = _mm256_sub_pd(one, _mm256_sub_pd(cx, _mm256_cvtepi32_pd(ix)));
-        let wx1 = _mm256_sub_pd(one, wx0);
-        let lr0 = _mm_sub_epi32(iy, row0);
-        let lr1 = _mm_sub_epi32(next!(iy, ny, ny_m2, one_i), row0);
-        let lc0 = _mm_sub_epi32(ix, col0);
-        let lc1 = _mm_sub_epi32(next!(ix, nx, nx_m2, one_i), col0);
-        let taps_inside = _mm_and_si128(
-            _mm_and_si128(inside!(lr0, h, minus_one), inside!(lr1, h, minus_one)),
-            _mm_and_si128(inside!(lc0, w, minus_one), inside!(lc1, w, minus_one)),
-        );
-        // Lanes valid as 32-bit masks (the low half of each 64-bit compare result).
-        let valid_i = _mm256_cvtpd_epi32(_mm256_blendv_pd(zero, _mm256_set1_pd(-1.0), valid));
-        let valid_i = _mm_cmpeq_epi32(valid_i, minus_one);
-        let bad = _mm_andnot_si128(taps_inside, valid_i);
-        if _mm_movemask_epi8(bad) != 0 {
-            // A tap outside the window: the scalar loop reports it.
+        let Some(l) = Lanes::of(&k, y, x) else {
             return i;
+        };
+        if _mm256_movemask_pd(l.valid) != 0 {
+            // Indices of valid lanes only (invalid lanes read offset 0, inside every window).
+            let r0 = _mm_mullo_epi32(l.lr0, stride);
+            let r1 = _mm_mullo_epi32(l.lr1, stride);
+            let at = |r, c| _mm_and_si128(_mm_add_epi32(r, c), l.valid_i);
+            let v00 = _mm256_i32gather_pd::<8>(base, at(r0, l.lc0));
+            let v01 = _mm256_i32gather_pd::<8>(base, at(r0, l.lc1));
+            let v10 = _mm256_i32gather_pd::<8>(base, at(r1, l.lc0));
+            let v11 = _mm256_i32gather_pd::<8>(base, at(r1, l.lc1));
+            _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
+        } else {
+            _mm256_storeu_pd(out.as_mut_ptr().add(i), _mm256_set1_pd(f64::NAN));
         }
-        // Indices of valid lanes only (invalid lanes read offset 0, inside every window).
-        let r0 = _mm_mullo_epi32(lr0, stride);
-        let r1 = _mm_mullo_epi32(lr1, stride);
-        let base = data.as_ptr();
-        let v00 = _mm256_i32gather_pd::<8>(base, _mm_and_si128(_mm_add_epi32(r0, lc0), valid_i));
-        let v01 = _mm256_i32gather_pd::<8>(base, _mm_and_si128(_mm_add_epi32(r0, lc1), valid_i));
-        let v10 = _mm256_i32gather_pd::<8>(base, _mm_and_si128(_mm_add_epi32(r1, lc0), valid_i));
-        let v11 = _mm256_i32gather_pd::<8>(base, _mm_and_si128(_mm_add_epi32(r1, lc1), valid_i));
-        let mut t = _mm256_add_pd(zero, _mm256_mul_pd(_mm256_mul_pd(v00, wy0), wx0));
-        t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_mul_pd(v01, wy0), wx1));
-        t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_mul_pd(v10, wy1), wx0));
-        t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_mul_pd(v11, wy1), wx1));
-        _mm256_storeu_pd(out.as_mut_ptr().add(i), _mm256_blendv_pd(nan, t, valid));
+        i += 4;
+    }
+    i
+}
+
+/// [`bilinear4_f64`] for an `f32` window: each row's two taps are adjacent, so one 64-bit
+/// gather fetches both (two gathers per group instead of four), widened exactly to `f64`.
+/// Besides groups with a tap outside the window, it also stops before a group with a point on
+/// the last row or column, whose second tap is mirrored back (the scalar code does those).
+///
+/// # Safety
+/// As [`bilinear4_f64`], and the window must be at least two columns wide (`g.w >= 2`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn bilinear4_f32(
+    g: Geometry,
+    data: &[f32],
+    ys: &[f64],
+    xs: &[f64],
+    out: &mut [f64],
+) -> usize {
+    let n = out.len().min(ys.len()).min(xs.len());
+    let k = Constants::new(&g);
+    let stride = _mm_set1_epi32(g.stride);
+    let base = data.as_ptr() as *const i64;
+    // Gathered pairs [a0 b0 a1 b1 | a2 b2 a3 b3] → [a0 a1 a2 a3 | b0 b1 b2 b3].
+    let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    let mut i = 0;
+    while i + 4 <= n {
+        let y = _mm256_loadu_pd(ys.as_ptr().add(i));
+        let x = _mm256_loadu_pd(xs.as_ptr().add(i));
+        let Some(l) = Lanes::of(&k, y, x) else {
+            return i;
+        };
+        if _mm256_movemask_pd(l.valid) != 0 {
+            // A valid lane whose second taps are not next to its first ones (a mirrored tap).
+            let adjacent = _mm_and_si128(
+                _mm_cmpeq_epi32(_mm_sub_epi32(l.lr1, l.lr0), k.one_i),
+                _mm_cmpeq_epi32(_mm_sub_epi32(l.lc1, l.lc0), k.one_i),
+            );
+            if _mm_movemask_epi8(_mm_andnot_si128(adjacent, l.valid_i)) != 0 {
+                return i;
+            }
+            // Offsets of valid lanes only (invalid lanes read the pair at 0: w >= 2).
+            let row = |r| {
+                let at = _mm_and_si128(_mm_add_epi32(_mm_mullo_epi32(r, stride), l.lc0), l.valid_i);
+                let pairs = _mm256_castsi256_ps(_mm256_i32gather_epi64::<4>(base, at));
+                _mm256_permutevar8x32_ps(pairs, split)
+            };
+            let (top, bottom) = (row(l.lr0), row(l.lr1));
+            let v00 = _mm256_cvtps_pd(_mm256_castps256_ps128(top));
+            let v01 = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(top));
+            let v10 = _mm256_cvtps_pd(_mm256_castps256_ps128(bottom));
+            let v11 = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(bottom));
+            _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
+        } else {
+            _mm256_storeu_pd(out.as_mut_ptr().add(i), _mm256_set1_pd(f64::NAN));
+        }
         i += 4;
     }
     i
@@ -182,7 +329,8 @@ mod tests {
 
     /// `sample_many` (vector groups of four plus the scalar tail) against `sample` point by
     /// point (the scalar code), bit for bit, over windows of images from 1x1 up, with points
-    /// at and around every edge, -0.0, NaN and infinities, and NaN pixels.
+    /// at and around every edge, -0.0, NaN and infinities, and NaN pixels; for an `f64` plane
+    /// and for an `f32` plane of the same values (compared with the scalar `f64` code).
     #[test]
     fn groups_of_four_equal_the_scalar_code_bit_for_bit() {
         let mut state = 0x1234_5678_9ABC_DEF1u64;
@@ -204,10 +352,13 @@ mod tests {
                     if i % 13 == 5 {
                         f64::NAN
                     } else {
-                        uniform(&mut state) * 200.0 - 100.0
+                        // Values a float32 holds exactly, so both planes hold the same.
+                        (uniform(&mut state) * 200.0 - 100.0) as f32 as f64
                     }
                 })
                 .collect();
+            let narrow: Vec<f32> = values.iter().map(|&v| v as f32).collect();
+            let narrow_plane = Plane::full(&narrow, ny, nx).unwrap();
             // The whole image, and a sub-window with a stride (taps kept inside it).
             let plane = Plane::full(&values, ny, nx).unwrap();
             let mut points = Vec::new();
@@ -234,13 +385,20 @@ mod tests {
             let (ys, xs): (Vec<f64>, Vec<f64>) = points.iter().copied().unzip();
             for len in [ys.len(), ys.len() - 1, ys.len() - 2, ys.len() - 3] {
                 let mut out = vec![0.0; len];
+                let mut out_narrow = vec![0.0; len];
                 plane.sample_many(Order::Bilinear, &ys[..len], &xs[..len], &mut out);
-                for ((&y, &x), &v) in ys.iter().zip(&xs).zip(&out) {
+                narrow_plane.sample_many(Order::Bilinear, &ys[..len], &xs[..len], &mut out_narrow);
+                for (((&y, &x), &v), &v32) in ys.iter().zip(&xs).zip(&out).zip(&out_narrow) {
                     let scalar = plane.sample(Order::Bilinear, y, x);
                     assert_eq!(
                         v.to_bits(),
                         scalar.to_bits(),
                         "({y}, {x}) in {ny}x{nx}: {v} vs {scalar}"
+                    );
+                    assert_eq!(
+                        v32.to_bits(),
+                        scalar.to_bits(),
+                        "f32 plane, ({y}, {x}) in {ny}x{nx}: {v32} vs {scalar}"
                     );
                     compared += 1;
                 }
@@ -265,15 +423,33 @@ mod tests {
                     })
                     .collect();
                 let (ys, xs): (Vec<f64>, Vec<f64>) = inner.into_iter().unzip();
+                let narrow_window =
+                    Plane::with_stride(&narrow[start..], nx, rows.clone(), cols.clone(), ny, nx)
+                        .unwrap();
                 let mut out = vec![0.0; ys.len()];
+                let mut out_narrow = vec![0.0; ys.len()];
                 window.sample_many(Order::Bilinear, &ys, &xs, &mut out);
-                for ((&y, &x), &v) in ys.iter().zip(&xs).zip(&out) {
-                    assert_eq!(v.to_bits(), plane.sample(Order::Bilinear, y, x).to_bits());
+                narrow_window.sample_many(Order::Bilinear, &ys, &xs, &mut out_narrow);
+                for (((&y, &x), &v), &v32) in ys.iter().zip(&xs).zip(&out).zip(&out_narrow) {
+                    let scalar = plane.sample(Order::Bilinear, y, x).to_bits();
+                    assert_eq!(v.to_bits(), scalar);
+                    assert_eq!(v32.to_bits(), scalar);
                     compared += 1;
                 }
             }
         }
         assert!(compared > 10_000, "{compared}");
+    }
+
+    #[test]
+    #[should_panic(expected = "not all inside the window")]
+    fn a_tap_outside_an_f32_window_is_still_reported() {
+        let values = vec![1.0f32; 100];
+        let window = Plane::with_stride(&values[22..], 10, 2..6, 2..6, 10, 10).unwrap();
+        let ys = [3.0, 3.5, 4.0, 4.5, 8.2, 3.0, 3.0, 3.0];
+        let xs = [3.0; 8];
+        let mut out = [0.0; 8];
+        window.sample_many(Order::Bilinear, &ys, &xs, &mut out);
     }
 
     #[test]

@@ -46,6 +46,7 @@ use std::ops::Range;
 
 use ndarray::ArrayView2;
 
+use super::sample::{Concrete, Sample};
 use super::{NanPolicy, Order};
 use crate::error::{Error, Result};
 
@@ -362,7 +363,7 @@ pub fn covering_window(
 
 #[cold]
 #[inline(never)]
-fn outside_window(y: f64, x: f64, plane: &Plane<'_>) -> ! {
+fn outside_window<S: Sample>(y: f64, x: f64, plane: &Plane<'_, S>) -> ! {
     panic!(
         "interp::Plane: the taps of point (y={y}, x={x}) are not all inside the window rows {:?} \
          x cols {:?} of the {}x{} image (see covering_window)",
@@ -393,9 +394,12 @@ fn outside_window(y: f64, x: f64, plane: &Plane<'_>) -> ! {
 /// assert!(plane.sample(Order::Bilinear, 2.5, 1.0).is_nan()); // beyond n - 0.5
 /// # Ok::<(), reproject::Error>(())
 /// ```
+///
+/// The stored samples are `f64`, or `f32` ([`Sample`]): a float32 image can be sampled
+/// without widening a copy first, with the same results (every float32 is exactly a float64).
 #[derive(Debug, Clone, Copy)]
-pub struct Plane<'a> {
-    data: &'a [f64],
+pub struct Plane<'a, S: Sample = f64> {
+    data: &'a [S],
     stride: usize,
     row0: usize,
     h: usize,
@@ -409,16 +413,16 @@ pub struct Plane<'a> {
     x_last: f64,
 }
 
-impl<'a> Plane<'a> {
+impl<'a, S: Sample> Plane<'a, S> {
     /// A window whose rows are stored back to back (`stride = cols.len()`), so
     /// `data.len()` must be `rows.len() * cols.len()`.
     pub fn new(
-        data: &'a [f64],
+        data: &'a [S],
         rows: Range<usize>,
         cols: Range<usize>,
         ny: usize,
         nx: usize,
-    ) -> Result<Plane<'a>> {
+    ) -> Result<Plane<'a, S>> {
         let w = cols.end.saturating_sub(cols.start);
         let h = rows.end.saturating_sub(rows.start);
         if data.len() != h * w {
@@ -431,20 +435,20 @@ impl<'a> Plane<'a> {
     }
 
     /// The whole `ny × nx` image, row-major.
-    pub fn full(data: &'a [f64], ny: usize, nx: usize) -> Result<Plane<'a>> {
+    pub fn full(data: &'a [S], ny: usize, nx: usize) -> Result<Plane<'a, S>> {
         Plane::new(data, 0..ny, 0..nx, ny, nx)
     }
 
     /// A window whose row `r` starts at `data[(r - rows.start) * stride]` (`stride >=
     /// cols.len()`), e.g. a sub-rectangle of a larger row-major buffer.
     pub fn with_stride(
-        data: &'a [f64],
+        data: &'a [S],
         stride: usize,
         rows: Range<usize>,
         cols: Range<usize>,
         ny: usize,
         nx: usize,
-    ) -> Result<Plane<'a>> {
+    ) -> Result<Plane<'a, S>> {
         if ny > MAX_SIDE || nx > MAX_SIDE {
             return Err(Error::ShapeMismatch(format!(
                 "interp::Plane: image of {ny}x{nx} pixels, the largest side supported is 2^52"
@@ -493,12 +497,12 @@ impl<'a> Plane<'a> {
     /// window's shape, placed at `(row0, col0)` of a `ny × nx` image. For a sub-rectangle of
     /// a larger row-major buffer use [`with_stride`](Plane::with_stride) on the buffer.
     pub fn from_view(
-        view: ArrayView2<'a, f64>,
+        view: ArrayView2<'a, S>,
         row0: usize,
         col0: usize,
         ny: usize,
         nx: usize,
-    ) -> Result<Plane<'a>> {
+    ) -> Result<Plane<'a, S>> {
         let (h, w) = view.dim();
         let data = view.to_slice().ok_or_else(|| {
             Error::InvalidArgument(format!(
@@ -528,7 +532,7 @@ impl<'a> Plane<'a> {
     pub fn get(&self, r: usize, c: usize) -> Option<f64> {
         let lr = r.wrapping_sub(self.row0);
         let lc = c.wrapping_sub(self.col0);
-        (lr < self.h && lc < self.w).then(|| self.data[lr * self.stride + lc])
+        (lr < self.h && lc < self.w).then(|| self.data[lr * self.stride + lc].to_f64())
     }
 
     /// The sample at row coordinate `y`, column coordinate `x` with `order`, exactly as
@@ -651,7 +655,7 @@ impl<'a> Plane<'a> {
     #[inline(always)]
     unsafe fn at(&self, off: usize) -> f64 {
         debug_assert!(off < self.data.len());
-        *self.data.get_unchecked(off)
+        self.data.get_unchecked(off).to_f64()
     }
 
     /// Order 0.
@@ -726,11 +730,27 @@ impl<'a> Plane<'a> {
     /// [`bilinear`](Plane::bilinear) over many points (the engine's hottest loop): groups of
     /// four through the bit-identical AVX2 code where the CPU has it, the rest one by one.
     fn bilinear_many(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) {
-        // Groups of four with AVX2 where the CPU has it (bit-identical, see bilinear_avx2).
+        let n = out.len();
         let mut done = 0;
+        while done < n {
+            // Groups of four with AVX2 where the CPU has it (bit-identical, see
+            // bilinear_avx2), as far as they go; then one group here, and on.
+            done += self.bilinear_groups(&ys[done..], &xs[done..], &mut out[done..]);
+            let end = (done + 4).min(n);
+            for i in done..end {
+                out[i] = self.bilinear(ys[i], xs[i]);
+            }
+            done = end;
+        }
+    }
+
+    /// The AVX2 groups of [`bilinear_many`](Plane::bilinear_many): how many leading points
+    /// they sampled (0 without AVX2).
+    fn bilinear_groups(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) -> usize {
         #[cfg(target_arch = "x86_64")]
         if super::bilinear_avx2::usable(self.data.len(), self.stride, self.ny, self.nx) {
-            let geometry = super::bilinear_avx2::Geometry {
+            use super::bilinear_avx2::{bilinear4_f32, bilinear4_f64, Geometry};
+            let geometry = Geometry {
                 y_hi: self.y_hi,
                 y_last: self.y_last,
                 x_hi: self.x_hi,
@@ -746,13 +766,17 @@ impl<'a> Plane<'a> {
             };
             // SAFETY: `usable` checked AVX2 and the 32-bit ranges; the constructor checked
             // that the window lies inside `data`; the slices have equal lengths (asserted by
-            // `sample_many`).
-            done = unsafe { super::bilinear_avx2::bilinear4(geometry, self.data, ys, xs, out) };
+            // `sample_many`); the f32 loop needs two columns.
+            return match S::as_concrete(self.data) {
+                Concrete::F64(data) => unsafe { bilinear4_f64(geometry, data, ys, xs, out) },
+                Concrete::F32(data) if self.w >= 2 => unsafe {
+                    bilinear4_f32(geometry, data, ys, xs, out)
+                },
+                Concrete::F32(_) => 0,
+            };
         }
-        let (ys, xs, out) = (&ys[done..], &xs[done..], &mut out[done..]);
-        for ((o, &y), &x) in out.iter_mut().zip(ys).zip(xs) {
-            *o = self.bilinear(y, x);
-        }
+        let _ = (ys, xs, out);
+        0
     }
 
     /// Order 1 with NaN renormalisation.
@@ -910,7 +934,7 @@ pub struct MaskedSpline<'a> {
 impl<'a> MaskedSpline<'a> {
     /// The three planes must cover the same window of the same image.
     pub fn new(coeffs: Plane<'a>, mask: Plane<'a>, raw: Plane<'a>) -> Result<MaskedSpline<'a>> {
-        let same = |p: &Plane<'_>| {
+        let same = |p: &Plane<'a>| {
             p.image_shape() == coeffs.image_shape()
                 && p.rows() == coeffs.rows()
                 && p.cols() == coeffs.cols()

@@ -38,6 +38,7 @@
 
 mod bilinear_avx2;
 pub mod kernel;
+mod sample;
 pub mod spline;
 
 use std::fmt;
@@ -49,6 +50,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::error::{Error, Result};
 
 pub use kernel::{clip_coordinate, covering_window, tap_span, MaskedSpline, Plane, Window};
+pub use sample::Sample;
 
 /// The interpolation order, as reproject's `order=` argument.
 ///

@@ -65,6 +65,70 @@ pub struct RawPlane<'a> {
     pub big_endian: bool,
 }
 
+impl RawPlane<'_> {
+    /// Copies the window `rows × cols` of a float32 plane `nx` columns wide into `out`
+    /// (row-major, native byte order), and says whether it could: `false`, leaving `out`
+    /// alone, when the samples are not float32 or the window is not inside the bytes.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::io::{ArraySource, ImageSource};
+    /// let a = Array2::from_shape_fn((3, 4), |(r, c)| (10 * r + c) as f32);
+    /// let src = ArraySource::new(a.view().into_dyn())?;
+    /// let mut out = Vec::new();
+    /// assert!(src.raw_plane(0).unwrap().read_f32_window(4, 1..3, 2..4, &mut out));
+    /// assert_eq!(out, [12.0, 13.0, 22.0, 23.0]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn read_f32_window(
+        &self,
+        nx: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut Vec<f32>,
+    ) -> bool {
+        let width = cols.len();
+        let fits = cols.end <= nx
+            && rows
+                .end
+                .checked_mul(nx)
+                .and_then(|n| n.checked_mul(4))
+                .is_some_and(|n| n <= self.bytes.len());
+        if self.sample != SampleType::F32 || !fits {
+            return false;
+        }
+        out.clear();
+        out.resize(rows.len() * width, 0.0);
+        if width == 0 {
+            return true;
+        }
+        // One loop per byte order, so that each compiles to plain (or swapping) vector copies.
+        fn copy_rows(
+            bytes: &[u8],
+            nx: usize,
+            rows: Range<usize>,
+            cols: Range<usize>,
+            out: &mut [f32],
+            load: impl Fn([u8; 4]) -> f32,
+        ) {
+            let width = cols.len();
+            for (r, dst) in rows.zip(out.chunks_exact_mut(width)) {
+                let start = (r * nx + cols.start) * 4;
+                let src = &bytes[start..start + width * 4];
+                for (d, b) in dst.iter_mut().zip(src.chunks_exact(4)) {
+                    *d = load([b[0], b[1], b[2], b[3]]);
+                }
+            }
+        }
+        if self.big_endian {
+            copy_rows(self.bytes, nx, rows, cols, out, f32::from_be_bytes);
+        } else {
+            copy_rows(self.bytes, nx, rows, cols, out, f32::from_ne_bytes);
+        }
+        true
+    }
+}
+
 /// Random access to the pixels of an N-dimensional image `(..., ny, nx)`, plane by plane.
 ///
 /// Implementations must be cheap to share between threads (`Send + Sync`) and must not read
