@@ -2,10 +2,15 @@
 //!
 //! Every lane performs exactly the scalar [`Plane::bilinear`](super::Plane) operations in the
 //! same order — edge rule, clamping (with -0.0 → +0.0), truncation, weights `1 - (c - i)` and
-//! `1 - w0`, mirrored second tap, and `t = 0 + v00·wy0·wx0 + v01·wy0·wx1 + v10·wy1·wx0 +
-//! v11·wy1·wx1` with separate multiplies and adds (no FMA) — so results are bit-identical to
-//! the scalar loop. Lanes outside the image give NaN; a tap outside the window sends the group
-//! to the scalar loop, which reports it.
+//! `1 - w0`, and `t = 0 + v00·wy0·wx0 + v01·wy0·wx1 + v10·wy1·wx0 + v11·wy1·wx1` with separate
+//! multiplies and adds (no FMA) — so results are bit-identical to the scalar loop. Lanes
+//! outside the image give NaN.
+//!
+//! The vector loops handle **interior groups**: every point inside the image has its four
+//! taps inside the window at `(r, c)`, `(r, c + 1)`, `(r + 1, c)`, `(r + 1, c + 1)` (so no
+//! mirrored tap at the last row or column). They stop before any other group; the caller
+//! samples it with the scalar code (which also reports a tap outside the window) and calls
+//! again for the rest.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -17,8 +22,6 @@ pub(super) struct Geometry {
     pub y_last: f64,
     pub x_hi: f64,
     pub x_last: f64,
-    pub ny: i32,
-    pub nx: i32,
     pub row0: i32,
     pub col0: i32,
     pub h: i32,
@@ -26,12 +29,21 @@ pub(super) struct Geometry {
     pub stride: i32,
 }
 
-/// Whether the vector loop can run here: AVX2 present and every index of the window (and
-/// the image sides and row stride) fits in 32 bits.
-pub(super) fn usable(data_len: usize, stride: usize, ny: usize, nx: usize) -> bool {
+/// Whether the vector loops can run here: AVX2 present, a window of at least 2x2 (so that
+/// interior groups exist), and every index of the window (and the image sides and row
+/// stride) fits in 32 bits.
+pub(super) fn usable(
+    data_len: usize,
+    stride: usize,
+    (h, w): (usize, usize),
+    ny: usize,
+    nx: usize,
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        data_len < i32::MAX as usize
+        h >= 2
+            && w >= 2
+            && data_len < i32::MAX as usize
             && stride < i32::MAX as usize
             && ny < i32::MAX as usize
             && nx < i32::MAX as usize
@@ -39,55 +51,9 @@ pub(super) fn usable(data_len: usize, stride: usize, ny: usize, nx: usize) -> bo
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (data_len, stride, ny, nx);
+        let _ = (data_len, stride, h, w, ny, nx);
         false
     }
-}
-
-// Macros rather than closures, so that every intrinsic is compiled with the function's AVX2.
-/// The clamp of the scalar code: `if c <= 0 { 0 } else if c >= last { last } else { c }`.
-#[cfg(target_arch = "x86_64")]
-macro_rules! clamp {
-    ($c:expr, $last:expr, $zero:expr) => {{
-        let c = _mm256_blendv_pd($c, $zero, _mm256_cmp_pd::<_CMP_LE_OQ>($c, $zero));
-        _mm256_blendv_pd(c, $last, _mm256_cmp_pd::<_CMP_GE_OQ>(c, $last))
-    }};
-}
-
-/// The mirrored second tap: `if i + 1 < n { i + 1 } else { n - 2 (saturating) }`.
-#[cfg(target_arch = "x86_64")]
-macro_rules! next {
-    ($i:expr, $n:expr, $n_m2:expr, $one:expr) => {{
-        let i1 = _mm_add_epi32($i, $one);
-        _mm_blendv_epi8($n_m2, i1, _mm_cmplt_epi32(i1, $n))
-    }};
-}
-
-/// `0 <= l < limit` per 32-bit lane (all ones where true).
-#[cfg(target_arch = "x86_64")]
-macro_rules! inside {
-    ($l:expr, $limit:expr, $minus_one:expr) => {
-        _mm_and_si128(_mm_cmpgt_epi32($l, $minus_one), _mm_cmplt_epi32($l, $limit))
-    };
-}
-
-/// The per-lane quantities of one group of four points: edge rule, weights and window-local
-/// tap indices, as the scalar code computes them.
-#[cfg(target_arch = "x86_64")]
-struct Lanes {
-    /// All ones in the 64-bit lanes of points inside the image.
-    valid: __m256d,
-    /// The same as 32-bit lanes.
-    valid_i: __m128i,
-    wy0: __m256d,
-    wy1: __m256d,
-    wx0: __m256d,
-    wx1: __m256d,
-    /// Window-local rows and columns of the first and second taps.
-    lr0: __m128i,
-    lr1: __m128i,
-    lc0: __m128i,
-    lc1: __m128i,
 }
 
 /// Loop constants of [`Lanes::of`].
@@ -100,16 +66,12 @@ struct Constants {
     x_hi: __m256d,
     y_last: __m256d,
     x_last: __m256d,
-    one_i: __m128i,
-    ny: __m128i,
-    nx: __m128i,
-    ny_m2: __m128i,
-    nx_m2: __m128i,
     row0: __m128i,
     col0: __m128i,
-    h: __m128i,
-    w: __m128i,
-    minus_one: __m128i,
+    /// `h - 2` and `w - 2`: the largest local row and column of an interior first tap.
+    last_r: __m128i,
+    last_c: __m128i,
+    stride: __m128i,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -124,25 +86,32 @@ impl Constants {
             x_hi: _mm256_set1_pd(g.x_hi),
             y_last: _mm256_set1_pd(g.y_last),
             x_last: _mm256_set1_pd(g.x_last),
-            one_i: _mm_set1_epi32(1),
-            ny: _mm_set1_epi32(g.ny),
-            nx: _mm_set1_epi32(g.nx),
-            // n.saturating_sub(2) for the mirrored tap at the last index.
-            ny_m2: _mm_set1_epi32((g.ny - 2).max(0)),
-            nx_m2: _mm_set1_epi32((g.nx - 2).max(0)),
             row0: _mm_set1_epi32(g.row0),
             col0: _mm_set1_epi32(g.col0),
-            h: _mm_set1_epi32(g.h),
-            w: _mm_set1_epi32(g.w),
-            minus_one: _mm_set1_epi32(-1),
+            last_r: _mm_set1_epi32(g.h - 2),
+            last_c: _mm_set1_epi32(g.w - 2),
+            stride: _mm_set1_epi32(g.stride),
         }
     }
 }
 
+/// The per-lane quantities of one interior group of four points.
+#[cfg(target_arch = "x86_64")]
+struct Lanes {
+    /// All ones in the 64-bit lanes of points inside the image.
+    valid: __m256d,
+    wy0: __m256d,
+    wy1: __m256d,
+    wx0: __m256d,
+    wx1: __m256d,
+    /// Window offset of the first tap of valid lanes (0 in the others, a pixel every window
+    /// has, as have 1, `stride` and `stride + 1`).
+    offset: __m128i,
+}
+
 #[cfg(target_arch = "x86_64")]
 impl Lanes {
-    /// The lanes of points `(y, x)`, or `None` when a valid lane has a tap outside the window
-    /// (the scalar loop reports it).
+    /// The lanes of points `(y, x)`, or `None` when the group is not interior.
     #[target_feature(enable = "avx2")]
     fn of(k: &Constants, y: __m256d, x: __m256d) -> Option<Lanes> {
         // reproject's edge rule; NaN fails every ordered comparison.
@@ -156,45 +125,37 @@ impl Lanes {
                 _mm256_cmp_pd::<_CMP_LT_OQ>(x, k.x_hi),
             ),
         );
-        // Invalid lanes sample pixel (0, 0) of the image, clamped, then become NaN.
-        let cy = clamp!(_mm256_and_pd(y, valid), k.y_last, k.zero);
-        let cx = clamp!(_mm256_and_pd(x, valid), k.x_last, k.zero);
+        // The scalar clamp `if c <= 0 { 0 } else if c >= last { last } else { c }`: max
+        // returns its second operand, +0.0, for either zero. Invalid lanes clamp 0.0.
+        let clamp = |c, last| _mm256_min_pd(_mm256_max_pd(_mm256_and_pd(c, valid), k.zero), last);
+        let (cy, cx) = (clamp(y, k.y_last), clamp(x, k.x_last));
         let (iy, ix) = (_mm256_cvttpd_epi32(cy), _mm256_cvttpd_epi32(cx));
         let wy0 = _mm256_sub_pd(k.one, _mm256_sub_pd(cy, _mm256_cvtepi32_pd(iy)));
         let wy1 = _mm256_sub_pd(k.one, wy0);
         let wx0 = _mm256_sub_pd(k.one, _mm256_sub_pd(cx, _mm256_cvtepi32_pd(ix)));
         let wx1 = _mm256_sub_pd(k.one, wx0);
-        let lr0 = _mm_sub_epi32(iy, k.row0);
-        let lr1 = _mm_sub_epi32(next!(iy, k.ny, k.ny_m2, k.one_i), k.row0);
-        let lc0 = _mm_sub_epi32(ix, k.col0);
-        let lc1 = _mm_sub_epi32(next!(ix, k.nx, k.nx_m2, k.one_i), k.col0);
-        let taps_inside = _mm_and_si128(
-            _mm_and_si128(
-                inside!(lr0, k.h, k.minus_one),
-                inside!(lr1, k.h, k.minus_one),
-            ),
-            _mm_and_si128(
-                inside!(lc0, k.w, k.minus_one),
-                inside!(lc1, k.w, k.minus_one),
-            ),
-        );
-        // Lanes valid as 32-bit masks (the low half of each 64-bit compare result).
-        let valid_i = _mm256_cvtpd_epi32(_mm256_blendv_pd(k.zero, _mm256_set1_pd(-1.0), valid));
-        let valid_i = _mm_cmpeq_epi32(valid_i, k.minus_one);
-        if _mm_movemask_epi8(_mm_andnot_si128(taps_inside, valid_i)) != 0 {
+        let (lr, lc) = (_mm_sub_epi32(iy, k.row0), _mm_sub_epi32(ix, k.col0));
+        // Interior: 0 <= lr <= h - 2 and 0 <= lc <= w - 2 (unsigned comparisons), which also
+        // keeps the second taps off the image's last row and column (the window is inside
+        // the image), so they are r + 1 and c + 1, unmirrored.
+        let below = |l, last| _mm_cmpeq_epi32(_mm_min_epu32(l, last), l);
+        let interior = _mm_and_si128(below(lr, k.last_r), below(lc, k.last_c));
+        // The 64-bit lane masks as 32-bit lanes (their low halves).
+        let valid_i = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            _mm256_castpd_si256(valid),
+            _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6),
+        ));
+        if _mm_movemask_epi8(_mm_andnot_si128(interior, valid_i)) != 0 {
             return None;
         }
+        let offset = _mm_and_si128(_mm_add_epi32(_mm_mullo_epi32(lr, k.stride), lc), valid_i);
         Some(Lanes {
             valid,
-            valid_i,
             wy0,
             wy1,
             wx0,
             wx1,
-            lr0,
-            lr1,
-            lc0,
-            lc1,
+            offset,
         })
     }
 
@@ -211,14 +172,13 @@ impl Lanes {
     }
 }
 
-/// Samples the points `(ys[i], xs[i])` of an `f64` window for as many whole groups of four as
-/// it can, writing `out[i]`; returns how many points it did. It stops before a group whose
-/// taps leave the window (the caller samples that group with the scalar code, which reports
-/// it, and may call again for the rest).
+/// Samples the points `(ys[i], xs[i])` of an `f64` window for as many leading interior
+/// groups of four as there are, writing `out[i]`; returns how many points it did.
 ///
 /// # Safety
-/// AVX2 must be available ([`usable`]), `data` must hold the window the geometry describes
-/// (`(h - 1) * stride + w <= data.len()`), and the slices must have equal lengths.
+/// AVX2 must be available and the window at least 2x2 ([`usable`]), `data` must hold the
+/// window the geometry describes (`(h - 1) * stride + w <= data.len()`), and the slices must
+/// have equal lengths.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn bilinear4_f64(
@@ -230,8 +190,9 @@ pub(super) unsafe fn bilinear4_f64(
 ) -> usize {
     let n = out.len().min(ys.len()).min(xs.len());
     let k = Constants::new(&g);
-    let stride = _mm_set1_epi32(g.stride);
-    let base = data.as_ptr();
+    // The four taps are at the offset from these bases.
+    let stride = g.stride as usize;
+    let bases = [0, 1, stride, stride + 1].map(|d| data.as_ptr().add(d));
     let mut i = 0;
     while i + 4 <= n {
         let y = _mm256_loadu_pd(ys.as_ptr().add(i));
@@ -239,19 +200,8 @@ pub(super) unsafe fn bilinear4_f64(
         let Some(l) = Lanes::of(&k, y, x) else {
             return i;
         };
-        if _mm256_movemask_pd(l.valid) != 0 {
-            // Indices of valid lanes only (invalid lanes read offset 0, inside every window).
-            let r0 = _mm_mullo_epi32(l.lr0, stride);
-            let r1 = _mm_mullo_epi32(l.lr1, stride);
-            let at = |r, c| _mm_and_si128(_mm_add_epi32(r, c), l.valid_i);
-            let v00 = _mm256_i32gather_pd::<8>(base, at(r0, l.lc0));
-            let v01 = _mm256_i32gather_pd::<8>(base, at(r0, l.lc1));
-            let v10 = _mm256_i32gather_pd::<8>(base, at(r1, l.lc0));
-            let v11 = _mm256_i32gather_pd::<8>(base, at(r1, l.lc1));
-            _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
-        } else {
-            _mm256_storeu_pd(out.as_mut_ptr().add(i), _mm256_set1_pd(f64::NAN));
-        }
+        let [v00, v01, v10, v11] = bases.map(|b| _mm256_i32gather_pd::<8>(b, l.offset));
+        _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
         i += 4;
     }
     i
@@ -259,11 +209,9 @@ pub(super) unsafe fn bilinear4_f64(
 
 /// [`bilinear4_f64`] for an `f32` window: each row's two taps are adjacent, so one 64-bit
 /// gather fetches both (two gathers per group instead of four), widened exactly to `f64`.
-/// Besides groups with a tap outside the window, it also stops before a group with a point on
-/// the last row or column, whose second tap is mirrored back (the scalar code does those).
 ///
 /// # Safety
-/// As [`bilinear4_f64`], and the window must be at least two columns wide (`g.w >= 2`).
+/// As [`bilinear4_f64`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn bilinear4_f32(
@@ -275,8 +223,7 @@ pub(super) unsafe fn bilinear4_f32(
 ) -> usize {
     let n = out.len().min(ys.len()).min(xs.len());
     let k = Constants::new(&g);
-    let stride = _mm_set1_epi32(g.stride);
-    let base = data.as_ptr() as *const i64;
+    let (top, bottom) = (data.as_ptr(), data.as_ptr().add(g.stride as usize));
     // Gathered pairs [a0 b0 a1 b1 | a2 b2 a3 b3] → [a0 a1 a2 a3 | b0 b1 b2 b3].
     let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     let mut i = 0;
@@ -286,30 +233,16 @@ pub(super) unsafe fn bilinear4_f32(
         let Some(l) = Lanes::of(&k, y, x) else {
             return i;
         };
-        if _mm256_movemask_pd(l.valid) != 0 {
-            // A valid lane whose second taps are not next to its first ones (a mirrored tap).
-            let adjacent = _mm_and_si128(
-                _mm_cmpeq_epi32(_mm_sub_epi32(l.lr1, l.lr0), k.one_i),
-                _mm_cmpeq_epi32(_mm_sub_epi32(l.lc1, l.lc0), k.one_i),
-            );
-            if _mm_movemask_epi8(_mm_andnot_si128(adjacent, l.valid_i)) != 0 {
-                return i;
-            }
-            // Offsets of valid lanes only (invalid lanes read the pair at 0: w >= 2).
-            let row = |r| {
-                let at = _mm_and_si128(_mm_add_epi32(_mm_mullo_epi32(r, stride), l.lc0), l.valid_i);
-                let pairs = _mm256_castsi256_ps(_mm256_i32gather_epi64::<4>(base, at));
-                _mm256_permutevar8x32_ps(pairs, split)
-            };
-            let (top, bottom) = (row(l.lr0), row(l.lr1));
-            let v00 = _mm256_cvtps_pd(_mm256_castps256_ps128(top));
-            let v01 = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(top));
-            let v10 = _mm256_cvtps_pd(_mm256_castps256_ps128(bottom));
-            let v11 = _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(bottom));
-            _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
-        } else {
-            _mm256_storeu_pd(out.as_mut_ptr().add(i), _mm256_set1_pd(f64::NAN));
-        }
+        let row = |base: *const f32| {
+            let pairs = _mm256_i32gather_epi64::<4>(base as *const i64, l.offset);
+            let taps = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(pairs), split);
+            (
+                _mm256_cvtps_pd(_mm256_castps256_ps128(taps)),
+                _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(taps)),
+            )
+        };
+        let ((v00, v01), (v10, v11)) = (row(top), row(bottom));
+        _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
         i += 4;
     }
     i

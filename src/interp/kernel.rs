@@ -748,7 +748,13 @@ impl<'a, S: Sample> Plane<'a, S> {
     /// they sampled (0 without AVX2).
     fn bilinear_groups(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) -> usize {
         #[cfg(target_arch = "x86_64")]
-        if super::bilinear_avx2::usable(self.data.len(), self.stride, self.ny, self.nx) {
+        if super::bilinear_avx2::usable(
+            self.data.len(),
+            self.stride,
+            (self.h, self.w),
+            self.ny,
+            self.nx,
+        ) {
             use super::bilinear_avx2::{bilinear4_f32, bilinear4_f64, Geometry};
             let geometry = Geometry {
                 y_hi: self.y_hi,
@@ -756,23 +762,18 @@ impl<'a, S: Sample> Plane<'a, S> {
                 x_hi: self.x_hi,
                 x_last: self.x_last,
                 // All below the data length or the image sides, checked by `usable`.
-                ny: self.ny as i32,
-                nx: self.nx as i32,
                 row0: self.row0 as i32,
                 col0: self.col0 as i32,
                 h: self.h as i32,
                 w: self.w as i32,
                 stride: self.stride as i32,
             };
-            // SAFETY: `usable` checked AVX2 and the 32-bit ranges; the constructor checked
-            // that the window lies inside `data`; the slices have equal lengths (asserted by
-            // `sample_many`); the f32 loop needs two columns.
+            // SAFETY: `usable` checked AVX2, a 2x2 window and the 32-bit ranges; the
+            // constructor checked that the window lies inside `data`; the slices have equal
+            // lengths (asserted by `sample_many`).
             return match S::as_concrete(self.data) {
                 Concrete::F64(data) => unsafe { bilinear4_f64(geometry, data, ys, xs, out) },
-                Concrete::F32(data) if self.w >= 2 => unsafe {
-                    bilinear4_f32(geometry, data, ys, xs, out)
-                },
-                Concrete::F32(_) => 0,
+                Concrete::F32(data) => unsafe { bilinear4_f32(geometry, data, ys, xs, out) },
             };
         }
         let _ = (ys, xs, out);
