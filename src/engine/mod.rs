@@ -501,59 +501,60 @@ impl<'a> Plan<'a> {
             let n = block.len();
             scratch.xs.resize(n, 0.0);
             scratch.ys.resize(n, 0.0);
-            scratch.values.resize(n, 0.0);
             let bounds = self
                 .coords
                 .block_coords(block, &mut scratch.xs, &mut scratch.ys);
             let window = bounds.map(|b| self.window_for(b));
+            let width = block.cols.len();
+            let rounding = self.rounding;
             for plane in 0..self.planes {
-                match (&window, &self.spectral) {
-                    (None, _) => scratch.values.fill(f64::NAN),
-                    (Some(w), None) => self.sample_plane(plane, w, scratch)?,
-                    (Some(w), Some(spectral)) => match &spectral.taps[plane] {
-                        None => scratch.values.fill(f64::NAN),
-                        Some(taps) if taps.len() == 1 => {
-                            self.sample_plane(taps[0].0, w, scratch)?
-                        }
-                        Some(taps) => {
-                            // Weighted sum of the input planes' samples along the third axis
-                            // (NaN * 0 stays NaN, as in scipy).
-                            scratch.sum.clear();
-                            scratch.sum.resize(n, 0.0);
-                            for &(p, weight) in taps {
-                                self.sample_plane(p, w, scratch)?;
-                                for (acc, v) in scratch.sum.iter_mut().zip(&scratch.values) {
-                                    *acc += weight * v;
-                                }
-                            }
-                            std::mem::swap(&mut scratch.sum, &mut scratch.values);
-                        }
-                    },
-                }
-                let width = block.cols.len();
-                let values = &scratch.values;
-                let rounding = self.rounding;
-                for (r, (mut out_row, mut fp_row)) in data
-                    .index_axis_mut(Axis(0), plane)
-                    .outer_iter_mut()
-                    .zip(footprint.index_axis_mut(Axis(0), plane).outer_iter_mut())
-                    .enumerate()
-                {
-                    let row = &values[r * width..(r + 1) * width];
-                    let (Some(out_row), Some(fp_row)) =
-                        (out_row.as_slice_mut(), fp_row.as_slice_mut())
-                    else {
+                let mut data = data.index_axis_mut(Axis(0), plane);
+                let mut footprint = footprint.index_axis_mut(Axis(0), plane);
+                // Each row is stored as soon as it is sampled, while it is in L1 cache (and
+                // the stores drain while the next row is sampled).
+                let mut store = |r: usize, values: &[f64]| {
+                    let (Some(out), Some(fp)) = (
+                        data.row_mut(r).into_slice(),
+                        footprint.row_mut(r).into_slice(),
+                    ) else {
                         unreachable!("block rows of a C-order output are contiguous");
                     };
-                    let write = |v: f64, o: &mut T, f: &mut T| {
-                        *o = T::from_f64(v);
-                        *f = T::from_f64(if v.is_nan() { 0.0 } else { 1.0 });
-                    };
-                    let pixels = out_row.iter_mut().zip(fp_row.iter_mut()).zip(row);
-                    if rounding.rounds_results() {
-                        pixels.for_each(|((o, f), &v)| write(rounding.round_result(v), o, f));
-                    } else {
-                        pixels.for_each(|((o, f), &v)| write(v, o, f));
+                    write_row(values, out, fp, rounding);
+                };
+                let itself = [(plane, 1.0)];
+                let taps = match (&window, &self.spectral) {
+                    (None, _) => None,
+                    (Some(_), None) => Some(&itself[..]),
+                    (Some(_), Some(spectral)) => spectral.taps[plane].as_deref(),
+                };
+                match (&window, taps) {
+                    (Some(w), Some(&[(p, _)])) => {
+                        self.sample_plane(p, w, width, scratch, &mut store)?
+                    }
+                    (Some(w), Some(taps)) => {
+                        // Weighted sum of the input planes' samples along the third axis
+                        // (NaN * 0 stays NaN, as in scipy).
+                        scratch.sum.clear();
+                        scratch.sum.resize(n, 0.0);
+                        for &(p, weight) in taps {
+                            let mut sum = std::mem::take(&mut scratch.sum);
+                            self.sample_plane(p, w, width, scratch, &mut |r, values| {
+                                for (acc, v) in sum[r * width..].iter_mut().zip(values) {
+                                    *acc += weight * v;
+                                }
+                            })?;
+                            scratch.sum = sum;
+                        }
+                        for (r, values) in scratch.sum.chunks_exact(width).enumerate() {
+                            store(r, values);
+                        }
+                    }
+                    _ => {
+                        scratch.values.clear();
+                        scratch.values.resize(width, f64::NAN);
+                        for r in 0..block.rows.len() {
+                            store(r, &scratch.values);
+                        }
                     }
                 }
             }
@@ -602,12 +603,22 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// Samples one input plane at the block's coordinates into `scratch.values`.
-    fn sample_plane(&self, plane: usize, w: &Window, s: &mut Scratch) -> Result<()> {
+    /// Samples input plane `plane` at the block's coordinates (`s.ys`, `s.xs`, rows of
+    /// `width`), row by row, handing each row's values to `store(row, values)`.
+    fn sample_plane<F: FnMut(usize, &[f64])>(
+        &self,
+        plane: usize,
+        w: &Window,
+        width: usize,
+        s: &mut Scratch,
+        store: &mut F,
+    ) -> Result<()> {
         let (ny, nx) = self.shape_in;
         let order = self.options.order;
+        let policy = self.options.nan_policy;
         let (rows, cols) = (w.rows.clone(), w.cols.clone());
         let len = rows.len() * cols.len();
+        let (ys, xs, values) = (&s.ys, &s.xs, &mut s.values);
         match &self.coefficients {
             None => {
                 check_working_memory(len.saturating_mul(8), || {
@@ -623,13 +634,13 @@ impl<'a> Plan<'a> {
                     });
                 if as_f32 {
                     let p = Plane::new(&s.window32, rows, cols, ny, nx)?;
-                    sample_raw(
-                        &p,
-                        order,
-                        self.options.nan_policy,
-                        &s.ys,
-                        &s.xs,
-                        &mut s.values,
+                    by_rows(
+                        ys,
+                        xs,
+                        values,
+                        width,
+                        |y, x, v| sample_raw(&p, order, policy, y, x, v),
+                        store,
                     );
                 } else {
                     s.window.resize(len, 0.0);
@@ -637,13 +648,13 @@ impl<'a> Plan<'a> {
                         .read_window(plane, rows.clone(), cols.clone(), &mut s.window)?;
                     self.rounding.convert_values(&mut s.window);
                     let p = Plane::new(&s.window, rows, cols, ny, nx)?;
-                    sample_raw(
-                        &p,
-                        order,
-                        self.options.nan_policy,
-                        &s.ys,
-                        &s.xs,
-                        &mut s.values,
+                    by_rows(
+                        ys,
+                        xs,
+                        values,
+                        width,
+                        |y, x, v| sample_raw(&p, order, policy, y, x, v),
+                        store,
                     );
                 }
             }
@@ -651,7 +662,14 @@ impl<'a> Plan<'a> {
                 copy_window(c.planes.plane(plane), w, &mut s.window);
                 let coeffs = Plane::new(&s.window, rows.clone(), cols.clone(), ny, nx)?;
                 match &c.masks {
-                    None => coeffs.sample_many(order, &s.ys, &s.xs, &mut s.values),
+                    None => by_rows(
+                        ys,
+                        xs,
+                        values,
+                        width,
+                        |y, x, v| coeffs.sample_many(order, y, x, v),
+                        store,
+                    ),
                     Some(masks) => {
                         copy_window(masks.plane(plane), w, &mut s.mask);
                         s.raw.resize(len, 0.0);
@@ -660,11 +678,14 @@ impl<'a> Plan<'a> {
                         self.rounding.convert_values(&mut s.raw);
                         let mask = Plane::new(&s.mask, rows.clone(), cols.clone(), ny, nx)?;
                         let raw = Plane::new(&s.raw, rows, cols, ny, nx)?;
-                        MaskedSpline::new(coeffs, mask, raw)?.sample_many(
-                            order,
-                            &s.ys,
-                            &s.xs,
-                            &mut s.values,
+                        let spline = MaskedSpline::new(coeffs, mask, raw)?;
+                        by_rows(
+                            ys,
+                            xs,
+                            values,
+                            width,
+                            |y, x, v| spline.sample_many(order, y, x, v),
+                            store,
                         );
                     }
                 }
@@ -743,6 +764,42 @@ impl<'a> Plan<'a> {
                 .map_err(|e| Error::InvalidArgument(format!("cannot start {n} threads: {e}")))?
                 .install(|| work.into_par_iter().try_for_each(run)),
         }
+    }
+}
+
+/// Samples a block row by row (`ys` and `xs` hold rows of `width` points) with
+/// `sample(ys, xs, values)` into the one-row buffer `values`, handing each row to `store`.
+fn by_rows(
+    ys: &[f64],
+    xs: &[f64],
+    values: &mut Vec<f64>,
+    width: usize,
+    mut sample: impl FnMut(&[f64], &[f64], &mut [f64]),
+    store: &mut impl FnMut(usize, &[f64]),
+) {
+    values.resize(width, 0.0);
+    for (r, (ys, xs)) in ys
+        .chunks_exact(width)
+        .zip(xs.chunks_exact(width))
+        .enumerate()
+    {
+        sample(ys, xs, values);
+        store(r, values);
+    }
+}
+
+/// Stores one row of results (rounded as `rounding` says) and its footprint: 1 where the
+/// value is not NaN, 0 where it is.
+fn write_row<T: OutputSample>(values: &[f64], out: &mut [T], fp: &mut [T], rounding: Rounding) {
+    let write = |v: f64, o: &mut T, f: &mut T| {
+        *o = T::from_f64(v);
+        *f = T::from_f64(if v.is_nan() { 0.0 } else { 1.0 });
+    };
+    let pixels = out.iter_mut().zip(fp.iter_mut()).zip(values);
+    if rounding.rounds_results() {
+        pixels.for_each(|((o, f), &v)| write(rounding.round_result(v), o, f));
+    } else {
+        pixels.for_each(|((o, f), &v)| write(v, o, f));
     }
 }
 
