@@ -98,32 +98,30 @@ impl RawPlane<'_> {
             return false;
         }
         out.clear();
-        out.resize(rows.len() * width, 0.0);
-        if width == 0 {
-            return true;
-        }
-        // One loop per byte order, so that each compiles to plain (or swapping) vector copies.
-        fn copy_rows(
-            bytes: &[u8],
-            nx: usize,
-            rows: Range<usize>,
-            cols: Range<usize>,
-            out: &mut [f32],
-            load: impl Fn([u8; 4]) -> f32,
-        ) {
-            let width = cols.len();
-            for (r, dst) in rows.zip(out.chunks_exact_mut(width)) {
-                let start = (r * nx + cols.start) * 4;
-                let src = &bytes[start..start + width * 4];
-                for (d, b) in dst.iter_mut().zip(src.chunks_exact(4)) {
-                    *d = load([b[0], b[1], b[2], b[3]]);
+        out.reserve(rows.len() * width);
+        for r in rows {
+            let start = (r * nx + cols.start) * 4;
+            let src = &self.bytes[start..start + width * 4];
+            if self.big_endian {
+                out.extend(
+                    src.chunks_exact(4)
+                        .map(|b| f32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+                );
+            } else {
+                // Native order: the bytes are the values (any bit pattern is an f32).
+                let room = &mut out.spare_capacity_mut()[..width];
+                // SAFETY: `room` has `width` f32s of space for the `width * 4` bytes of `src`
+                // (distinct allocations), and every byte pattern is a valid f32, so the first
+                // `width` spare elements are initialised before the length covers them.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        src.as_ptr(),
+                        room.as_mut_ptr() as *mut u8,
+                        width * 4,
+                    );
+                    out.set_len(out.len() + width);
                 }
             }
-        }
-        if self.big_endian {
-            copy_rows(self.bytes, nx, rows, cols, out, f32::from_be_bytes);
-        } else {
-            copy_rows(self.bytes, nx, rows, cols, out, f32::from_ne_bytes);
         }
         true
     }
@@ -194,3 +192,44 @@ pub use output::{
     available_memory, MappedOutput, OutputElement, OutputFormat, OutputLayout, OutputType,
     SharedOutputMap,
 };
+
+#[cfg(test)]
+mod raw_plane_tests {
+    use super::{RawPlane, SampleType};
+
+    /// Both byte orders give the stored values, window by window; other types and windows
+    /// beyond the bytes are refused without touching `out`.
+    #[test]
+    fn f32_windows_in_both_byte_orders() {
+        let (ny, nx) = (5, 7);
+        let values: Vec<f32> = (0..ny * nx).map(|i| i as f32 * 1.5 - 20.0).collect();
+        let big: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+        let native: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        for (bytes, big_endian) in [(&big, true), (&native, false)] {
+            let raw = RawPlane {
+                bytes,
+                sample: SampleType::F32,
+                big_endian,
+            };
+            for (rows, cols) in [(0..5, 0..7), (1..4, 2..6), (4..5, 6..7), (2..2, 0..3)] {
+                let mut out = vec![9.0; 3];
+                assert!(raw.read_f32_window(nx, rows.clone(), cols.clone(), &mut out));
+                let values = &values;
+                let expected: Vec<f32> = rows
+                    .flat_map(|r| cols.clone().map(move |c| values[r * nx + c]))
+                    .collect();
+                assert_eq!(out, expected);
+            }
+            let mut out = vec![9.0; 3];
+            assert!(!raw.read_f32_window(nx, 4..6, 0..7, &mut out));
+            assert!(!raw.read_f32_window(nx, 0..2, 5..8, &mut out));
+            assert_eq!(out, [9.0; 3]);
+        }
+        let raw = RawPlane {
+            bytes: &native,
+            sample: SampleType::I32,
+            big_endian: false,
+        };
+        assert!(!raw.read_f32_window(nx, 0..1, 0..1, &mut Vec::new()));
+    }
+}
