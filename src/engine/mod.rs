@@ -618,7 +618,12 @@ impl<'a> Plan<'a> {
         let policy = self.options.nan_policy;
         let (rows, cols) = (w.rows.clone(), w.cols.clone());
         let len = rows.len() * cols.len();
-        let (ys, xs, values) = (&s.ys, &s.xs, &mut s.values);
+        let mut points = BlockRows {
+            ys: &s.ys,
+            xs: &s.xs,
+            values: &mut s.values,
+            width,
+        };
         match &self.coefficients {
             None => {
                 check_working_memory(len.saturating_mul(8), || {
@@ -634,42 +639,21 @@ impl<'a> Plan<'a> {
                     });
                 if as_f32 {
                     let p = Plane::new(&s.window32, rows, cols, ny, nx)?;
-                    by_rows(
-                        ys,
-                        xs,
-                        values,
-                        width,
-                        |y, x, v| sample_raw(&p, order, policy, y, x, v),
-                        store,
-                    );
+                    points.sample_raw(&p, order, policy, store);
                 } else {
                     s.window.resize(len, 0.0);
                     self.source
                         .read_window(plane, rows.clone(), cols.clone(), &mut s.window)?;
                     self.rounding.convert_values(&mut s.window);
                     let p = Plane::new(&s.window, rows, cols, ny, nx)?;
-                    by_rows(
-                        ys,
-                        xs,
-                        values,
-                        width,
-                        |y, x, v| sample_raw(&p, order, policy, y, x, v),
-                        store,
-                    );
+                    points.sample_raw(&p, order, policy, store);
                 }
             }
             Some(c) => {
                 copy_window(c.planes.plane(plane), w, &mut s.window);
                 let coeffs = Plane::new(&s.window, rows.clone(), cols.clone(), ny, nx)?;
                 match &c.masks {
-                    None => by_rows(
-                        ys,
-                        xs,
-                        values,
-                        width,
-                        |y, x, v| coeffs.sample_many(order, y, x, v),
-                        store,
-                    ),
+                    None => points.sample(|y, x, v| coeffs.sample_many(order, y, x, v), store),
                     Some(masks) => {
                         copy_window(masks.plane(plane), w, &mut s.mask);
                         s.raw.resize(len, 0.0);
@@ -679,14 +663,7 @@ impl<'a> Plan<'a> {
                         let mask = Plane::new(&s.mask, rows.clone(), cols.clone(), ny, nx)?;
                         let raw = Plane::new(&s.raw, rows, cols, ny, nx)?;
                         let spline = MaskedSpline::new(coeffs, mask, raw)?;
-                        by_rows(
-                            ys,
-                            xs,
-                            values,
-                            width,
-                            |y, x, v| spline.sample_many(order, y, x, v),
-                            store,
-                        );
+                        points.sample(|y, x, v| spline.sample_many(order, y, x, v), store);
                     }
                 }
             }
@@ -767,24 +744,47 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// Samples a block row by row (`ys` and `xs` hold rows of `width` points) with
-/// `sample(ys, xs, values)` into the one-row buffer `values`, handing each row to `store`.
-fn by_rows(
-    ys: &[f64],
-    xs: &[f64],
-    values: &mut Vec<f64>,
+/// The points of a block (`ys`, `xs`: rows of `width` points) and a one-row buffer for
+/// their samples.
+struct BlockRows<'s> {
+    ys: &'s [f64],
+    xs: &'s [f64],
+    values: &'s mut Vec<f64>,
     width: usize,
-    mut sample: impl FnMut(&[f64], &[f64], &mut [f64]),
-    store: &mut impl FnMut(usize, &[f64]),
-) {
-    values.resize(width, 0.0);
-    for (r, (ys, xs)) in ys
-        .chunks_exact(width)
-        .zip(xs.chunks_exact(width))
-        .enumerate()
-    {
-        sample(ys, xs, values);
-        store(r, values);
+}
+
+impl BlockRows<'_> {
+    /// Samples the block row by row with `sample(ys, xs, values)`, handing each row to
+    /// `store(row, values)`.
+    fn sample(
+        &mut self,
+        mut sample: impl FnMut(&[f64], &[f64], &mut [f64]),
+        store: &mut impl FnMut(usize, &[f64]),
+    ) {
+        let width = self.width;
+        self.values.resize(width, 0.0);
+        let rows = self.ys.chunks_exact(width).zip(self.xs.chunks_exact(width));
+        for (r, (ys, xs)) in rows.enumerate() {
+            sample(ys, xs, self.values);
+            store(r, self.values);
+        }
+    }
+
+    /// [`sample`](BlockRows::sample) of raw values (orders 0 and 1).
+    fn sample_raw<S: Sample>(
+        &mut self,
+        p: &Plane<'_, S>,
+        order: Order,
+        policy: NanPolicy,
+        store: &mut impl FnMut(usize, &[f64]),
+    ) {
+        self.sample(
+            |ys, xs, values| match policy {
+                NanPolicy::Propagate => p.sample_many(order, ys, xs, values),
+                NanPolicy::Renormalize => p.sample_many_renormalized(order, ys, xs, values),
+            },
+            store,
+        )
     }
 }
 
@@ -800,21 +800,6 @@ fn write_row<T: OutputSample>(values: &[f64], out: &mut [T], fp: &mut [T], round
         pixels.for_each(|((o, f), &v)| write(rounding.round_result(v), o, f));
     } else {
         pixels.for_each(|((o, f), &v)| write(v, o, f));
-    }
-}
-
-/// Samples raw values (orders 0 and 1) at the points `(ys[i], xs[i])` into `values[i]`.
-fn sample_raw<S: Sample>(
-    p: &Plane<'_, S>,
-    order: Order,
-    policy: NanPolicy,
-    ys: &[f64],
-    xs: &[f64],
-    values: &mut [f64],
-) {
-    match policy {
-        NanPolicy::Propagate => p.sample_many(order, ys, xs, values),
-        NanPolicy::Renormalize => p.sample_many_renormalized(order, ys, xs, values),
     }
 }
 

@@ -172,8 +172,36 @@ impl Lanes {
     }
 }
 
-/// Samples the points `(ys[i], xs[i])` of an `f64` window for as many leading interior
-/// groups of four as there are, writing `out[i]`; returns how many points it did.
+/// The loop of both window types: samples the points `(ys[i], xs[i])` for as many leading
+/// interior groups of four as there are, writing `out[i]`, and returns how many points it did.
+/// `taps(offset)` fetches the four taps `(v00, v01, v10, v11)` of lanes whose first tap is at
+/// window offset `offset`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn interior_groups(
+    g: &Geometry,
+    ys: &[f64],
+    xs: &[f64],
+    out: &mut [f64],
+    taps: impl Fn(__m128i) -> [__m256d; 4],
+) -> usize {
+    let n = out.len().min(ys.len()).min(xs.len());
+    let k = Constants::new(g);
+    let mut i = 0;
+    while i + 4 <= n {
+        let y = _mm256_loadu_pd(ys.as_ptr().add(i));
+        let x = _mm256_loadu_pd(xs.as_ptr().add(i));
+        let Some(l) = Lanes::of(&k, y, x) else {
+            return i;
+        };
+        let [v00, v01, v10, v11] = taps(l.offset);
+        _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
+        i += 4;
+    }
+    i
+}
+
+/// Samples an `f64` window (see [`interior_groups`]): four gathers per group.
 ///
 /// # Safety
 /// AVX2 must be available and the window at least 2x2 ([`usable`]), `data` must hold the
@@ -188,27 +216,17 @@ pub(super) unsafe fn bilinear4_f64(
     xs: &[f64],
     out: &mut [f64],
 ) -> usize {
-    let n = out.len().min(ys.len()).min(xs.len());
-    let k = Constants::new(&g);
     // The four taps are at the offset from these bases.
     let stride = g.stride as usize;
     let bases = [0, 1, stride, stride + 1].map(|d| data.as_ptr().add(d));
-    let mut i = 0;
-    while i + 4 <= n {
-        let y = _mm256_loadu_pd(ys.as_ptr().add(i));
-        let x = _mm256_loadu_pd(xs.as_ptr().add(i));
-        let Some(l) = Lanes::of(&k, y, x) else {
-            return i;
-        };
-        let [v00, v01, v10, v11] = bases.map(|b| _mm256_i32gather_pd::<8>(b, l.offset));
-        _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
-        i += 4;
-    }
-    i
+    interior_groups(&g, ys, xs, out, |offset| {
+        bases.map(|b| _mm256_i32gather_pd::<8>(b, offset))
+    })
 }
 
-/// [`bilinear4_f64`] for an `f32` window: each row's two taps are adjacent, so one 64-bit
-/// gather fetches both (two gathers per group instead of four), widened exactly to `f64`.
+/// Samples an `f32` window (see [`interior_groups`]): each row's two taps are adjacent, so
+/// one 64-bit gather fetches both (two gathers per group instead of four), widened exactly to
+/// `f64`.
 ///
 /// # Safety
 /// As [`bilinear4_f64`].
@@ -221,31 +239,21 @@ pub(super) unsafe fn bilinear4_f32(
     xs: &[f64],
     out: &mut [f64],
 ) -> usize {
-    let n = out.len().min(ys.len()).min(xs.len());
-    let k = Constants::new(&g);
     let (top, bottom) = (data.as_ptr(), data.as_ptr().add(g.stride as usize));
     // Gathered pairs [a0 b0 a1 b1 | a2 b2 a3 b3] → [a0 a1 a2 a3 | b0 b1 b2 b3].
     let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    let mut i = 0;
-    while i + 4 <= n {
-        let y = _mm256_loadu_pd(ys.as_ptr().add(i));
-        let x = _mm256_loadu_pd(xs.as_ptr().add(i));
-        let Some(l) = Lanes::of(&k, y, x) else {
-            return i;
-        };
+    interior_groups(&g, ys, xs, out, |offset| {
         let row = |base: *const f32| {
-            let pairs = _mm256_i32gather_epi64::<4>(base as *const i64, l.offset);
+            let pairs = _mm256_i32gather_epi64::<4>(base as *const i64, offset);
             let taps = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(pairs), split);
-            (
+            [
                 _mm256_cvtps_pd(_mm256_castps256_ps128(taps)),
                 _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(taps)),
-            )
+            ]
         };
-        let ((v00, v01), (v10, v11)) = (row(top), row(bottom));
-        _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
-        i += 4;
-    }
-    i
+        let ([v00, v01], [v10, v11]) = (row(top), row(bottom));
+        [v00, v01, v10, v11]
+    })
 }
 
 #[cfg(test)]
@@ -374,10 +382,10 @@ mod tests {
         assert!(compared > 10_000, "{compared}");
     }
 
-    #[test]
-    #[should_panic(expected = "not all inside the window")]
-    fn a_tap_outside_an_f32_window_is_still_reported() {
-        let values = vec![1.0f32; 100];
+    /// Samples eight points of rows 2..6, columns 2..6 of a 10x10 image of ones; the fifth
+    /// needs row 8.
+    fn sample_with_a_tap_outside<S: crate::interp::Sample>(one: S) {
+        let values = [one; 100];
         let window = Plane::with_stride(&values[22..], 10, 2..6, 2..6, 10, 10).unwrap();
         let ys = [3.0, 3.5, 4.0, 4.5, 8.2, 3.0, 3.0, 3.0];
         let xs = [3.0; 8];
@@ -388,12 +396,12 @@ mod tests {
     #[test]
     #[should_panic(expected = "not all inside the window")]
     fn a_tap_outside_the_window_is_still_reported() {
-        let values = vec![1.0; 100];
-        // Rows 2..6, columns 2..6 of a 10x10 image; the fifth point needs row 8.
-        let window = Plane::with_stride(&values[22..], 10, 2..6, 2..6, 10, 10).unwrap();
-        let ys = [3.0, 3.5, 4.0, 4.5, 8.2, 3.0, 3.0, 3.0];
-        let xs = [3.0; 8];
-        let mut out = [0.0; 8];
-        window.sample_many(Order::Bilinear, &ys, &xs, &mut out);
+        sample_with_a_tap_outside(1.0f64);
+    }
+
+    #[test]
+    #[should_panic(expected = "not all inside the window")]
+    fn a_tap_outside_an_f32_window_is_still_reported() {
+        sample_with_a_tap_outside(1.0f32);
     }
 }
