@@ -94,6 +94,31 @@ impl Parallel {
             Parallel::Threads(n) => n.max(1),
         }
     }
+
+    /// Runs `f` so that the rayon work inside it uses this many threads: rayon's global pool
+    /// for `AllCores`, a pool of its own otherwise (one thread for `Serial`).
+    ///
+    /// ```
+    /// use reproject::engine::Parallel;
+    /// assert_eq!(Parallel::Serial.install(rayon::current_num_threads)?, 1);
+    /// assert_eq!(Parallel::Threads(3).install(rayon::current_num_threads)?, 3);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn install<R: Send>(self, f: impl FnOnce() -> R + Send) -> Result<R> {
+        match self {
+            Parallel::AllCores => Ok(f()),
+            _ => {
+                let n = self.threads();
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| {
+                        Error::InvalidArgument(format!("cannot start {n} threads: {e}"))
+                    })?;
+                Ok(pool.install(f))
+            }
+        }
+    }
 }
 
 /// Options of [`reproject_interp`], with astropy reproject's defaults.
@@ -455,18 +480,23 @@ impl<'a> Plan<'a> {
                 }
             }
         }
+        // On the threads the options ask for (the filters run in parallel over lines).
         let masks = if renormalize {
             let mut masks = PlaneStore::new(planes_in, (ny, nx), &placement)?;
-            for p in 0..planes_in {
-                let (coeffs, mask) = prefilter_masked(planes.plane(p), order);
-                planes.plane_mut(p).assign(&coeffs);
-                masks.plane_mut(p).assign(&mask);
-            }
+            self.options.parallel.install(|| {
+                for p in 0..planes_in {
+                    let (coeffs, mask) = prefilter_masked(planes.plane(p), order);
+                    planes.plane_mut(p).assign(&coeffs);
+                    masks.plane_mut(p).assign(&mask);
+                }
+            })?;
             Some(masks)
         } else {
-            for p in 0..planes_in {
-                prefilter(planes.plane_mut(p), order);
-            }
+            self.options.parallel.install(|| {
+                for p in 0..planes_in {
+                    prefilter(planes.plane_mut(p), order);
+                }
+            })?;
             None
         };
         Ok(Coefficients { planes, masks })
@@ -734,12 +764,7 @@ impl<'a> Plan<'a> {
         };
         match self.options.parallel {
             Parallel::Serial => work.into_iter().try_for_each(run),
-            Parallel::AllCores => work.into_par_iter().try_for_each(run),
-            Parallel::Threads(n) => rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .build()
-                .map_err(|e| Error::InvalidArgument(format!("cannot start {n} threads: {e}")))?
-                .install(|| work.into_par_iter().try_for_each(run)),
+            parallel => parallel.install(|| work.into_par_iter().try_for_each(run))?,
         }
     }
 }

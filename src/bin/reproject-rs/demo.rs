@@ -70,7 +70,9 @@ pub fn run(o: &DemoOptions) -> CliResult<()> {
     let data = out
         .data_mut::<f32>()
         .map_err(|e| format!("cannot write {}: {e}", input.display()))?;
-    with_threads(o.parallel, || sky.render(data))?;
+    o.parallel
+        .install(|| sky.render(data))
+        .map_err(|e| e.to_string())?;
     let t_gen = t.elapsed();
     let t = Instant::now();
     let png = file(INPUT, "png");
@@ -179,18 +181,6 @@ fn size_of(path: &Path) -> String {
         format!("{:.1} MiB", n / (1024.0 * 1024.0))
     } else {
         format!("{:.1} KiB", n / 1024.0)
-    }
-}
-
-/// Runs `f` on the threads `parallel` asks for.
-fn with_threads<R: Send>(parallel: Parallel, f: impl FnOnce() -> R + Send) -> CliResult<R> {
-    match parallel {
-        Parallel::AllCores => Ok(f()),
-        p => Ok(rayon::ThreadPoolBuilder::new()
-            .num_threads(p.threads())
-            .build()
-            .map_err(|e| format!("cannot start {} threads: {e}", p.threads()))?
-            .install(f)),
     }
 }
 
@@ -710,7 +700,7 @@ mod tests {
         let mut a = vec![0f32; 128 * 64];
         let mut b = vec![0f32; 128 * 64];
         sky.render(&mut a);
-        with_threads(Parallel::Serial, || sky.render(&mut b)).unwrap();
+        Parallel::Serial.install(|| sky.render(&mut b)).unwrap();
         assert_eq!(a, b);
         // The plane (middle rows) is brighter than the poles.
         let row_mean = |y: usize| a[y * 128..(y + 1) * 128].iter().sum::<f32>() / 128.0;

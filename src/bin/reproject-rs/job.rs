@@ -661,12 +661,9 @@ pub fn compute<T: OutputSample>(
     };
     let result = match plan.options().parallel {
         Parallel::Serial => work.into_iter().try_for_each(one),
-        Parallel::AllCores => work.into_par_iter().try_for_each(one),
-        Parallel::Threads(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(|e| format!("cannot start {n} threads: {e}"))?
-            .install(|| work.into_par_iter().try_for_each(one)),
+        parallel => parallel
+            .install(|| work.into_par_iter().try_for_each(one))
+            .map_err(|e| e.to_string())?,
     };
     progress.finish();
     result.map_err(|e| format!("reprojection failed: {e}"))?;
