@@ -696,34 +696,41 @@ impl<'a, S: Sample> Plane<'a, S> {
         (i0, i1, w0, w1)
     }
 
-    /// Order 1.
+    /// The four order-1 taps `v00, v01, v10, v11` of a point and their row and column
+    /// weights (`wy[k]`, `wx[k]` for tap `k`), or `None` outside the image.
     #[inline(always)]
-    fn bilinear(&self, y: f64, x: f64) -> f64 {
-        let (Some(cy), Some(cx)) = (
-            clip(y, self.y_hi, self.y_last),
-            clip(x, self.x_hi, self.x_last),
-        ) else {
-            return f64::NAN;
-        };
+    fn bilinear_taps(&self, y: f64, x: f64) -> Option<([f64; 4], [f64; 4], [f64; 4])> {
+        let (cy, cx) = (
+            clip(y, self.y_hi, self.y_last)?,
+            clip(x, self.x_hi, self.x_last)?,
+        );
         let (iy0, iy1, wy0, wy1) = Self::linear_axis(cy, self.ny);
         let (ix0, ix1, wx0, wx1) = Self::linear_axis(cx, self.nx);
         let (Some((r0, c0)), Some((r1, c1))) = (self.local(iy0, ix0), self.local(iy1, ix1)) else {
             outside_window(y, x, self)
         };
         // SAFETY: `local` checked all four indices against the window.
-        let (v00, v01, v10, v11) = unsafe {
-            (
+        let v = unsafe {
+            [
                 self.at(r0 + c0),
                 self.at(r0 + c1),
                 self.at(r1 + c0),
                 self.at(r1 + c1),
-            )
+            ]
+        };
+        Some((v, [wy0, wy0, wy1, wy1], [wx0, wx1, wx0, wx1]))
+    }
+
+    /// Order 1.
+    #[inline(always)]
+    fn bilinear(&self, y: f64, x: f64) -> f64 {
+        let Some((v, wy, wx)) = self.bilinear_taps(y, x) else {
+            return f64::NAN;
         };
         let mut t = 0.0;
-        t += v00 * wy0 * wx0;
-        t += v01 * wy0 * wx1;
-        t += v10 * wy1 * wx0;
-        t += v11 * wy1 * wx1;
+        for k in 0..4 {
+            t += v[k] * wy[k] * wx[k];
+        }
         t
     }
 
@@ -783,28 +790,9 @@ impl<'a, S: Sample> Plane<'a, S> {
     /// Order 1 with NaN renormalisation.
     #[inline(always)]
     fn bilinear_renormalized(&self, y: f64, x: f64) -> f64 {
-        let (Some(cy), Some(cx)) = (
-            clip(y, self.y_hi, self.y_last),
-            clip(x, self.x_hi, self.x_last),
-        ) else {
+        let Some((v, wy, wx)) = self.bilinear_taps(y, x) else {
             return f64::NAN;
         };
-        let (iy0, iy1, wy0, wy1) = Self::linear_axis(cy, self.ny);
-        let (ix0, ix1, wx0, wx1) = Self::linear_axis(cx, self.nx);
-        let (Some((r0, c0)), Some((r1, c1))) = (self.local(iy0, ix0), self.local(iy1, ix1)) else {
-            outside_window(y, x, self)
-        };
-        // SAFETY: `local` checked all four indices against the window.
-        let v = unsafe {
-            [
-                self.at(r0 + c0),
-                self.at(r0 + c1),
-                self.at(r1 + c0),
-                self.at(r1 + c1),
-            ]
-        };
-        let wy = [wy0, wy0, wy1, wy1];
-        let wx = [wx0, wx1, wx0, wx1];
         let live = |k: usize| wy[k] != 0.0 && wx[k] != 0.0;
         if !(0..4).any(|k| live(k) && v[k].is_nan()) {
             // scipy's sum without the zero-weight taps: adding their ±0 never changes t.
