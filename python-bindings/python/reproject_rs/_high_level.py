@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from . import _core
-from ._lazy import LazyReprojection, SharedPlan, dask_block
+from ._lazy import LazyReprojection, SharedPlan, _user_axes, dask_block
 from ._parse import ParsedWCS, _is_dask, parse_input_data, parse_output_projection, wcs_to_header
 
 __all__ = ["reproject_interp", "ORDER"]
@@ -489,9 +489,7 @@ class _Job:
 
     def _to_user_axes(self, array):
         """An engine-order output back in the caller's axis order."""
-        if self.out_axes is None:
-            return array
-        return np.ascontiguousarray(array.transpose(np.argsort(self.out_axes)))
+        return _user_axes(array, self.out_axes)
 
     def _check_output_array(self, output_array):
         if output_array.shape != self.shape_out:
@@ -695,16 +693,7 @@ class _Job:
             # Blocks of the celestial plane, each covering every leading plane: one engine plan
             # per process (spline coefficients computed once), shared by its blocks.
             plan = SharedPlan.new((self.header_in, self.header_out, list(shape)), self.kwargs)
-            result = da.map_blocks(
-                dask_block,
-                template,
-                source,
-                dtype=np.float64,
-                new_axis=0,
-                chunks=((2,),) + template.chunks,
-                meta=np.empty((0,) * (len(shape) + 1), dtype=np.float64),
-                plan=plan,
-            )
+            result = _map_engine_blocks(dask_block, template, source, plan=plan)
         else:
             # Blocks along the leading dimensions: each prepares only its own planes.
             result = self._dask_planes(template, source)
@@ -715,22 +704,34 @@ class _Job:
         return data, footprint
 
     def _dask_planes(self, template, source):
-        import dask.array as da
-
         shape = self.engine_shape
-        return da.map_blocks(
+        return _map_engine_blocks(
             _dask_block,
             template,
             source,
-            dtype=np.float64,
-            new_axis=0,
-            chunks=((2,),) + template.chunks,
-            meta=np.empty((0,) * (len(shape) + 1), dtype=np.float64),
             header_in=self.header_in,
             header_out=self.header_out,
             plane_shape=tuple(shape[-2:]),
             **self.kwargs,
         )
+
+
+def _map_engine_blocks(block_function, template, source, **kwargs):
+    """``dask.array.map_blocks`` of an engine block function over the chunks of ``template``
+    (engine axis order): each block a float64 array of shape ``(2, *chunk)``, ``[0]`` the data
+    and ``[1]`` the footprint; ``kwargs`` go to every call of ``block_function``."""
+    import dask.array as da
+
+    return da.map_blocks(
+        block_function,
+        template,
+        source,
+        dtype=np.float64,
+        new_axis=0,
+        chunks=((2,),) + template.chunks,
+        meta=np.empty((0,) * (template.ndim + 1), dtype=np.float64),
+        **kwargs,
+    )
 
 
 def _writable_native(a) -> bool:
