@@ -100,15 +100,8 @@ pub fn reproject_device<'py>(
     host_array: Option<&Bound<'py, PyUntypedArray>>,
 ) -> PyResult<()> {
     guard_panics(|| {
-        let mut options = OptionArgs {
-            order,
-            roundtrip_coords,
-            block_size: None,
-            threads: 1,
-            nan_policy,
-            precision,
-        }
-        .options(py)?;
+        let mut options =
+            OptionArgs::serial(order, roundtrip_coords, nan_policy, precision).options(py)?;
         options.backend = Backend::Cuda;
         let sample = sample_of(dtype).ok_or_else(|| {
             new_err(

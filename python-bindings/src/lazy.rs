@@ -162,12 +162,9 @@ impl LazyPlan {
     ) -> PyResult<LazyPlan> {
         guard_panics(|| {
             let options = OptionArgs {
-                order,
-                roundtrip_coords,
                 block_size,
                 threads,
-                nan_policy,
-                precision,
+                ..OptionArgs::serial(order, roundtrip_coords, nan_policy, precision)
             }
             .options(py)?;
             let wcs_in = parse_wcs(py, &header_in, "input")?;

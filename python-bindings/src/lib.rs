@@ -248,12 +248,9 @@ fn reproject_interp<'py>(
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     guard_panics(|| {
         let mut options = OptionArgs {
-            order,
-            roundtrip_coords,
             block_size,
             threads,
-            nan_policy,
-            precision,
+            ..OptionArgs::serial(order, roundtrip_coords, nan_policy, precision)
         }
         .options(py)?;
         // 'auto' | 'cpu' | 'cuda': the engine falls back to the CPU for 'auto' only.
@@ -342,15 +339,8 @@ fn reproject_block<'py>(
     precision: &str,
 ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
     guard_panics(|| {
-        let options = OptionArgs {
-            order,
-            roundtrip_coords,
-            block_size: None,
-            threads: 1,
-            nan_policy,
-            precision,
-        }
-        .options(py)?;
+        let options =
+            OptionArgs::serial(order, roundtrip_coords, nan_policy, precision).options(py)?;
         let wcs_in = parse_wcs(py, header_in, "input")?;
         let wcs_out = parse_wcs(py, header_out, "output")?;
         let bytes = borrow_bytes(array)?;

@@ -34,7 +34,25 @@ pub struct OptionArgs<'a> {
     pub precision: &'a str,
 }
 
-impl OptionArgs<'_> {
+impl<'a> OptionArgs<'a> {
+    /// Serial options with the engine's own block shape (`block_size: None`, `threads: 1`);
+    /// set those two fields with struct update syntax where the caller gives them.
+    pub fn serial(
+        order: Option<OrderArg>,
+        roundtrip_coords: bool,
+        nan_policy: &'a str,
+        precision: &'a str,
+    ) -> Self {
+        OptionArgs {
+            order,
+            roundtrip_coords,
+            block_size: None,
+            threads: 1,
+            nan_policy,
+            precision,
+        }
+    }
+
     pub fn options(&self, py: Python<'_>) -> PyResult<Options> {
         let order = match &self.order {
             None => Order::Bilinear,
