@@ -6,7 +6,7 @@ use std::ops::Range;
 use ndarray::{s, ArrayViewD, Axis, Ix2};
 
 use crate::error::{Error, Result};
-use crate::io::decode::{self, Decoder, Layout};
+use crate::io::decode::{self, ByteImage, Decoder, Layout};
 use crate::io::{ImageSource, SampleType, StoredType};
 
 mod sealed {
@@ -308,9 +308,7 @@ pub fn parse_numpy_dtype(descr: &str) -> Result<(SampleType, ByteOrder)> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct RawSource<'a> {
-    bytes: &'a [u8],
-    layout: Layout,
-    decoder: Decoder,
+    image: ByteImage<&'a [u8]>,
 }
 
 impl<'a> RawSource<'a> {
@@ -396,9 +394,11 @@ impl<'a> RawSource<'a> {
         }
         layout.check_fits(decode::sample_size(sample), bytes.len())?;
         Ok(RawSource {
-            bytes,
-            layout,
-            decoder: Decoder::plain(sample, order == ByteOrder::Big),
+            image: ByteImage {
+                bytes,
+                layout,
+                decoder: Decoder::plain(sample, order == ByteOrder::Big),
+            },
         })
     }
 
@@ -411,30 +411,21 @@ impl<'a> RawSource<'a> {
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn byte_order(&self) -> ByteOrder {
-        if self.decoder.big_endian {
-            ByteOrder::Big
-        } else {
-            ByteOrder::Little
-        }
+        self.image.byte_order()
     }
 }
 
 impl ImageSource for RawSource<'_> {
     fn shape(&self) -> &[usize] {
-        &self.layout.shape
+        self.image.shape()
     }
 
     fn raw_plane(&self, plane: usize) -> Option<crate::io::RawPlane<'_>> {
-        decode::raw_plane(self.bytes, &self.layout, &self.decoder, plane)
+        self.image.raw_plane(plane)
     }
 
     fn stored_type(&self) -> StoredType {
-        StoredType {
-            sample: self.decoder.sample,
-            big_endian: decode::sample_size(self.decoder.sample) > 1
-                && !self.byte_order().is_native(),
-            scaled: false,
-        }
+        self.image.plain_stored_type()
     }
 
     fn read_window(
@@ -444,14 +435,6 @@ impl ImageSource for RawSource<'_> {
         cols: Range<usize>,
         out: &mut [f64],
     ) -> Result<()> {
-        decode::read_window(
-            self.bytes,
-            &self.layout,
-            &self.decoder,
-            plane,
-            rows,
-            cols,
-            out,
-        )
+        self.image.read_window(plane, rows, cols, out)
     }
 }

@@ -2,13 +2,15 @@
 //!
 //! Every byte-backed source (raw bytes, `.npy` and FITS memory maps) describes its data with a
 //! [`Layout`] (shape, byte strides, byte offset of the first element) and a [`Decoder`] (sample
-//! type, byte order, FITS sign-bit flip, BSCALE/BZERO, BLANK). [`read_window`] then converts
-//! only the requested window.
+//! type, byte order, FITS sign-bit flip, BSCALE/BZERO, BLANK), held together with the bytes in
+//! a [`ByteImage`], whose [`read_window`](ByteImage::read_window) then converts only the
+//! requested window.
 
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::io::SampleType;
+use crate::io::array::ByteOrder;
+use crate::io::{RawPlane, SampleType, StoredType};
 
 /// Size in bytes of one sample.
 pub(crate) fn sample_size(sample: SampleType) -> usize {
@@ -60,6 +62,16 @@ impl Layout {
             strides,
             offset,
         }
+    }
+
+    /// Byte offset of element `[.., 0, 0]` of plane `plane` (the flattened index over the
+    /// leading dimensions).
+    pub fn plane_offset(&self, plane: usize) -> isize {
+        let mut base = self.offset as isize;
+        for (k, i) in unravel_plane(&self.shape, plane).into_iter().enumerate() {
+            base += i as isize * self.strides[k];
+        }
+        base
     }
 
     /// Checks that every element (of `elem` bytes) lies inside a buffer of `len` bytes.
@@ -184,66 +196,96 @@ pub(crate) fn unravel_plane(shape: &[usize], mut plane: usize) -> Vec<usize> {
     idx
 }
 
-/// The bytes of plane `plane` when they are plain samples, C-contiguous within the plane.
-pub(crate) fn raw_plane<'a>(
-    bytes: &'a [u8],
-    layout: &Layout,
-    decoder: &Decoder,
-    plane: usize,
-) -> Option<crate::io::RawPlane<'a>> {
-    if decoder.flip_sign || decoder.scale.is_some() || decoder.blank.is_some() {
-        return None;
-    }
-    let n = layout.shape.len();
-    if n < 2 || plane >= layout.shape[..n - 2].iter().product() {
-        return None;
-    }
-    let elem = sample_size(decoder.sample);
-    let (ny, nx) = (layout.shape[n - 2], layout.shape[n - 1]);
-    if layout.strides[n - 1] != elem as isize || layout.strides[n - 2] != (nx * elem) as isize {
-        return None;
-    }
-    let mut base = layout.offset as isize;
-    for (k, i) in unravel_plane(&layout.shape, plane).into_iter().enumerate() {
-        base += i as isize * layout.strides[k];
-    }
-    let start = usize::try_from(base).ok()?;
-    Some(crate::io::RawPlane {
-        bytes: bytes.get(start..start.checked_add(ny * nx * elem)?)?,
-        sample: decoder.sample,
-        big_endian: decoder.big_endian && elem > 1,
-    })
+/// Samples in a byte buffer (`&[u8]`, a memory map, ...) with their [`Layout`] and
+/// [`Decoder`]: what every byte-backed [`ImageSource`](crate::io::ImageSource) serves its
+/// windows and raw planes from.
+#[derive(Debug, Clone)]
+pub(crate) struct ByteImage<B> {
+    /// The buffer holding the samples.
+    pub bytes: B,
+    /// Where the samples lie in `bytes`.
+    pub layout: Layout,
+    /// How they become f64 values.
+    pub decoder: Decoder,
 }
 
-/// Copies a window of a byte-backed array into `out` as f64 (see [`crate::io::ImageSource`]).
-pub(crate) fn read_window(
-    bytes: &[u8],
-    layout: &Layout,
-    decoder: &Decoder,
-    plane: usize,
-    rows: Range<usize>,
-    cols: Range<usize>,
-    out: &mut [f64],
-) -> Result<()> {
-    check_window(&layout.shape, plane, &rows, &cols, out.len())?;
-    if rows.is_empty() || cols.is_empty() {
-        return Ok(());
+impl<B: AsRef<[u8]>> ByteImage<B> {
+    /// The full shape, C order.
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.shape
     }
-    let n = layout.shape.len();
-    let (sy, sx) = match n {
-        1 => (0, layout.strides[0]),
-        _ => (layout.strides[n - 2], layout.strides[n - 1]),
-    };
-    let mut base = layout.offset as isize;
-    for (k, i) in unravel_plane(&layout.shape, plane).into_iter().enumerate() {
-        base += i as isize * layout.strides[k];
+
+    /// The byte order of the samples.
+    pub fn byte_order(&self) -> ByteOrder {
+        if self.decoder.big_endian {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        }
     }
-    let width = cols.len();
-    for (r, out_row) in rows.zip(out.chunks_exact_mut(width)) {
-        let start = base + r as isize * sy + cols.start as isize * sx;
-        decode_run(bytes, start as usize, sx, decoder, out_row);
+
+    /// The stored type of plain (unscaled) samples: `big_endian` when multi-byte samples are
+    /// not in native order (1-byte samples have no byte order).
+    pub fn plain_stored_type(&self) -> StoredType {
+        let sample = self.decoder.sample;
+        StoredType {
+            sample,
+            big_endian: sample_size(sample) > 1 && !self.byte_order().is_native(),
+            scaled: false,
+        }
     }
-    Ok(())
+
+    /// The bytes of plane `plane` when they are plain samples, C-contiguous within the plane.
+    pub fn raw_plane(&self, plane: usize) -> Option<RawPlane<'_>> {
+        let (bytes, layout, decoder) = (self.bytes.as_ref(), &self.layout, &self.decoder);
+        if decoder.flip_sign || decoder.scale.is_some() || decoder.blank.is_some() {
+            return None;
+        }
+        let n = layout.shape.len();
+        if n < 2 || plane >= layout.shape[..n - 2].iter().product() {
+            return None;
+        }
+        let elem = sample_size(decoder.sample);
+        let (ny, nx) = (layout.shape[n - 2], layout.shape[n - 1]);
+        if layout.strides[n - 1] != elem as isize || layout.strides[n - 2] != (nx * elem) as isize {
+            return None;
+        }
+        let base = layout.plane_offset(plane);
+        let start = usize::try_from(base).ok()?;
+        Some(RawPlane {
+            bytes: bytes.get(start..start.checked_add(ny * nx * elem)?)?,
+            sample: decoder.sample,
+            big_endian: decoder.big_endian && elem > 1,
+        })
+    }
+
+    /// Copies a window into `out` as f64 (see
+    /// [`ImageSource::read_window`](crate::io::ImageSource::read_window)).
+    pub fn read_window(
+        &self,
+        plane: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut [f64],
+    ) -> Result<()> {
+        let (bytes, layout, decoder) = (self.bytes.as_ref(), &self.layout, &self.decoder);
+        check_window(&layout.shape, plane, &rows, &cols, out.len())?;
+        if rows.is_empty() || cols.is_empty() {
+            return Ok(());
+        }
+        let n = layout.shape.len();
+        let (sy, sx) = match n {
+            1 => (0, layout.strides[0]),
+            _ => (layout.strides[n - 2], layout.strides[n - 1]),
+        };
+        let base = layout.plane_offset(plane);
+        let width = cols.len();
+        for (r, out_row) in rows.zip(out.chunks_exact_mut(width)) {
+            let start = base + r as isize * sy + cols.start as isize * sx;
+            decode_run(bytes, start as usize, sx, decoder, out_row);
+        }
+        Ok(())
+    }
 }
 
 /// A fixed-size sample that can be loaded from bytes.

@@ -17,7 +17,7 @@ use fitsio::sys;
 use memmap2::Mmap;
 
 use crate::error::{Error, Result};
-use crate::io::decode::{self, Decoder, Layout};
+use crate::io::decode::{self, ByteImage, Decoder, Layout};
 use crate::io::output::available_memory;
 use crate::io::{ImageSource, SampleType, StoredType};
 use crate::wcs::Wcs;
@@ -26,11 +26,7 @@ use crate::wcs::Wcs;
 #[derive(Debug)]
 enum Data {
     /// Memory-mapped raw big-endian data.
-    Mapped {
-        map: Mmap,
-        layout: Layout,
-        decoder: Decoder,
-    },
+    Mapped(ByteImage<Mmap>),
     /// Decompressed into memory, C order, blanks already NaN, scaling applied.
     F32(Vec<f32>),
     /// Decompressed into memory, C order, blanks already NaN, scaling applied.
@@ -318,11 +314,11 @@ impl FitsSource {
                 };
                 let big = convention.is_none() && !scaled && elem > 1;
                 (
-                    Data::Mapped {
-                        map,
+                    Data::Mapped(ByteImage {
+                        bytes: map,
                         layout,
                         decoder,
-                    },
+                    }),
                     big,
                 )
             } else {
@@ -492,7 +488,7 @@ impl FitsSource {
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn is_memory_mapped(&self) -> bool {
-        matches!(self.data, Data::Mapped { .. })
+        matches!(self.data, Data::Mapped(_))
     }
 
     /// The HDU index this source reads.
@@ -528,11 +524,7 @@ impl ImageSource for FitsSource {
 
     fn raw_plane(&self, plane: usize) -> Option<crate::io::RawPlane<'_>> {
         match &self.data {
-            Data::Mapped {
-                map,
-                layout,
-                decoder,
-            } => decode::raw_plane(map, layout, decoder, plane),
+            Data::Mapped(image) => image.raw_plane(plane),
             Data::F32(_) | Data::F64(_) => None,
         }
     }
@@ -545,11 +537,7 @@ impl ImageSource for FitsSource {
         out: &mut [f64],
     ) -> Result<()> {
         match &self.data {
-            Data::Mapped {
-                map,
-                layout,
-                decoder,
-            } => decode::read_window(map, layout, decoder, plane, rows, cols, out),
+            Data::Mapped(image) => image.read_window(plane, rows, cols, out),
             Data::F32(v) => copy_window(v, &self.shape, plane, rows, cols, out),
             Data::F64(v) => copy_window(v, &self.shape, plane, rows, cols, out),
         }

@@ -14,8 +14,8 @@ use memmap2::Mmap;
 
 use crate::error::{Error, Result};
 use crate::io::array::{parse_numpy_dtype, ByteOrder};
-use crate::io::decode::{self, Decoder, Layout};
-use crate::io::{ImageSource, SampleType, StoredType};
+use crate::io::decode::{self, ByteImage, Decoder, Layout};
+use crate::io::{ImageSource, StoredType};
 
 /// The `.npy` magic string.
 pub(crate) const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -291,9 +291,7 @@ pub struct NpySource {
     header: NpyHeader,
     version: (u8, u8),
     data_offset: usize,
-    map: Mmap,
-    layout: Layout,
-    decoder: Decoder,
+    image: ByteImage<Mmap>,
 }
 
 impl NpySource {
@@ -414,9 +412,11 @@ impl NpySource {
             header,
             version,
             data_offset,
-            map,
-            layout,
-            decoder: Decoder::plain(sample, order == ByteOrder::Big),
+            image: ByteImage {
+                bytes: map,
+                layout,
+                decoder: Decoder::plain(sample, order == ByteOrder::Big),
+            },
         })
     }
 
@@ -459,11 +459,7 @@ impl NpySource {
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn byte_order(&self) -> ByteOrder {
-        if self.decoder.big_endian {
-            ByteOrder::Big
-        } else {
-            ByteOrder::Little
-        }
+        self.image.byte_order()
     }
 
     /// The file's path.
@@ -484,16 +480,11 @@ impl ImageSource for NpySource {
     }
 
     fn raw_plane(&self, plane: usize) -> Option<crate::io::RawPlane<'_>> {
-        decode::raw_plane(&self.map, &self.layout, &self.decoder, plane)
+        self.image.raw_plane(plane)
     }
 
     fn stored_type(&self) -> StoredType {
-        let sample: SampleType = self.decoder.sample;
-        StoredType {
-            sample,
-            big_endian: decode::sample_size(sample) > 1 && !self.byte_order().is_native(),
-            scaled: false,
-        }
+        self.image.plain_stored_type()
     }
 
     fn read_window(
@@ -503,15 +494,7 @@ impl ImageSource for NpySource {
         cols: Range<usize>,
         out: &mut [f64],
     ) -> Result<()> {
-        decode::read_window(
-            &self.map,
-            &self.layout,
-            &self.decoder,
-            plane,
-            rows,
-            cols,
-            out,
-        )
+        self.image.read_window(plane, rows, cols, out)
     }
 }
 
