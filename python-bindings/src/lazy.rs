@@ -10,7 +10,7 @@
 //! prefiltered coefficients instead of recomputing them. The object pickles as its
 //! constructor arguments (`__reduce__`) and is rebuilt, coefficients included, on unpickling.
 
-use ndarray::{Array4, Axis, IxDyn};
+use ndarray::IxDyn;
 use numpy::{PyArrayDyn, PyUntypedArray};
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use crate::arrays::borrow_bytes;
 use crate::errors::{guard_panics, new_err, run_detached, Kind};
 use crate::options::{OptionArgs, OrderArg};
-use crate::{full_shape, parse_wcs, to_numpy};
+use crate::{compute_stacked_window, full_shape, parse_wcs, to_numpy};
 
 /// `(data, footprint)` numpy arrays.
 type Pair<'py> = (Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>);
@@ -277,41 +277,9 @@ impl LazyPlan {
         cols: (usize, usize),
     ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
         guard_panics(|| {
-            let n = self.shape.len();
-            let (ny, nx) = (self.shape[n - 2], self.shape[n - 1]);
-            if rows.0 >= rows.1 || cols.0 >= cols.1 || rows.1 > ny || cols.1 > nx {
-                return Err(new_err(
-                    py,
-                    Kind::Shape,
-                    format!(
-                        "window rows {}:{} and columns {}:{} do not lie within the {ny}x{nx} \
-                         output",
-                        rows.0, rows.1, cols.0, cols.1
-                    ),
-                ));
-            }
-            let block = Block {
-                rows: rows.0..rows.1,
-                cols: cols.0..cols.1,
-            };
-            let planes = self.lazy.plan().planes();
-            let (br, bc) = (block.rows.len(), block.cols.len());
-            crate::check_memory(py, &[planes, br, bc], 2 * std::mem::size_of::<f64>())?;
-            let mut result = Array4::<f64>::zeros((2, planes, br, bc));
-            run_detached(py, || {
-                let (data, footprint) = result.view_mut().split_at(Axis(0), 1);
-                self.lazy.plan().compute_block(
-                    &block,
-                    data.index_axis_move(Axis(0), 0),
-                    footprint.index_axis_move(Axis(0), 0),
-                )
-            })?;
-            let mut full = vec![2];
-            full.extend(self.block_shape_of(&block));
-            let result = result
-                .into_shape_with_order(IxDyn(&full))
-                .map_err(|e| new_err(py, Kind::Shape, e.to_string()))?;
-            to_numpy(py, result)
+            compute_stacked_window(py, &self.shape, "window", rows, cols, |block, data, fp| {
+                self.lazy.plan().compute_block(block, data, fp)
+            })
         })
     }
 

@@ -24,7 +24,7 @@ mod errors;
 mod lazy;
 mod options;
 
-use ndarray::{ArrayD, Axis, IxDyn};
+use ndarray::{ArrayD, ArrayViewMut3, Axis, IxDyn};
 use numpy::{Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
 use reproject::engine::blocks::Block;
@@ -100,6 +100,59 @@ pub(crate) fn check_memory(
             ),
         )
     })
+}
+
+/// Computes rows `rows.0..rows.1` and columns `cols.0..cols.1` of every leading plane of an
+/// output of full shape `shape` (at least 2-D): one float64 array of shape `(2, *leading,
+/// rows, columns)`, `[0]` the data and `[1]` the footprint. `compute` fills the data and
+/// footprint of the block, with the GIL released; `what` names the window in the
+/// `ShapeError` raised when it does not lie within the output plane.
+pub(crate) fn compute_stacked_window<'py, F>(
+    py: Python<'py>,
+    shape: &[usize],
+    what: &str,
+    rows: (usize, usize),
+    cols: (usize, usize),
+    compute: F,
+) -> PyResult<Bound<'py, PyArrayDyn<f64>>>
+where
+    F: Send + FnOnce(&Block, ArrayViewMut3<f64>, ArrayViewMut3<f64>) -> reproject::Result<()>,
+{
+    let n = shape.len();
+    let (ny, nx) = (shape[n - 2], shape[n - 1]);
+    if rows.0 >= rows.1 || cols.0 >= cols.1 || rows.1 > ny || cols.1 > nx {
+        return Err(new_err(
+            py,
+            Kind::Shape,
+            format!(
+                "{what} rows {}:{} and columns {}:{} do not lie within the {ny}x{nx} output",
+                rows.0, rows.1, cols.0, cols.1
+            ),
+        ));
+    }
+    let block = Block {
+        rows: rows.0..rows.1,
+        cols: cols.0..cols.1,
+    };
+    let planes: usize = shape[..n - 2].iter().product();
+    let (br, bc) = (block.rows.len(), block.cols.len());
+    check_memory(py, &[planes, br, bc], 2 * std::mem::size_of::<f64>())?;
+    let mut result = ndarray::Array4::<f64>::zeros((2, planes, br, bc));
+    run_detached(py, || {
+        let (data, footprint) = result.view_mut().split_at(Axis(0), 1);
+        compute(
+            &block,
+            data.index_axis_move(Axis(0), 0),
+            footprint.index_axis_move(Axis(0), 0),
+        )
+    })?;
+    let mut full = vec![2];
+    full.extend_from_slice(&shape[..n - 2]);
+    full.extend([br, bc]);
+    let result = result
+        .into_shape_with_order(IxDyn(&full))
+        .map_err(|e| new_err(py, Kind::Shape, e.to_string()))?;
+    to_numpy(py, result)
 }
 
 /// Reprojects into arrays of `T` (`output`/`footprint` when given, fresh ones otherwise) and
@@ -354,41 +407,10 @@ fn reproject_block<'py>(
                 format!("too few dimensions in shape_out: {shape_out:?}"),
             ));
         }
-        let (ny, nx) = (shape[n - 2], shape[n - 1]);
-        if rows.0 >= rows.1 || cols.0 >= cols.1 || rows.1 > ny || cols.1 > nx {
-            return Err(new_err(
-                py,
-                Kind::Shape,
-                format!(
-                    "block rows {}:{} and columns {}:{} do not lie within the {ny}x{nx} output",
-                    rows.0, rows.1, cols.0, cols.1
-                ),
-            ));
-        }
-        let block = Block {
-            rows: rows.0..rows.1,
-            cols: cols.0..cols.1,
-        };
-        let planes: usize = shape[..n - 2].iter().product();
-        let (br, bc) = (block.rows.len(), block.cols.len());
-        check_memory(py, &[planes, br, bc], 2 * std::mem::size_of::<f64>())?;
-        let mut result = ndarray::Array4::<f64>::zeros((2, planes, br, bc));
-        run_detached(py, || {
+        compute_stacked_window(py, &shape, "block", rows, cols, |block, data, fp| {
             let plan = Plan::new(&source, &wcs_in, &wcs_out, &shape_out, &options)?;
-            let (data, footprint) = result.view_mut().split_at(Axis(0), 1);
-            plan.compute_block(
-                &block,
-                data.index_axis_move(Axis(0), 0),
-                footprint.index_axis_move(Axis(0), 0),
-            )
-        })?;
-        let mut full = vec![2];
-        full.extend_from_slice(&shape[..n - 2]);
-        full.extend([br, bc]);
-        let result = result
-            .into_shape_with_order(IxDyn(&full))
-            .map_err(|e| new_err(py, Kind::Shape, e.to_string()))?;
-        to_numpy(py, result)
+            plan.compute_block(block, data, fp)
+        })
     })
 }
 
