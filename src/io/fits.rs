@@ -344,35 +344,22 @@ impl FitsSource {
                         )));
                     }
                 }
-                let mut anynul: c_int = 0;
                 let data = if exact_f32 {
-                    let mut v = vec![0f32; count];
-                    let mut nul = f32::NAN;
-                    sys::ffgpv(
+                    Data::F32(read_pixels(
                         raw,
                         sys::TFLOAT as c_int,
-                        1,
-                        count as sys::LONGLONG,
-                        &mut nul as *mut f32 as *mut c_void,
-                        v.as_mut_ptr() as *mut c_void,
-                        &mut anynul,
+                        f32::NAN,
+                        count,
                         &mut status,
-                    );
-                    Data::F32(v)
+                    ))
                 } else {
-                    let mut v = vec![0f64; count];
-                    let mut nul = f64::NAN;
-                    sys::ffgpv(
+                    Data::F64(read_pixels(
                         raw,
                         sys::TDOUBLE as c_int,
-                        1,
-                        count as sys::LONGLONG,
-                        &mut nul as *mut f64 as *mut c_void,
-                        v.as_mut_ptr() as *mut c_void,
-                        &mut anynul,
+                        f64::NAN,
+                        count,
                         &mut status,
-                    );
-                    Data::F64(v)
+                    ))
                 };
                 if status != 0 {
                     return Err(fits_err(
@@ -585,6 +572,35 @@ fn starts_with_simple(path: &Path) -> bool {
         Ok(()) => &buf == b"SIMPLE  =",
         Err(_) => false,
     }
+}
+
+/// Reads the `count` pixels of the current image HDU through CFITSIO as `T` (CFITSIO type
+/// code `datatype`, `TFLOAT` for f32 or `TDOUBLE` for f64), undefined pixels as `nul`;
+/// failures are left in `status`.
+///
+/// # Safety
+/// `raw` must be a valid open fitsfile positioned on an image HDU, and `datatype` must be the
+/// CFITSIO code of `T`.
+unsafe fn read_pixels<T: Copy + Default>(
+    raw: *mut sys::fitsfile,
+    datatype: c_int,
+    mut nul: T,
+    count: usize,
+    status: &mut c_int,
+) -> Vec<T> {
+    let mut v = vec![T::default(); count];
+    let mut anynul: c_int = 0;
+    sys::ffgpv(
+        raw,
+        datatype,
+        1,
+        count as sys::LONGLONG,
+        &mut nul as *mut T as *mut c_void,
+        v.as_mut_ptr() as *mut c_void,
+        &mut anynul,
+        status,
+    );
+    v
 }
 
 /// Reads a numeric keyword as f64; `None` when absent or not numeric.
