@@ -126,3 +126,47 @@ fn unreadable_inputs_are_errors() {
     std::fs::write(&truncated, &bytes).unwrap();
     assert!(NpySource::open(&truncated).is_err());
 }
+
+/// A block with no rows or no columns computes nothing (and does not panic); buffers that do
+/// not match the block are an error.
+#[test]
+fn empty_blocks_compute_nothing() {
+    use reproject::engine::blocks::Block;
+    use reproject::engine::Plan;
+    let image = Array3::<f32>::from_elem((2, 16, 16), 1.5);
+    let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    let w = tan(10.0, 20.0);
+    let plan = Plan::new(&source, &w, &w, &[16, 16], &Options::default()).unwrap();
+    for block in [
+        Block {
+            rows: 3..3,
+            cols: 0..16,
+        },
+        Block {
+            rows: 0..16,
+            cols: 5..5,
+        },
+    ] {
+        let shape = (2, block.rows.len(), block.cols.len());
+        let (mut d, mut f) = (Array3::<f64>::zeros(shape), Array3::<f64>::zeros(shape));
+        plan.compute_block(&block, d.view_mut(), f.view_mut())
+            .unwrap();
+        let mut wrong = Array3::<f64>::zeros((2, 1, 1));
+        assert!(matches!(
+            plan.compute_block(&block, wrong.view_mut(), f.view_mut()),
+            Err(Error::ShapeMismatch(_))
+        ));
+    }
+    // A non-empty block still works next to them.
+    let block = Block {
+        rows: 2..5,
+        cols: 4..9,
+    };
+    let (mut d, mut f) = (
+        Array3::<f64>::zeros((2, 3, 5)),
+        Array3::<f64>::zeros((2, 3, 5)),
+    );
+    plan.compute_block(&block, d.view_mut(), f.view_mut())
+        .unwrap();
+    assert!(d.iter().all(|&v| v == 1.5) && f.iter().all(|&v| v == 1.0));
+}

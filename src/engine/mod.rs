@@ -518,6 +518,9 @@ impl<'a> Plan<'a> {
                 footprint.shape()
             )));
         }
+        if block.is_empty() {
+            return Ok(());
+        }
         // Coordinates and values of every pixel of the block, per thread.
         check_working_memory(block.len().saturating_mul(4 * 8), || {
             let (r, c) = (block.rows.len(), block.cols.len());
