@@ -299,8 +299,10 @@ trait Raw: Copy {
     fn flip(self) -> Self;
 }
 
-macro_rules! raw_int {
-    ($t:ty, $n:expr, $bit:expr) => {
+/// Implements [`Raw`] for `$t` (`$n` bytes), with the bodies of `key` and `flip` written over
+/// the value as closures.
+macro_rules! raw {
+    ($t:ty, $n:expr, key |$kv:pat_param| $key:expr, flip |$fv:pat_param| $flip:expr) => {
         impl Raw for $t {
             const SIZE: usize = $n;
             #[inline(always)]
@@ -318,13 +320,22 @@ macro_rules! raw_int {
             }
             #[inline(always)]
             fn key(self) -> i128 {
-                self as i128
+                let $kv = self;
+                $key
             }
             #[inline(always)]
             fn flip(self) -> Self {
-                self ^ $bit
+                let $fv = self;
+                $flip
             }
         }
+    };
+}
+
+/// An integer sample: its value is its BLANK key, `$bit` is its sign bit.
+macro_rules! raw_int {
+    ($t:ty, $n:expr, $bit:expr) => {
+        raw!($t, $n, key | v | v as i128, flip | v | v ^ $bit);
     };
 }
 
@@ -337,38 +348,9 @@ raw_int!(i32, 4, i32::MIN);
 raw_int!(u64, 8, 0x8000_0000_0000_0000u64);
 raw_int!(i64, 8, i64::MIN);
 
-macro_rules! raw_float {
-    ($t:ty, $n:expr) => {
-        impl Raw for $t {
-            const SIZE: usize = $n;
-            #[inline(always)]
-            fn load(c: &[u8], big_endian: bool) -> Self {
-                let a: [u8; $n] = c[..$n].try_into().unwrap();
-                if big_endian {
-                    <$t>::from_be_bytes(a)
-                } else {
-                    <$t>::from_le_bytes(a)
-                }
-            }
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn key(self) -> i128 {
-                // Never equal to a decoded BLANK: floats have no BLANK.
-                i128::MIN
-            }
-            #[inline(always)]
-            fn flip(self) -> Self {
-                self
-            }
-        }
-    };
-}
-
-raw_float!(f32, 4);
-raw_float!(f64, 8);
+// Float keys are never equal to a decoded BLANK (floats have no BLANK); floats do not flip.
+raw!(f32, 4, key | _ | i128::MIN, flip | v | v);
+raw!(f64, 8, key | _ | i128::MIN, flip | v | v);
 
 /// Decodes `out.len()` samples starting at byte `start` with byte stride `stride`.
 fn decode_run(bytes: &[u8], start: usize, stride: isize, d: &Decoder, out: &mut [f64]) {
