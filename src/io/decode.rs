@@ -302,7 +302,7 @@ trait Raw: Copy {
 /// Implements [`Raw`] for `$t` (`$n` bytes), with the bodies of `key` and `flip` written over
 /// the value as closures.
 macro_rules! raw {
-    ($t:ty, $n:expr, key |$kv:pat_param| $key:expr, flip |$fv:pat_param| $flip:expr) => {
+    ($t:ty, $n:expr, key = |$kv:pat_param| $key:expr, flip = |$fv:pat_param| $flip:expr) => {
         impl Raw for $t {
             const SIZE: usize = $n;
             #[inline(always)]
@@ -335,7 +335,7 @@ macro_rules! raw {
 /// An integer sample: its value is its BLANK key, `$bit` is its sign bit.
 macro_rules! raw_int {
     ($t:ty, $n:expr, $bit:expr) => {
-        raw!($t, $n, key | v | v as i128, flip | v | v ^ $bit);
+        raw!($t, $n, key = |v| v as i128, flip = |v| v ^ $bit);
     };
 }
 
@@ -349,8 +349,8 @@ raw_int!(u64, 8, 0x8000_0000_0000_0000u64);
 raw_int!(i64, 8, i64::MIN);
 
 // Float keys are never equal to a decoded BLANK (floats have no BLANK); floats do not flip.
-raw!(f32, 4, key | _ | i128::MIN, flip | v | v);
-raw!(f64, 8, key | _ | i128::MIN, flip | v | v);
+raw!(f32, 4, key = |_| i128::MIN, flip = |v| v);
+raw!(f64, 8, key = |_| i128::MIN, flip = |v| v);
 
 /// Decodes `out.len()` samples starting at byte `start` with byte stride `stride`.
 fn decode_run(bytes: &[u8], start: usize, stride: isize, d: &Decoder, out: &mut [f64]) {
