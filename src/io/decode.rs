@@ -36,24 +36,24 @@ pub(crate) struct Layout {
 impl Layout {
     /// A C-contiguous layout of `shape` with `elem` bytes per sample starting at `offset`.
     pub fn c_contiguous(shape: &[usize], elem: usize, offset: usize) -> Layout {
-        let mut strides = vec![0isize; shape.len()];
-        let mut s = elem as isize;
-        for k in (0..shape.len()).rev() {
-            strides[k] = s;
-            s = s.saturating_mul(shape[k].max(1) as isize);
-        }
-        Layout {
-            shape: shape.to_vec(),
-            strides,
-            offset,
-        }
+        Layout::contiguous(shape, elem, offset, (0..shape.len()).rev())
     }
 
     /// A Fortran-contiguous layout (first index fastest).
     pub fn f_contiguous(shape: &[usize], elem: usize, offset: usize) -> Layout {
+        Layout::contiguous(shape, elem, offset, 0..shape.len())
+    }
+
+    /// A contiguous layout whose dimensions, fastest first, are `axes`.
+    fn contiguous(
+        shape: &[usize],
+        elem: usize,
+        offset: usize,
+        axes: impl Iterator<Item = usize>,
+    ) -> Layout {
         let mut strides = vec![0isize; shape.len()];
         let mut s = elem as isize;
-        for k in 0..shape.len() {
+        for k in axes {
             strides[k] = s;
             s = s.saturating_mul(shape[k].max(1) as isize);
         }
