@@ -855,7 +855,10 @@ fn copy_window(plane: ArrayView2<f64>, w: &Window, out: &mut Vec<f64>) {
         .slice(ndarray::s![w.rows.clone(), w.cols.clone()])
         .outer_iter()
     {
-        out.extend(row.iter());
+        match row.as_slice() {
+            Some(values) => out.extend_from_slice(values),
+            None => out.extend(row.iter()),
+        }
     }
 }
 
