@@ -572,8 +572,8 @@ impl<'a, S: Sample> Plane<'a, S> {
         match order {
             Order::NearestNeighbor => run!(|y, x| self.nearest(y, x)),
             Order::Bilinear => self.bilinear_many(ys, xs, out),
-            Order::Biquadratic => run!(|y, x| self.spline::<2>(y, x)),
-            Order::Bicubic => run!(|y, x| self.spline::<3>(y, x)),
+            Order::Biquadratic => self.spline_many::<2>(ys, xs, out),
+            Order::Bicubic => self.spline_many::<3>(ys, xs, out),
             Order::Quartic => run!(|y, x| self.spline::<4>(y, x)),
             Order::Quintic => run!(|y, x| self.spline::<5>(y, x)),
         }
@@ -734,36 +734,59 @@ impl<'a, S: Sample> Plane<'a, S> {
         t
     }
 
-    /// [`bilinear`](Plane::bilinear) over many points (the engine's hottest loop): groups of
-    /// four through the bit-identical AVX2 code where the CPU has it, the rest one by one.
+    /// [`bilinear`](Plane::bilinear) over many points (the engine's hottest loop).
     fn bilinear_many(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) {
+        self.in_groups(
+            ys,
+            xs,
+            out,
+            |y, x, o| self.bilinear_groups(y, x, o),
+            |y, x| self.bilinear(y, x),
+        );
+    }
+
+    /// [`spline`](Plane::spline) of order `O` over many points.
+    fn spline_many<const O: usize>(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) {
+        self.in_groups(
+            ys,
+            xs,
+            out,
+            |y, x, o| self.spline_groups::<O>(y, x, o),
+            |y, x| self.spline::<O>(y, x),
+        );
+    }
+
+    /// Samples every point: as many leading groups of four as `groups` (the AVX2 loops,
+    /// bit-identical to the scalar code; see `interp::avx2`) takes, then one group with
+    /// `scalar`, and on.
+    #[inline(always)]
+    fn in_groups(
+        &self,
+        ys: &[f64],
+        xs: &[f64],
+        out: &mut [f64],
+        groups: impl Fn(&[f64], &[f64], &mut [f64]) -> usize,
+        scalar: impl Fn(f64, f64) -> f64,
+    ) {
         let n = out.len();
         let mut done = 0;
         while done < n {
-            // Groups of four with AVX2 where the CPU has it (bit-identical, see
-            // bilinear_avx2), as far as they go; then one group here, and on.
-            done += self.bilinear_groups(&ys[done..], &xs[done..], &mut out[done..]);
+            done += groups(&ys[done..], &xs[done..], &mut out[done..]);
             let end = (done + 4).min(n);
             for i in done..end {
-                out[i] = self.bilinear(ys[i], xs[i]);
+                out[i] = scalar(ys[i], xs[i]);
             }
             done = end;
         }
     }
 
-    /// The AVX2 groups of [`bilinear_many`](Plane::bilinear_many): how many leading points
-    /// they sampled (0 without AVX2).
-    fn bilinear_groups(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) -> usize {
-        #[cfg(target_arch = "x86_64")]
-        if super::bilinear_avx2::usable(
-            self.data.len(),
-            self.stride,
-            (self.h, self.w),
-            self.ny,
-            self.nx,
-        ) {
-            use super::bilinear_avx2::{bilinear4_f32, bilinear4_f64, Geometry};
-            let geometry = Geometry {
+    /// The geometry the AVX2 loops need, when they can run for an order with `taps` taps
+    /// per axis (see `interp::avx2::usable`).
+    #[cfg(target_arch = "x86_64")]
+    fn avx2_geometry(&self, taps: usize) -> Option<super::avx2::Geometry> {
+        let dims = ((self.h, self.w), (self.ny, self.nx));
+        super::avx2::usable(self.data.len(), self.stride, dims.0, dims.1, taps).then_some(
+            super::avx2::Geometry {
                 y_hi: self.y_hi,
                 y_last: self.y_last,
                 x_hi: self.x_hi,
@@ -774,7 +797,16 @@ impl<'a, S: Sample> Plane<'a, S> {
                 h: self.h as i32,
                 w: self.w as i32,
                 stride: self.stride as i32,
-            };
+            },
+        )
+    }
+
+    /// The AVX2 groups of [`bilinear_many`](Plane::bilinear_many): how many leading points
+    /// they sampled (0 without AVX2).
+    fn bilinear_groups(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(geometry) = self.avx2_geometry(2) {
+            use super::avx2::{bilinear4_f32, bilinear4_f64};
             // SAFETY: `usable` checked AVX2, a 2x2 window and the 32-bit ranges; the
             // constructor checked that the window lies inside `data`; the slices have equal
             // lengths (asserted by `sample_many`).
@@ -782,6 +814,22 @@ impl<'a, S: Sample> Plane<'a, S> {
                 Concrete::F64(data) => unsafe { bilinear4_f64(geometry, data, ys, xs, out) },
                 Concrete::F32(data) => unsafe { bilinear4_f32(geometry, data, ys, xs, out) },
             };
+        }
+        let _ = (ys, xs, out);
+        0
+    }
+
+    /// The AVX2 groups of [`spline_many`](Plane::spline_many) for orders 2 and 3 of an `f64`
+    /// plane: how many leading points they sampled (0 otherwise).
+    fn spline_groups<const O: usize>(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if let (2 | 3, Concrete::F64(data)) = (O, S::as_concrete(self.data)) {
+            if let Some(geometry) = self.avx2_geometry(O + 1) {
+                // SAFETY: `usable` checked AVX2, an (O+1)x(O+1) window and the 32-bit ranges;
+                // the constructor checked that the window lies inside `data`; the slices have
+                // equal lengths (asserted by `sample_many`).
+                return unsafe { super::avx2::spline4::<O>(geometry, data, ys, xs, out) };
+            }
         }
         let _ = (ys, xs, out);
         0

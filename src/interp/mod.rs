@@ -36,7 +36,7 @@
 //! assert!(interp.sample(1.5, 0.0).is_nan()); // n - 0.5 is outside
 //! ```
 
-mod bilinear_avx2;
+mod avx2;
 pub mod kernel;
 mod sample;
 pub mod spline;
