@@ -331,6 +331,7 @@ pub(super) unsafe fn spline4<const O: usize>(
     xs: &[f64],
     out: &mut [f64],
 ) -> usize {
+    const { assert!(O == 2 || O == 3, "spline4 is for orders 2 and 3") };
     let n = out.len().min(ys.len()).min(xs.len());
     let k = Constants::new(&g, O as i32 + 1);
     let stride = g.stride as usize;
@@ -355,7 +356,7 @@ pub(super) unsafe fn spline4<const O: usize>(
         let (ky, kx) = (knot(cy), knot(cx));
         let wy = spline_weights::<O>(cy, _mm256_cvtepi32_pd(ky));
         let wx = spline_weights::<O>(cx, _mm256_cvtepi32_pd(kx));
-        let first = |k| _mm_sub_epi32(k, back);
+        let first = |knot| _mm_sub_epi32(knot, back);
         let Some(offset) = k.interior_offset(valid, first(ky), first(kx)) else {
             return i;
         };
