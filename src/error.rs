@@ -107,5 +107,5 @@ impl From<std::io::Error> for Error {
     }
 }
 
-/// Shorthand for results carrying [`Error`].
+/// Shorthand for results carrying [`enum@Error`].
 pub type Result<T> = std::result::Result<T, Error>;

@@ -1,9 +1,9 @@
 //! Flat `f64` parameter arrays describing a plan's pixel transform and sampling, as the CUDA
 //! kernels in `kernels/` read them.
 //!
-//! Two arrays travel to the device with every plan: the transform ([`encode_transform`],
+//! Two arrays travel to the device with every plan: the transform (`encode_transform`,
 //! parsed by `rp_transform_setup` in `kernels/wcs.cuh`) and the sampling
-//! ([`encode_sampling`], parsed by `rp_sampling_setup` in `kernels/interp.cuh`). Integers and
+//! (`encode_sampling`, parsed by `rp_sampling_setup` in `kernels/interp.cuh`). Integers and
 //! flags are stored as exact doubles. Only numbers cross over: derived values that the CPU
 //! engine precomputes (the homography, the rotation matrices, the inverse linear matrices, the
 //! Euler angles) are sent as the CPU computed them, so the device starts from the same bits.

@@ -22,9 +22,11 @@
 //! float32 for float32/integer inputs) and, for orders ≥ 2 on larger images, reproject's
 //! per-chunk prefilter with 10 pixels of padding.
 //!
-//! The low-level pieces are [`Plane`] (a window of an image, sampled with
-//! [`Plane::sample`]), [`covering_window`] (which part of the image a set of points needs)
-//! and [`spline::prefilter`]. [`Interpolator`] bundles them for a whole image:
+//! The low-level pieces are [`Plane`] (a window of an image, of `f64` or `f32` samples
+//! ([`Sample`]), sampled with [`Plane::sample`]; [`Plane::sample_many`] runs orders 1 to 3 four
+//! points at a time with AVX2 where the CPU has it, bit-identical to the scalar code),
+//! [`covering_window`] (which part of the image a set of points needs) and
+//! [`spline::prefilter`]. [`Interpolator`] bundles them for a whole image:
 //!
 //! ```
 //! use ndarray::array;

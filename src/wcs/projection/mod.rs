@@ -6,7 +6,7 @@
 //!
 //! Families live in their own files; each projection is a small struct built once from its
 //! `PVi_m` parameters (the precomputed constants of WCSLIB's `*set` routines) and implementing
-//! the crate-internal [`Project`] trait.
+//! the crate-internal `Project` trait.
 //!
 //! ```
 //! use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
