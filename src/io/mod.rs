@@ -88,7 +88,9 @@ impl RawPlane<'_> {
         out: &mut Vec<f32>,
     ) -> bool {
         let width = cols.len();
-        let fits = cols.end <= nx
+        let fits = cols.start <= cols.end
+            && rows.start <= rows.end
+            && cols.end <= nx
             && rows
                 .end
                 .checked_mul(nx)
@@ -102,25 +104,23 @@ impl RawPlane<'_> {
         for r in rows {
             let start = (r * nx + cols.start) * 4;
             let src = &self.bytes[start..start + width * 4];
-            if self.big_endian {
-                out.extend(
-                    src.chunks_exact(4)
-                        .map(|b| f32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+            let room = &mut out.spare_capacity_mut()[..width];
+            // SAFETY: `room` has `width` f32s of space for the `width * 4` bytes of `src`
+            // (distinct allocations), and every byte pattern is a valid f32, so the first
+            // `width` spare elements are initialised before the length covers them.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    src.as_ptr(),
+                    room.as_mut_ptr() as *mut u8,
+                    width * 4,
                 );
-            } else {
-                // Native order: the bytes are the values (any bit pattern is an f32).
-                let room = &mut out.spare_capacity_mut()[..width];
-                // SAFETY: `room` has `width` f32s of space for the `width * 4` bytes of `src`
-                // (distinct allocations), and every byte pattern is a valid f32, so the first
-                // `width` spare elements are initialised before the length covers them.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        src.as_ptr(),
-                        room.as_mut_ptr() as *mut u8,
-                        width * 4,
-                    );
-                    out.set_len(out.len() + width);
-                }
+                out.set_len(out.len() + width);
+            }
+        }
+        if self.big_endian && cfg!(target_endian = "little") {
+            // The stored bytes were copied as they are: swap them in place (vectorises).
+            for v in out.iter_mut() {
+                *v = f32::from_bits(v.to_bits().swap_bytes());
             }
         }
         true
@@ -223,6 +223,10 @@ mod raw_plane_tests {
             let mut out = vec![9.0; 3];
             assert!(!raw.read_f32_window(nx, 4..6, 0..7, &mut out));
             assert!(!raw.read_f32_window(nx, 0..2, 5..8, &mut out));
+            #[allow(clippy::reversed_empty_ranges)]
+            let (reversed, far) = (3..1, 1000..2);
+            assert!(!raw.read_f32_window(nx, reversed, 0..2, &mut out));
+            assert!(!raw.read_f32_window(nx, 0..2, far, &mut out));
             assert_eq!(out, [9.0; 3]);
         }
         let raw = RawPlane {
