@@ -5,8 +5,9 @@
 //! Random WCS pairs from TAN, SIN, CAR, AIT, ZEA and TAN-SIP (some near a pole, some with a
 //! frame change ICRS -> Galactic), random orders 0-3, both NaN policies, both precisions,
 //! float32 or float64 inputs with random NaN pixels, random block sizes and 1-4 threads.
-//! Every run also checks the top-level `reproject_interp` (a plan of its own), and every
-//! tenth run the blocks of a lazy reprojection computed in reverse order.
+//! Every run also checks the top-level `reproject_interp` (a plan of its own), every float32
+//! run of order 0 or 1 the same values as a float64 input (float32 windows against float64
+//! windows), and every tenth run the blocks of a lazy reprojection computed in reverse order.
 //!
 //! The seed is fixed; `SOAK_SEED` and `SOAK_RUNS` override it and the number of runs. The
 //! sizes are small so that the debug build finishes in about a minute; the run count and the
@@ -120,6 +121,7 @@ struct Tally {
     with_nan: usize,
     lazy: usize,
     blocks: usize,
+    widened: usize,
 }
 
 fn one_run(rng: &mut Rng, run: usize, tally: &mut Tally) {
@@ -255,6 +257,22 @@ fn one_run(rng: &mut Rng, run: usize, tally: &mut Tally) {
         describe()
     );
 
+    if as_f32 && order.degree() <= 1 {
+        // Float32 inputs are sampled from float32 windows; the same values stored as float64
+        // (read through float64 windows) give the same bits for orders 0 and 1, where no
+        // float32 rounding of results applies to native data.
+        let widened = values32.mapv(f64::from);
+        let wide = ArraySource::new(widened.view().into_dyn()).unwrap();
+        let (d, f) = reproject_interp(&wide, &wcs_in, &wcs_out, &[ny, nx], &options)
+            .unwrap_or_else(|e| panic!("{}: {e}", describe()));
+        assert!(
+            identical(&d, &ref_data) && identical(&f, &ref_fp),
+            "float64 copy of a float32 input differs: {}",
+            describe()
+        );
+        tally.widened += 1;
+    }
+
     if run % 10 == 0 {
         // The lazy path: a plan of its own, blocks computed last to first.
         let lazy = LazyReprojection::new(
@@ -300,10 +318,16 @@ fn thousand_random_reprojections_match_the_serial_whole_image_path() {
     let elapsed = start.elapsed().as_secs_f64();
     println!(
         "soak: {} runs (seed {seed}) in {elapsed:.1} s: {} with output coverage, {} with NaN \
-         inputs, {} blocks, {} lazy reverse-order checks",
-        tally.runs, tally.covered, tally.with_nan, tally.blocks, tally.lazy
+         inputs, {} blocks, {} lazy reverse-order checks, {} float32 inputs against their \
+         float64 copies",
+        tally.runs, tally.covered, tally.with_nan, tally.blocks, tally.lazy, tally.widened
     );
     assert_eq!(tally.runs, runs);
+    assert!(
+        tally.widened * 10 > runs,
+        "only {} float32 comparisons",
+        tally.widened
+    );
     // Most runs must overlap, or the comparison says little.
     assert!(
         tally.covered * 2 > runs,
