@@ -361,6 +361,40 @@ pub fn covering_window(
     })
 }
 
+/// A vector sampling loop: `groups(ys, xs, out)` samples the leading groups of four points it
+/// can and returns how many points it did.
+trait GroupLoop: Fn(&[f64], &[f64], &mut [f64]) -> usize {}
+impl<F: Fn(&[f64], &[f64], &mut [f64]) -> usize> GroupLoop for F {}
+
+/// Samples every point `(ys[i], xs[i])` into `out[i]`: without a vector loop, one by one with
+/// `scalar`; with one, as many leading groups of four as `groups` (an AVX2 loop, bit-identical
+/// to the scalar code; see `interp::avx2`) takes, then one group with `scalar`, and on.
+#[inline(always)]
+fn in_groups(
+    ys: &[f64],
+    xs: &[f64],
+    out: &mut [f64],
+    groups: Option<impl GroupLoop>,
+    scalar: impl Fn(f64, f64) -> f64,
+) {
+    let Some(groups) = groups else {
+        for ((o, &y), &x) in out.iter_mut().zip(ys).zip(xs) {
+            *o = scalar(y, x);
+        }
+        return;
+    };
+    let n = out.len();
+    let mut done = 0;
+    while done < n {
+        done += groups(&ys[done..], &xs[done..], &mut out[done..]);
+        let end = (done + 4).min(n);
+        for i in done..end {
+            out[i] = scalar(ys[i], xs[i]);
+        }
+        done = end;
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn outside_window<S: Sample>(y: f64, x: f64, plane: &Plane<'_, S>) -> ! {
@@ -736,48 +770,16 @@ impl<'a, S: Sample> Plane<'a, S> {
 
     /// [`bilinear`](Plane::bilinear) over many points (the engine's hottest loop).
     fn bilinear_many(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) {
-        self.in_groups(
-            ys,
-            xs,
-            out,
-            |y, x, o| self.bilinear_groups(y, x, o),
-            |y, x| self.bilinear(y, x),
-        );
+        in_groups(ys, xs, out, self.bilinear_groups(), |y, x| {
+            self.bilinear(y, x)
+        });
     }
 
     /// [`spline`](Plane::spline) of order `O` over many points.
     fn spline_many<const O: usize>(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) {
-        self.in_groups(
-            ys,
-            xs,
-            out,
-            |y, x, o| self.spline_groups::<O>(y, x, o),
-            |y, x| self.spline::<O>(y, x),
-        );
-    }
-
-    /// Samples every point: as many leading groups of four as `groups` (the AVX2 loops,
-    /// bit-identical to the scalar code; see `interp::avx2`) takes, then one group with
-    /// `scalar`, and on.
-    #[inline(always)]
-    fn in_groups(
-        &self,
-        ys: &[f64],
-        xs: &[f64],
-        out: &mut [f64],
-        groups: impl Fn(&[f64], &[f64], &mut [f64]) -> usize,
-        scalar: impl Fn(f64, f64) -> f64,
-    ) {
-        let n = out.len();
-        let mut done = 0;
-        while done < n {
-            done += groups(&ys[done..], &xs[done..], &mut out[done..]);
-            let end = (done + 4).min(n);
-            for i in done..end {
-                out[i] = scalar(ys[i], xs[i]);
-            }
-            done = end;
-        }
+        in_groups(ys, xs, out, self.spline_groups::<O>(), |y, x| {
+            self.spline::<O>(y, x)
+        });
     }
 
     /// The geometry the AVX2 loops need, when they can run for an order with `taps` taps
@@ -801,38 +803,45 @@ impl<'a, S: Sample> Plane<'a, S> {
         )
     }
 
-    /// The AVX2 groups of [`bilinear_many`](Plane::bilinear_many): how many leading points
-    /// they sampled (0 without AVX2).
-    fn bilinear_groups(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) -> usize {
+    /// The AVX2 loop of [`bilinear_many`](Plane::bilinear_many), when it can run here:
+    /// `groups(ys, xs, out)` samples the leading groups of four it can and says how many
+    /// points it did (see `interp::avx2`).
+    fn bilinear_groups(&self) -> Option<impl GroupLoop + '_> {
         #[cfg(target_arch = "x86_64")]
-        if let Some(geometry) = self.avx2_geometry(2) {
+        {
             use super::avx2::{bilinear4_f32, bilinear4_f64};
+            let geometry = self.avx2_geometry(2)?;
+            let data = S::as_concrete(self.data);
             // SAFETY: `usable` checked AVX2, a 2x2 window and the 32-bit ranges; the
             // constructor checked that the window lies inside `data`; the slices have equal
             // lengths (asserted by `sample_many`).
-            return match S::as_concrete(self.data) {
+            Some(move |ys: &[f64], xs: &[f64], out: &mut [f64]| match data {
                 Concrete::F64(data) => unsafe { bilinear4_f64(geometry, data, ys, xs, out) },
                 Concrete::F32(data) => unsafe { bilinear4_f32(geometry, data, ys, xs, out) },
-            };
+            })
         }
-        let _ = (ys, xs, out);
-        0
+        #[cfg(not(target_arch = "x86_64"))]
+        None::<fn(&[f64], &[f64], &mut [f64]) -> usize>
     }
 
-    /// The AVX2 groups of [`spline_many`](Plane::spline_many) for orders 2 and 3 of an `f64`
-    /// plane: how many leading points they sampled (0 otherwise).
-    fn spline_groups<const O: usize>(&self, ys: &[f64], xs: &[f64], out: &mut [f64]) -> usize {
+    /// The AVX2 loop of [`spline_many`](Plane::spline_many), for orders 2 and 3 of an `f64`
+    /// plane when it can run here (as [`bilinear_groups`](Plane::bilinear_groups)).
+    fn spline_groups<const O: usize>(&self) -> Option<impl GroupLoop + '_> {
         #[cfg(target_arch = "x86_64")]
-        if let (2 | 3, Concrete::F64(data)) = (O, S::as_concrete(self.data)) {
-            if let Some(geometry) = self.avx2_geometry(O + 1) {
-                // SAFETY: `usable` checked AVX2, an (O+1)x(O+1) window and the 32-bit ranges;
-                // the constructor checked that the window lies inside `data`; the slices have
-                // equal lengths (asserted by `sample_many`).
-                return unsafe { super::avx2::spline4::<O>(geometry, data, ys, xs, out) };
-            }
+        {
+            let (2 | 3, Concrete::F64(data)) = (O, S::as_concrete(self.data)) else {
+                return None;
+            };
+            let geometry = self.avx2_geometry(O + 1)?;
+            // SAFETY: `usable` checked AVX2, an (O+1)x(O+1) window and the 32-bit ranges;
+            // the constructor checked that the window lies inside `data`; the slices have
+            // equal lengths (asserted by `sample_many`).
+            Some(move |ys: &[f64], xs: &[f64], out: &mut [f64]| unsafe {
+                super::avx2::spline4::<O>(geometry, data, ys, xs, out)
+            })
         }
-        let _ = (ys, xs, out);
-        0
+        #[cfg(not(target_arch = "x86_64"))]
+        None::<fn(&[f64], &[f64], &mut [f64]) -> usize>
     }
 
     /// Order 1 with NaN renormalisation.

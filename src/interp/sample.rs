@@ -23,6 +23,7 @@ pub trait Sample: Copy + Send + Sync + std::fmt::Debug + sealed::Sealed + 'stati
 
 /// A slice of samples of a known concrete type (see [`Sample::as_concrete`]).
 #[doc(hidden)]
+#[derive(Clone, Copy)]
 pub enum Concrete<'a> {
     F32(&'a [f32]),
     F64(&'a [f64]),
