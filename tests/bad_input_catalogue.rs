@@ -325,14 +325,7 @@ fn options(order: Order, nan_policy: NanPolicy) -> Options {
     }
 }
 
-const ORDERS: [Order; 6] = [
-    Order::NearestNeighbor,
-    Order::Bilinear,
-    Order::Biquadratic,
-    Order::Bicubic,
-    Order::Quartic,
-    Order::Quintic,
-];
+const ORDERS: [Order; 6] = Order::ALL;
 
 /// Same bits, NaN equal to NaN.
 fn same(a: f64, b: f64) -> bool {
