@@ -17,7 +17,9 @@ echo "== cargo clippy -D warnings"
 cargo clippy --all-targets -- -D warnings
 
 echo "== cargo test"
-cargo test --all-targets
+# The host builds of the CUDA kernels (tests/gpu_host_*.rs) fail here, instead of skipping,
+# without a C++ compiler or the WCS vectors.
+REPROJECT_RS_REQUIRE_HOST_KERNELS=1 cargo test --all-targets
 cargo test --doc
 
 echo "== heavy tests (release): memory of a 16384^2 memory-mapped reprojection"

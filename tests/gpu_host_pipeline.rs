@@ -11,8 +11,11 @@
 //! 1e-9 px, footprints identical except for pixels whose position lies within 1e-9 px of the
 //! edge of the input (counted and printed).
 //!
-//! Needs the system `c++` (skipped with a message without one) and the test vectors in
-//! `../shared/wcs-vectors` (cases whose header is missing are skipped with a message).
+//! Needs a C++ compiler (`$CXX`, `c++`, `g++` or `clang++`) and the WCS test vectors
+//! (`$WCS_VECTORS`, or `../shared/wcs-vectors` beside the checkout; a case missing from them is
+//! a failure). Without a compiler or without the vectors the tests fail in CI (`$CI` set) and
+//! with `REPROJECT_RS_REQUIRE_HOST_KERNELS=1` (which `scripts/test.sh` sets), and elsewhere
+//! skip with a message saying why (see `tests/common/mod.rs`).
 //! `RP_HOST_INCLUDE=DIR` puts `DIR` first on the harness's include path (to try kernel files
 //! from elsewhere).
 
@@ -32,6 +35,8 @@ use reproject::wcs::frame::CelestialFrame;
 use reproject::wcs::frame_transform::FrameTransform;
 use reproject::wcs::Wcs;
 
+mod common;
+
 const REL_TOL: f64 = 1e-9;
 const PX_TOL: f64 = 1e-9;
 
@@ -39,7 +44,8 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Compiles the harness once; `None` (with a message) when there is no C++ compiler.
+/// Compiles the harness once; `None` (skipped with a message, or a failure where the host
+/// kernels are required) when there is no C++ compiler.
 fn harness() -> Option<&'static Path> {
     static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
     BIN.get_or_init(|| build_harness(false)).as_deref()
@@ -52,21 +58,31 @@ fn perturbed_harness() -> Option<&'static Path> {
     BIN.get_or_init(|| build_harness(true)).as_deref()
 }
 
+/// The WCS test vectors (`$WCS_VECTORS` or `../shared/wcs-vectors`); `None` as for
+/// [`harness`] when they are missing.
+fn vectors() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| common::host_vectors_dir("gpu_host_pipeline"))
+        .as_deref()
+}
+
+/// The harness, for the tests that read their cases from the WCS vectors.
+fn harness_with_vectors() -> Option<&'static Path> {
+    let bin = harness()?;
+    vectors()?;
+    Some(bin)
+}
+
 fn build_harness(perturbed: bool) -> Option<PathBuf> {
     {
-        if Command::new("c++").arg("--version").output().is_err() {
-            eprintln!(
-                "SKIPPED: no system `c++`; the host parity of the CUDA kernels is not tested"
-            );
-            return None;
-        }
+        let cxx = common::host_cxx("gpu_host_pipeline")?;
         let name = if perturbed {
             "rp_pipeline_harness_perturbed"
         } else {
             "rp_pipeline_harness"
         };
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-        let mut cmd = Command::new("c++");
+        let mut cmd = Command::new(&cxx);
         cmd.args(["-O2", "-ffp-contract=off", "-std=c++14", "-Wall"]);
         if perturbed {
             cmd.arg("-DRP_PERTURB_LIBM");
@@ -79,7 +95,9 @@ fn build_harness(perturbed: bool) -> Option<PathBuf> {
             .arg(root().join("kernels/host/pipeline_harness.cpp"))
             .arg("-o")
             .arg(&out);
-        let res = cmd.output().expect("c++ runs");
+        let res = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("running {cxx}: {e}"));
         assert!(
             res.status.success(),
             "the host build of the kernels failed:\n{}",
@@ -448,19 +466,18 @@ fn compare(
     stats
 }
 
-fn vectors() -> PathBuf {
-    root().join("../shared/wcs-vectors")
-}
-
-fn header_text(name: &str) -> Option<String> {
-    let path = vectors().join(format!("{name}.hdr"));
-    match std::fs::read_to_string(&path) {
-        Ok(t) => Some(t),
-        Err(_) => {
-            eprintln!("SKIPPED case {name}: {} not found", path.display());
-            None
-        }
-    }
+/// The header of a case of the vectors (which must be there: [`harness_with_vectors`] checked
+/// that the vectors are).
+fn header_text(name: &str) -> String {
+    let path = vectors()
+        .expect("the tests that read cases check the vectors first")
+        .join(format!("{name}.hdr"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "case {name}: {}: {e} (the WCS vectors are incomplete)",
+            path.display()
+        )
+    })
 }
 
 /// An integer keyword of a header (NAXISn).
@@ -561,21 +578,21 @@ fn output_header(wcs_in: &Wcs, shape_in: (usize, usize), proj: &str, frame: OutF
     )
 }
 
-fn case_from(name: &str, proj_out: &str, frame: OutFrame) -> Option<Case> {
-    let text = header_text(name)?;
+fn case_from(name: &str, proj_out: &str, frame: OutFrame) -> Case {
+    let text = header_text(name);
     let wcs_in = Wcs::from_header_str(&text).unwrap();
     let ny = keyword(&text, "NAXIS2").unwrap_or(256).min(160);
     let nx = keyword(&text, "NAXIS1").unwrap_or(256).min(180);
     let shape_in = (ny, nx);
     let out = output_header(&wcs_in, shape_in, proj_out, frame);
     let wcs_out = Wcs::from_header_str(&out).unwrap_or_else(|e| panic!("{name}: {e}\n{out}"));
-    Some(Case {
+    Case {
         name: format!("{name}-to-{proj_out}"),
         wcs_in,
         wcs_out,
         shape_in,
         shape_out: (48, 56),
-    })
+    }
 }
 
 const TYPES: [InType; 7] = [
@@ -636,22 +653,25 @@ fn summary(what: &str, s: &Stats) {
 
 #[test]
 fn plain_tan_homography_and_frames() {
-    let Some(bin) = harness() else { return };
+    let Some(bin) = harness_with_vectors() else {
+        return;
+    };
     let mut total = Stats::default();
     for (i, frame) in [OutFrame::Same, OutFrame::Galactic, OutFrame::Fk5J1975]
         .into_iter()
         .enumerate()
     {
-        if let Some(case) = case_from("1904-66_TAN", "TAN", frame) {
-            run_case(bin, &case, i, &mut total);
-        }
+        let case = case_from("1904-66_TAN", "TAN", frame);
+        run_case(bin, &case, i, &mut total);
     }
     summary("TAN/frames", &total);
 }
 
 #[test]
 fn sip_and_tpv_distortions() {
-    let Some(bin) = harness() else { return };
+    let Some(bin) = harness_with_vectors() else {
+        return;
+    };
     let mut total = Stats::default();
     for (i, (name, frame)) in [
         ("sip", OutFrame::Same),
@@ -663,16 +683,17 @@ fn sip_and_tpv_distortions() {
     .into_iter()
     .enumerate()
     {
-        if let Some(case) = case_from(name, "TAN", frame) {
-            run_case(bin, &case, i, &mut total);
-        }
+        let case = case_from(name, "TAN", frame);
+        run_case(bin, &case, i, &mut total);
     }
     summary("SIP/TPV", &total);
 }
 
 #[test]
 fn every_projection_family() {
-    let Some(bin) = harness() else { return };
+    let Some(bin) = harness_with_vectors() else {
+        return;
+    };
     let mut total = Stats::default();
     let codes = [
         "AZP", "SZP", "TAN", "STG", "SIN", "ARC", "ZPN", "ZEA", "AIR", "CYP", "CEA", "CAR", "MER",
@@ -681,9 +702,8 @@ fn every_projection_family() {
     ];
     for (i, code) in codes.iter().enumerate() {
         // Input in the projection, output TAN; and the other way round for half of them.
-        if let Some(case) = case_from(&format!("1904-66_{code}"), "TAN", OutFrame::Same) {
-            run_case(bin, &case, i, &mut total);
-        }
+        let case = case_from(&format!("1904-66_{code}"), "TAN", OutFrame::Same);
+        run_case(bin, &case, i, &mut total);
     }
     for (i, name) in [
         "extra_XPH_synth",
@@ -696,9 +716,8 @@ fn every_projection_family() {
     .iter()
     .enumerate()
     {
-        if let Some(case) = case_from(name, "TAN", OutFrame::Galactic) {
-            run_case(bin, &case, i, &mut total);
-        }
+        let case = case_from(name, "TAN", OutFrame::Galactic);
+        run_case(bin, &case, i, &mut total);
     }
     // Output in other projections (their inverse on the output side).
     for (i, proj) in [
@@ -707,33 +726,33 @@ fn every_projection_family() {
     .iter()
     .enumerate()
     {
-        if let Some(case) = case_from("1904-66_TAN", proj, OutFrame::Same) {
-            run_case(bin, &case, i, &mut total);
-        }
+        let case = case_from("1904-66_TAN", proj, OutFrame::Same);
+        run_case(bin, &case, i, &mut total);
     }
     summary("projections", &total);
 }
 
 #[test]
 fn renormalized_nans() {
-    let Some(bin) = harness() else { return };
+    let Some(bin) = harness_with_vectors() else {
+        return;
+    };
     let mut total = Stats::default();
-    if let Some(case) = case_from("sip", "TAN", OutFrame::Same) {
-        for (k, order) in [Order::NearestNeighbor, Order::Bilinear]
-            .into_iter()
-            .enumerate()
-        {
-            for t in TYPES {
-                total.merge(&compare(
-                    bin,
-                    &case,
-                    order,
-                    t,
-                    k == 0,
-                    NanPolicy::Renormalize,
-                    Precision::Reproject,
-                ));
-            }
+    let case = case_from("sip", "TAN", OutFrame::Same);
+    for (k, order) in [Order::NearestNeighbor, Order::Bilinear]
+        .into_iter()
+        .enumerate()
+    {
+        for t in TYPES {
+            total.merge(&compare(
+                bin,
+                &case,
+                order,
+                t,
+                k == 0,
+                NanPolicy::Renormalize,
+                Precision::Reproject,
+            ));
         }
     }
     summary("renormalize", &total);
@@ -743,10 +762,10 @@ fn renormalized_nans() {
 /// against `PixelTransform::general`, input positions only.
 #[test]
 fn general_path_positions() {
-    let Some(bin) = harness() else { return };
-    let Some(case) = case_from("irac_sip", "TAN", OutFrame::Galactic) else {
+    let Some(bin) = harness_with_vectors() else {
         return;
     };
+    let case = case_from("irac_sip", "TAN", OutFrame::Galactic);
     let input = make_input(InType::F64Le, case.shape_in);
     let source = RawSource::new(
         &input.bytes,
@@ -996,6 +1015,9 @@ fn device_like_libm() {
     let Some(bin) = perturbed_harness() else {
         return;
     };
+    if vectors().is_none() {
+        return;
+    }
     let mut total = Stats::default();
     let mut cases: Vec<(String, &str, OutFrame)> = [
         "AZP", "SZP", "TAN", "STG", "SIN", "ARC", "ZPN", "ZEA", "AIR", "CYP", "CEA", "CAR", "MER",
@@ -1016,9 +1038,8 @@ fn device_like_libm() {
         cases.push((name.to_string(), "TAN", frame));
     }
     for (i, (name, proj, frame)) in cases.iter().enumerate() {
-        if let Some(case) = case_from(name, proj, *frame) {
-            run_case(bin, &case, i, &mut total);
-        }
+        let case = case_from(name, proj, *frame);
+        run_case(bin, &case, i, &mut total);
     }
     summary("device-like libm", &total);
 }
@@ -1027,7 +1048,9 @@ fn device_like_libm() {
 /// both as input and as output WCS (the round trip inverts the output's SIP).
 #[test]
 fn sip_inversion_from_ap_bp_guess() {
-    let Some(bin) = harness() else { return };
+    let Some(bin) = harness_with_vectors() else {
+        return;
+    };
     let how = reproject::wcs::distortion::SipInversion {
         tolerance: 1e-12,
         max_iter: 50,
@@ -1035,9 +1058,7 @@ fn sip_inversion_from_ap_bp_guess() {
     };
     let mut total = Stats::default();
     for name in ["irac_sip", "sip"] {
-        let Some(case) = case_from(name, "TAN", OutFrame::Same) else {
-            continue;
-        };
+        let case = case_from(name, "TAN", OutFrame::Same);
         let forward = Case {
             name: format!("{name}-apbp"),
             wcs_in: case.wcs_in.clone().with_sip_inversion(how),
@@ -1075,7 +1096,9 @@ fn sip_inversion_from_ap_bp_guess() {
 /// output).
 #[test]
 fn fk4_eterms_general_path() {
-    let Some(bin) = harness() else { return };
+    let Some(bin) = harness_with_vectors() else {
+        return;
+    };
     let mut total = Stats::default();
     let cases = [
         ("extra_ZEA_FK4_B1950_synth", "TAN", OutFrame::Same),
@@ -1084,9 +1107,8 @@ fn fk4_eterms_general_path() {
         ("irac_sip", "ZEA", OutFrame::Fk4B1950),
     ];
     for (i, (name, proj, frame)) in cases.into_iter().enumerate() {
-        if let Some(case) = case_from(name, proj, frame) {
-            run_case(bin, &case, i, &mut total);
-        }
+        let case = case_from(name, proj, frame);
+        run_case(bin, &case, i, &mut total);
     }
     summary("FK4 E-terms", &total);
 }

@@ -12,7 +12,9 @@
 //! sides call the same libm). `rp_prj_setup` must reject exactly what [`Projection::new`]
 //! rejects.
 //!
-//! Without a C++ compiler the test prints why and passes without checking anything.
+//! Without a C++ compiler the tests fail in CI (`$CI` set) and with
+//! `REPROJECT_RS_REQUIRE_HOST_KERNELS=1` (which `scripts/test.sh` sets); elsewhere they print
+//! why and pass without checking anything (see `tests/common/mod.rs`).
 //! Run with `cargo test --test gpu_host_projections -- --nocapture`.
 
 use std::io::{Read, Write};
@@ -20,6 +22,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+use reproject::wcs::Wcs;
+
+mod common;
 
 /// Doubles in the flat parameter array (`RP_PRJ_PARAMS`).
 const PARAMS: usize = 35;
@@ -28,22 +33,6 @@ const PER_POINT: usize = 13;
 /// Allowed difference, absolute up to magnitude 1 and relative above.
 const TOL: f64 = 1e-12;
 
-/// The first C++ compiler that answers `--version`: `$CXX`, then `c++`, `g++`, `clang++`.
-fn find_compiler() -> Option<String> {
-    let candidates = std::env::var("CXX")
-        .ok()
-        .into_iter()
-        .chain(["c++", "g++", "clang++"].map(String::from));
-    candidates.into_iter().find(|cxx| {
-        Command::new(cxx)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
-}
-
 /// The harness, compiled once per test process (the tests run in parallel and must not
 /// write and run the same file at once); `None` without a compiler.
 fn build_harness() -> Option<PathBuf> {
@@ -51,15 +40,10 @@ fn build_harness() -> Option<PathBuf> {
     BIN.get_or_init(compile_harness).clone()
 }
 
-/// Compiles the harness into the test's scratch directory; `None` without a compiler.
+/// Compiles the harness into the test's scratch directory; `None` without a compiler (a
+/// failure where the host kernels are required, see `common::host_cxx`).
 fn compile_harness() -> Option<PathBuf> {
-    let Some(cxx) = find_compiler() else {
-        eprintln!(
-            "SKIPPED gpu_host_projections: no C++ compiler found ($CXX, c++, g++, clang++); \
-             kernels/projections.cuh was not checked against the Rust projections"
-        );
-        return None;
-    };
+    let cxx = common::host_cxx("gpu_host_projections")?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let source = root.join("kernels/host/projections_harness.cpp");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu_host_projections");
@@ -264,6 +248,33 @@ fn valid_sets() -> Vec<Set> {
         set("ZPN", &[(1, 1.0), (3, -0.05)], Some((0.0, 60.0))),
     ]);
     sets
+}
+
+/// The projection of every case of the WCS vectors (`$WCS_VECTORS` or `../shared/wcs-vectors`),
+/// as [`Wcs::from_header_str`] builds it from the case's header: `(case, code, parameters)`.
+/// Empty without the vectors (a failure where the host kernels are required, see
+/// `common::host_vectors_dir`).
+fn vector_projections() -> Vec<(String, ProjectionCode, ProjectionParams)> {
+    let what = "gpu_host_projections (the projections of the WCS vectors' headers)";
+    let Some(dir) = common::host_vectors_dir(what) else {
+        return Vec::new();
+    };
+    let cases = common::all_cases();
+    assert!(!cases.is_empty(), "{}: no cases", dir.display());
+    cases
+        .into_iter()
+        .map(|name| {
+            let path = dir.join(format!("{name}.hdr"));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let wcs = Wcs::from_header_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let prj = wcs
+                .celestial()
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                .projection();
+            (name, prj.code(), *prj.params())
+        })
+        .collect()
 }
 
 /// Parameter sets that `Projection::new` rejects.
@@ -532,7 +543,23 @@ fn kernel_projections_match_rust() {
         return;
     };
 
-    let sets = valid_sets();
+    let mut sets = valid_sets();
+    // Every projection of the WCS vectors is among the sets: those not listed above are added.
+    let vectors = vector_projections();
+    for (name, code, params) in &vectors {
+        let same = |s: &Set| {
+            s.code == *code && flat_params(s.code, &s.params) == flat_params(*code, params)
+        };
+        if !sets.iter().any(same) {
+            let pv: Vec<(usize, f64)> = (params.pv.iter().enumerate())
+                .filter_map(|(m, v)| Some((m, (*v)?)))
+                .collect();
+            let mut s = set(code.as_str(), &pv, params.fiducial);
+            assert!(same(&s), "{name}: {} rebuilt differently", s.label);
+            s.label = format!("{name} (WCS vectors) {}", s.label);
+            sets.push(s);
+        }
+    }
     let mut built = Vec::new();
     let mut input = Vec::new();
     for (k, s) in sets.iter().enumerate() {
@@ -552,6 +579,12 @@ fn kernel_projections_match_rust() {
         built.push((prj, pts));
     }
     let output = run_harness(&exe, input);
+
+    println!(
+        "{} projections of the WCS vectors, {} of them not among the listed sets",
+        vectors.len(),
+        sets.len() - valid_sets().len()
+    );
 
     let mut at = 0;
     let mut total = Stats::default();

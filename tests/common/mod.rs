@@ -23,6 +23,70 @@ pub fn vectors_dir() -> PathBuf {
     dir
 }
 
+/// Whether the host builds of the CUDA kernels (`tests/gpu_host_*.rs`) must run: in CI (`$CI`
+/// set to anything but `false` or `0`) or with `REPROJECT_RS_REQUIRE_HOST_KERNELS=1`. Then a
+/// missing C++ compiler or missing WCS vectors fail those tests instead of skipping them.
+pub fn host_kernels_required() -> bool {
+    let set = |var: &str| {
+        std::env::var(var)
+            .is_ok_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+    };
+    set("CI") || set("REPROJECT_RS_REQUIRE_HOST_KERNELS")
+}
+
+/// Skips a host-kernel test (`None`, with the reason on stderr) or, where the host kernels
+/// are required ([`host_kernels_required`]), fails it.
+pub fn skip_host_kernels<T>(test: &str, why: &str) -> Option<T> {
+    assert!(
+        !host_kernels_required(),
+        "{test}: {why}; the host parity of the CUDA kernels is required here ($CI or \
+         REPROJECT_RS_REQUIRE_HOST_KERNELS=1) and cannot be skipped"
+    );
+    eprintln!(
+        "SKIPPED {test}: {why} (set CI or REPROJECT_RS_REQUIRE_HOST_KERNELS=1 to fail instead)"
+    );
+    None
+}
+
+/// The C++ compiler for the host builds of the kernels: the first of `$CXX`, `c++`, `g++`,
+/// `clang++` that answers `--version`; `None` (skipped, see [`skip_host_kernels`]) without one.
+pub fn host_cxx(test: &str) -> Option<String> {
+    let candidates = std::env::var("CXX")
+        .ok()
+        .into_iter()
+        .chain(["c++", "g++", "clang++"].map(String::from));
+    let found = candidates.into_iter().find(|cxx| {
+        std::process::Command::new(cxx)
+            .arg("--version")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    found.or_else(|| skip_host_kernels(test, "no C++ compiler ($CXX, c++, g++, clang++)"))
+}
+
+/// The vector directory ([`vectors_dir`]: `$WCS_VECTORS` or `../shared/wcs-vectors`) for the
+/// host-kernel tests, when it holds the vectors; `None` (skipped, see [`skip_host_kernels`])
+/// otherwise.
+pub fn host_vectors_dir(test: &str) -> Option<PathBuf> {
+    let dir = match std::env::var("WCS_VECTORS") {
+        Ok(dir) => PathBuf::from(dir),
+        Err(_) => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/wcs-vectors"),
+    };
+    if dir.join("summary.json").is_file() {
+        Some(dir)
+    } else {
+        skip_host_kernels(
+            test,
+            &format!(
+                "no WCS test vectors at {} (set WCS_VECTORS or put shared/ beside the checkout)",
+                dir.display()
+            ),
+        )
+    }
+}
+
 /// One case of the vectors.
 pub struct Case {
     pub name: String,
