@@ -190,6 +190,8 @@ impl CoordinateMap {
                 hi: (x_hi, y_hi),
             };
             let done = row_h.fill_avx2(x0, xs, ys);
+            #[cfg(test)]
+            AVX2_PIXELS.with(|c| c.set(c.get() + done));
             let (xs_rest, ys_rest) = (&mut xs[done..], &mut ys[done..]);
             for (i, (px, py)) in xs_rest.iter_mut().zip(ys_rest.iter_mut()).enumerate() {
                 let x = (x0 + done + i) as f64;
@@ -275,6 +277,13 @@ impl CoordinateMap {
             }
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Pixels whose positions the AVX2 homography loop computed on this thread (test builds
+    /// only: the tests check that the loop ran).
+    static AVX2_PIXELS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// One output row of the homography: input column `(h[0]·x + c[0]) / W`, row
@@ -431,7 +440,16 @@ mod tests {
             ),
             (tan((0.0, 0.0), 0.0, 0.9), tan((30.0, 20.0), 45.0, 0.7)),
         ];
-        let mut compared = 0;
+        // On x86-64 (CI included) the AVX2 loop must run, so that the comparison is not
+        // of the scalar loop with itself: it fills every whole group of four of each row.
+        #[cfg(target_arch = "x86_64")]
+        assert!(
+            std::arch::is_x86_feature_detected!("avx2"),
+            "this x86-64 CPU has no AVX2: the AVX2 homography loop cannot be tested here"
+        );
+        let vector_expected = cfg!(target_arch = "x86_64");
+        let (mut compared, mut groups) = (0, 0);
+        let before = AVX2_PIXELS.with(|c| c.get());
         for (out, inp) in &pairs {
             let shape_in = (60, 80);
             let map = CoordinateMap::new(out, inp, true, shape_in).unwrap();
@@ -448,6 +466,7 @@ mod tests {
                     };
                     let (mut xs, mut ys) = (vec![0.0; block.len()], vec![0.0; block.len()]);
                     map.block_coords(&block, &mut xs, &mut ys);
+                    groups += block.rows.len() * (width / 4 * 4);
                     for (r, row) in block.rows.clone().enumerate() {
                         let y = row as f64;
                         let (cw, ca, cb) = (
@@ -474,5 +493,12 @@ mod tests {
             }
         }
         assert!(compared > 15_000, "{compared}");
+        let vector = AVX2_PIXELS.with(|c| c.get()) - before;
+        println!("{vector} of {compared} positions from the AVX2 loop");
+        assert_eq!(
+            vector,
+            if vector_expected { groups } else { 0 },
+            "pixels from the AVX2 loop"
+        );
     }
 }

@@ -56,6 +56,28 @@ pub(super) fn usable(
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Points the vector loops sampled on this thread (test builds only: the tests check that
+    /// the loops ran).
+    static VECTOR_POINTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many points the vector loops have sampled on this thread (test builds only).
+#[cfg(test)]
+pub(super) fn vector_points() -> usize {
+    VECTOR_POINTS.with(|c| c.get())
+}
+
+/// The count a vector loop returns, `n`; test builds add it to [`vector_points`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn sampled(n: usize) -> usize {
+    #[cfg(test)]
+    VECTOR_POINTS.with(|c| c.set(c.get() + n));
+    n
+}
+
 /// Loop constants of one window and order.
 #[cfg(target_arch = "x86_64")]
 struct Constants {
@@ -212,13 +234,13 @@ unsafe fn interior_groups(
         let y = _mm256_loadu_pd(ys.as_ptr().add(i));
         let x = _mm256_loadu_pd(xs.as_ptr().add(i));
         let Some(l) = Lanes::of(&k, y, x) else {
-            return i;
+            return sampled(i);
         };
         let [v00, v01, v10, v11] = taps(l.offset);
         _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
         i += 4;
     }
-    i
+    sampled(i)
 }
 
 /// Samples an `f64` window (see [`interior_groups`]): four gathers per group.
@@ -358,7 +380,7 @@ pub(super) unsafe fn spline4<const O: usize>(
         let wx = spline_weights::<O>(cx, _mm256_cvtepi32_pd(kx));
         let first = |knot| _mm_sub_epi32(knot, back);
         let Some(offset) = k.interior_offset(valid, first(ky), first(kx)) else {
-            return i;
+            return sampled(i);
         };
         let mut t = _mm256_setzero_pd();
         for k0 in 0..=O {
@@ -371,12 +393,34 @@ pub(super) unsafe fn spline4<const O: usize>(
         _mm256_storeu_pd(out.as_mut_ptr().add(i), t);
         i += 4;
     }
-    i
+    sampled(i)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::vector_points;
     use crate::interp::{Order, Plane, Sample};
+
+    /// Whether the vector loops must run here: on x86-64, where the machines this is tested
+    /// on (CI included) have AVX2, which is asserted, so that the bit-for-bit comparisons
+    /// below cannot pass by comparing the scalar code with itself.
+    fn vector_loops_expected() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert!(
+                std::arch::is_x86_feature_detected!("avx2"),
+                "this x86-64 CPU has no AVX2: the AVX2 loops cannot be tested here"
+            );
+            true
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    /// The points a vector loop takes out of `len` interior points: every whole group of four.
+    fn whole_groups(len: usize) -> usize {
+        len / 4 * 4
+    }
 
     /// xorshift64*, uniform in [0, 1).
     fn uniform(state: &mut u64) -> f64 {
@@ -456,17 +500,37 @@ mod tests {
         (0..count).map(|_| (inner(rows), inner(cols))).unzip()
     }
 
+    /// The lengths [`compare`] samples of `n` points.
+    fn lengths(n: usize) -> [usize; 3] {
+        [n, n - 1, n - 3]
+    }
+
+    /// What [`compare`] did: values compared, and how many of them the vector loops sampled.
+    #[derive(Default, Clone, Copy)]
+    struct Compared {
+        values: usize,
+        vector: usize,
+    }
+
+    impl std::ops::AddAssign for Compared {
+        fn add_assign(&mut self, o: Compared) {
+            self.values += o.values;
+            self.vector += o.vector;
+        }
+    }
+
     /// `plane.sample_many` (vector groups plus scalar groups), over all the points and over
-    /// the first `len - 1` and `len - 3`, against the scalar `reference.sample` point by
-    /// point, bit for bit; returns how many values it compared.
+    /// the first `len - 1` and `len - 3` ([`lengths`]), against the scalar `reference.sample`
+    /// point by point, bit for bit.
     fn compare<S: Sample>(
         plane: &Plane<'_, S>,
         reference: &Plane<'_>,
         order: Order,
         (ys, xs): &(Vec<f64>, Vec<f64>),
-    ) -> usize {
+    ) -> Compared {
         let mut compared = 0;
-        for len in [ys.len(), ys.len() - 1, ys.len() - 3] {
+        let before = vector_points();
+        for len in lengths(ys.len()) {
             let mut out = vec![0.0; len];
             plane.sample_many(order, &ys[..len], &xs[..len], &mut out);
             for ((&y, &x), &v) in ys.iter().zip(xs).zip(&out) {
@@ -479,7 +543,40 @@ mod tests {
                 compared += 1;
             }
         }
-        compared
+        Compared {
+            values: compared,
+            vector: vector_points() - before,
+        }
+    }
+
+    /// Checks what the vector loops did: on points of whole images (`whole`, some groups
+    /// interior) they sampled some points, and on points whose taps are all inside the window
+    /// (`inner`) every whole group of four, `inner_groups` points; none where they cannot run.
+    fn check_vector_loops(what: &str, whole: Compared, inner: Compared, inner_groups: usize) {
+        if vector_loops_expected() {
+            assert!(
+                whole.vector > 0 && whole.vector < whole.values,
+                "{what}: the vector loops sampled {} of {} points of whole images",
+                whole.vector,
+                whole.values
+            );
+            assert_eq!(
+                inner.vector, inner_groups,
+                "{what}: the vector loops must sample every group of interior points"
+            );
+            assert!(inner_groups > 0, "{what}: no interior points");
+        } else {
+            assert_eq!(
+                whole.vector + inner.vector,
+                0,
+                "{what}: no vector loop here"
+            );
+        }
+        println!(
+            "{what}: {} of {} values from the vector loops on whole images, {} of {} on \
+             interior points",
+            whole.vector, whole.values, inner.vector, inner.values
+        );
     }
 
     /// Bilinear `sample_many` against the scalar code, bit for bit: whole images of every
@@ -488,14 +585,16 @@ mod tests {
     #[test]
     fn groups_of_four_equal_the_scalar_code_bit_for_bit() {
         let mut state = 0x1234_5678_9ABC_DEF1u64;
-        let mut compared = 0usize;
+        // f64 and f32 planes: points of whole images, interior points of windows.
+        let (mut whole, mut inner) = ([Compared::default(); 2], [Compared::default(); 2]);
+        let mut inner_groups = 0;
         for (ny, nx) in SIZES {
             let values = image(&mut state, ny * nx);
             let narrow: Vec<f32> = values.iter().map(|&v| v as f32).collect();
             let plane = Plane::full(&values, ny, nx).unwrap();
             let pts = points(&mut state, ny, nx, 500);
-            compared += compare(&plane, &plane, Order::Bilinear, &pts);
-            compared += compare(
+            whole[0] += compare(&plane, &plane, Order::Bilinear, &pts);
+            whole[1] += compare(
                 &Plane::full(&narrow, ny, nx).unwrap(),
                 &plane,
                 Order::Bilinear,
@@ -509,10 +608,15 @@ mod tests {
                 let window = Plane::with_stride(&values[start..], nx, r.clone(), c.clone(), ny, nx);
                 let narrow_window = Plane::with_stride(&narrow[start..], nx, r, c, ny, nx);
                 let pts = inner_points(&mut state, &rows, &cols, 0.01, 400);
-                compared += compare(&window.unwrap(), &plane, Order::Bilinear, &pts);
-                compared += compare(&narrow_window.unwrap(), &plane, Order::Bilinear, &pts);
+                inner[0] += compare(&window.unwrap(), &plane, Order::Bilinear, &pts);
+                inner[1] += compare(&narrow_window.unwrap(), &plane, Order::Bilinear, &pts);
+                inner_groups += lengths(pts.0.len()).map(whole_groups).iter().sum::<usize>();
             }
         }
+        for (k, what) in ["bilinear f64", "bilinear f32"].into_iter().enumerate() {
+            check_vector_loops(what, whole[k], inner[k], inner_groups);
+        }
+        let compared: usize = whole.iter().chain(&inner).map(|c| c.values).sum();
         assert!(compared > 20_000, "{compared}");
     }
 
@@ -524,10 +628,12 @@ mod tests {
         let mut state = 0x0F1E_2D3C_4B5A_6978u64;
         let mut compared = 0usize;
         for order in [Order::Biquadratic, Order::Bicubic] {
+            let (mut whole, mut inner) = (Compared::default(), Compared::default());
+            let mut inner_groups = 0;
             for (ny, nx) in SIZES {
                 let values = image(&mut state, ny * nx);
                 let plane = Plane::full(&values, ny, nx).unwrap();
-                compared += compare(&plane, &plane, order, &points(&mut state, ny, nx, 600));
+                whole += compare(&plane, &plane, order, &points(&mut state, ny, nx, 600));
                 if ny >= 12 && nx >= 12 {
                     // Rows 3..ny-3, columns 4..nx-3, with the image's stride; points whose
                     // taps stay inside.
@@ -543,9 +649,12 @@ mod tests {
                     )
                     .unwrap();
                     let pts = inner_points(&mut state, &rows, &cols, 1.6, 400);
-                    compared += compare(&window, &plane, order, &pts);
+                    inner += compare(&window, &plane, order, &pts);
+                    inner_groups += lengths(pts.0.len()).map(whole_groups).iter().sum::<usize>();
                 }
             }
+            check_vector_loops(&format!("{order} f64"), whole, inner, inner_groups);
+            compared += whole.values + inner.values;
         }
         assert!(compared > 20_000, "{compared}");
     }
