@@ -87,6 +87,14 @@ pub enum Error {
     /// An operating-system I/O error.
     #[error("I/O error: {0}")]
     Io(String),
+    /// An output (or a job's files) owned by another live run or its workers
+    /// ([`crate::io::OutputLock`]): nothing of it was read, changed or removed.
+    #[error("output busy: {0}")]
+    OutputBusy(String),
+    /// An output path that exists (or a partial file left by a run that stopped) and that the
+    /// call may not replace because overwriting is off.
+    #[error("{0} (overwriting is off)")]
+    OutputExists(String),
     /// No usable GPU: no CUDA driver or NVRTC library, no device, kernels that did not build,
     /// or a job the GPU kernels do not cover (only an error when the GPU was asked for).
     #[error("GPU unavailable: {0}")]

@@ -282,7 +282,7 @@ fn mutated_headers_never_panic() {
                 let i = (rng.next() as usize) % bytes.len();
                 bytes[i] = alphabet[(rng.next() as usize) % alphabet.len()];
             }
-            if rng.next() % 10 == 0 {
+            if rng.next().is_multiple_of(10) {
                 let cut = (rng.next() as usize) % bytes.len();
                 bytes.truncate(cut);
             }

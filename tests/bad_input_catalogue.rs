@@ -24,7 +24,8 @@ use std::sync::Arc;
 use ndarray::{Array2, Array3, ArrayD, IxDyn};
 use reproject::engine::lazy::{InputSpec, LazyReprojection, ReprojectPlan};
 use reproject::engine::processes::{
-    missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, WorkerCommand,
+    missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
+    FootprintRequest, OutputRequest, ProcessJob, WorkerCommand,
 };
 use reproject::engine::{reproject_interp, reproject_interp_into, Options, Plan};
 use reproject::interp::{NanPolicy, Order};
@@ -1659,15 +1660,30 @@ fn job(dir: &Path) -> (ReprojectPlan, PathBuf) {
     (plan, dir.join("out.npy"))
 }
 
-fn create(
-    path: &Path,
-) -> impl FnOnce() -> reproject::Result<(MappedOutput, Option<MappedOutput>)> + '_ {
-    move || {
-        Ok((
-            MappedOutput::create_npy(path, &[2, 40, 45], OutputType::F64, false)?,
-            None,
-        ))
+/// The job's output: `path` as a `.npy` file, no footprint.
+fn request(path: &Path) -> OutputRequest {
+    OutputRequest {
+        data: FileRequest::npy(path),
+        dtype: OutputType::F64,
+        footprint: FootprintRequest::None,
+        overwrite: false,
     }
+}
+
+/// Runs the job into `out` with `workers` processes of `command`.
+fn run_job(
+    plan: &ReprojectPlan,
+    out: &Path,
+    workers: usize,
+    command: &WorkerCommand,
+) -> Result<PathBuf, Error> {
+    run_processes(plan, &request(out), workers, command, &mut |_, _| {})
+}
+
+/// Prepares the job into `out` the way `--plan-only` does (the owner's locks let go).
+fn prepare(plan: &ReprojectPlan, out: &Path) -> (PathBuf, ProcessJob) {
+    let prepared = prepare_job(plan, &request(out)).unwrap();
+    (prepared.job_file.clone(), prepared.job.clone())
 }
 
 /// Runs every block of the job in `job_file` as the only worker; the error it ends with.
@@ -1685,7 +1701,7 @@ const PROCESS_CASES: &[Case] = &[
                 program: "sh".into(),
                 args: vec!["-c".into(), "kill -9 $$".into(), "sh".into()],
             };
-            let e = run_processes(&plan, &out, create(&out), 2, &killed).unwrap_err();
+            let e = run_job(&plan, &out, 2, &killed).unwrap_err();
             let m = e.to_string();
             assert!(matches!(e, Error::Io(_)), "{m}");
             assert!(
@@ -1706,7 +1722,7 @@ const PROCESS_CASES: &[Case] = &[
         "the job's input vanished before the worker ran: the worker's error names it",
         |d| {
             let (plan, out) = job(d);
-            let (job_file, job) = prepare_job(&plan, &out, create(&out)).unwrap();
+            let (job_file, job) = prepare(&plan, &out);
             std::fs::remove_file(d.join("input.npy")).unwrap();
             let e = sole_worker_error(&job_file);
             assert_io_error(&e, &["input.npy"]);
@@ -1718,7 +1734,7 @@ const PROCESS_CASES: &[Case] = &[
         "a partly computed job: the rerun names the still-missing blocks, publishes nothing",
         |d| {
             let (plan, out) = job(d);
-            let (job_file, job) = prepare_job(&plan, &out, create(&out)).unwrap();
+            let (job_file, job) = prepare(&plan, &out);
             assert_eq!(
                 run_worker(&job_file, &BlockSelection::Range(0..3)).unwrap(),
                 3
@@ -1729,13 +1745,7 @@ const PROCESS_CASES: &[Case] = &[
                 program: "false".into(),
                 args: vec![],
             };
-            let result = run_processes(
-                &plan,
-                &out,
-                || panic!("resumes, never recreates"),
-                1,
-                &failing,
-            );
+            let result = run_job(&plan, &out, 1, &failing);
             let m = result.unwrap_err().to_string();
             assert!(m.contains("worker 0 of 1 ended with exit status: 1"), "{m}");
             assert!(m.contains("9 of 12 blocks missing"), "{m}");
@@ -1748,7 +1758,7 @@ const PROCESS_CASES: &[Case] = &[
         "corrupt job file and corrupt progress file: errors, nothing published",
         |d| {
             let (plan, out) = job(d);
-            let (job_file, job) = prepare_job(&plan, &out, create(&out)).unwrap();
+            let (job_file, job) = prepare(&plan, &out);
             std::fs::write(&job.progress, [0u8; 5]).unwrap();
             let e = sole_worker_error(&job_file);
             assert_io_error(&e, &["corrupt progress file"]);
@@ -1759,14 +1769,26 @@ const PROCESS_CASES: &[Case] = &[
         },
     ),
     (
-        "a job file of another reprojection into the same output: refused",
+        "a job file of another reprojection into the same output: refused, naming the difference",
         |d| {
             let (plan, out) = job(d);
-            prepare_job(&plan, &out, create(&out)).unwrap();
+            prepare(&plan, &out);
             let mut other = plan.clone();
             other.shape_out = vec![40, 44];
-            let e = prepare_job(&other, &out, || panic!("must not create")).unwrap_err();
-            assert_io_error(&e, &["another reprojection"]);
+            let e = prepare_job(&other, &request(&out)).unwrap_err();
+            let m = e.to_string();
+            assert!(matches!(e, Error::InvalidArgument(_)), "{m}");
+            assert!(
+                m.contains("differs from this one in the output shape"),
+                "{m}"
+            );
+            let mut dtype = request(&out);
+            dtype.dtype = OutputType::F32;
+            let m = prepare_job(&plan, &dtype).unwrap_err().to_string();
+            assert!(
+                m.contains("differs from this one in the output dtype"),
+                "{m}"
+            );
         },
     ),
     (

@@ -116,7 +116,7 @@ fn unreadable_inputs_are_errors() {
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
     let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (100, 100), }";
     let mut header = header.to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');

@@ -136,7 +136,7 @@ fn value_at(y: usize, x: usize) -> f64 {
 
 fn make_input(t: InType, shape: (usize, usize)) -> RawInput {
     let (ny, nx) = shape;
-    let nan_at = |y: usize, x: usize| (y * 7 + x * 3) % 97 == 0;
+    let nan_at = |y: usize, x: usize| (y * 7 + x * 3).is_multiple_of(97);
     let mut bytes = Vec::new();
     for y in 0..ny {
         for x in 0..nx {
@@ -618,7 +618,7 @@ fn run_case(bin: &Path, case: &Case, seed: usize, total: &mut Stats) {
     .enumerate()
     {
         let t = TYPES[(seed + k) % TYPES.len()];
-        let out_f64 = (seed + k) % 2 == 0;
+        let out_f64 = (seed + k).is_multiple_of(2);
         stats.merge(&compare(
             bin,
             case,
@@ -817,7 +817,7 @@ fn general_path_positions() {
                 px >= -0.5 && px < ix as f64 - 0.5 && py >= -0.5 && py < iy as f64 - 0.5
             });
             let cpu = cpu.filter(|&(px, py)| {
-                backward.map(px, py).map_or(true, |(bx, by)| {
+                backward.map(px, py).is_none_or(|(bx, by)| {
                     (bx - x).abs() <= 1.0 && (by - y).abs() <= 1.0
                 })
             });

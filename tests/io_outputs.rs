@@ -201,12 +201,12 @@ fn refuses_to_overwrite_without_permission() {
     fs::write(&fits, b"precious fits").unwrap();
     let e = MappedOutput::create_npy(&npy, &[2, 2], OutputType::F32, false).unwrap_err();
     assert!(
-        matches!(&e, Error::Io(m) if m.contains("refusing to overwrite")),
+        matches!(&e, Error::OutputExists(m) if m.contains("already exists")),
         "{e}"
     );
     let e = MappedOutput::create_fits(&fits, &[2, 2], OutputType::F32, "", false).unwrap_err();
     assert!(
-        matches!(&e, Error::Io(m) if m.contains("refusing to overwrite")),
+        matches!(&e, Error::OutputExists(m) if m.contains("already exists")),
         "{e}"
     );
     let e = MappedOutput::create_fits_with_footprint(
@@ -218,7 +218,7 @@ fn refuses_to_overwrite_without_permission() {
         false,
     )
     .unwrap_err();
-    assert!(matches!(e, Error::Io(_)));
+    assert!(matches!(e, Error::OutputExists(_)));
     assert_eq!(fs::read(&npy).unwrap(), b"precious npy");
     assert_eq!(fs::read(&fits).unwrap(), b"precious fits");
     assert_eq!(listing(&d), vec!["precious.fits", "precious.npy"]);
@@ -266,7 +266,15 @@ fn drop_without_finish_leaves_nothing() {
             false,
         )
         .unwrap();
-        assert_eq!(listing(&d), vec!["a.npy.partial", "b.fits.partial"]);
+        assert_eq!(
+            listing(&d),
+            vec![
+                "a.npy.lock",
+                "a.npy.partial",
+                "b.fits.lock",
+                "b.fits.partial"
+            ]
+        );
         drop(b);
         // A panic while writing also cleans up.
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
@@ -285,7 +293,10 @@ fn stale_partial_and_late_competitor() {
     let partial = d.join("img.npy.partial");
     fs::write(&partial, b"left over by a crash").unwrap();
     let e = MappedOutput::create_npy(&path, &[2, 2], OutputType::F32, false).unwrap_err();
-    assert!(matches!(&e, Error::Io(m) if m.contains("partial")), "{e}");
+    assert!(
+        matches!(&e, Error::OutputExists(m) if m.contains("img.npy.partial was left")),
+        "{e}"
+    );
     assert_eq!(fs::read(&partial).unwrap(), b"left over by a crash");
     // With overwrite, the stale partial file is replaced.
     let out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F32, true).unwrap();
@@ -299,11 +310,102 @@ fn stale_partial_and_late_competitor() {
     fs::write(&path, b"someone else's").unwrap();
     let e = out.finish().unwrap_err();
     assert!(
-        matches!(&e, Error::Io(m) if m.contains("refusing to overwrite")),
+        matches!(&e, Error::OutputExists(m) if m.contains("appeared while")),
         "{e}"
     );
     assert_eq!(fs::read(&path).unwrap(), b"someone else's");
     assert!(!d.join("race.fits.partial").exists());
+}
+
+/// Not a test of its own: a second process that creates `$REPROJECT_HOLDER_OUTPUT`, writes it,
+/// says so on stdout and then waits (until killed, or until stdin closes, then publishes).
+#[test]
+fn holder_entry() {
+    let Ok(path) = std::env::var("REPROJECT_HOLDER_OUTPUT") else {
+        return;
+    };
+    let mut out = MappedOutput::create_fits(&path, &[8, 8], OutputType::F32, "", true).unwrap();
+    out.data_mut::<f32>().unwrap().fill(7.0);
+    println!("holding");
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+    out.finish().unwrap();
+}
+
+/// Starts a holder process on `path`; returns once it holds the output.
+fn start_holder(path: &std::path::Path) -> std::process::Child {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["holder_entry", "--exact", "--nocapture", "--test-threads=1"])
+        .env("REPROJECT_HOLDER_OUTPUT", path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(
+        lines.any(|l| l.unwrap().contains("holding")),
+        "the holder never held the output"
+    );
+    // Whatever the test harness prints later is read, so that it never writes into a closed
+    // pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    child
+}
+
+/// Two processes on one output: the second is refused at once while the first lives (naming
+/// it), whatever the overwrite flag, and nothing of the first's is touched; once the first is
+/// killed, its partial file is stale and the lock is free.
+#[test]
+fn a_second_process_is_refused_while_the_first_lives() {
+    let d = dir("two_processes");
+    let path = d.join("shared.fits");
+    let mut holder = start_holder(&path);
+    let partial = d.join("shared.fits.partial");
+    let before = fs::read(&partial).unwrap();
+    for overwrite in [false, true] {
+        let e =
+            MappedOutput::create_fits(&path, &[8, 8], OutputType::F64, "", overwrite).unwrap_err();
+        assert!(
+            matches!(&e, Error::OutputBusy(m) if m.contains(&format!("process {}", holder.id()))),
+            "{e}"
+        );
+    }
+    assert_eq!(
+        fs::read(&partial).unwrap(),
+        before,
+        "the owner's file untouched"
+    );
+    assert!(!path.exists());
+    // The holder publishes when told to.
+    drop(holder.stdin.take());
+    assert!(holder.wait().unwrap().success());
+    assert_eq!(listing(&d), vec!["shared.fits"]);
+
+    // A holder killed mid-write leaves its partial file and no owner: refused without
+    // overwrite (as stale), replaced with it; the published file is never the dead one's.
+    let path = d.join("killed.fits");
+    let mut holder = start_holder(&path);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let e = MappedOutput::create_fits(&path, &[8, 8], OutputType::F32, "", false).unwrap_err();
+    assert!(
+        matches!(&e, Error::OutputExists(m) if m.contains("stopped")),
+        "{e}"
+    );
+    let mut out = MappedOutput::create_fits(&path, &[8, 8], OutputType::F32, "", true).unwrap();
+    out.data_mut::<f32>().unwrap().fill(1.0);
+    out.finish().unwrap();
+    let src = reproject::io::FitsSource::open(&path, 0).unwrap();
+    let mut row = [0.0; 8];
+    src.read_window(0, 3..4, 0..8, &mut row).unwrap();
+    assert_eq!(row, [1.0; 8]);
+    assert!(
+        listing(&d).iter().all(|f| !f.starts_with("killed.fits.")),
+        "{:?}",
+        listing(&d)
+    );
 }
 
 #[test]

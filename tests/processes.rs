@@ -8,11 +8,22 @@ use std::path::{Path, PathBuf};
 
 use ndarray::Array3;
 use reproject::engine::lazy::{InputSpec, ReprojectPlan};
-use reproject::engine::processes::{run_processes, run_worker, BlockSelection, WorkerCommand};
+use reproject::engine::processes::{
+    run_processes, run_worker, BlockSelection, FileRequest, FootprintRequest, OutputRequest,
+    WorkerCommand,
+};
 use reproject::engine::{reproject_interp, Options};
 use reproject::interp::Order;
-use reproject::io::{ArraySource, ImageSource, MappedOutput, NpySource, OutputType};
+use reproject::io::{ArraySource, ImageSource, NpySource, OutputType};
 use reproject::wcs::Wcs;
+use reproject::Result;
+
+/// Device and inode of a file.
+fn file_id(path: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap();
+    (meta.dev(), meta.ino())
+}
 
 /// Not a test of its own: the worker side when started by `worker_command`.
 #[test]
@@ -79,19 +90,23 @@ fn setup(name: &str) -> (PathBuf, ReprojectPlan, Array3<f64>) {
     (dir, plan, image)
 }
 
-fn create(
-    path: &Path,
-) -> impl FnOnce() -> reproject::Result<(MappedOutput, Option<MappedOutput>)> + '_ {
-    move || {
-        let data = MappedOutput::create_npy(path, &[2, 90, 110], OutputType::F64, false)?;
-        let footprint = MappedOutput::create_npy(
-            path.with_extension("footprint.npy"),
-            &[2, 90, 110],
-            OutputType::F64,
-            false,
-        )?;
-        Ok((data, Some(footprint)))
+fn request(path: &Path) -> OutputRequest {
+    OutputRequest {
+        data: FileRequest::npy(path),
+        dtype: OutputType::F64,
+        footprint: FootprintRequest::File(FileRequest::npy(path.with_extension("footprint.npy"))),
+        overwrite: false,
     }
+}
+
+/// Runs the job with `workers` processes of `command`, without progress reports.
+fn run(
+    plan: &ReprojectPlan,
+    out: &Path,
+    workers: usize,
+    command: &WorkerCommand,
+) -> Result<PathBuf> {
+    run_processes(plan, &request(out), workers, command, &mut |_, _| {})
 }
 
 fn read_all(path: &Path) -> Vec<f64> {
@@ -109,7 +124,7 @@ fn read_all(path: &Path) -> Vec<f64> {
 fn processes_match_the_eager_call() {
     let (dir, plan, image) = setup("processes_ok");
     let out = dir.join("out.npy");
-    let published = run_processes(&plan, &out, create(&out), 3, &worker_command(None)).unwrap();
+    let published = run(&plan, &out, 3, &worker_command(None)).unwrap();
     assert_eq!(published, out);
     let source = ArraySource::new(image.view().into_dyn()).unwrap();
     let (want, want_fp) = reproject_interp(
@@ -139,23 +154,18 @@ fn processes_match_the_eager_call() {
 fn a_failed_worker_is_reported_and_the_rerun_completes() {
     let (dir, plan, image) = setup("processes_fail");
     let out = dir.join("out.npy");
-    let err =
-        run_processes(&plan, &out, create(&out), 3, &worker_command(Some("1/3"))).unwrap_err();
+    let err = run(&plan, &out, 3, &worker_command(Some("1/3"))).unwrap_err();
     let message = err.to_string();
     assert!(message.contains("worker 1 of 3"), "{message}");
     assert!(
         !out.exists(),
         "an incomplete output must not appear under its final name"
     );
-    // The rerun computes only what is missing and publishes.
-    run_processes(
-        &plan,
-        &out,
-        || panic!("the rerun must resume, not create"),
-        2,
-        &worker_command(None),
-    )
-    .unwrap();
+    // The rerun computes only what is missing and publishes: the published file is the
+    // partial file of the first run.
+    let partial = file_id(&dir.join("out.npy.partial"));
+    run(&plan, &out, 2, &worker_command(None)).unwrap();
+    assert_eq!(file_id(&out), partial, "the rerun must resume, not create");
     let source = ArraySource::new(image.view().into_dyn()).unwrap();
     let (want, _) = reproject_interp(
         &source,

@@ -273,7 +273,7 @@ fn one_run(rng: &mut Rng, run: usize, tally: &mut Tally) {
         tally.widened += 1;
     }
 
-    if run % 10 == 0 {
+    if run.is_multiple_of(10) {
         // The lazy path: a plan of its own, blocks computed last to first.
         let lazy = LazyReprojection::new(
             Plan::with_shared_source(source, &wcs_in, &wcs_out, &[ny, nx], &options).unwrap(),

@@ -153,7 +153,7 @@ pub fn kind_of(err: &Error) -> Kind {
         // Non-celestial (e.g. linear pixel) WCS pairs are valid reproject input that the
         // engine does not implement.
         Error::UnsupportedAxis(_) | Error::NoCelestialAxes => Kind::Unsupported,
-        Error::Fits(_) | Error::Io(_) => Kind::Io,
+        Error::Fits(_) | Error::Io(_) | Error::OutputBusy(_) | Error::OutputExists(_) => Kind::Io,
         Error::GpuUnavailable(_) | Error::Gpu { .. } => Kind::DeviceUnavailable,
         // Header parsing and WCS set-up: MalformedCard, MissingKeyword, InvalidValue,
         // DuplicateKeyword, MalformedCtype, UnknownProjection, InconsistentAxes, PvOutOfRange,

@@ -631,7 +631,7 @@ pub(super) mod pipeline {
                     let w = plan.window_for(b);
                     let bytes = padded(w.rows.len() * w.cols.len() * input.elem());
                     let slot = &mut slots[slot_i];
-                    if slot.d_win.as_ref().map_or(true, |d| d.len() < bytes) {
+                    if slot.d_win.as_ref().is_none_or(|d| d.len() < bytes) {
                         slot.d_win = None;
                         let s = slot.stream.clone();
                         let d = at(guard("alloc", || unsafe { s.alloc::<u8>(bytes) }), &name)?;

@@ -179,6 +179,7 @@ mod decode;
 pub(crate) use decode::sample_size as decode_sample_size;
 #[cfg(feature = "fits")]
 mod fits;
+mod lock;
 mod npy;
 mod output;
 
@@ -187,10 +188,11 @@ pub use array::{parse_numpy_dtype, ArrayElement, ArraySource, ByteOrder, RawSour
 pub(crate) use fits::check_hdu_headers;
 #[cfg(feature = "fits")]
 pub use fits::FitsSource;
+pub use lock::{OutputLock, INHERITED_LOCKS_VAR};
 pub use npy::{NpyHeader, NpySource};
 pub use output::{
     available_memory, MappedOutput, OutputElement, OutputFormat, OutputLayout, OutputType,
-    SharedOutputMap,
+    PendingFile, SharedOutputMap,
 };
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use memmap2::MmapMut;
 use ndarray::{ArrayViewMutD, IxDyn};
 use rayon::prelude::*;
 
+use super::OutputLock;
 use crate::error::{Error, Result};
 
 /// The sample type of an output file.
@@ -171,6 +172,8 @@ pub struct MappedOutput {
     map: Option<MmapMut>,
     file: Option<File>,
     finished: bool,
+    /// This run's ownership of the output, released after publishing (or removing) it.
+    lock: Option<OutputLock>,
 }
 
 /// FITS block size.
@@ -387,11 +390,11 @@ impl MappedOutput {
                 )));
             }
             if !overwrite {
-                return Err(Error::Io(format!(
-                    "refusing to overwrite existing file {p} (pass overwrite = true to replace it)"
-                )));
+                return Err(Error::OutputExists(format!("output {p} already exists")));
             }
         }
+        // From here to `finish` (or the drop), this run alone owns the output.
+        let lock = OutputLock::acquire(path)?;
         let mut partial_name = name.to_os_string();
         partial_name.push(".partial");
         let partial = path.with_file_name(partial_name);
@@ -404,15 +407,16 @@ impl MappedOutput {
         };
         let file = match open() {
             Ok(f) => f,
+            // No live run owns it (we hold the lock): a run that stopped left it.
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && overwrite => {
                 std::fs::remove_file(&partial)
                     .map_err(|e| Error::Io(format!("{}: {e}", partial.display())))?;
                 open().map_err(|e| Error::Io(format!("{}: {e}", partial.display())))?
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(Error::Io(format!(
-                    "{} already exists: another write to {p} is in progress or a previous one \
-                     crashed; remove it or pass overwrite = true",
+                return Err(Error::OutputExists(format!(
+                    "{} was left by an earlier write to {p} that stopped before finishing (no \
+                     run owns it now); remove it",
                     partial.display()
                 )))
             }
@@ -430,6 +434,7 @@ impl MappedOutput {
             map: None,
             file: None,
             finished: false,
+            lock: Some(lock),
         };
         let io = |e: std::io::Error| Error::Io(format!("{}: {e}", partial.display()));
         file.set_len(total as u64).map_err(io)?;
@@ -638,7 +643,7 @@ impl MappedOutput {
     ///
     /// Without `overwrite`, the move fails (and the partial file is removed) if `path` has
     /// appeared in the meantime; with it, an existing file is atomically replaced. On error the
-    /// partial file is removed.
+    /// partial file is removed. The output's lock is released once the file is in place.
     ///
     /// ```
     /// use reproject::io::{MappedOutput, OutputType};
@@ -650,10 +655,57 @@ impl MappedOutput {
     /// # std::fs::remove_file(&done)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
-    pub fn finish(mut self) -> Result<PathBuf> {
+    pub fn finish(self) -> Result<PathBuf> {
+        let mut paths = Self::finish_together(vec![self], Vec::new())?;
+        Ok(paths.remove(0))
+    }
+
+    /// Completes several outputs of one command (an image, its separate footprint, a preview
+    /// written as a [`PendingFile`]) and publishes them together: every file is converted,
+    /// flushed and synced first, then each is moved onto its final name; if a move fails, the
+    /// files this call already put in place under new names are taken back, so either every
+    /// output appears or (but for a failure while replacing files under `overwrite`) none
+    /// does. Returns the final paths of `outputs`, then of `files`.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputType, PendingFile};
+    /// let dir = std::env::temp_dir().join(format!("together_doc_{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let a = MappedOutput::create_npy(dir.join("a.npy"), &[2, 2], OutputType::F32, true)?;
+    /// let note = PendingFile::write(dir.join("a.txt"), b"made by a test", false)?;
+    /// std::fs::write(dir.join("a.txt"), b"appeared meanwhile")?;
+    /// assert!(MappedOutput::finish_together(vec![a], vec![note]).is_err());
+    /// assert!(!dir.join("a.npy").exists()); // not published alone
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn finish_together(
+        mut outputs: Vec<MappedOutput>,
+        mut files: Vec<PendingFile>,
+    ) -> Result<Vec<PathBuf>> {
+        for out in &mut outputs {
+            out.complete()?;
+        }
+        let moves: Vec<Publication> = outputs
+            .iter()
+            .map(MappedOutput::publication)
+            .chain(files.iter().map(|f| f.publication.clone()))
+            .collect();
+        publish(&moves, false)?;
+        for out in &mut outputs {
+            out.finished = true;
+        }
+        for file in &mut files {
+            file.published = true;
+        }
+        Ok(moves.into_iter().map(|m| m.path).collect())
+    }
+
+    /// Converts FITS data to the file's byte order, then flushes and syncs the file.
+    fn complete(&mut self) -> Result<()> {
         let io = |e: std::io::Error| Error::Io(format!("{}: {e}", self.partial.display()));
         if let Some(mut map) = self.map.take() {
-            if self.format == OutputFormat::Fits && cfg!(target_endian = "little") {
+            if swaps_samples(self.format) {
                 let areas: Vec<Area> = std::iter::once(self.data.clone())
                     .chain(self.footprint.clone())
                     .collect();
@@ -669,50 +721,209 @@ impl MappedOutput {
         if let Some(file) = self.file.take() {
             file.sync_all().map_err(io)?;
         }
-        if self.overwrite {
-            std::fs::rename(&self.partial, &self.path).map_err(io)?;
-        } else {
-            // Publish without ever replacing a file that appeared meanwhile: a hard link fails
-            // if the target exists. Fall back to check-then-rename where links are unsupported.
-            match std::fs::hard_link(&self.partial, &self.path) {
-                Ok(()) => {
-                    std::fs::remove_file(&self.partial).map_err(io)?;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    return Err(Error::Io(format!(
-                        "refusing to overwrite {}, which appeared while the output was being \
-                         written (pass overwrite = true to replace it)",
-                        self.path.display()
-                    )));
-                }
-                Err(_) => {
-                    if std::fs::symlink_metadata(&self.path).is_ok() {
-                        return Err(Error::Io(format!(
-                            "refusing to overwrite existing file {}",
-                            self.path.display()
-                        )));
-                    }
-                    std::fs::rename(&self.partial, &self.path).map_err(io)?;
-                }
-            }
+        Ok(())
+    }
+
+    fn publication(&self) -> Publication {
+        Publication {
+            partial: self.partial.clone(),
+            path: self.path.clone(),
+            overwrite: self.overwrite,
         }
-        if let Some(dir) = self.path.parent() {
-            // Make the rename durable where the platform allows syncing a directory.
-            if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            }) {
-                let _ = d.sync_all();
-            }
-        }
-        self.finished = true;
-        Ok(self.path.clone())
     }
 }
 
-/// Where a suspended [`MappedOutput`] lives and how its file is laid out, so that it can be
-/// resumed ([`MappedOutput::resume`]) or written by other processes ([`SharedOutputMap`]).
+/// Whether the samples of a file in `format` are stored in another byte order than this
+/// machine's (FITS is big-endian).
+fn swaps_samples(format: OutputFormat) -> bool {
+    format == OutputFormat::Fits && cfg!(target_endian = "little")
+}
+
+/// A small output written whole (a preview image, say) to `<path>.partial` under the
+/// output's lock, to be published with others by [`MappedOutput::finish_together`]; dropped
+/// unpublished, it is removed.
+///
+/// ```
+/// use reproject::io::{MappedOutput, PendingFile};
+/// let path = std::env::temp_dir().join(format!("pending_doc_{}.txt", std::process::id()));
+/// let file = PendingFile::write(&path, b"hello", true)?;
+/// MappedOutput::finish_together(Vec::new(), vec![file])?;
+/// assert_eq!(std::fs::read(&path)?, b"hello");
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct PendingFile {
+    publication: Publication,
+    published: bool,
+    _lock: OutputLock,
+}
+
+impl PendingFile {
+    /// Writes `bytes` to `<path>.partial` and syncs it; fails if `path` exists and not
+    /// `overwrite`, or if another run owns `path`.
+    pub fn write(path: impl AsRef<Path>, bytes: &[u8], overwrite: bool) -> Result<PendingFile> {
+        let path = path.as_ref();
+        if !overwrite && std::fs::symlink_metadata(path).is_ok() {
+            return Err(Error::OutputExists(format!(
+                "output {} already exists",
+                path.display()
+            )));
+        }
+        let lock = OutputLock::acquire(path)?;
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = PathBuf::from(partial);
+        let pending = PendingFile {
+            publication: Publication {
+                partial: partial.clone(),
+                path: path.to_path_buf(),
+                overwrite,
+            },
+            published: false,
+            _lock: lock,
+        };
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", partial.display()));
+        let mut file = File::create(&partial).map_err(io)?;
+        std::io::Write::write_all(&mut file, bytes).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        Ok(pending)
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_file(&self.publication.partial);
+        }
+    }
+}
+
+/// A completed partial file and the name it is published under.
+#[derive(Debug, Clone)]
+struct Publication {
+    partial: PathBuf,
+    path: PathBuf,
+    overwrite: bool,
+}
+
+/// How a publication put its file in place, so that it can be taken back.
+enum Placed {
+    /// A new name (hard link) beside the partial file.
+    Linked,
+    /// Renamed onto a name that did not exist (where hard links are unsupported).
+    Renamed,
+}
+
+/// Moves each completed partial file onto its final name: new names first (hard links, which
+/// fail if the name exists, taken back if a later one fails), then replacements (atomic
+/// renames), then the partial names of the linked files are removed. With `resuming`, a
+/// partial file already moved (gone, or linked to its final name) by an earlier, interrupted
+/// publication of the same files counts as published.
+fn publish(moves: &[Publication], resuming: bool) -> Result<()> {
+    let io = |p: &Path, e: std::io::Error| Error::Io(format!("{}: {e}", p.display()));
+    let mut placed: Vec<(&Publication, Placed)> = Vec::new();
+    let take_back = |placed: &[(&Publication, Placed)]| {
+        for (m, how) in placed {
+            let _ = match how {
+                Placed::Linked => std::fs::remove_file(&m.path),
+                Placed::Renamed => std::fs::rename(&m.path, &m.partial),
+            };
+        }
+    };
+    let mut unlink = Vec::new();
+    for m in moves.iter().filter(|m| !m.overwrite) {
+        if resuming && (already_linked(m) || !m.partial.exists()) {
+            unlink.push(m);
+            continue;
+        }
+        match std::fs::hard_link(&m.partial, &m.path) {
+            Ok(()) => {
+                placed.push((m, Placed::Linked));
+                unlink.push(m);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                take_back(&placed);
+                return Err(Error::OutputExists(format!(
+                    "output {} appeared while it was being written",
+                    m.path.display()
+                )));
+            }
+            Err(_) if std::fs::symlink_metadata(&m.path).is_ok() => {
+                take_back(&placed);
+                return Err(Error::OutputExists(format!(
+                    "output {} already exists",
+                    m.path.display()
+                )));
+            }
+            Err(_) => match std::fs::rename(&m.partial, &m.path) {
+                Ok(()) => placed.push((m, Placed::Renamed)),
+                Err(e) => {
+                    take_back(&placed);
+                    return Err(io(&m.partial, e));
+                }
+            },
+        }
+    }
+    for m in moves.iter().filter(|m| m.overwrite) {
+        if resuming && !m.partial.exists() {
+            continue;
+        }
+        if let Err(e) = std::fs::rename(&m.partial, &m.path) {
+            take_back(&placed);
+            return Err(io(&m.partial, e));
+        }
+    }
+    for m in unlink {
+        match std::fs::remove_file(&m.partial) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&m.partial, e)),
+            _ => {}
+        }
+    }
+    for m in moves {
+        sync_parent(&m.path);
+    }
+    Ok(())
+}
+
+/// Whether the partial file is already a hard link of its final name.
+fn already_linked(m: &Publication) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(&m.partial), std::fs::metadata(&m.path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        false
+    }
+}
+
+/// Makes a rename in the folder of `path` durable where the platform allows syncing a
+/// directory.
+fn sync_parent(path: &Path) {
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+/// Where a suspended [`MappedOutput`] lives and how its file is laid out, so that worker
+/// processes can write it ([`SharedOutputMap`]) and its owner can publish it
+/// ([`OutputLayout::publish`]). From suspension on, the file holds its samples in the file's
+/// own byte order (big-endian for FITS): writers convert what they write
+/// ([`SharedOutputMap::file_order`]), so the file is the same whatever was interrupted
+/// and redone.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OutputLayout {
     path: PathBuf,
@@ -723,6 +934,9 @@ pub struct OutputLayout {
     data: Area,
     footprint: Option<Area>,
     file_len: u64,
+    /// Device and inode of the partial file, so that a file recreated under the same name is
+    /// never taken for this one.
+    file_id: (u64, u64),
 }
 
 impl OutputLayout {
@@ -745,95 +959,168 @@ impl OutputLayout {
     pub fn dtype(&self) -> OutputType {
         self.data.dtype
     }
+
+    /// The file format.
+    pub fn format(&self) -> OutputFormat {
+        self.format
+    }
+
+    /// The footprint's sample type, if the file holds a footprint (FITS extension).
+    pub fn footprint_dtype(&self) -> Option<OutputType> {
+        self.footprint.as_ref().map(|a| a.dtype)
+    }
+
+    /// Whether the final file may replace an existing one.
+    pub fn overwrite(&self) -> bool {
+        self.overwrite
+    }
+
+    /// Checks that the partial file is the one this layout describes (same file, same size):
+    /// an error if it is gone, was recreated, or has another size.
+    pub fn check_partial(&self) -> Result<()> {
+        let meta = std::fs::metadata(&self.partial)
+            .map_err(|e| Error::Io(format!("{}: {e}", self.partial.display())))?;
+        if file_id(&meta) != self.file_id || meta.len() != self.file_len {
+            return Err(Error::Io(format!(
+                "{}: not the partial file this job created (it was replaced or resized)",
+                self.partial.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Publishes suspended outputs together, as [`MappedOutput::finish_together`] does, after
+    /// checking that each partial file is the one suspended and that `locks` hold each
+    /// output. An interrupted earlier call on the same layouts is completed, not repeated:
+    /// files it already moved count as published. The files must be complete: every sample
+    /// written and converted to file order, and flushed ([`SharedOutputMap::flush`]).
+    pub fn publish(layouts: &[&OutputLayout], locks: &[&OutputLock]) -> Result<()> {
+        let mut moves = Vec::new();
+        for layout in layouts {
+            let owned = locks
+                .iter()
+                .any(|l| l.is_exclusive() && l.path() == OutputLock::lock_path(&layout.path));
+            if !owned {
+                return Err(Error::InvalidArgument(format!(
+                    "publishing {} needs its exclusive lock",
+                    layout.path.display()
+                )));
+            }
+            if layout.partial.exists() {
+                layout.check_partial()?;
+                let file = File::open(&layout.partial)
+                    .map_err(|e| Error::Io(format!("{}: {e}", layout.partial.display())))?;
+                file.sync_all()
+                    .map_err(|e| Error::Io(format!("{}: {e}", layout.partial.display())))?;
+            }
+            moves.push(Publication {
+                partial: layout.partial.clone(),
+                path: layout.path.clone(),
+                overwrite: layout.overwrite,
+            });
+        }
+        publish(&moves, true)
+    }
+}
+
+/// Device and inode numbers (zero where the platform has none).
+fn file_id(meta: &std::fs::Metadata) -> (u64, u64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (meta.dev(), meta.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
+    }
 }
 
 impl MappedOutput {
-    /// Flushes and closes the output without publishing it: the partial file stays, to be
-    /// resumed with [`MappedOutput::resume`] or written by worker processes through
-    /// [`SharedOutputMap`]. Nothing appears under the final path.
-    pub fn suspend(mut self) -> Result<OutputLayout> {
-        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", self.partial.display()));
-        if let Some(map) = self.map.take() {
-            map.flush().map_err(io)?;
-        }
-        let file_len = match self.file.take() {
-            Some(file) => {
-                file.sync_all().map_err(io)?;
-                file.metadata().map_err(io)?.len()
-            }
-            None => 0,
-        };
+    /// Converts what was written to the file's byte order, flushes and closes the output
+    /// without publishing it, and hands over its lock: the partial file stays, to be written
+    /// by worker processes through [`SharedOutputMap`] and published with
+    /// [`OutputLayout::publish`] by whoever holds the lock. Nothing appears under the final
+    /// path.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputLayout, OutputType, SharedOutputMap};
+    /// let path = std::env::temp_dir().join(format!("suspend_doc_{}.fits", std::process::id()));
+    /// let out = MappedOutput::create_fits(&path, &[4, 4], OutputType::F32, "", true)?;
+    /// let (layout, lock) = out.suspend()?;
+    /// let mut map = SharedOutputMap::open(&layout, &lock)?;
+    /// let to_file_order = map.file_order::<f32>();
+    /// let (data, _) = map.data_and_footprint_mut::<f32>()?;
+    /// data.fill(1.5);
+    /// to_file_order(data);
+    /// map.flush()?;
+    /// drop(map);
+    /// OutputLayout::publish(&[&layout], &[&lock])?;
+    /// assert!(path.exists());
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn suspend(mut self) -> Result<(OutputLayout, OutputLock)> {
+        self.complete()?;
+        let meta = std::fs::metadata(&self.partial)
+            .map_err(|e| Error::Io(format!("{}: {e}", self.partial.display())))?;
+        let lock = self.lock.take().ok_or_else(|| {
+            Error::InvalidArgument(format!("{} has no lock", self.path.display()))
+        })?;
         // Keep the partial file: `Drop` removes it only while unfinished.
         self.finished = true;
-        Ok(OutputLayout {
-            path: self.path.clone(),
-            partial: self.partial.clone(),
-            format: self.format,
-            overwrite: self.overwrite,
-            shape: self.shape.clone(),
-            data: self.data.clone(),
-            footprint: self.footprint.clone(),
-            file_len,
-        })
-    }
-
-    /// Reopens a suspended output. Fails if its partial file is gone or has another size.
-    pub fn resume(layout: &OutputLayout) -> Result<MappedOutput> {
-        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", layout.partial.display()));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&layout.partial)
-            .map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        if len != layout.file_len {
-            return Err(Error::Io(format!(
-                "{}: {len} bytes, expected {}: not the output this run started",
-                layout.partial.display(),
-                layout.file_len
-            )));
-        }
-        // SAFETY: the partial file is private to this output (created exclusively); other
-        // processes write disjoint regions of it only while this process waits for them.
-        let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
-        Ok(MappedOutput {
-            path: layout.path.clone(),
-            partial: layout.partial.clone(),
-            format: layout.format,
-            overwrite: layout.overwrite,
-            shape: layout.shape.clone(),
-            data: layout.data.clone(),
-            footprint: layout.footprint.clone(),
-            map: Some(map),
-            file: Some(file),
-            finished: false,
-        })
+        Ok((
+            OutputLayout {
+                path: self.path.clone(),
+                partial: self.partial.clone(),
+                format: self.format,
+                overwrite: self.overwrite,
+                shape: self.shape.clone(),
+                data: self.data.clone(),
+                footprint: self.footprint.clone(),
+                file_len: meta.len(),
+                file_id: file_id(&meta),
+            },
+            lock,
+        ))
     }
 }
 
 /// A writable mapping of a suspended output's partial file, for one worker process among
-/// several: each writes its own blocks (disjoint regions) and flushes them.
+/// several: each writes its own blocks (disjoint regions), converts them to the file's byte
+/// order and flushes them.
 pub struct SharedOutputMap {
     layout: OutputLayout,
     map: MmapMut,
 }
 
 impl SharedOutputMap {
-    /// Maps the partial file of `layout` for writing.
-    pub fn open(layout: &OutputLayout) -> Result<SharedOutputMap> {
+    /// Maps the partial file of `layout` for writing. `lock` shows that this process may: the
+    /// owner's lock, one inherited from it, or a shared one of an external worker.
+    pub fn open(layout: &OutputLayout, lock: &OutputLock) -> Result<SharedOutputMap> {
+        if lock.path() != OutputLock::lock_path(&layout.path) {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not the lock of {}",
+                lock.path().display(),
+                layout.path.display()
+            )));
+        }
         let io = |e: std::io::Error| Error::Io(format!("{}: {e}", layout.partial.display()));
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .open(&layout.partial)
             .map_err(io)?;
-        if file.metadata().map_err(io)?.len() != layout.file_len {
+        let meta = file.metadata().map_err(io)?;
+        if meta.len() != layout.file_len || file_id(&meta) != layout.file_id {
             return Err(Error::Io(format!(
-                "{}: not the size the output was created with",
+                "{}: not the partial file this job created (it was replaced or resized)",
                 layout.partial.display()
             )));
         }
-        // SAFETY: see `MappedOutput::resume`; workers write disjoint blocks.
+        // SAFETY: the lock shows this process belongs to the job that owns the file; the
+        // job's writers write disjoint blocks of it.
         let map = unsafe { MmapMut::map_mut(&file) }.map_err(io)?;
         Ok(SharedOutputMap {
             layout: layout.clone(),
@@ -841,7 +1128,8 @@ impl SharedOutputMap {
         })
     }
 
-    /// The image data and the footprint (if any), native byte order.
+    /// The image data and the footprint (if any). Values written here must be converted with
+    /// [`file_order`](Self::file_order) before they count as written.
     pub fn data_and_footprint_mut<T: OutputElement>(
         &mut self,
     ) -> Result<(&mut [T], Option<&mut [T]>)> {
@@ -863,7 +1151,17 @@ impl SharedOutputMap {
         }
     }
 
-    /// Writes everything to the file.
+    /// The conversion of freshly written native values to the file's byte order (big-endian
+    /// for FITS; nothing for `.npy`).
+    pub fn file_order<T: OutputElement>(&self) -> fn(&mut [T]) {
+        if swaps_samples(self.layout.format) {
+            T::to_big_endian
+        } else {
+            |_| {}
+        }
+    }
+
+    /// Writes everything to the file and waits until it is on disk.
     pub fn flush(&self) -> Result<()> {
         self.map
             .flush()
@@ -1065,7 +1363,7 @@ fn is_structural(key: &str) -> bool {
 fn user_cards(text: &str) -> Result<Vec<String>> {
     let raw: Vec<&str> = if text.contains('\n') {
         text.split('\n').map(|l| l.trim_end_matches('\r')).collect()
-    } else if text.len() > CARD && text.len() % CARD == 0 && text.is_ascii() {
+    } else if text.len() > CARD && text.len().is_multiple_of(CARD) && text.is_ascii() {
         (0..text.len() / CARD)
             .map(|i| &text[i * CARD..(i + 1) * CARD])
             .collect()

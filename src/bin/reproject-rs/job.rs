@@ -10,9 +10,16 @@ use std::time::{Duration, Instant};
 use ndarray::{ArrayViewMut3, Axis};
 use rayon::prelude::*;
 use reproject::engine::blocks::Block;
+use reproject::engine::lazy::{InputSpec, ReprojectPlan};
+use reproject::engine::processes::{
+    missing_blocks, prepare_job, run_processes, FileRequest, FootprintRequest, OutputRequest,
+    WorkerCommand,
+};
 use reproject::engine::{Options, OutputSample, Parallel, Plan};
 use reproject::interp::Order;
-use reproject::io::{FitsSource, ImageSource, MappedOutput, NpySource, OutputElement, OutputType};
+use reproject::io::{
+    FitsSource, ImageSource, MappedOutput, NpySource, OutputElement, OutputType, PendingFile,
+};
 use reproject::wcs::header::Header;
 use reproject::wcs::Wcs;
 
@@ -66,6 +73,8 @@ pub struct Report {
     pub t_write: Duration,
     /// The preview, if one was written.
     pub png: Option<PreviewInfo>,
+    /// Whether the outputs were published (not for `--plan-only`).
+    pub published: bool,
 }
 
 impl Report {
@@ -93,13 +102,20 @@ impl Report {
             Some(p) => format!(", preview {}", p.display()),
             None => String::new(),
         };
+        let coverage = if self.coverage.is_nan() {
+            "coverage unknown".to_string()
+        } else {
+            format!("coverage {:.1}%", 100.0 * self.coverage)
+        };
+        let workers = match job.processes {
+            Some(_) => format!("{} worker process(es)", self.threads),
+            None => format!("{} thread(s)", self.threads),
+        };
         format!(
-            "wrote {} ({shape} {dtype}, {footprint}{png}): coverage {:.1}%, {} block(s) on {} \
-             thread(s), {:.2} s (prepare {:.2} s, reproject {:.2} s, write {:.2} s)",
+            "wrote {} ({shape} {dtype}, {footprint}{png}): {coverage}, {} block(s) computed on \
+             {workers}, {:.2} s (prepare {:.2} s, reproject {:.2} s, write {:.2} s)",
             job.output.display(),
-            100.0 * self.coverage,
             self.blocks,
-            self.threads,
             self.total().as_secs_f64(),
             self.t_prepare.as_secs_f64(),
             self.t_compute.as_secs_f64(),
@@ -142,6 +158,16 @@ pub fn may_write(path: &Path, overwrite: bool) -> CliResult<()> {
             path.display()
         )),
         _ => Ok(()),
+    }
+}
+
+/// The message for a failure to write `path`, in the command line's words (`--overwrite`,
+/// not the library's `overwrite` argument).
+pub fn output_error(path: &Path, e: reproject::Error) -> String {
+    match e {
+        reproject::Error::OutputExists(m) => format!("{m}; pass --overwrite to replace it"),
+        reproject::Error::OutputBusy(m) => m,
+        e => format!("cannot write {}: {e}", path.display()),
     }
 }
 
@@ -387,36 +413,19 @@ pub fn run(job: &Job) -> CliResult<Report> {
     }
 }
 
-/// Creates the output files for `job` (image with a footprint HDU, or image and a separate
-/// footprint file), suspended-ready [`MappedOutput`]s.
-fn create_outputs(
-    job: &Job,
-    shape: &[usize],
-    header_text: &str,
-) -> reproject::Result<(MappedOutput, Option<MappedOutput>)> {
-    let dtype = job.dtype;
-    match &job.footprint {
-        None => Ok((
-            MappedOutput::create_fits_with_footprint(
-                &job.output,
-                shape,
-                dtype,
-                header_text,
-                dtype,
-                job.overwrite,
-            )?,
-            None,
-        )),
-        Some(fp) => Ok((
-            MappedOutput::create_fits(&job.output, shape, dtype, header_text, job.overwrite)?,
-            Some(MappedOutput::create_fits(
-                fp,
-                shape,
-                dtype,
-                &footprint_header(job, header_text),
-                job.overwrite,
-            )?),
-        )),
+/// The output files of `job`: the image with its footprint in HDU 1, or the image and a
+/// separate footprint file.
+fn output_request(job: &Job, header_text: &str) -> OutputRequest {
+    OutputRequest {
+        data: FileRequest::fits(&job.output, header_text),
+        dtype: job.dtype,
+        footprint: match &job.footprint {
+            None => FootprintRequest::Extension,
+            Some(fp) => {
+                FootprintRequest::File(FileRequest::fits(fp, &footprint_header(job, header_text)))
+            }
+        },
+        overwrite: job.overwrite,
     }
 }
 
@@ -447,8 +456,6 @@ fn with_processes(
     header_text: &str,
     t_prepare: Duration,
 ) -> CliResult<Report> {
-    use reproject::engine::lazy::{InputSpec, ReprojectPlan};
-    use reproject::engine::processes::{prepare_job, run_processes, WorkerCommand};
     let input = std::fs::canonicalize(&job.input).map_err(|e| format!("input: {e}"))?;
     let input = if is_npy(&input) {
         InputSpec::Npy { path: input }
@@ -469,22 +476,29 @@ fn with_processes(
             ..plan.options().clone()
         },
     };
-    let create = || create_outputs(job, &shape, header_text);
-    let out_err = |e: reproject::Error| format!("cannot write {}: {e}", job.output.display());
+    let request = output_request(job, header_text);
+    let out_err = |e: reproject::Error| output_error(&job.output, e);
+    let blocks = plan.blocks().len();
     if job.plan_only {
-        let (job_file, prepared) = prepare_job(&spec, &job.output, create).map_err(out_err)?;
-        println!(
-            "prepared {} blocks in {}: run `reproject-rs worker --job {} --blocks A..B` (or \
-             --share K/N) for every part, then this command again without --plan-only to \
-             publish {}",
-            prepared.blocks,
-            job_file.display(),
-            job_file.display(),
-            job.output.display()
-        );
+        let prepared = prepare_job(&spec, &request).map_err(out_err)?;
+        let missing = missing_blocks(&prepared.job).map_err(out_err)?.len();
+        let job_file = prepared.job_file.display();
+        if !job.quiet {
+            println!(
+                "{} {job_file}: {missing} of {blocks} blocks to compute. Run `reproject-rs \
+                 worker --job {job_file} --blocks A..B` (or --share K/N) for every part, then \
+                 this command again without --plan-only to publish {}.",
+                if prepared.resumed {
+                    "found the job"
+                } else {
+                    "prepared the job"
+                },
+                job.output.display()
+            );
+        }
         return Ok(Report {
             shape,
-            blocks: prepared.blocks,
+            blocks: 0,
             threads: 0,
             coverage: f64::NAN,
             t_prepare,
@@ -492,6 +506,7 @@ fn with_processes(
             t_png: Duration::ZERO,
             t_write: Duration::ZERO,
             png: None,
+            published: false,
         });
     }
     let program = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
@@ -500,38 +515,51 @@ fn with_processes(
         args: vec!["worker".into()],
     };
     let t = Instant::now();
-    run_processes(&spec, &job.output, create, workers, &command).map_err(out_err)?;
-    let t_compute = t.elapsed();
-    // Coverage from the published footprint.
-    let (fp_path, fp_hdu) = match &job.footprint {
-        Some(p) => (p.clone(), 0),
-        None => (job.output.clone(), 1),
+    let bar = Progress::new(blocks as u64, "reprojecting", job.quiet);
+    let mut already = None;
+    let mut on_progress = |done: usize, _total: usize| {
+        already.get_or_insert(done);
+        bar.set(done as u64);
     };
-    let fp = FitsSource::open(&fp_path, fp_hdu).map_err(|e| format!("footprint: {e}"))?;
-    let (ny, nx) = plan.plane_shape_out();
-    let mut row = vec![0.0; nx];
-    let mut covered = 0.0;
-    for plane in 0..plan.planes() {
-        for r in 0..ny {
-            fp.read_window(plane, r..r + 1, 0..nx, &mut row)
-                .map_err(|e| format!("footprint: {e}"))?;
-            covered += row.iter().sum::<f64>();
-        }
-    }
+    run_processes(&spec, &request, workers, &command, &mut on_progress).map_err(out_err)?;
+    bar.finish();
+    let t_compute = t.elapsed();
     Ok(Report {
         shape: shape.clone(),
-        blocks: plan.blocks().len(),
+        blocks: blocks - already.unwrap_or(0),
         threads: workers,
-        coverage: covered / (shape.iter().product::<usize>().max(1)) as f64,
+        coverage: published_coverage(job, plan).unwrap_or(f64::NAN),
         t_prepare,
         t_compute,
         t_png: Duration::ZERO,
         t_write: Duration::ZERO,
         png: None,
+        published: true,
     })
 }
 
-/// Creates the output file(s), computes every block into them and publishes them.
+/// The fraction of output pixels inside the published footprint, if it can be read (it is
+/// only reported: the outputs are published already).
+fn published_coverage(job: &Job, plan: &Plan) -> Option<f64> {
+    let (fp_path, fp_hdu) = match &job.footprint {
+        Some(p) => (p.clone(), 0),
+        None => (job.output.clone(), 1),
+    };
+    let fp = FitsSource::open(&fp_path, fp_hdu).ok()?;
+    let (ny, nx) = plan.plane_shape_out();
+    let mut row = vec![0.0; nx];
+    let mut covered = 0.0;
+    for plane in 0..plan.planes() {
+        for r in 0..ny {
+            fp.read_window(plane, r..r + 1, 0..nx, &mut row).ok()?;
+            covered += row.iter().sum::<f64>();
+        }
+    }
+    Some(covered / (plan.shape_out().iter().product::<usize>().max(1)) as f64)
+}
+
+/// Creates the output file(s), computes every block into them and publishes them (with the
+/// preview) together.
 fn write<T>(
     job: &Job,
     plan: &Plan,
@@ -542,18 +570,17 @@ fn write<T>(
 where
     T: OutputSample + OutputElement + Into<f64>,
 {
-    let out_err = |p: &Path, e: reproject::Error| format!("cannot write {}: {e}", p.display());
-    let (mut main, mut foot) =
-        create_outputs(job, shape, header_text).map_err(|e| out_err(&job.output, e))?;
+    let out_err = |e: reproject::Error| output_error(&job.output, e);
+    let (mut main, mut foot) = output_request(job, header_text)
+        .create(shape)
+        .map_err(out_err)?;
 
     let t = Instant::now();
     let (data, footprint): (&mut [T], &mut [T]) = match foot.as_mut() {
-        None => main
-            .data_and_footprint_mut::<T, T>()
-            .map_err(|e| out_err(&job.output, e))?,
+        None => main.data_and_footprint_mut::<T, T>().map_err(out_err)?,
         Some(f) => (
-            main.data_mut::<T>().map_err(|e| out_err(&job.output, e))?,
-            f.data_mut::<T>().map_err(|e| out_err(&job.output, e))?,
+            main.data_mut::<T>().map_err(out_err)?,
+            f.data_mut::<T>().map_err(out_err)?,
         ),
     };
     let blocks = compute(plan, data, footprint, job.quiet)?;
@@ -562,29 +589,22 @@ where
     let coverage = covered / footprint.len().max(1) as f64;
 
     let t = Instant::now();
-    let png = match &job.png {
-        None => None,
+    let (png, preview) = match &job.png {
+        None => (None, None),
         Some(path) => {
             let (ny, nx) = plan.plane_shape_out();
             let n = ny * nx;
-            Some(preview::write_png(
-                path,
-                &data[..n],
-                Some(&footprint[..n]),
-                ny,
-                nx,
-                job.overwrite,
-            )?)
+            let (bytes, info) = preview::encode_png(&data[..n], Some(&footprint[..n]), ny, nx)?;
+            let file = PendingFile::write(path, &bytes, job.overwrite)
+                .map_err(|e| output_error(path, e))?;
+            (Some(info), Some(file))
         }
     };
     let t_png = t.elapsed();
 
     let t = Instant::now();
-    if let Some(f) = foot {
-        let path = job.footprint.as_deref().unwrap_or(Path::new(""));
-        f.finish().map_err(|e| out_err(path, e))?;
-    }
-    main.finish().map_err(|e| out_err(&job.output, e))?;
+    let outputs: Vec<MappedOutput> = std::iter::once(main).chain(foot).collect();
+    MappedOutput::finish_together(outputs, preview.into_iter().collect()).map_err(out_err)?;
     let t_write = t.elapsed();
     Ok(Report {
         shape: shape.to_vec(),
@@ -596,6 +616,7 @@ where
         t_png,
         t_write,
         png,
+        published: true,
     })
 }
 

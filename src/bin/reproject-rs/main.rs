@@ -284,7 +284,7 @@ fn run(cli: Cli) -> CliResult<()> {
                 plan_only: a.plan_only,
             };
             let report = job::run(&job)?;
-            if !a.quiet {
+            if !a.quiet && report.published {
                 println!("{}", report.summary(&job));
             }
             Ok(())

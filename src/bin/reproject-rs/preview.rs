@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use image::{ExtendedColorType, ImageFormat};
+use reproject::io::{MappedOutput, PendingFile};
 
 use crate::CliResult;
 
@@ -68,7 +69,7 @@ where
                 for x in bx * k..((bx + 1) * k).min(nx) {
                     let i = y * nx + x;
                     let v: f64 = data[i].into();
-                    let inside = footprint.map_or(true, |f| f[i].into() > 0.0);
+                    let inside = footprint.is_none_or(|f| f[i].into() > 0.0);
                     if inside && v.is_finite() {
                         sum += v;
                         n += 1;
@@ -105,8 +106,33 @@ where
     (rgb, info)
 }
 
-/// Renders and writes a preview PNG (see [`render`]); refuses to replace an existing file
-/// unless `overwrite`.
+/// Renders a preview (see [`render`]) as PNG bytes.
+pub fn encode_png<T, U>(
+    data: &[T],
+    footprint: Option<&[U]>,
+    ny: usize,
+    nx: usize,
+) -> CliResult<(Vec<u8>, PreviewInfo)>
+where
+    T: Copy + Into<f64>,
+    U: Copy + Into<f64>,
+{
+    let (rgb, info) = render(data, footprint, ny, nx);
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::write_buffer_with_format(
+        &mut png,
+        &rgb,
+        info.width as u32,
+        info.height as u32,
+        ExtendedColorType::Rgb8,
+        ImageFormat::Png,
+    )
+    .map_err(|e| format!("cannot encode the preview: {e}"))?;
+    Ok((png.into_inner(), info))
+}
+
+/// Renders and writes a preview PNG (see [`render`]), published atomically; refuses to
+/// replace an existing file unless `overwrite`.
 pub fn write_png<T, U>(
     path: &Path,
     data: &[T],
@@ -119,32 +145,10 @@ where
     T: Copy + Into<f64>,
     U: Copy + Into<f64>,
 {
-    if !overwrite && std::fs::symlink_metadata(path).is_ok() {
-        return Err(format!(
-            "{} already exists; pass --overwrite to replace it",
-            path.display()
-        ));
-    }
-    let (rgb, info) = render(data, footprint, ny, nx);
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = std::path::PathBuf::from(partial);
-    image::save_buffer_with_format(
-        &partial,
-        &rgb,
-        info.width as u32,
-        info.height as u32,
-        ExtendedColorType::Rgb8,
-        ImageFormat::Png,
-    )
-    .map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        format!("cannot write {}: {e}", path.display())
-    })?;
-    std::fs::rename(&partial, path).map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        format!("cannot write {}: {e}", path.display())
-    })?;
+    let (bytes, info) = encode_png(data, footprint, ny, nx)?;
+    let cannot = |e: reproject::Error| crate::job::output_error(path, e);
+    let file = PendingFile::write(path, &bytes, overwrite).map_err(cannot)?;
+    MappedOutput::finish_together(Vec::new(), vec![file]).map_err(cannot)?;
     Ok(info)
 }
 

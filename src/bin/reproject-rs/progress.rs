@@ -44,6 +44,19 @@ impl Progress {
     /// Counts `n` finished items; draws the bar from now on if the work has lasted long
     /// enough.
     pub fn inc(&self, n: u64) {
+        self.show_if_due();
+        self.bar.inc(n);
+    }
+
+    /// Sets the number of finished items (for work counted elsewhere, e.g. by worker
+    /// processes).
+    pub fn set(&self, done: u64) {
+        self.show_if_due();
+        self.bar.set_position(done);
+    }
+
+    /// Draws the bar from now on if the work has lasted long enough.
+    fn show_if_due(&self) {
         if self.enabled
             && !self.shown.load(Ordering::Relaxed)
             && self.start.elapsed() >= DELAY
@@ -52,7 +65,6 @@ impl Progress {
             DRAWN.store(true, Ordering::Relaxed);
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
-        self.bar.inc(n);
     }
 
     /// Removes the bar from the terminal.

@@ -1,27 +1,36 @@
 //! Process-parallel runs: a [`ReprojectPlan`] split over worker processes that each write
 //! their share of the blocks into one memory-mapped output file.
 //!
-//! The parent writes a job file (`<output>.job.json`: the plan and the output's layout) and a
-//! progress file (`<output>.progress`: one byte per block, set once the block is on disk),
-//! starts the workers (`<program> <args…> --job <job file> --share k/N`), and publishes the
-//! output under its final name only when every block is done. If a worker fails or is
-//! killed, the partial output, the job and the progress stay: running the same job again
-//! computes only the missing blocks. An external scheduler (a job array) can run workers
-//! itself, one per share or per block range, with [`run_worker`].
+//! The run that owns the output (it holds the output's [`OutputLock`] for its whole life)
+//! writes a job file (`<output>.job.json`: the plan, the outputs asked for and their layout)
+//! and a progress file (`<output>.progress`: a state byte per block, set as each block is
+//! written), starts the workers (`<program> <args…> --job <job file> --share k/N`), which
+//! share its lock and die with it, and publishes the outputs under their final names only
+//! when every block is done. Workers write their blocks in the file's final byte order, so
+//! publishing is only a move: nothing is ever converted twice, whatever was interrupted.
+//!
+//! If a worker fails or is killed, the partial output, the job and the progress stay: running
+//! the same command again computes only the missing blocks, and refuses (naming the
+//! difference) if anything that changes the output's bytes differs. A second run on the same
+//! output while one is alive fails at once. An external scheduler (a job array) can prepare a
+//! job ([`prepare_job`]), run workers itself, one per share or per block range, with
+//! [`run_worker`], and publish with [`run_processes`] once they are done.
 
-use std::fs::OpenOptions;
+mod job;
+mod progress;
+mod worker;
+
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
+use std::time::Duration;
 
-use memmap2::MmapMut;
-use ndarray::{s, Array3, ArrayViewMut3};
-use serde::{Deserialize, Serialize};
+pub use job::{FileRequest, FileStamp, FootprintRequest, JobState, OutputRequest, ProcessJob};
+pub use worker::run_worker;
 
 use super::lazy::ReprojectPlan;
-use super::{OutputSample, Plan};
 use crate::error::{Error, Result};
-use crate::io::{MappedOutput, OutputLayout, OutputType, SharedOutputMap};
+use crate::io::{OutputLayout, OutputLock};
 
 /// Which blocks a worker computes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,27 +77,12 @@ impl std::str::FromStr for BlockSelection {
 }
 
 impl BlockSelection {
-    fn contains(&self, index: usize) -> bool {
+    pub(crate) fn contains(&self, index: usize) -> bool {
         match self {
             BlockSelection::Share { k, n } => index % n == *k,
             BlockSelection::Range(r) => r.contains(&index),
         }
     }
-}
-
-/// What the workers share: the plan, where the output and footprint are, the progress file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProcessJob {
-    /// The reprojection.
-    pub plan: ReprojectPlan,
-    /// The output image (and its footprint extension, for FITS).
-    pub data: OutputLayout,
-    /// A separate footprint file, if any.
-    pub footprint: Option<OutputLayout>,
-    /// One byte per block: 1 once the block is written.
-    pub progress: PathBuf,
-    /// Number of blocks.
-    pub blocks: usize,
 }
 
 /// How to start a worker: `program args… --job <file> --share k/n`.
@@ -100,133 +94,241 @@ pub struct WorkerCommand {
     pub args: Vec<String>,
 }
 
-fn job_path(output: &Path) -> PathBuf {
-    sibling(output, "job.json")
+/// The job file of an output: `<output>.job.json`.
+pub fn job_path(output: &Path) -> PathBuf {
+    job::sibling(output, "job.json")
 }
 
 fn progress_path(output: &Path) -> PathBuf {
-    sibling(output, "progress")
+    job::sibling(output, "progress")
 }
 
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".");
-    name.push(suffix);
-    path.with_file_name(name)
+/// A job ready to run, with the locks of its outputs held by this process.
+#[derive(Debug)]
+pub struct PreparedJob {
+    /// The job file.
+    pub job_file: PathBuf,
+    /// The job.
+    pub job: ProcessJob,
+    /// Whether the job was found (an earlier run's) rather than created.
+    pub resumed: bool,
+    locks: Vec<OutputLock>,
 }
 
-/// Runs `plan` with `workers` processes into `output_path`, creating the output with `create`
-/// (a [`MappedOutput`] and an optional separate footprint output), or resuming the previous
-/// run of the same plan into the same path. Returns the published path.
+impl PreparedJob {
+    /// The owner's locks (of the image and of a separate footprint file).
+    pub fn locks(&self) -> Vec<&OutputLock> {
+        self.locks.iter().collect()
+    }
+}
+
+/// Runs `plan` with `workers` processes into the outputs of `request`, or resumes the
+/// previous, interrupted run of the very same job. `on_progress(done, total)` is called as
+/// blocks finish. Returns the published path of the image.
+///
+/// Fails at once with [`Error::OutputBusy`] if another live run (or its workers) owns the
+/// output, and before writing anything if a job left there differs from this one.
 pub fn run_processes(
     plan: &ReprojectPlan,
-    output_path: &Path,
-    create: impl FnOnce() -> Result<(MappedOutput, Option<MappedOutput>)>,
+    request: &OutputRequest,
     workers: usize,
     command: &WorkerCommand,
+    on_progress: &mut dyn FnMut(usize, usize),
 ) -> Result<PathBuf> {
     if workers == 0 {
         return Err(Error::InvalidArgument(
             "the number of processes must be positive".into(),
         ));
     }
-    let (job_file, job) = prepare_job(plan, output_path, create)?;
-
-    let mut children = Vec::with_capacity(workers);
-    for k in 0..workers {
-        let child = Command::new(&command.program)
-            .args(&command.args)
-            .arg("--job")
-            .arg(&job_file)
-            .arg("--share")
-            .arg(format!("{k}/{workers}"))
-            .spawn()
-            .map_err(|e| {
-                Error::Io(format!(
-                    "cannot start worker {k} ({}): {e}",
-                    command.program.display()
-                ))
-            })?;
-        children.push(child);
-    }
-    let mut failures = Vec::new();
-    for (k, mut child) in children.into_iter().enumerate() {
-        match child.wait() {
-            Ok(status) if status.success() => {}
-            Ok(status) => failures.push(format!("worker {k} of {workers} ended with {status}")),
-            Err(e) => failures.push(format!("worker {k} of {workers}: {e}")),
+    let mut prepared = prepare_job(plan, request)?;
+    let job = &prepared.job;
+    if job.state == JobState::Computing {
+        let missing = missing_blocks(job)?;
+        on_progress(job.blocks - missing.len(), job.blocks);
+        let mut failures = Vec::new();
+        if !missing.is_empty() {
+            failures = run_workers(&prepared, workers, command, on_progress)?;
         }
+        let missing = missing_blocks(job)?;
+        if !failures.is_empty() || !missing.is_empty() {
+            return Err(Error::Io(format!(
+                "{}; {} of {} blocks missing ({}). The output was not published; the partial \
+                 output {} is kept: run the same command again to compute the missing blocks.",
+                if failures.is_empty() {
+                    "no worker failed".to_string()
+                } else {
+                    failures.join("; ")
+                },
+                missing.len(),
+                job.blocks,
+                describe_blocks(job, &missing),
+                job.data.partial_path().display()
+            )));
+        }
+        prepared.job.state = JobState::Publishing;
+        prepared.job.write(&prepared.job_file)?;
     }
-    let missing = missing_blocks(&job)?;
-    if !failures.is_empty() || !missing.is_empty() {
-        return Err(Error::Io(format!(
-            "{}; {} of {} blocks missing ({}). The output was not published; the partial \
-             output {} is kept: run the same command again to compute the missing blocks.",
-            if failures.is_empty() {
-                "no worker failed".to_string()
-            } else {
-                failures.join("; ")
-            },
-            missing.len(),
-            job.blocks,
-            describe_blocks(&job, &missing),
-            job.data.partial_path().display()
-        )));
-    }
-    // Every block is on disk: publish.
-    let path = MappedOutput::resume(&job.data)?.finish()?;
-    if let Some(f) = &job.footprint {
-        MappedOutput::resume(f)?.finish()?;
-    }
+    let job = &prepared.job;
+    OutputLayout::publish(&job.layouts(), &prepared.locks())?;
     let _ = std::fs::remove_file(&job.progress);
-    let _ = std::fs::remove_file(&job_file);
-    Ok(path)
+    let _ = std::fs::remove_file(&prepared.job_file);
+    Ok(job.data.path().to_path_buf())
 }
 
-/// Writes the job and progress files and creates the (suspended) output for `plan`, or
-/// reads them back if a previous run of the same plan into `output_path` left them: the first
-/// step of [`run_processes`], and what an external scheduler calls before starting workers
-/// ([`run_worker`]) itself. Returns the job file and the job.
-pub fn prepare_job(
-    plan: &ReprojectPlan,
-    output_path: &Path,
-    create: impl FnOnce() -> Result<(MappedOutput, Option<MappedOutput>)>,
-) -> Result<(PathBuf, ProcessJob)> {
-    let job_file = job_path(output_path);
-    let job = match std::fs::read_to_string(&job_file) {
-        Ok(text) => {
-            let job: ProcessJob = serde_json::from_str(&text)
-                .map_err(|e| Error::Io(format!("{}: not a job file: {e}", job_file.display())))?;
-            if job.plan != *plan {
-                return Err(Error::Io(format!(
-                    "{} belongs to another reprojection into the same output: remove it (and \
-                     its .partial and .progress files) to start again",
-                    job_file.display()
-                )));
-            }
-            job
-        }
-        Err(_) => {
-            let blocks = plan.open()?.blocks().len();
-            let (data, footprint) = create()?;
-            let job = ProcessJob {
-                plan: plan.clone(),
-                data: data.suspend()?,
-                footprint: footprint.map(|f| f.suspend()).transpose()?,
-                progress: progress_path(output_path),
-                blocks,
-            };
-            std::fs::write(&job.progress, vec![0u8; blocks])
-                .map_err(|e| Error::Io(format!("{}: {e}", job.progress.display())))?;
-            let text = serde_json::to_string(&job)
-                .map_err(|e| Error::InvalidArgument(format!("cannot serialise the job: {e}")))?;
-            std::fs::write(&job_file, text)
-                .map_err(|e| Error::Io(format!("{}: {e}", job_file.display())))?;
-            job
-        }
-    };
+/// Worker processes, killed and reaped if they are dropped while running (so that no worker
+/// ever outlives the call that started it, and the owner's lock outlives them all).
+struct Workers(Vec<Child>);
 
-    Ok((job_file, job))
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            if let Ok(None) = child.try_wait() {
+                let _ = child.kill();
+            }
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Starts the workers of a prepared job and waits for them, reporting progress; returns
+/// their failures.
+fn run_workers(
+    prepared: &PreparedJob,
+    workers: usize,
+    command: &WorkerCommand,
+    on_progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<String>> {
+    let job = &prepared.job;
+    let mut children = Workers(Vec::with_capacity(workers));
+    for k in 0..workers {
+        let mut worker = Command::new(&command.program);
+        worker
+            .args(&command.args)
+            .arg("--job")
+            .arg(&prepared.job_file)
+            .arg("--share")
+            .arg(format!("{k}/{workers}"));
+        #[cfg(unix)]
+        OutputLock::share_with(&prepared.locks(), &mut worker);
+        let child = worker.spawn().map_err(|e| {
+            Error::Io(format!(
+                "cannot start worker {k} ({}): {e}",
+                command.program.display()
+            ))
+        })?;
+        children.0.push(child);
+    }
+    let mut status = vec![None; workers];
+    loop {
+        for (k, child) in children.0.iter_mut().enumerate() {
+            if status[k].is_none() {
+                status[k] = child
+                    .try_wait()
+                    .map_err(|e| Error::Io(format!("worker {k} of {workers}: {e}")))?;
+            }
+        }
+        if let Ok(states) = progress::read(&job.progress, job.blocks) {
+            let done = states.iter().filter(|&&s| s != progress::MISSING).count();
+            on_progress(done, job.blocks);
+        }
+        if status.iter().all(Option::is_some) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(status
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| match s {
+            Some(s) if !s.success() => Some(format!("worker {k} of {workers} ended with {s}")),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Takes the output's lock and writes the job and progress files and creates the
+/// (unpublished) outputs for `plan`, or finds the job that an interrupted run of the same
+/// plan into the same outputs left: the first step of [`run_processes`], and what an external
+/// scheduler calls (then drops) before starting workers ([`run_worker`]) itself.
+///
+/// A job left there that differs in anything that changes the output's bytes is refused,
+/// naming the difference, before anything is written; one whose partial output is gone or
+/// was replaced (by a run without processes) is discarded and the job made anew.
+pub fn prepare_job(plan: &ReprojectPlan, request: &OutputRequest) -> Result<PreparedJob> {
+    let output = &request.data.path;
+    let job_file = job_path(output);
+    let input = FileStamp::of_input(&plan.input)?;
+    let lock = OutputLock::acquire(output)?;
+    if job_file.exists() {
+        let job = ProcessJob::read(&job_file)?;
+        let differences = job.differences(plan, request, &input);
+        if !differences.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "{} holds an unfinished job into {} that differs from this one in {}: run the \
+                 command that started it to finish it, or remove {} (and its .partial and \
+                 .progress files) to start again",
+                job_file.display(),
+                output.display(),
+                differences.join(", "),
+                job_file.display()
+            )));
+        }
+        let intact = job.state == JobState::Publishing
+            || job.layouts().iter().all(|l| l.check_partial().is_ok());
+        if intact {
+            let mut locks = vec![lock];
+            if let Some(f) = &job.footprint {
+                locks.push(OutputLock::acquire(f.path())?);
+            }
+            if job.state == JobState::Computing {
+                progress::settle(&job.progress, job.blocks)?;
+            }
+            return Ok(PreparedJob {
+                job_file,
+                job,
+                resumed: true,
+                locks,
+            });
+        }
+        // The partial output is gone: nothing of the job is left to resume.
+        let _ = std::fs::remove_file(&job.progress);
+        std::fs::remove_file(&job_file)
+            .map_err(|e| Error::Io(format!("{}: {e}", job_file.display())))?;
+    }
+    let opened = plan.open()?;
+    let blocks = opened.blocks().len();
+    // Creating an output takes its lock: let ours go. A run that slips in between owns the
+    // output from then on, and the creation below fails (busy, or its partial file exists).
+    drop(lock);
+    let (data, footprint) = request.create(opened.shape_out())?;
+    let (data, data_lock) = data.suspend()?;
+    let mut locks = vec![data_lock];
+    let footprint = match footprint {
+        Some(f) => {
+            let (layout, lock) = f.suspend()?;
+            locks.push(lock);
+            Some(layout)
+        }
+        None => None,
+    };
+    let job = ProcessJob {
+        plan: plan.clone(),
+        request: request.clone(),
+        input,
+        data,
+        footprint,
+        progress: progress_path(output),
+        blocks,
+        state: JobState::Computing,
+    };
+    progress::create(&job.progress, blocks)?;
+    job.write(&job_file)?;
+    Ok(PreparedJob {
+        job_file,
+        job,
+        resumed: false,
+        locks,
+    })
 }
 
 /// The first few of `indices` with their output windows, e.g. `block 3 (rows 20..40, columns
@@ -251,142 +353,13 @@ fn describe_blocks(job: &ProcessJob, indices: &[usize]) -> String {
     parts.join(", ")
 }
 
-/// Block indices of `job` not yet written.
+/// Block indices of `job` not yet written (or written before a restart of the machine and
+/// not known to have reached the disk).
 pub fn missing_blocks(job: &ProcessJob) -> Result<Vec<usize>> {
-    let done = std::fs::read(&job.progress)
-        .map_err(|e| Error::Io(format!("{}: {e}", job.progress.display())))?;
-    if done.len() != job.blocks {
-        return Err(Error::Io(format!(
-            "{}: corrupt progress file",
-            job.progress.display()
-        )));
-    }
-    Ok(done
+    Ok(progress::read(&job.progress, job.blocks)?
         .iter()
         .enumerate()
-        .filter(|(_, &d)| d == 0)
+        .filter(|(_, &s)| s == progress::MISSING)
         .map(|(i, _)| i)
         .collect())
-}
-
-/// The worker side: computes the blocks of the job in `job_file` that `selection` picks and
-/// are not done yet, writing them into the shared output and marking them done. Returns the
-/// number of blocks computed.
-pub fn run_worker(job_file: &Path, selection: &BlockSelection) -> Result<usize> {
-    let text = std::fs::read_to_string(job_file)
-        .map_err(|e| Error::Io(format!("{}: {e}", job_file.display())))?;
-    let job: ProcessJob = serde_json::from_str(&text)
-        .map_err(|e| Error::Io(format!("{}: not a job file: {e}", job_file.display())))?;
-    let plan = job.plan.open()?;
-    if plan.blocks().len() != job.blocks {
-        return Err(Error::InvalidArgument(
-            "the job's block count does not match its plan".into(),
-        ));
-    }
-    let progress_file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&job.progress)
-        .map_err(|e| Error::Io(format!("{}: {e}", job.progress.display())))?;
-    // SAFETY: each worker writes only the bytes of its own blocks.
-    let mut progress = unsafe { MmapMut::map_mut(&progress_file) }
-        .map_err(|e| Error::Io(format!("{}: {e}", job.progress.display())))?;
-    if progress.len() != job.blocks {
-        return Err(Error::Io(format!(
-            "{}: corrupt progress file",
-            job.progress.display()
-        )));
-    }
-    let mut data = SharedOutputMap::open(&job.data)?;
-    let mut separate = job
-        .footprint
-        .as_ref()
-        .map(SharedOutputMap::open)
-        .transpose()?;
-    let mut done = Vec::new();
-    // A failed block still lets the blocks computed before it be marked done below.
-    let result = match job.data.dtype() {
-        OutputType::F32 => write_blocks::<f32>(
-            &plan,
-            selection,
-            &progress,
-            &mut data,
-            separate.as_mut(),
-            &mut done,
-        ),
-        OutputType::F64 => write_blocks::<f64>(
-            &plan,
-            selection,
-            &progress,
-            &mut data,
-            separate.as_mut(),
-            &mut done,
-        ),
-    };
-    // The blocks must be on disk before they are marked done.
-    data.flush()?;
-    if let Some(map) = &separate {
-        map.flush()?;
-    }
-    for &index in &done {
-        progress[index] = 1;
-    }
-    progress
-        .flush()
-        .map_err(|e| Error::Io(format!("{}: {e}", job.progress.display())))?;
-    result?;
-    Ok(done.len())
-}
-
-/// Computes the selected blocks that are not done into the mapped output, pushing the index
-/// of each onto `done`; stops at the first block that fails, with an error naming it.
-fn write_blocks<T: OutputSample + crate::io::OutputElement>(
-    plan: &Plan<'_>,
-    selection: &BlockSelection,
-    progress: &[u8],
-    data: &mut SharedOutputMap,
-    separate: Option<&mut SharedOutputMap>,
-    done: &mut Vec<usize>,
-) -> Result<()> {
-    let (planes, (ny, nx)) = (plan.planes(), plan.plane_shape_out());
-    let shape = (planes, ny, nx);
-    let (image, inline_fp) = data.data_and_footprint_mut::<T>()?;
-    let footprint: Option<&mut [T]> = match (inline_fp, separate) {
-        (Some(fp), _) => Some(fp),
-        (None, Some(map)) => Some(map.data_and_footprint_mut::<T>()?.0),
-        // No footprint output: each block's footprint goes to a block-sized scratch buffer.
-        (None, None) => None,
-    };
-    let wrong = |e: ndarray::ShapeError| Error::ShapeMismatch(format!("output file layout: {e}"));
-    let mut image = ArrayViewMut3::from_shape(shape, image).map_err(wrong)?;
-    let mut footprint = footprint
-        .map(|f| ArrayViewMut3::from_shape(shape, f))
-        .transpose()
-        .map_err(wrong)?;
-    for (index, block) in plan.blocks().into_iter().enumerate() {
-        if !selection.contains(index) || progress[index] != 0 {
-            continue;
-        }
-        let window = s![.., block.rows.clone(), block.cols.clone()];
-        let result = match footprint.as_mut() {
-            Some(fp) => plan.compute_block(&block, image.slice_mut(window), fp.slice_mut(window)),
-            None => {
-                let mut scratch = Array3::from_elem(
-                    (planes, block.rows.len(), block.cols.len()),
-                    T::from_f64(0.0),
-                );
-                plan.compute_block(&block, image.slice_mut(window), scratch.view_mut())
-            }
-        };
-        result.map_err(|e| {
-            let e = super::in_block(e, &block);
-            match e {
-                Error::Io(m) => Error::Io(format!("block {index}, {m}")),
-                Error::Fits(m) => Error::Fits(format!("block {index}, {m}")),
-                other => other,
-            }
-        })?;
-        done.push(index);
-    }
-    Ok(())
 }

@@ -1,0 +1,313 @@
+//! The job of a process-parallel run: what it computes into which files ([`ProcessJob`]),
+//! written beside the output as `<output>.job.json`, and what identifies it, so that a rerun
+//! resumes only the very same job.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::super::lazy::{InputSpec, ReprojectPlan};
+use crate::error::{Error, Result};
+use crate::io::{MappedOutput, OutputFormat, OutputLayout, OutputType};
+
+/// One output file as the caller asks for it.
+///
+/// ```
+/// use reproject::engine::processes::FileRequest;
+/// use reproject::io::OutputFormat;
+/// let file = FileRequest::fits("out.fits", "BUNIT   = 'K'");
+/// assert_eq!(file.format, OutputFormat::Fits);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileRequest {
+    /// Where the file is published.
+    pub path: PathBuf,
+    /// `.npy` or FITS.
+    pub format: OutputFormat,
+    /// FITS header cards beyond the structural ones (ignored for `.npy`).
+    pub header: String,
+}
+
+impl FileRequest {
+    /// A FITS file with these header cards.
+    pub fn fits(path: impl Into<PathBuf>, header: &str) -> FileRequest {
+        FileRequest {
+            path: path.into(),
+            format: OutputFormat::Fits,
+            header: header.to_string(),
+        }
+    }
+
+    /// A `.npy` file.
+    pub fn npy(path: impl Into<PathBuf>) -> FileRequest {
+        FileRequest {
+            path: path.into(),
+            format: OutputFormat::Npy,
+            header: String::new(),
+        }
+    }
+}
+
+/// Where the footprint of a job goes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FootprintRequest {
+    /// Nowhere.
+    None,
+    /// An image extension of the (FITS) output, after the data.
+    Extension,
+    /// A file of its own.
+    File(FileRequest),
+}
+
+/// The output files of a job: everything about them that changes their bytes, and whether
+/// they may replace existing files.
+///
+/// ```
+/// use reproject::engine::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// use reproject::io::OutputType;
+/// let request = OutputRequest {
+///     data: FileRequest::fits("out.fits", ""),
+///     dtype: OutputType::F32,
+///     footprint: FootprintRequest::Extension,
+///     overwrite: false,
+/// };
+/// assert_eq!(request.data.path, std::path::Path::new("out.fits"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutputRequest {
+    /// The image file.
+    pub data: FileRequest,
+    /// The sample type of the image (and of the footprint).
+    pub dtype: OutputType,
+    /// The footprint.
+    pub footprint: FootprintRequest,
+    /// Whether the published files may replace existing ones (it changes no byte of them).
+    pub overwrite: bool,
+}
+
+impl OutputRequest {
+    /// Creates the (unpublished) output files for an output of `shape`: the image, and the
+    /// separate footprint file if one is asked for.
+    ///
+    /// ```
+    /// use reproject::engine::processes::{FileRequest, FootprintRequest, OutputRequest};
+    /// use reproject::io::{MappedOutput, OutputType};
+    /// let path = std::env::temp_dir().join(format!("request_doc_{}.fits", std::process::id()));
+    /// let request = OutputRequest {
+    ///     data: FileRequest::fits(&path, "BUNIT   = 'K'"),
+    ///     dtype: OutputType::F32,
+    ///     footprint: FootprintRequest::Extension,
+    ///     overwrite: true,
+    /// };
+    /// let (image, separate) = request.create(&[4, 5])?;
+    /// assert!(separate.is_none());
+    /// assert_eq!(image.footprint_dtype(), Some(OutputType::F32));
+    /// # drop(image);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn create(&self, shape: &[usize]) -> Result<(MappedOutput, Option<MappedOutput>)> {
+        let dtype = self.dtype;
+        let file = |f: &FileRequest, extension: bool| match (f.format, extension) {
+            (OutputFormat::Npy, false) => {
+                MappedOutput::create_npy(&f.path, shape, dtype, self.overwrite)
+            }
+            (OutputFormat::Npy, true) => Err(Error::InvalidArgument(format!(
+                "{}: a .npy output has no room for a footprint extension",
+                f.path.display()
+            ))),
+            (OutputFormat::Fits, false) => {
+                MappedOutput::create_fits(&f.path, shape, dtype, &f.header, self.overwrite)
+            }
+            (OutputFormat::Fits, true) => MappedOutput::create_fits_with_footprint(
+                &f.path,
+                shape,
+                dtype,
+                &f.header,
+                dtype,
+                self.overwrite,
+            ),
+        };
+        let extension = self.footprint == FootprintRequest::Extension;
+        let data = file(&self.data, extension)?;
+        let footprint = match &self.footprint {
+            FootprintRequest::File(f) => Some(file(f, false)?),
+            _ => None,
+        };
+        Ok((data, footprint))
+    }
+}
+
+/// Where a job is: computing blocks, or publishing its finished files (from then on no block
+/// is written again, and an interrupted publication is completed by the next run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum JobState {
+    /// Blocks are being computed.
+    Computing,
+    /// Every block is done; the files are being moved onto their final names.
+    Publishing,
+}
+
+/// The size and modification time of an input file, so that a job is not resumed over an
+/// input that changed since it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    /// Size in bytes.
+    pub len: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub modified_ns: u128,
+}
+
+impl FileStamp {
+    /// The stamp of the file at `path`.
+    pub fn of(path: &Path) -> Result<FileStamp> {
+        let meta =
+            std::fs::metadata(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
+        let modified_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        Ok(FileStamp {
+            len: meta.len(),
+            modified_ns,
+        })
+    }
+
+    /// The stamp of a plan's input file.
+    pub fn of_input(input: &InputSpec) -> Result<FileStamp> {
+        match input {
+            InputSpec::Npy { path } => FileStamp::of(path),
+            #[cfg(feature = "fits")]
+            InputSpec::Fits { path, .. } => FileStamp::of(path),
+        }
+    }
+}
+
+/// What the workers of a process-parallel run share: the plan, the outputs asked for, where
+/// the output files are, the progress file and the job's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessJob {
+    /// The reprojection.
+    pub plan: ReprojectPlan,
+    /// The outputs as asked for.
+    pub request: OutputRequest,
+    /// The input file when the job started.
+    pub input: FileStamp,
+    /// The output image (and its footprint extension, for FITS).
+    pub data: OutputLayout,
+    /// A separate footprint file, if any.
+    pub footprint: Option<OutputLayout>,
+    /// The progress file: one state byte per block.
+    pub progress: PathBuf,
+    /// Number of blocks.
+    pub blocks: usize,
+    /// Computing or publishing.
+    pub state: JobState,
+}
+
+impl ProcessJob {
+    /// Reads a job file.
+    pub fn read(job_file: &Path) -> Result<ProcessJob> {
+        let text = std::fs::read_to_string(job_file)
+            .map_err(|e| Error::Io(format!("{}: {e}", job_file.display())))?;
+        serde_json::from_str(&text)
+            .map_err(|e| Error::Io(format!("{}: not a job file: {e}", job_file.display())))
+    }
+
+    /// Writes the job file so that it is either the old or the new one, whatever happens.
+    pub(super) fn write(&self, job_file: &Path) -> Result<()> {
+        let text = serde_json::to_string(self)
+            .map_err(|e| Error::InvalidArgument(format!("cannot serialise the job: {e}")))?;
+        let temporary = sibling(job_file, "tmp");
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", job_file.display()));
+        let file = std::fs::File::create(&temporary).map_err(io)?;
+        std::io::Write::write_all(&mut &file, text.as_bytes()).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(&temporary, job_file).map_err(io)
+    }
+
+    /// The layouts of the job's files.
+    pub fn layouts(&self) -> Vec<&OutputLayout> {
+        std::iter::once(&self.data)
+            .chain(self.footprint.as_ref())
+            .collect()
+    }
+
+    /// How a rerun asking for `plan` into `request` over an input stamped `input` differs
+    /// from this job, in words; empty if it is the same job.
+    pub fn differences(
+        &self,
+        plan: &ReprojectPlan,
+        request: &OutputRequest,
+        input: &FileStamp,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut differ = |same: bool, what: &str| {
+            if !same {
+                out.push(what.to_string());
+            }
+        };
+        let (a, b) = (&self.plan, plan);
+        differ(a.input == b.input, "the input file or HDU");
+        differ(
+            self.input == *input,
+            "the input file's contents (size or time)",
+        );
+        differ(a.wcs_in == b.wcs_in, "the input WCS");
+        differ(a.wcs_out == b.wcs_out, "the target WCS");
+        differ(a.shape_out == b.shape_out, "the output shape");
+        differ(
+            a.options.order == b.options.order,
+            "the interpolation order",
+        );
+        differ(
+            a.options.block_size == b.options.block_size,
+            "the block size",
+        );
+        let other_options = |p: &ReprojectPlan| {
+            let mut o = p.options.clone();
+            o.order = crate::engine::Options::default().order;
+            o.block_size = None;
+            o
+        };
+        differ(other_options(a) == other_options(b), "the other options");
+        let (r, s) = (&self.request, request);
+        differ(r.dtype == s.dtype, "the output dtype");
+        differ(r.data.path == s.data.path, "the output path");
+        differ(r.data.format == s.data.format, "the output format");
+        differ(
+            identity_cards(&r.data.header) == identity_cards(&s.data.header),
+            "the output header",
+        );
+        let footprint = |f: &FootprintRequest| match f {
+            FootprintRequest::File(f) => FootprintRequest::File(FileRequest {
+                header: identity_cards(&f.header),
+                ..f.clone()
+            }),
+            other => other.clone(),
+        };
+        differ(
+            footprint(&r.footprint) == footprint(&s.footprint),
+            "where the footprint goes",
+        );
+        out
+    }
+}
+
+/// The header cards that identify a job: all but HISTORY and COMMENT cards (provenance,
+/// which names the time of the run).
+fn identity_cards(header: &str) -> String {
+    header
+        .lines()
+        .filter(|c| !(c.starts_with("HISTORY") || c.starts_with("COMMENT")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `<path>.<suffix>`.
+pub(super) fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".");
+    name.push(suffix);
+    path.with_file_name(name)
+}
