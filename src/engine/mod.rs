@@ -200,6 +200,9 @@ struct Coefficients {
     planes: PlaneStore,
     /// For `NanPolicy::Renormalize`: the prefiltered validity masks.
     masks: Option<PlaneStore>,
+    /// For `NanPolicy::Renormalize`: whether each input plane has non-finite pixels and is
+    /// sampled through its mask; a plane without is sampled as with `Propagate`.
+    masked: Vec<bool>,
 }
 
 /// The input of a plan: borrowed from the caller, or shared and owned (for plans that outlive
@@ -481,10 +484,19 @@ impl<'a> Plan<'a> {
             }
         }
         // On the threads the options ask for (the filters run in parallel over lines).
+        let mut masked = vec![false; planes_in];
         let masks = if renormalize {
             let mut masks = PlaneStore::new(planes_in, (ny, nx), &placement)?;
             self.options.parallel.install(|| {
-                for p in 0..planes_in {
+                for (p, masked) in masked.iter_mut().enumerate() {
+                    // A plane without non-finite pixels is sampled exactly as with Propagate
+                    // (see NanPolicy): dividing by its mask sample, ≈ 1 but not exactly, would
+                    // change the last bits.
+                    if planes.plane(p).iter().all(|v| v.is_finite()) {
+                        prefilter(planes.plane_mut(p), order);
+                        continue;
+                    }
+                    *masked = true;
                     let (coeffs, mask) = prefilter_masked(planes.plane(p), order);
                     planes.plane_mut(p).assign(&coeffs);
                     masks.plane_mut(p).assign(&mask);
@@ -499,7 +511,11 @@ impl<'a> Plan<'a> {
             })?;
             None
         };
-        Ok(Coefficients { planes, masks })
+        Ok(Coefficients {
+            planes,
+            masks,
+            masked,
+        })
     }
 
     /// Computes one block for every plane: `data` and `footprint` are (planes, block rows,
@@ -686,8 +702,7 @@ impl<'a> Plan<'a> {
                 copy_window(c.planes.plane(plane), w, &mut s.window);
                 let coeffs = Plane::new(&s.window, rows.clone(), cols.clone(), ny, nx)?;
                 match &c.masks {
-                    None => points.sample(|y, x, v| coeffs.sample_many(order, y, x, v), store),
-                    Some(masks) => {
+                    Some(masks) if c.masked[plane] => {
                         copy_window(masks.plane(plane), w, &mut s.mask);
                         s.raw.resize(len, 0.0);
                         self.source
@@ -698,6 +713,7 @@ impl<'a> Plan<'a> {
                         let spline = MaskedSpline::new(coeffs, mask, raw)?;
                         points.sample(|y, x, v| spline.sample_many(order, y, x, v), store);
                     }
+                    _ => points.sample(|y, x, v| coeffs.sample_many(order, y, x, v), store),
                 }
             }
         }
