@@ -817,9 +817,9 @@ fn general_path_positions() {
                 px >= -0.5 && px < ix as f64 - 0.5 && py >= -0.5 && py < iy as f64 - 0.5
             });
             let cpu = cpu.filter(|&(px, py)| {
-                backward.map(px, py).is_none_or(|(bx, by)| {
-                    (bx - x).abs() <= 1.0 && (by - y).abs() <= 1.0
-                })
+                backward
+                    .map(px, py)
+                    .is_none_or(|(bx, by)| (bx - x).abs() <= 1.0 && (by - y).abs() <= 1.0)
             });
             match cpu {
                 None => assert!(host.xs[i].is_nan() && host.ys[i].is_nan()),
