@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use ndarray::Array3;
 use reproject::engine::lazy::{InputSpec, ReprojectPlan};
 use reproject::engine::processes::{
-    run_processes, run_worker, BlockSelection, FileRequest, FootprintRequest, OutputRequest,
-    WorkerCommand,
+    missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
+    FootprintRequest, OutputRequest, WorkerCommand,
 };
 use reproject::engine::{reproject_interp, Options};
 use reproject::interp::Order;
@@ -180,4 +180,161 @@ fn a_failed_worker_is_reported_and_the_rerun_completes() {
         .iter()
         .zip(want.as_slice().unwrap())
         .all(|(x, y)| x.to_bits() == y.to_bits()));
+}
+
+/// Starts `run_worker` on `job_file` (all blocks) in a process of its own, as an external
+/// scheduler would.
+fn start_external_worker(job_file: &Path) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["worker_entry", "--exact", "--quiet", "--test-threads=1"])
+        .env("REPROJECT_WORKER_JOB", job_file)
+        .env("REPROJECT_WORKER_SHARE", "0/1")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// A real worker killed (SIGKILL) in the middle of its blocks keeps every block it marked
+/// done before the kill; the rerun computes only the rest, and the result is the eager one.
+#[test]
+fn a_worker_killed_mid_run_keeps_its_finished_blocks() {
+    let (dir, mut plan, image) = setup("processes_killed_worker");
+    plan.shape_out = vec![300, 320];
+    plan.options.block_size = Some((4, 4));
+    let out = dir.join("out.npy");
+    let prepared = prepare_job(&plan, &request(&out)).unwrap();
+    let (job_file, job) = (prepared.job_file.clone(), prepared.job.clone());
+    drop(prepared); // as --plan-only does: the workers run on their own
+    let total = job.blocks;
+
+    let mut worker = start_external_worker(&job_file);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let seen = loop {
+        let done = total - missing_blocks(&job).unwrap().len();
+        if done >= 40 {
+            break done;
+        }
+        assert!(
+            worker.try_wait().unwrap().is_none(),
+            "the worker ended before 40 of its {total} blocks were marked done"
+        );
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    worker.kill().unwrap();
+    assert!(!worker.wait().unwrap().success());
+    let kept = total - missing_blocks(&job).unwrap().len();
+    assert!(
+        kept >= seen,
+        "{kept} blocks kept, {seen} were marked before the kill"
+    );
+    assert!(
+        kept < total,
+        "the worker was not killed mid-run ({kept} of {total})"
+    );
+
+    // The rerun resumes the same files and publishes the eager result.
+    let partial = file_id(&dir.join("out.npy.partial"));
+    run(&plan, &out, 2, &worker_command(None)).unwrap();
+    assert_eq!(file_id(&out), partial, "the rerun must resume, not create");
+    let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    let (want, want_fp) = reproject_interp(
+        &source,
+        plan.wcs_in.as_ref().unwrap(),
+        &plan.wcs_out,
+        &[300, 320],
+        &plan.options,
+    )
+    .unwrap();
+    let read = |p: &Path| -> Array3<f64> { ndarray_npy::read_npy(p).unwrap() };
+    let same =
+        |a: &Array3<f64>, b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    assert!(same(&read(&out), want.as_slice().unwrap()));
+    assert!(same(
+        &read(&out.with_extension("footprint.npy")),
+        want_fp.as_slice().unwrap()
+    ));
+    println!("killed after {seen} blocks marked; {kept} of {total} kept");
+}
+
+/// Not a test of its own: a job's owner (`run_processes`) in a process of its own, with
+/// workers that only wait, for the test of what happens when the owner is killed.
+#[test]
+fn owner_entry() {
+    let Ok(out) = std::env::var("REPROJECT_OWNER_OUTPUT") else {
+        return;
+    };
+    let (_, plan, _) = setup("processes_owner_input");
+    // Workers that wait a minute and exit (exec, so that the worker is the process started).
+    let waiting = WorkerCommand {
+        program: "sh".into(),
+        args: vec!["-c".into(), "exec sleep 60".into(), "sh".into()],
+    };
+    let _ = run(&plan, Path::new(&out), 2, &waiting);
+}
+
+/// Killing the owner of a job kills its workers at once (parent-death signal), and with them
+/// goes the last holder of the output's lock: a rerun can take it.
+#[test]
+fn workers_die_with_their_owner() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("processes_owner_killed");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("out.npy");
+    let mut owner = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["owner_entry", "--exact", "--quiet", "--test-threads=1"])
+        .env("REPROJECT_OWNER_OUTPUT", &out)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let wait_for = |what: &str, cond: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !cond() {
+            assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    };
+    let owner_pid = owner.id();
+    wait_for("two workers", &|| children_of(owner_pid).len() == 2);
+    let workers = children_of(owner_pid);
+    // While they live, the output is owned.
+    assert!(matches!(
+        reproject::io::OutputLock::acquire(&out),
+        Err(reproject::Error::OutputBusy(_))
+    ));
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    wait_for("the workers to die with their owner", &|| {
+        workers.iter().all(|&w| !alive(w))
+    });
+    let lock = reproject::io::OutputLock::acquire(&out).unwrap();
+    drop(lock);
+}
+
+/// The processes whose parent is `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// Whether process `pid` exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
 }
