@@ -408,6 +408,165 @@ fn a_second_process_is_refused_while_the_first_lives() {
     );
 }
 
+/// Not a test of its own: a writer process for the stress test below. Creates
+/// `$REPROJECT_WRITER_OUTPUT` (overwrite from `$REPROJECT_WRITER_OVERWRITE`), fills it with
+/// `$REPROJECT_WRITER_VALUE` a row at a time over `$REPROJECT_WRITER_MS` milliseconds and
+/// publishes it; exits with status 3 if the output cannot be created.
+#[test]
+fn writer_entry() {
+    let Ok(path) = std::env::var("REPROJECT_WRITER_OUTPUT") else {
+        return;
+    };
+    let var = |k: &str| std::env::var(k).unwrap();
+    let value: f32 = var("REPROJECT_WRITER_VALUE").parse().unwrap();
+    let millis: u64 = var("REPROJECT_WRITER_MS").parse().unwrap();
+    let overwrite = var("REPROJECT_WRITER_OVERWRITE") == "1";
+    let mut out = match MappedOutput::create_fits(&path, &[64, 64], OutputType::F32, "", overwrite)
+    {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(3);
+        }
+    };
+    for row in out.data_mut::<f32>().unwrap().chunks_mut(64) {
+        row.fill(value);
+        std::thread::sleep(std::time::Duration::from_micros(millis * 1000 / 64));
+    }
+    if let Err(e) = out.finish() {
+        eprintln!("error: {e}");
+        std::process::exit(3);
+    }
+}
+
+/// The values of a published 64 x 64 output, if it is there.
+fn published_values(path: &std::path::Path) -> Option<Vec<f64>> {
+    let src = reproject::io::FitsSource::open(path, 0).ok()?;
+    let mut all = vec![0.0; 64 * 64];
+    src.read_window(0, 0..64, 0..64, &mut all).ok()?;
+    Some(all)
+}
+
+/// 30 interleavings of two or three writer processes on one `MappedOutput` path, at random
+/// delays, with and without overwrite, some killed mid-write: whatever is ever under the
+/// final name is one writer's complete image; a writer that exits 0 published its image
+/// (unless a later writer replaced it); the others fail with a clear error (status 3).
+#[test]
+fn writers_in_several_processes_never_publish_a_wrong_file() {
+    use std::process::{Command, Stdio};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    let d = dir("writers");
+    let mut state: u64 = 0x1234_5678_9abc;
+    let mut rand = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let (mut published, mut refused, mut killed) = (0, 0, 0);
+    for round in 0..30 {
+        let path = d.join(format!("out{}.fits", round % 5));
+        if rand(3) == 0 {
+            let _ = fs::remove_file(&path);
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let wrong = Arc::new(Mutex::new(None::<String>));
+        let watcher = {
+            let (stop, wrong, path) = (stop.clone(), wrong.clone(), path.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    if path.exists() {
+                        match published_values(&path) {
+                            Some(v) if v.iter().all(|&x| x == v[0] && x >= 1.0) => {}
+                            other => {
+                                *wrong.lock().unwrap() = Some(format!("{:?}", other.map(|v| v[0])))
+                            }
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            })
+        };
+        let writers: Vec<_> = (0..2 + rand(2))
+            .map(|k| {
+                let value = (round * 10 + k as usize + 1) as f32;
+                let (delay, millis) = (rand(60), 20 + rand(100));
+                let overwrite = rand(2) == 0;
+                let kill_after = (rand(3) == 0).then(|| rand(120));
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(delay));
+                    let mut child = Command::new(std::env::current_exe().unwrap())
+                        .args([
+                            "writer_entry",
+                            "--exact",
+                            "--quiet",
+                            "--nocapture",
+                            "--test-threads=1",
+                        ])
+                        .env("REPROJECT_WRITER_OUTPUT", &path)
+                        .env("REPROJECT_WRITER_VALUE", value.to_string())
+                        .env("REPROJECT_WRITER_MS", millis.to_string())
+                        .env(
+                            "REPROJECT_WRITER_OVERWRITE",
+                            if overwrite { "1" } else { "0" },
+                        )
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .unwrap();
+                    if let Some(after) = kill_after {
+                        std::thread::sleep(Duration::from_millis(after));
+                        let _ = child.kill();
+                    }
+                    let out = child.wait_with_output().unwrap();
+                    (value, out)
+                })
+            })
+            .collect();
+        let results: Vec<_> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        stop.store(true, Ordering::Relaxed);
+        watcher.join().unwrap();
+        if let Some(w) = wrong.lock().unwrap().take() {
+            panic!("round {round}: a wrong file was under the final name: {w}");
+        }
+        let finals = published_values(&path);
+        for (value, out) in &results {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            match out.status.code() {
+                None => killed += 1,
+                Some(0) => {
+                    published += 1;
+                    let v = finals
+                        .as_ref()
+                        .expect("a writer succeeded, so the file is there");
+                    let by_successful = results
+                        .iter()
+                        .any(|(w, o)| o.status.success() && v[0] == f64::from(*w));
+                    assert!(
+                        by_successful,
+                        "round {round}: {} is no successful writer's",
+                        v[0]
+                    );
+                    let _ = value;
+                }
+                Some(3) => {
+                    refused += 1;
+                    assert!(
+                        stderr.contains("output busy") || stderr.contains("overwriting is off"),
+                        "round {round}: unclear error {stderr}"
+                    );
+                }
+                other => panic!("round {round}: status {other:?}: {stderr}"),
+            }
+        }
+    }
+    println!("{published} published, {refused} refused, {killed} killed");
+    assert!(published > 0 && refused > 0 && killed > 0);
+}
+
 #[test]
 fn available_memory_reports_meminfo() {
     let m = available_memory();
