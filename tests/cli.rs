@@ -541,10 +541,38 @@ fn processes_and_external_workers() {
     ok(&o);
     let job = d.join("out2.fits.job.json");
     assert!(job.exists() && !out2.exists(), "{}", text(&o.stdout));
+    let said = text(&o.stdout);
+    assert!(
+        said.starts_with("prepared the job") && !said.contains("wrote"),
+        "--plan-only says what it prepared: {said}"
+    );
+    let blocks: usize = said
+        .split(": ")
+        .nth(1)
+        .and_then(|r| r.split(" of ").nth(1))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no block count in: {said}"));
+    assert!(
+        said.contains(&format!("{blocks} of {blocks} blocks to compute")),
+        "{said}"
+    );
     ok(&run(&["worker", "--job", s(&job), "--blocks", "0..7"]));
+    // Prepared again: the same job is found, with the blocks still to compute.
+    let again = text(&run(&prepare).stdout);
+    assert!(
+        again.contains("found the job") && again.contains(&format!("{} of {blocks}", blocks - 7)),
+        "{again}"
+    );
     ok(&run(&["worker", "--job", s(&job), "--blocks", "7..1000"]));
     assert!(!out2.exists(), "only the final command publishes");
-    ok(&run(&base2));
+    let o = run(&base2);
+    ok(&o);
+    let said = text(&o.stdout);
+    assert!(
+        said.contains("0 block(s) computed on 1 worker process(es)"),
+        "the publishing run computed nothing: {said}"
+    );
     let (_, data) = read_plane(&out2, 0);
     assert!(same(&data, &want));
     assert!(!job.exists());

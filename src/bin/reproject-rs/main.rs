@@ -38,7 +38,9 @@ pub type CliResult<T> = Result<T, String>;
     arg_required_else_help = true,
     after_help = "The reproject command is the default: `reproject-rs IN.fits --to TARGET -o \
                   OUT.fits` is `reproject-rs reproject IN.fits --to TARGET -o OUT.fits`.\n\
-                  Try `reproject-rs demo` first: it needs no data and no network."
+                  Try `reproject-rs demo` first: it needs no data and no network.\n\
+                  Exit status: 0 success, 1 error (one `error:` line on stderr), 2 a command \
+                  line that cannot be parsed."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -370,12 +372,18 @@ fn main() -> ExitCode {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(msg)) => {
             progress::clear_line();
-            eprintln!("error: {}", one_line(&msg));
+            eprintln!("error: {}", in_cli_words(&one_line(&msg)));
             ExitCode::FAILURE
         }
         // The hook has printed the message.
         Err(_) => ExitCode::FAILURE,
     }
+}
+
+/// A library message in the command line's words: the library's `block_size` option is the
+/// command's `--block-size`.
+fn in_cli_words(msg: &str) -> String {
+    msg.replace("block_size", "--block-size")
 }
 
 /// Joins a possibly multi-line message into one line.
