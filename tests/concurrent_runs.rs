@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 
 use reproject::io::{MappedOutput, OutputType};
 
+mod procs;
+use procs::{children_of, live_processes_mentioning};
+
 const BIN: &str = env!("CARGO_BIN_EXE_reproject-rs");
 
 /// Interleavings run (the issue asks for at least 30).
@@ -139,47 +142,6 @@ fn command(input: &Path, target: &Path, out: &Path, processes: bool, overwrite: 
     }
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     c
-}
-
-/// The processes whose parent is `pid`.
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(pid) {
-            out.push(child);
-        }
-    }
-    out
-}
-
-/// Processes (other than zombies) whose command line mentions `needle`.
-fn live_processes_mentioning(needle: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(needle) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 fn sigkill(pid: u32) {

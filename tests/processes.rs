@@ -18,6 +18,9 @@ use reproject::io::{ArraySource, ImageSource, NpySource, OutputType};
 use reproject::wcs::Wcs;
 use reproject::Result;
 
+mod procs;
+use procs::{alive, children_of};
+
 /// Device and inode of a file.
 fn file_id(path: &Path) -> (u64, u64) {
     use std::os::unix::fs::MetadataExt;
@@ -309,32 +312,4 @@ fn workers_die_with_their_owner() {
     });
     let lock = reproject::io::OutputLock::acquire(&out).unwrap();
     drop(lock);
-}
-
-/// The processes whose parent is `pid`.
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|p| p.parse::<u32>().ok());
-        if ppid == Some(pid) {
-            out.push(child);
-        }
-    }
-    out
-}
-
-/// Whether process `pid` exists and is not a zombie.
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-    })
 }
