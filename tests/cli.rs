@@ -50,6 +50,13 @@ fn ok(out: &Output) {
 fn fails(out: &Output, expect: &str) {
     let err = text(&out.stderr);
     assert!(!out.status.success(), "unexpected success: {err}");
+    // Command lines that cannot be parsed exit with 2 (and point to --help), other errors 1.
+    let code = if err.trim_end().ends_with("(see --help)") {
+        2
+    } else {
+        1
+    };
+    assert_eq!(out.status.code(), Some(code), "{err}");
     assert_eq!(err.lines().count(), 1, "not one line: {err:?}");
     assert!(err.starts_with("error: "), "{err:?}");
     assert!(!err.contains("panicked"), "{err:?}");
@@ -331,6 +338,19 @@ fn errors_are_one_line() {
     fails(&run(&[i, "--to", s(&junk), "-o", o]), "target");
     fails(&run(&[i, "--to", t, "-o", o, "--hdu", "4"]), "HDU 4");
     assert!(!out.exists());
+
+    // A command line that cannot be parsed: exit status 2, one line.
+    for args in [
+        vec![i, "--to", t, "-o", o, "--no-such-option"],
+        vec![i, "--to", t],
+        vec![i, "--to", t, "-o", o, "--order", "sextic"],
+    ] {
+        let out = run(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "not one line: {err:?}");
+        assert!(err.starts_with("error: "), "{err:?}");
+    }
 
     // An existing output is kept without --overwrite.
     std::fs::write(&out, b"precious").unwrap();
