@@ -7,7 +7,10 @@
 //! [`MappedOutput::finish`] converts FITS data to big-endian (in parallel chunks), flushes,
 //! and only then moves the file onto its final name, so a crash never leaves a half-written
 //! file under the final name and an existing file is replaced only by a complete one.
-//! Dropping a `MappedOutput` without `finish` deletes the partial file.
+//! Dropping a `MappedOutput` without `finish` deletes the partial file. From creation to
+//! publication (or removal) the output is owned by one run: creating it takes its
+//! [`OutputLock`], so a second writer, in this process or another, is refused at once
+//! ([`Error::OutputBusy`]), and a partial file left by a run that died is known to be stale.
 
 use std::fs::{File, OpenOptions};
 use std::ops::Range;
