@@ -12,13 +12,16 @@
 // flags are stored as exact doubles:
 //
 //   transform := version (=1), total length, has_backward, PT(forward), [PT(backward)]
-//   PT        := kind (0 homography, 1 vector, 2 general),
+//   PT        := kind (0 homography, 1 vector, 2 general, 3 linear planes),
 //                kind 0: H (9, row-major)
 //                kind 1: CEL(out), CEL(in), R (9, row-major), has_frame, [FRAME]
 //                kind 2: CEL(out), CEL(in), has_frame, [FRAME]
+//                kind 3: LIN2(out), AXES(out), factors (2), LIN2(in), AXES(in)
+//   LIN2      := crpix (2), m (4), inv (4), unity, cdelt (2)        -- Linear2
+//   AXES      := 2 x (log (0 linear, 1 logarithmic), crval)       -- plane::AxisWorld
 //   FRAME     := M (9, row-major), has_remove_eterms, [A (3)], has_add_eterms, [A (3)]
 //   CEL       := swapped (latitude axis first),
-//                crpix (2), m (4), inv (4), unity, cdelt (2)        -- Linear2
+//                LIN2
 //                projection (RP_PRJ_PARAMS, Projection::device_params)
 //                euler (5)                                          -- SphericalRotation
 //                has_distortion, [DIS]
@@ -117,6 +120,11 @@ typedef struct {
     double frame[9];
     int remove_eterms, add_eterms;
     double eterms_remove[3], eterms_add[3];
+    // Kind 3 (linear planes): per side (0 output, 1 input) and axis, 0 linear or 1 logarithmic
+    // and CRVAL; the output-to-input unit factors; the linear steps are out.lin and in.lin.
+    int wkind[2][2];
+    double wcrval[2][2];
+    double factor[2];
 } RpPixelTransform;
 
 typedef struct {
@@ -196,13 +204,25 @@ RP_DEVICE void rp_parse_tpv(RpReader* r, RpTpv* t) {
     }
 }
 
+RP_DEVICE void rp_parse_lin(RpReader* r, RpLin* l) {
+    rp_rd_n(r, l->crpix, 2);
+    rp_rd_n(r, l->m, 4);
+    rp_rd_n(r, l->inv, 4);
+    l->unity = rp_rd_int(r, 0, 1);
+    rp_rd_n(r, l->cdelt, 2);
+}
+
+// The two world axes of one side of a linear-plane transform.
+RP_DEVICE void rp_parse_axes(RpReader* r, RpPixelTransform* t, int side) {
+    for (int k = 0; k < 2; k++) {
+        t->wkind[side][k] = rp_rd_int(r, 0, 1);
+        t->wcrval[side][k] = rp_rd(r);
+    }
+}
+
 RP_OUTLINE void rp_parse_cel(RpReader* r, RpCel* c) {
     c->swapped = rp_rd_int(r, 0, 1);
-    rp_rd_n(r, c->lin.crpix, 2);
-    rp_rd_n(r, c->lin.m, 4);
-    rp_rd_n(r, c->lin.inv, 4);
-    c->lin.unity = rp_rd_int(r, 0, 1);
-    rp_rd_n(r, c->lin.cdelt, 2);
+    rp_parse_lin(r, &c->lin);
     const double* prj = rp_rd_array(r, RP_PRJ_PARAMS);
     if (r->bad || rp_prj_setup(prj, &c->prj) != 0) r->bad = 1;
     rp_rd_n(r, c->eul, 5);
@@ -219,10 +239,18 @@ RP_OUTLINE void rp_parse_cel(RpReader* r, RpCel* c) {
 }
 
 RP_DEVICE void rp_parse_pt(RpReader* r, RpPixelTransform* t) {
-    t->kind = rp_rd_int(r, 0, 2);
+    t->kind = rp_rd_int(r, 0, 3);
     t->has_frame = 0;
     if (t->kind == 0) {
         rp_rd_n(r, t->h, 9);
+        return;
+    }
+    if (t->kind == 3) {
+        rp_parse_lin(r, &t->out.lin);
+        rp_parse_axes(r, t, 0);
+        rp_rd_n(r, t->factor, 2);
+        rp_parse_lin(r, &t->in.lin);
+        rp_parse_axes(r, t, 1);
         return;
     }
     rp_parse_cel(r, &t->out);
@@ -750,7 +778,33 @@ RP_DEVICE int rp_through_the_sky(const RpPixelTransform* t, double x, double y, 
     return rp_cel_world_to_pixel(&t->in, lon, lat, px, py);
 }
 
+// One non-celestial axis (src/wcs/plane.rs AxisWorld): intermediate -> world and back.
+RP_DEVICE double rp_axis_to_world(int log_axis, double crval, double x) {
+    return log_axis ? crval * exp(x / crval) : crval + x;
+}
+
+RP_DEVICE double rp_axis_to_intermediate(int log_axis, double crval, double w) {
+    return log_axis ? crval * log(w / crval) : w - crval;
+}
+
+// Kind 3: output plane -> world values -> the input's units -> input plane.
+RP_DEVICE int rp_linear_planes(const RpPixelTransform* t, double x, double y, double* px,
+                               double* py) {
+    double u, v;
+    rp_lin_pix1_to_img(&t->out.lin, x + 1.0, y + 1.0, &u, &v);
+    double a = rp_axis_to_world(t->wkind[0][0], t->wcrval[0][0], u) * t->factor[0];
+    double b = rp_axis_to_world(t->wkind[0][1], t->wcrval[0][1], v) * t->factor[1];
+    u = rp_axis_to_intermediate(t->wkind[1][0], t->wcrval[1][0], a);
+    v = rp_axis_to_intermediate(t->wkind[1][1], t->wcrval[1][1], b);
+    rp_lin_img_to_pix(&t->in.lin, u, v, &a, &b);
+    if (!(rpw_finite(a) && rpw_finite(b))) return 1;
+    *px = a;
+    *py = b;
+    return 0;
+}
+
 RP_OUTLINE int rp_pt_map(const RpPixelTransform* t, double x, double y, double* px, double* py) {
+    if (t->kind == 3) return rp_linear_planes(t, x, y, px, py);
     if (t->kind == 0) {
         const double* h = t->h;
         double w = h[6] * x + h[7] * y + h[8];

@@ -406,6 +406,161 @@ def case_cube():
     )
 
 
+def linear(crpix, crval, cdelt, ctype=("PIXX", "PIXY"), cunit=None, pc=None, extra=()):
+    """A header of non-celestial axes (blank CTYPEs when `ctype` is None)."""
+    n = len(crpix)
+    cards = [("WCSAXES", n)]
+    for i in range(n):
+        if ctype is not None:
+            cards.append((f"CTYPE{i + 1}", ctype[i]))
+        if cunit is not None:
+            cards.append((f"CUNIT{i + 1}", cunit[i]))
+        cards += [
+            (f"CRPIX{i + 1}", crpix[i]),
+            (f"CRVAL{i + 1}", crval[i]),
+            (f"CDELT{i + 1}", cdelt[i]),
+        ]
+    if pc is not None:
+        for i in range(n):
+            for j in range(n):
+                cards.append((f"PC{i + 1}_{j + 1}", pc[i][j]))
+    return header(cards + list(extra))
+
+
+def case_linear():
+    """10. Non-celestial planes: blank, pixel, LINEAR, spectral and logarithmic axes, unit
+    conversions, a rotated plane, single-row and single-column images."""
+    rng = np.random.default_rng(10)
+    image = smooth_image(rng, (30, 34))
+    cases = [
+        (
+            "linear_blank",
+            "blank CTYPEs (WCS(naxis=2)), scaled 1.3x and shifted",
+            linear((0.0, 0.0), (0.0, 0.0), (1.0, 1.0), ctype=None),
+            linear((2.7, -1.4), (0.0, 0.0), (1.3, 1.3), ctype=None),
+        ),
+        (
+            "linear_pixxy",
+            "PIXX/PIXY, different scales per axis, CRVAL offsets",
+            linear((15.5, 12.0), (100.0, -20.0), (0.5, 0.25)),
+            linear((10.25, 9.75), (101.2, -19.1), (0.61, 0.33)),
+        ),
+        (
+            "linear_units",
+            "LINEAR axes in km and m -> m and cm (unit conversion)",
+            linear((15.0, 15.0), (2.0, 300.0), (0.1, 5.0), ctype=("LINEAR", "LINEAR"),
+                   cunit=("km", "m")),
+            linear((12.0, 14.0), (2050.0, 30500.0), (120.0, 600.0),
+                   ctype=("LINEAR", "LINEAR"), cunit=("m", "cm")),
+        ),
+        (
+            "linear_rotated",
+            "PIXX/PIXY plane rotated by 25 deg on output (coupled PC)",
+            linear((15.5, 15.5), (0.0, 0.0), (1.0, 1.0)),
+            linear((14.0, 13.0), (0.4, -0.3), (1.1, 1.1),
+                   pc=[[np.cos(0.436), -np.sin(0.436)], [np.sin(0.436), np.cos(0.436)]]),
+        ),
+        (
+            "linear_freq_units",
+            "(PIXX, FREQ) with FREQ in GHz on input and MHz on output",
+            linear((15.0, 10.0), (0.0, 1.42), (1.0, 0.002), ctype=("PIXX", "FREQ"),
+                   cunit=("", "GHz")),
+            linear((13.0, 12.0), (0.5, 1420.7), (0.9, 1.7), ctype=("PIXX", "FREQ"),
+                   cunit=("", "MHz")),
+        ),
+        (
+            "linear_log",
+            "(WAVE-LOG, PIXY) logarithmic axis, different sampling",
+            linear((10.0, 15.0), (5e-7, 0.0), (1e-9, 1.0), ctype=("WAVE-LOG", "PIXY")),
+            linear((12.0, 13.0), (5.02e-7, 1.0), (1.3e-9, 0.8), ctype=("WAVE-LOG", "PIXY")),
+        ),
+    ]
+    for name, description, text_in, text_out in cases:
+        add_case("linear", name, f"30x34 -> 26x28: {description}", image, "<f8", text_in,
+                 text_out, (26, 28), all_orders((1,)))
+    # Single-row and single-column images (and outputs).
+    row = smooth_image(rng, (1, 40))
+    add_case("linear", "linear_single_row", "1x40 -> 1x36, PIXX/PIXY shifted 0.3 px", row,
+             "<f8", linear((20.0, 1.0), (0.0, 0.0), (1.0, 1.0)),
+             linear((18.3, 1.0), (0.0, 0.0), (1.0, 1.0)), (1, 36), all_orders())
+    column = smooth_image(rng, (40, 1))
+    add_case("linear", "linear_single_column", "40x1 -> 36x1, PIXX/PIXY shifted 0.7 px",
+             column, "<f8", linear((1.0, 20.0), (0.0, 0.0), (1.0, 1.0)),
+             linear((1.0, 18.7), (0.0, 0.0), (1.0, 1.0)), (36, 1), all_orders())
+
+
+def case_linear_edges():
+    """11. Edge and tie rules on PIXX/PIXY planes (5x5 image 10*row+col, output = input
+    shifted), NaN and inf placements."""
+    image = np.add.outer(10.0 * np.arange(5), np.arange(5.0))
+    text_in = linear((3.0, 3.0), (0.0, 0.0), (1.0, 1.0))
+    for dx, dy in EDGE_SHIFTS:
+        text_out = linear((3.0 - dx, 3.0 - dy), (0.0, 0.0), (1.0, 1.0))
+        add_case(
+            "linear_edge_ties" if 0.5 in (abs(dx), abs(dy)) else "linear_edges",
+            f"linear_edge_x{shift_name(dx)}_y{shift_name(dy)}",
+            f"5x5 image 10*row+col, PIXX/PIXY, output shifted by ({dx}, {dy}) input pixels",
+            image, "<f8", text_in, text_out, (5, 5), all_orders(),
+        )
+    rng = np.random.default_rng(11)
+    base = smooth_image(rng, (12, 10))
+    text_in = linear((5.5, 6.5), (0.0, 0.0), (0.2, 0.2))
+    for bad in ["nan", "inf"]:
+        for where, (r, c) in [("interior", (5, 4)), ("edge", (7, 9)), ("corner", (0, 0))]:
+            image = base.copy()
+            image[r, c] = np.nan if bad == "nan" else np.inf
+            for shift in [(0.3, 0.2), (-0.3, -0.2)]:
+                text_out = linear((5.5 - shift[0], 6.5 - shift[1]), (0.0, 0.0), (0.2, 0.2))
+                sign = "p" if shift[0] > 0 else "m"
+                add_case(
+                    "linear_nan",
+                    f"linear_{bad}_{where}_{sign}",
+                    f"12x10 image, {bad} at ({r}, {c}), PIXX/PIXY shifted by {shift} px",
+                    image, "<f8", text_in, text_out, (12, 10), all_orders(),
+                )
+
+
+def case_linear_dtypes():
+    """12. Every input dtype on a PIXX/PIXY plane."""
+    rng = np.random.default_rng(12)
+    floats = smooth_image(rng, (18, 20))
+    ints = {
+        "i2": rng.integers(-30000, 30000, (18, 20)).astype(np.float64),
+        "u1": rng.integers(0, 256, (18, 20)).astype(np.float64),
+    }
+    text_in = linear((10.2, 9.4), (0.0, 0.0), (1.0, 1.0))
+    text_out = linear((9.0, 8.5), (0.3, -0.2), (1.1, 0.9))
+    for dtype in DTYPES:
+        kind = np.dtype(dtype)
+        image = ints[kind.str[1:]] if kind.kind in "iu" else floats
+        name = {"<": "le", ">": "be", "|": "na"}[dtype[0]] + dtype[1:]
+        add_case("linear_dtypes", f"linear_dtype_{name}",
+                 f"18x20 {dtype} input -> 16x16, PIXX/PIXY scaled", image, dtype, text_in,
+                 text_out, (16, 16), all_orders())
+
+
+def case_linear_cubes():
+    """13. Cubes: a non-celestial plane with a spectral third axis, and a celestial cube whose
+    spectral axis changes unit (GHz -> MHz)."""
+    rng = np.random.default_rng(13)
+    image = smooth_image(rng, (6, 16, 18))
+    text_in = linear((8.0, 8.0, 1.0), (0.0, 0.0, 5e-7), (1.0, 1.0, 1e-9),
+                     ctype=("PIXX", "PIXY", "WAVE"))
+    text_out = linear((7.0, 7.5, 1.0), (0.2, -0.1, 5.0012e3), (1.1, 1.1, 0.8),
+                      ctype=("PIXX", "PIXY", "WAVE"), cunit=("", "", "Angstrom"))
+    add_case("linear_cube", "linear_cube_wave", "(6,16,18) PIXX/PIXY/WAVE m -> Angstrom",
+             image, "<f8", text_in, text_out, (5, 14, 15), all_orders())
+    sky_in = tan((150.0, 2.0), (8.5, 8.0), (-0.001, 0.001),
+                 extra=[("CTYPE3", "FREQ"), ("CUNIT3", "GHz"), ("CRPIX3", 1.0),
+                        ("CRVAL3", 1.4), ("CDELT3", 0.001)])
+    sky_out = tan((150.0002, 2.0001), (7.5, 7.0), (-0.0011, 0.0011),
+                  extra=[("CTYPE3", "FREQ"), ("CUNIT3", "MHz"), ("CRPIX3", 1.0),
+                         ("CRVAL3", 1400.6), ("CDELT3", 0.7)])
+    add_case("linear_cube", "sky_cube_freq_units", "(6,16,18) RA/DEC/FREQ GHz -> MHz",
+             image, "<f8", sky_in.replace("WCSAXES = 2", "WCSAXES = 3"), sky_out, (5, 14, 15),
+             all_orders())
+
+
 def write_npz(path, arrays):
     """Like ``np.savez_compressed``, with fixed zip timestamps so that the bytes are
     reproducible."""
@@ -429,6 +584,10 @@ def main():
     case_nan()
     case_dtypes()
     case_cube()
+    case_linear()
+    case_linear_edges()
+    case_linear_dtypes()
+    case_linear_cubes()
     meta = {
         "versions": {
             "numpy": np.__version__,

@@ -36,6 +36,7 @@
 
 use crate::error::{Error, Result};
 use crate::wcs::frame_transform::FrameTransform;
+use crate::wcs::plane::{world_factors, LinearPlane};
 use crate::wcs::projection::ProjectionCode;
 use crate::wcs::{CelestialTransform, Wcs};
 
@@ -69,12 +70,24 @@ pub(crate) enum Kind {
         /// `None` when both WCS are in the same frame.
         frame: Option<Box<FrameTransform>>,
     },
+    /// Both image planes non-celestial ([`LinearPlane`]): output pixel → world values → the
+    /// input's units → input pixel, in WCSLIB's order of operations (a few operations per
+    /// pixel, no projection).
+    Linear {
+        out: LinearPlane,
+        inp: LinearPlane,
+        /// Factors from the output's world units to the input's (exactly 1 where they agree).
+        factors: [f64; 2],
+    },
 }
 
 impl PixelTransform {
     /// The transform from `wcs_out` pixels to `wcs_in` pixels, using the exact homography
     /// when both are plain TAN.
     pub fn new(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
+        if !wcs_out.has_celestial() && !wcs_in.has_celestial() {
+            return PixelTransform::linear(wcs_out, wcs_in);
+        }
         let (out, inp) = (wcs_out.celestial()?, wcs_in.celestial()?);
         let frame = frame_change(out, inp)?;
         // A frame change that is a pure rotation folds into one matrix; FK4's E-terms are not
@@ -103,8 +116,33 @@ impl PixelTransform {
         Ok(PixelTransform { kind })
     }
 
+    /// The transform between two non-celestial image planes ([`LinearPlane`]), with the
+    /// world values of the output converted to the input's units.
+    ///
+    /// ```
+    /// use reproject::pixel_transform::PixelTransform;
+    /// use reproject::wcs::Wcs;
+    /// let out = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\n").unwrap();
+    /// let inp = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\nCDELT1 = 500\n").unwrap();
+    /// let t = PixelTransform::new(&out, &inp).unwrap();
+    /// assert_eq!(t.map(3.0, 4.0), Some((6.0, 4.0)));
+    /// ```
+    pub fn linear(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
+        let factors = world_factors(wcs_out, wcs_in)?;
+        Ok(PixelTransform {
+            kind: Kind::Linear {
+                out: LinearPlane::new(wcs_out)?,
+                inp: LinearPlane::new(wcs_in)?,
+                factors: [factors[0], factors[1]],
+            },
+        })
+    }
+
     /// The transform through world coordinates, never the homography (for comparisons).
     pub fn general(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
+        if !wcs_out.has_celestial() && !wcs_in.has_celestial() {
+            return PixelTransform::linear(wcs_out, wcs_in);
+        }
         let (out, inp) = (wcs_out.celestial()?, wcs_in.celestial()?);
         Ok(PixelTransform {
             kind: Kind::General {
@@ -138,12 +176,17 @@ impl PixelTransform {
         matches!(self.kind, Kind::Homography(_))
     }
 
+    /// Whether both image planes are non-celestial ([`PixelTransform::linear`]).
+    pub fn is_linear(&self) -> bool {
+        matches!(self.kind, Kind::Linear { .. })
+    }
+
     /// The homography `H` (row-major) when the fast path is in use: the input pixel of output
     /// pixel (x, y) is `(X/W, Y/W)` with `(X, Y, W) = H·(x, y, 1)`, valid where `W > 0`.
     pub fn homography(&self) -> Option<[[f64; 3]; 3]> {
         match &self.kind {
             Kind::Homography(h) => Some(*h),
-            Kind::Vector { .. } | Kind::General { .. } => None,
+            Kind::Vector { .. } | Kind::General { .. } | Kind::Linear { .. } => None,
         }
     }
 
@@ -187,6 +230,11 @@ impl PixelTransform {
                 wcs_in,
                 frame,
             } => through_the_sky(wcs_out, wcs_in, frame.as_deref(), x, y),
+            Kind::Linear { out, inp, factors } => {
+                let (a, b) = out.pixel_to_world(x, y);
+                let (px, py) = inp.world_to_pixel(a * factors[0], b * factors[1]);
+                (px.is_finite() && py.is_finite()).then_some((px, py))
+            }
         }
     }
 }

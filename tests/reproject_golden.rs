@@ -229,6 +229,15 @@ fn reproject(case: &Case, opts: &Options) -> (ArrayD<f64>, ArrayD<f64>) {
     })
 }
 
+/// `|a - b|`, 0 for equal values (infinities included: inf - inf is NaN).
+fn difference(a: f64, b: f64) -> f64 {
+    if a == b {
+        0.0
+    } else {
+        (a - b).abs()
+    }
+}
+
 fn same(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
 }
@@ -333,7 +342,7 @@ impl Stats {
             }
             let differs = gf != wf
                 || (!g.is_nan() && !w.is_nan() && {
-                    let diff = (g - w).abs();
+                    let diff = difference(g, w);
                     diff > (REL_TOL * w.abs()).max(ABS_TOL) || diff.is_nan()
                 });
             if differs && tie_sides(idx.slice()).explain((g, gf), (w, wf)) {
@@ -347,7 +356,7 @@ impl Stats {
                 continue;
             }
             s.both_valid += 1;
-            let diff = (g - w).abs();
+            let diff = difference(g, w);
             s.max_abs = s.max_abs.max(diff);
             if w.abs() >= ABS_TOL / REL_TOL {
                 s.max_rel = s.max_rel.max(diff / w.abs());
@@ -612,6 +621,43 @@ fn cube() {
     check_group("cube");
 }
 
+/// Case 10: Non-celestial planes (blank, PIXX/PIXY, LINEAR with unit conversion, rotated,
+/// spectral with GHz/MHz, logarithmic), single-row and single-column images.
+#[test]
+fn linear() {
+    check_group("linear");
+}
+
+/// Case 11a: The edge rule on PIXX/PIXY planes, without ties.
+#[test]
+fn linear_edges() {
+    check_group("linear_edges");
+}
+
+/// Case 11b: Shifts of +-0.5 px on PIXX/PIXY planes, where the ties are exact.
+#[test]
+fn linear_edge_ties() {
+    check_group("linear_edge_ties");
+}
+
+/// Case 11c: NaN and inf in the interior, on an edge, in a corner, on PIXX/PIXY planes.
+#[test]
+fn linear_nan_and_inf_placements() {
+    check_group("linear_nan");
+}
+
+/// Case 12: Every input dtype on a PIXX/PIXY plane.
+#[test]
+fn linear_dtypes() {
+    check_group("linear_dtypes");
+}
+
+/// Case 13: A PIXX/PIXY/WAVE cube (m -> Angstrom) and a RA/DEC/FREQ cube (GHz -> MHz).
+#[test]
+fn linear_cubes() {
+    check_group("linear_cube");
+}
+
 #[test]
 fn blocks_and_threads_do_not_change_any_value() {
     let fx = Fixtures::load();
@@ -664,7 +710,13 @@ fn blocks_and_threads_do_not_change_any_value() {
 }
 
 /// The groups that have a test above.
-const GROUPS: [&str; 10] = [
+const GROUPS: [&str; 16] = [
+    "linear",
+    "linear_edges",
+    "linear_edge_ties",
+    "linear_nan",
+    "linear_dtypes",
+    "linear_cube",
     "tan_rotated",
     "frame_change",
     "sin_to_tan",

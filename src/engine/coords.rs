@@ -64,8 +64,10 @@ impl CoordinateMap {
         shape_in: (usize, usize),
     ) -> Result<CoordinateMap> {
         let forward = PixelTransform::new(wcs_out, wcs_in)?;
-        let needed =
-            !forward.is_homography() && !roundtrip_always_passes(wcs_out, wcs_in, &forward)?;
+        // Homographies and linear planes are inverted exactly (up to rounding).
+        let needed = !forward.is_homography()
+            && !forward.is_linear()
+            && !roundtrip_always_passes(wcs_out, wcs_in, &forward)?;
         let backward = if roundtrip && needed {
             Some(PixelTransform::new(wcs_in, wcs_out)?)
         } else {

@@ -51,7 +51,8 @@ use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
 use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Sample, Window};
 use crate::io::{available_memory, ImageSource};
 use crate::wcs::distortion::sip::SipInversion;
-use crate::wcs::Wcs;
+use crate::wcs::plane::{world_factors, WorldClass};
+use crate::wcs::{spectral_kind, Wcs};
 use blocks::{auto_block_size, blocks, Block};
 use coefficients::{Placement, PlaneStore};
 use coords::{Bounds, CoordinateMap};
@@ -925,9 +926,11 @@ fn check_shapes(
 }
 
 /// Both WCS must be celestial, with identical non-celestial axes (reprojected plane by plane).
+/// reproject's checks of the two WCS (`_validate_wcs`), then the engine's own limits.
 fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
-    match (wcs_in.has_celestial(), wcs_out.has_celestial()) {
-        (true, true) => {}
+    let (pi, po) = (wcs_in.params(), wcs_out.params());
+    let both_celestial = match (wcs_in.has_celestial(), wcs_out.has_celestial()) {
+        (true, true) => true,
         (true, false) => {
             return Err(Error::InvalidArgument(
                 "input WCS has celestial components but output WCS does not".into(),
@@ -938,13 +941,43 @@ fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
                 "output WCS has celestial components but input WCS does not".into(),
             ))
         }
-        (false, false) => return Err(Error::NoCelestialAxes),
-    }
-    let (pi, po) = (wcs_in.params(), wcs_out.params());
-    if pi.naxis() != po.naxis() && pi.naxis() > 2 && po.naxis() > 2 {
+        (false, false) => false,
+    };
+    // A celestial 2-D WCS may describe the plane of a cube's input or output (the leading
+    // axes broadcast); otherwise the dimensions agree, as reproject requires.
+    let celestial_plane = both_celestial && (pi.naxis() == 2 || po.naxis() == 2);
+    if pi.naxis() != po.naxis() && !celestial_plane {
         return Err(Error::InvalidArgument(
             "number of dimensions in input and output WCS should match".into(),
         ));
+    }
+    // WCSLIB's spectral axis: the first one of a spectral type.
+    let spectral = |w: &Wcs| (0..w.naxis()).find(|&i| WorldClass::of(w, i) == WorldClass::Spectral);
+    match (spectral(wcs_in), spectral(wcs_out)) {
+        (Some(i), Some(o)) => {
+            let (ti, to) = (&pi.ctype[i], &po.ctype[o]);
+            if spectral_kind(ti) != spectral_kind(to) {
+                return Err(Error::InvalidArgument(format!(
+                    "the input ({ti}) and output ({to}) spectral coordinate types are not \
+                     equivalent"
+                )));
+            }
+        }
+        (Some(_), None) => {
+            return Err(Error::InvalidArgument(
+                "input WCS has a spectral component but output WCS does not".into(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(Error::InvalidArgument(
+                "output WCS has a spectral component but input WCS does not".into(),
+            ))
+        }
+        (None, None) => {}
+    }
+    if pi.naxis() == po.naxis() {
+        // astropy's pixel_to_pixel: world axes of the same kinds, units that convert.
+        world_factors(wcs_out, wcs_in)?;
     }
     for (p, which) in [(pi, "input"), (po, "output")] {
         if let Some((lng, lat)) = p.celestial_axes() {

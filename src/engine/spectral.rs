@@ -8,6 +8,7 @@
 use crate::error::{Error, Result};
 use crate::interp::kernel::{mirror_index, spline_weights};
 use crate::interp::{clip_coordinate, Order};
+use crate::wcs::plane::world_factors;
 use crate::wcs::Wcs;
 
 /// Input planes and weights of every output plane (`None`: outside the input, all NaN).
@@ -54,39 +55,27 @@ impl SpectralAxis {
                 po.naxis()
             )));
         }
-        // reproject compares the first four characters of the spectral types.
-        let kind = |c: &str| c.chars().take(4).collect::<String>();
-        if kind(&pi.ctype[2]) != kind(&po.ctype[2]) {
-            return Err(Error::InvalidArgument(format!(
-                "the input ({}) and output ({}) spectral coordinate types are not equivalent",
-                kind(&pi.ctype[2]),
-                kind(&po.ctype[2])
-            )));
-        }
-        if pi.cunit[2] != po.cunit[2] {
-            return Err(unsupported(format!(
-                "units '{}' and '{}'",
-                pi.cunit[2], po.cunit[2]
-            )));
-        }
         let coupled = |p: &crate::wcs::WcsParams| {
             p.pc[2][0] != 0.0 || p.pc[2][1] != 0.0 || p.pc[0][2] != 0.0 || p.pc[1][2] != 0.0
         };
         if coupled(pi) || coupled(po) {
             return Err(unsupported(
-                "the third axis is coupled to the celestial axes".into(),
+                "the third axis is coupled to the image plane".into(),
             ));
         }
-        // A valid sky point for the (separable) celestial part of the N-d transforms.
-        let (lng, lat) = po.celestial_axes().ok_or(Error::NoCelestialAxes)?;
-        let mut pixel_out = vec![0.0; 3];
-        pixel_out[lng] = po.crpix[lng] - 1.0;
-        pixel_out[lat] = po.crpix[lat] - 1.0;
+        // The output's world values in the input's units (1 for spectral axes, both SI).
+        let factors = world_factors(wcs_out, wcs_in)?;
+        // A valid point of the (separable) image plane of the N-d transforms: the reference
+        // pixel, on the sky for celestial planes.
+        let mut pixel_out = vec![po.crpix[0] - 1.0, po.crpix[1] - 1.0, 0.0];
         let degree = order.degree();
         let mut taps = Vec::with_capacity(planes_out);
         for k in 0..planes_out {
             pixel_out[2] = k as f64;
-            let world = wcs_out.pixel_to_world_nd(&pixel_out)?;
+            let mut world = wcs_out.pixel_to_world_nd(&pixel_out)?;
+            for (w, f) in world.iter_mut().zip(&factors) {
+                *w *= f;
+            }
             let z = wcs_in.world_to_pixel_nd(&world)?[2];
             taps.push(clip_coordinate(z, planes_in).map(|cc| {
                 let start = if degree % 2 == 1 {

@@ -12,13 +12,16 @@
 //!
 //! ```text
 //! transform := version (= 1), total length, has_backward, PT(forward), [PT(backward)]
-//! PT        := kind (0 homography, 1 vector, 2 general),
+//! PT        := kind (0 homography, 1 vector, 2 general, 3 linear planes),
 //!              kind 0: H (9, row-major)
 //!              kind 1: CEL(out), CEL(in), R (9, row-major), has_frame, [FRAME]
 //!              kind 2: CEL(out), CEL(in), has_frame, [FRAME]
+//!              kind 3: LIN2(out), AXES(out), factors (2), LIN2(in), AXES(in)
+//! LIN2      := crpix (2), m (4), inv (4), unity, cdelt (2)           Linear2
+//! AXES      := 2 × (log (0 linear, 1 logarithmic), crval)           plane::AxisWorld
 //! FRAME     := M (9, row-major), has_remove_eterms, [A (3)], has_add_eterms, [A (3)]
 //! CEL       := swapped (latitude axis first),
-//!              crpix (2), m (4), inv (4), unity, cdelt (2)           Linear2
+//!              LIN2
 //!              projection (35 values, Projection::device_params)
 //!              euler (5)                                             SphericalRotation
 //!              has_distortion, [DIS]
@@ -56,6 +59,8 @@ use crate::engine::Plan;
 use crate::error::Result;
 use crate::interp::NanPolicy;
 use crate::pixel_transform::{Kind, PixelTransform};
+use crate::wcs::linear::Linear2;
+use crate::wcs::plane::{AxisWorld, LinearPlane};
 use crate::wcs::CelestialTransform;
 
 /// Version of the transform layout (first value of the array).
@@ -183,6 +188,14 @@ fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) {
             encode_celestial(wcs_in, v);
             encode_frame(frame.as_deref(), v);
         }
+        Kind::Linear { out, inp, factors } => {
+            v.push(3.0);
+            encode_linear2(out.linear(), v);
+            encode_plane_axes(out, v);
+            v.extend(factors);
+            encode_linear2(inp.linear(), v);
+            encode_plane_axes(inp, v);
+        }
     }
 }
 
@@ -200,15 +213,27 @@ fn encode_frame(frame: Option<&crate::wcs::frame_transform::FrameTransform>, v: 
     }
 }
 
-fn encode_celestial(c: &CelestialTransform, v: &mut Vec<f64>) {
-    v.push(flag(c.pixel_axes_swapped()));
-    let lin = c.linear();
+fn encode_linear2(lin: &Linear2, v: &mut Vec<f64>) {
     v.extend(lin.crpix());
     v.extend(lin.matrix().iter().flatten());
     v.extend(lin.inverse().iter().flatten());
     let unity = lin.unity_cdelt();
     v.push(flag(unity.is_some()));
     v.extend(unity.unwrap_or([0.0, 0.0]));
+}
+
+fn encode_plane_axes(plane: &LinearPlane, v: &mut Vec<f64>) {
+    for axis in plane.world() {
+        match axis {
+            AxisWorld::Linear(crval) => v.extend([0.0, crval]),
+            AxisWorld::Log(crval) => v.extend([1.0, crval]),
+        }
+    }
+}
+
+fn encode_celestial(c: &CelestialTransform, v: &mut Vec<f64>) {
+    v.push(flag(c.pixel_axes_swapped()));
+    encode_linear2(c.linear(), v);
     v.extend(c.projection().device_params());
     v.extend(c.rotation().euler());
     let Some(d) = c.distortion() else {

@@ -40,8 +40,10 @@ pub mod frame_transform;
 pub mod header;
 pub mod linear;
 mod params;
+pub mod plane;
 pub mod projection;
 pub mod trig;
+pub mod units;
 
 use ndarray::{Array, ArrayView, Dimension, Zip};
 use serde::{Deserialize, Serialize};
@@ -52,6 +54,7 @@ use distortion::{Distortion, Sip, Tpv};
 use frame::CelestialFrame;
 use header::Header;
 use linear::{Linear, Linear2, SequentLinear2};
+pub(crate) use params::spectral_kind;
 pub use params::{AxisType, WcsParams};
 use projection::{Projection, ProjectionCode};
 

@@ -8,6 +8,7 @@ use super::frame::CelestialFrame;
 use super::header::Header;
 use super::projection::{ProjectionCode, ProjectionParams, PV_COUNT};
 use super::trig::{cosd, sincosd, sind, R2D};
+use super::units;
 use crate::error::{Error, Result};
 
 /// The most axes a FITS WCS may have.
@@ -255,6 +256,25 @@ impl WcsParams {
                 }
                 cunit[i] = "deg".into();
             }
+        }
+
+        // Spectral units to SI (wcs_units): a spectral world value is always in SI.
+        for i in 0..n {
+            let Some(si) = units::spectral_si_unit(spectral_kind(&ctype[i])) else {
+                continue;
+            };
+            if !cunit[i].trim().is_empty() {
+                let scale =
+                    units::conversion_factor(&cunit[i], si).map_err(|e| Error::InvalidValue {
+                        keyword: key(&format!("CUNIT{}", i + 1)),
+                        reason: format!("'{}' is not a unit of {}: {e}", cunit[i], ctype[i]),
+                    })?;
+                if scale != 1.0 {
+                    crval[i] *= scale;
+                    cdelt[i] *= scale;
+                }
+            }
+            cunit[i] = si.into();
         }
 
         // Projection parameters and the celestial rotation's keywords.
@@ -605,6 +625,11 @@ fn celestial_pair(ctype: &[String], parsed: &[ParsedCtype]) -> Result<CelestialP
 }
 
 /// Degrees per unit of an angular CUNIT (empty = degrees), as astropy's unit fix reads it.
+/// The spectral type of a CTYPE (its first four characters, as reproject compares them).
+pub(crate) fn spectral_kind(ctype: &str) -> &str {
+    ctype.get(..4).unwrap_or(ctype)
+}
+
 fn angle_unit_scale(unit: &str) -> Option<f64> {
     Some(match unit.trim().to_ascii_lowercase().as_str() {
         "" | "deg" | "degree" | "degrees" => 1.0,

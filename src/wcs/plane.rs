@@ -1,0 +1,302 @@
+//! Image planes whose two world axes are not celestial: linear (`PIXX`, `LINEAR`, blank,
+//! spectral `FREQ`, ...) or logarithmic (`-LOG`) axes, as WCSLIB evaluates them.
+//!
+//! A pixel (x, y) goes through the 2-D linear step to intermediate coordinates and each axis
+//! to its world value on its own: `CRVAL + x` for a linear axis (`wcsp2s` and `spcx2s` for a
+//! spectral axis with no algorithm code), `CRVAL · exp(x / CRVAL)` for a logarithmic one
+//! (`logx2s`). With no projection, no sky and no iteration, the whole pixel → world → pixel
+//! chain of two such planes is a few operations per pixel, in WCSLIB's own order.
+//!
+//! ```
+//! use reproject::wcs::{plane::LinearPlane, Wcs};
+//! let wcs = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\nCRPIX1 = 1\nCRPIX2 = 1\nCRVAL1 = 10\nCDELT1 = 2\n").unwrap();
+//! let plane = LinearPlane::new(&wcs).unwrap();
+//! assert_eq!(plane.pixel_to_world(3.0, 4.0), (16.0, 4.0));
+//! assert_eq!(plane.world_to_pixel(16.0, 4.0), (3.0, 4.0));
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use super::linear::Linear2;
+use super::{AxisType, Wcs};
+use crate::error::{Error, Result};
+
+/// How one non-celestial axis turns its intermediate coordinate into a world value.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum AxisWorld {
+    /// `world = CRVAL + x`.
+    Linear(f64),
+    /// `world = CRVAL · exp(x / CRVAL)`.
+    Log(f64),
+}
+
+impl AxisWorld {
+    /// Intermediate coordinate → world value.
+    #[inline]
+    pub fn to_world(self, x: f64) -> f64 {
+        match self {
+            AxisWorld::Linear(crval) => crval + x,
+            AxisWorld::Log(crval) => crval * (x / crval).exp(),
+        }
+    }
+
+    /// World value → intermediate coordinate (NaN for a logarithmic axis at a value ≤ 0 of
+    /// the opposite sign to CRVAL, as WCSLIB's `logs2x` rejects it).
+    #[inline]
+    pub fn to_intermediate(self, w: f64) -> f64 {
+        match self {
+            AxisWorld::Linear(crval) => w - crval,
+            AxisWorld::Log(crval) => crval * (w / crval).ln(),
+        }
+    }
+}
+
+/// The non-celestial plane of pixel axes 1 and 2 of a WCS.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LinearPlane {
+    linear: Linear2,
+    world: [AxisWorld; 2],
+}
+
+impl LinearPlane {
+    /// The plane of `wcs`'s first two axes; an error when they are celestial, are fed by the
+    /// other pixel axes, carry SIP distortion or use an algorithm this crate does not evaluate.
+    pub fn new(wcs: &Wcs) -> Result<LinearPlane> {
+        if wcs.has_celestial() {
+            return Err(Error::InvalidArgument(
+                "a linear plane needs non-celestial axes".into(),
+            ));
+        }
+        if wcs.sip().is_some() {
+            return Err(Error::UnsupportedAxis(
+                "SIP distortion on non-celestial axes".into(),
+            ));
+        }
+        let p = wcs.params();
+        if p.naxis() < 2 {
+            return Err(Error::UnsupportedAxis(format!(
+                "a WCS with {} axis: the engine reprojects image planes of two axes",
+                p.naxis()
+            )));
+        }
+        let coupled =
+            (2..p.naxis()).any(|k| (0..2).any(|i| p.pc[i][k] != 0.0 || p.pc[k][i] != 0.0));
+        if coupled {
+            return Err(Error::UnsupportedAxis(
+                "the first two pixel axes are coupled to the others by the PC matrix".into(),
+            ));
+        }
+        let world = |i: usize| -> Result<AxisWorld> {
+            match &p.axis_types[i] {
+                AxisType::Linear => Ok(AxisWorld::Linear(p.crval[i])),
+                AxisType::Log => Ok(AxisWorld::Log(p.crval[i])),
+                AxisType::Unsupported(code) => Err(Error::UnsupportedAxis(code.clone())),
+                AxisType::Longitude | AxisType::Latitude => unreachable!("checked above"),
+            }
+        };
+        Ok(LinearPlane {
+            linear: wcs.linear().sub2(0, 1)?,
+            world: [world(0)?, world(1)?],
+        })
+    }
+
+    /// The 2-D linear step (CRPIX, `CDELT·PC`).
+    pub fn linear(&self) -> &Linear2 {
+        &self.linear
+    }
+
+    /// The world function of each axis.
+    pub fn world(&self) -> [AxisWorld; 2] {
+        self.world
+    }
+
+    /// Pixel (0-based) → world values of the two axes.
+    #[inline]
+    pub fn pixel_to_world(&self, x: f64, y: f64) -> (f64, f64) {
+        let (u, v) = self.linear.pix_to_img(x, y);
+        (self.world[0].to_world(u), self.world[1].to_world(v))
+    }
+
+    /// World values → pixel (0-based).
+    #[inline]
+    pub fn world_to_pixel(&self, a: f64, b: f64) -> (f64, f64) {
+        let (u, v) = (
+            self.world[0].to_intermediate(a),
+            self.world[1].to_intermediate(b),
+        );
+        self.linear.img_to_pix(u, v)
+    }
+}
+
+/// The kind of high-level object astropy makes of a world axis (`world_axis_object_classes`):
+/// reproject matches the world axes of the two WCS by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorldClass {
+    /// One of a longitude/latitude pair (a `SkyCoord`).
+    Celestial,
+    /// A spectral axis (a `SpectralCoord`, given as a `Quantity`).
+    Spectral,
+    /// A time axis (a `Time`).
+    Time,
+    /// A Stokes axis (a `StokesCoord`).
+    Stokes,
+    /// Anything else (a `Quantity` in `CUNITi`).
+    Quantity,
+}
+
+impl WorldClass {
+    /// The class of world axis `i` of `wcs`.
+    ///
+    /// ```
+    /// use reproject::wcs::{plane::WorldClass, Wcs};
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'WAVE'\nCTYPE3 = 'TIME'\n").unwrap();
+    /// assert_eq!(WorldClass::of(&wcs, 0), WorldClass::Quantity);
+    /// assert_eq!(WorldClass::of(&wcs, 1), WorldClass::Spectral);
+    /// assert_eq!(WorldClass::of(&wcs, 2), WorldClass::Time);
+    /// ```
+    pub fn of(wcs: &Wcs, i: usize) -> WorldClass {
+        let p = wcs.params();
+        if matches!(p.axis_types[i], AxisType::Longitude | AxisType::Latitude) {
+            return WorldClass::Celestial;
+        }
+        let ctype = p.ctype[i].trim();
+        let upper = ctype.to_ascii_uppercase();
+        if upper.starts_with("UT(") || upper.starts_with("TT(") {
+            return WorldClass::Time;
+        }
+        let name = upper.split('-').next().unwrap_or("");
+        if super::units::spectral_si_unit(super::params::spectral_kind(ctype)).is_some() {
+            return WorldClass::Spectral;
+        }
+        match name {
+            "TIME" | "TAI" | "TT" | "TDT" | "ET" | "IAT" | "UT1" | "UTC" | "GMT" | "GPS"
+            | "TCG" | "TCB" | "TDB" | "LOCAL" => WorldClass::Time,
+            "STOKES" => WorldClass::Stokes,
+            _ => WorldClass::Quantity,
+        }
+    }
+
+    /// The name astropy gives the class in its messages.
+    pub fn astropy_name(self) -> &'static str {
+        match self {
+            WorldClass::Celestial => "SkyCoord",
+            WorldClass::Spectral | WorldClass::Quantity => "Quantity",
+            WorldClass::Time => "Time",
+            WorldClass::Stokes => "StokesCoord",
+        }
+    }
+}
+
+/// The factor each world value of `from` is multiplied by to be a world value of `to`
+/// (astropy's `Quantity(value, unit)` in `world_to_pixel`): 1 for celestial and spectral axes
+/// (spectral values are SI on both sides), the unit conversion for other axes. An error where
+/// astropy's `pixel_to_pixel` fails: world axes of different kinds at the same position, or
+/// units that do not convert; time axes are not evaluated.
+///
+/// ```
+/// use reproject::wcs::{plane::world_factors, Wcs};
+/// let km = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'Y'\n").unwrap();
+/// let m = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'Y'\n").unwrap();
+/// assert_eq!(world_factors(&km, &m).unwrap(), vec![1000.0, 1.0]);
+/// ```
+pub fn world_factors(from: &Wcs, to: &Wcs) -> Result<Vec<f64>> {
+    let n = from.naxis();
+    if n != to.naxis() {
+        return Err(Error::InvalidArgument(
+            "number of dimensions in input and output WCS should match".into(),
+        ));
+    }
+    let classes = |w: &Wcs| (0..n).map(|i| WorldClass::of(w, i)).collect::<Vec<_>>();
+    let (cf, ct) = (classes(from), classes(to));
+    if cf != ct {
+        let names = |c: &[WorldClass]| {
+            let mut names: Vec<&str> = Vec::new();
+            for (i, k) in c.iter().enumerate() {
+                // A celestial pair is one SkyCoord.
+                if *k != WorldClass::Celestial || !c[..i].contains(&WorldClass::Celestial) {
+                    names.push(k.astropy_name());
+                }
+            }
+            names.join(", ")
+        };
+        return Err(Error::InvalidArgument(format!(
+            "the world coordinate types of the two WCS do not match: expected the following \
+             order of world arguments: {} (got {})",
+            names(&ct),
+            names(&cf)
+        )));
+    }
+    let (pf, pt) = (from.params(), to.params());
+    (0..n)
+        .map(|i| match cf[i] {
+            WorldClass::Celestial | WorldClass::Spectral => Ok(1.0),
+            WorldClass::Time => Err(Error::UnsupportedAxis(format!(
+                "{} (time axes are not reprojected)",
+                pf.ctype[i]
+            ))),
+            WorldClass::Stokes | WorldClass::Quantity => {
+                super::units::conversion_factor(&pf.cunit[i], &pt.cunit[i]).map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "world axis {} ({} in '{}', {} in '{}'): {e}",
+                        i + 1,
+                        pf.ctype[i],
+                        pf.cunit[i],
+                        pt.ctype[i],
+                        pt.cunit[i]
+                    ))
+                })
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wcs(text: &str) -> Wcs {
+        Wcs::from_header_str(text).unwrap()
+    }
+
+    #[test]
+    fn the_plane_follows_the_nd_pipeline_bit_for_bit() {
+        let w = wcs(
+            "CTYPE1 = 'PIXX'\nCTYPE2 = 'FREQ-LOG'\nCRPIX1 = 3.5\nCRPIX2 = -2\n\
+             CRVAL1 = 0.25\nCRVAL2 = 1.4e9\nCDELT1 = 0.1\nCDELT2 = 1e6\nPC1_2 = 0.3\n",
+        );
+        let plane = LinearPlane::new(&w).unwrap();
+        for (x, y) in [(0.0, 0.0), (17.25, -3.5), (1e4, 2e3)] {
+            let nd = w.pixel_to_world_nd(&[x, y]).unwrap();
+            assert_eq!(plane.pixel_to_world(x, y), (nd[0], nd[1]));
+            let back = w.world_to_pixel_nd(&nd).unwrap();
+            assert_eq!(plane.world_to_pixel(nd[0], nd[1]), (back[0], back[1]));
+        }
+    }
+
+    #[test]
+    fn planes_that_cannot_be_evaluated_are_errors() {
+        let coupled = wcs("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCTYPE3 = 'Z'\nPC1_3 = 0.5\n");
+        assert!(matches!(
+            LinearPlane::new(&coupled),
+            Err(Error::UnsupportedAxis(_))
+        ));
+        let f2w = wcs("CTYPE1 = 'X'\nCTYPE2 = 'WAVE-F2W'\nCRVAL2 = 1e-6\n");
+        assert!(matches!(
+            LinearPlane::new(&f2w),
+            Err(Error::UnsupportedAxis(_))
+        ));
+        let sky = wcs("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n");
+        assert!(LinearPlane::new(&sky).is_err());
+    }
+
+    #[test]
+    fn spectral_units_are_brought_to_si() {
+        let ghz =
+            wcs("CTYPE1 = 'X'\nCTYPE2 = 'FREQ'\nCUNIT2 = 'GHz'\nCRVAL2 = 1.4\nCDELT2 = 0.001\n");
+        assert_eq!(ghz.params().cunit[1], "Hz");
+        assert_eq!(ghz.params().crval[1], 1.4e9);
+        assert_eq!(ghz.params().cdelt[1], 1e6);
+        let bad = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'FREQ'\nCUNIT2 = 'm'\n");
+        assert!(matches!(bad, Err(Error::InvalidValue { .. })), "{bad:?}");
+    }
+}
