@@ -81,6 +81,11 @@ pub enum Error {
     /// An argument outside its documented range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A valid request that reproject-rs does not implement (e.g. reprojecting along
+    /// non-celestial axes beyond a separable third axis of the same type and unit), as opposed
+    /// to an invalid one ([`Error::InvalidArgument`]).
+    #[error("not supported: {0}")]
+    Unsupported(String),
     /// Reading a FITS file failed.
     #[error("FITS error: {0}")]
     Fits(String),

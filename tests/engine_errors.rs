@@ -93,6 +93,54 @@ fn option_and_wcs_errors() {
     assert!(Wcs::from_params(params).is_err());
 }
 
+/// Third axes the engine cannot interpolate along (other units, coupled to the sky, more than
+/// three axes): valid requests it does not implement, `Error::Unsupported`, not
+/// `Error::InvalidArgument`; spectral types that are not equivalent stay invalid arguments.
+#[test]
+fn unsupported_third_axes() {
+    let cube = Array3::<f64>::zeros((4, 16, 16));
+    let source = ArraySource::new(cube.view().into_dyn()).unwrap();
+    let sky = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 8\nCRPIX2 = 8\nCRVAL1 = 10\n\
+               CRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n";
+    let freq = |unit: &str, scale: f64, extra: &str| {
+        Wcs::from_header_str(&format!(
+            "{sky}CTYPE3 = 'FREQ'\nCUNIT3 = '{unit}'\nCRVAL3 = {}\nCDELT3 = {}\nCRPIX3 = 1\n\
+             {extra}",
+            1E9 / scale,
+            1E6 / scale
+        ))
+        .unwrap()
+    };
+    let run = |w_in: &Wcs, w_out: &Wcs| {
+        reproject_interp(&source, w_in, w_out, &[4, 16, 16], &Options::default()).unwrap_err()
+    };
+    let unsupported = |e: &Error, needle: &str| {
+        assert!(
+            matches!(e, Error::Unsupported(m) if m.contains("non-celestial axes") && m.contains(needle)),
+            "{e:?}"
+        );
+    };
+    let base = freq("Hz", 1.0, "");
+    unsupported(&run(&base, &freq("MHz", 1E6, "")), "units");
+    unsupported(&run(&base, &freq("Hz", 1.0, "PC3_1 = 0.5\n")), "coupled");
+    let four = |crpix3: f64| {
+        Wcs::from_header_str(&format!(
+            "{sky}CTYPE3 = 'FREQ'\nCUNIT3 = 'Hz'\nCRVAL3 = 1E9\nCDELT3 = 1E6\nCRPIX3 = {crpix3}\n\
+             CTYPE4 = 'STOKES'\n"
+        ))
+        .unwrap()
+    };
+    unsupported(&run(&four(1.0), &four(1.5)), "4 and 4 axes");
+    let velocity = Wcs::from_header_str(&format!(
+        "{sky}CTYPE3 = 'VOPT'\nCUNIT3 = 'm/s'\nCRVAL3 = 0\nCDELT3 = 1E3\n"
+    ))
+    .unwrap();
+    assert!(
+        matches!(run(&base, &velocity), Error::InvalidArgument(m) if m.contains("not equivalent")),
+        "spectral types"
+    );
+}
+
 #[test]
 fn no_overlap_is_all_nan_not_an_error() {
     let image = Array2::<f64>::ones((16, 16));

@@ -10,7 +10,7 @@ use numpy::PyUntypedArray;
 use pyo3::prelude::*;
 use reproject::engine::Plan;
 use reproject::gpu::{Backend, DeviceImage};
-use reproject::io::{ImageSource, SampleType, StoredType};
+use reproject::io::{parse_numpy_dtype, ImageSource, SampleType, StoredType};
 use reproject::Error;
 
 use crate::arrays::borrow_bytes;
@@ -50,24 +50,15 @@ impl ImageSource for DeviceShape {
     }
 }
 
-/// numpy's dtype string (`'<f4'`, `'|u1'`, ...) as a sample type the GPU kernels read.
+/// numpy's dtype string (`'<f4'`, `'|u1'`, ...) as a sample type the GPU kernels read: parsed
+/// by the core's [`parse_numpy_dtype`] (the one parser of numpy dtypes, as for host arrays),
+/// then limited to native byte order and the samples the kernels take (float32, float64,
+/// uint8, int16, int32, int64; numpy bool is served as uint8, as on the host).
 fn sample_of(dtype: &str) -> Option<SampleType> {
-    let native_or_any =
-        |c: char| c == '|' || c == '=' || (c == '<') == cfg!(target_endian = "little");
-    let mut chars = dtype.chars();
-    let order = chars.next()?;
-    if !native_or_any(order) {
-        return None;
-    }
-    match chars.as_str() {
-        "f4" => Some(SampleType::F32),
-        "f8" => Some(SampleType::F64),
-        "u1" => Some(SampleType::U8),
-        "i2" => Some(SampleType::I16),
-        "i4" => Some(SampleType::I32),
-        "i8" => Some(SampleType::I64),
-        _ => None,
-    }
+    use SampleType::{F32, F64, I16, I32, I64, U8};
+    let (sample, order) = parse_numpy_dtype(dtype).ok()?;
+    let read_by_kernels = matches!(sample, F32 | F64 | U8 | I16 | I32 | I64);
+    (order.is_native() && read_by_kernels).then_some(sample)
 }
 
 /// Reprojects a C-contiguous GPU array (device pointer `ptr`, numpy dtype string `dtype`,

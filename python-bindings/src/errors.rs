@@ -144,21 +144,19 @@ pub fn new_err(py: Python<'_>, kind: Kind, message: impl Into<String>) -> PyErr 
 pub fn kind_of(err: &Error) -> Kind {
     match err {
         Error::ShapeMismatch(_) => Kind::Shape,
-        // Non-celestial axis changes beyond a separable third axis of the same type and unit:
-        // valid requests the engine does not implement (reported as invalid arguments).
-        Error::InvalidArgument(m) if m.contains("reprojecting along non-celestial axes") => {
+        Error::InvalidArgument(_) => Kind::InvalidArgument,
+        // Valid requests the engine does not implement: non-celestial axis changes beyond a
+        // separable third axis of the same type and unit (Unsupported), and non-celestial
+        // (e.g. linear pixel) WCS pairs, valid reproject input.
+        Error::Unsupported(_) | Error::UnsupportedAxis(_) | Error::NoCelestialAxes => {
             Kind::Unsupported
         }
-        Error::InvalidArgument(_) => Kind::InvalidArgument,
-        // Non-celestial (e.g. linear pixel) WCS pairs are valid reproject input that the
-        // engine does not implement.
-        Error::UnsupportedAxis(_) | Error::NoCelestialAxes => Kind::Unsupported,
         Error::Fits(_) | Error::Io(_) | Error::OutputBusy(_) | Error::OutputExists(_) => Kind::Io,
         Error::GpuUnavailable(_) | Error::Gpu { .. } => Kind::DeviceUnavailable,
         // Header parsing and WCS set-up: MalformedCard, MissingKeyword, InvalidValue,
         // DuplicateKeyword, MalformedCtype, UnknownProjection, InconsistentAxes, PvOutOfRange,
-        // InvalidProjectionParameters, SingularMatrix, InvalidCelestial, NoCelestialAxes, and
-        // anything added to the (non-exhaustive) enum later.
+        // InvalidProjectionParameters, SingularMatrix, InvalidCelestial, and anything added to
+        // the (non-exhaustive) enum later.
         _ => Kind::Wcs,
     }
 }

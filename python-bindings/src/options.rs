@@ -58,18 +58,9 @@ impl<'a> OptionArgs<'a> {
             None => Order::Bilinear,
             Some(o) => o.order(py)?,
         };
+        // The core's own parsers (FromStr): the same names and errors as the core's users.
         let nan_policy: NanPolicy = self.nan_policy.parse().map_err(|e| to_pyerr(py, e))?;
-        let precision = match self.precision {
-            "reproject" => Precision::Reproject,
-            "float64" => Precision::Float64,
-            other => {
-                return Err(new_err(
-                    py,
-                    Kind::InvalidArgument,
-                    format!("unknown precision '{other}': expected 'reproject' or 'float64'"),
-                ))
-            }
-        };
+        let precision: Precision = self.precision.parse().map_err(|e| to_pyerr(py, e))?;
         if let Some((by, bx)) = self.block_size {
             if by == 0 || bx == 0 {
                 return Err(new_err(

@@ -821,7 +821,7 @@ pub(super) mod pipeline {
             } else {
                 let elem = crate::io::decode_sample_size(input.sample) as u64;
                 let t = input_type(input.sample).ok_or_else(|| {
-                    Failure::Error(Error::InvalidArgument(format!(
+                    Failure::Error(Error::GpuUnavailable(format!(
                         "device inputs of {:?} samples are not supported",
                         input.sample
                     )))

@@ -324,7 +324,7 @@ impl<'a> Plan<'a> {
                 )));
             }
             if options.nan_policy == NanPolicy::Renormalize {
-                return Err(Error::InvalidArgument(
+                return Err(Error::Unsupported(
                     "nan_policy Renormalize is not available when the third axis is \
                      interpolated too"
                         .into(),
@@ -982,7 +982,7 @@ fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
     for (p, which) in [(pi, "input"), (po, "output")] {
         if let Some((lng, lat)) = p.celestial_axes() {
             if lng.max(lat) > 1 {
-                return Err(Error::InvalidArgument(format!(
+                return Err(Error::Unsupported(format!(
                     "the {which} WCS's celestial axes must be its first two axes"
                 )));
             }
@@ -1134,8 +1134,9 @@ pub(crate) fn check_working_memory(
     Ok(())
 }
 
-/// Adds which output block failed to an error raised while computing it (I/O, FITS and
-/// argument errors carry a message; other variants are returned unchanged).
+/// Adds which output block failed to an error raised while computing it (I/O, FITS, argument,
+/// unsupported-request and shape errors carry a message; other variants are returned
+/// unchanged).
 pub(crate) fn in_block(err: Error, block: &Block) -> Error {
     let at = |m: String| {
         format!(
@@ -1147,6 +1148,7 @@ pub(crate) fn in_block(err: Error, block: &Block) -> Error {
         Error::Io(m) => Error::Io(at(m)),
         Error::Fits(m) => Error::Fits(at(m)),
         Error::InvalidArgument(m) => Error::InvalidArgument(at(m)),
+        Error::Unsupported(m) => Error::Unsupported(at(m)),
         Error::ShapeMismatch(m) => Error::ShapeMismatch(at(m)),
         other => other,
     }

@@ -5,8 +5,11 @@
 //! output: for float32-like inputs the result is rounded to float32 for orders ≥ 2, and also
 //! for order 1 when the data are not in native byte order (FITS memory maps).
 
+use std::str::FromStr;
+
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::interp::Order;
 use crate::io::{SampleType, StoredType};
 
@@ -25,6 +28,35 @@ pub enum Precision {
     /// Keep every value in float64 and invert SIP to 1e-12 px (more accurate; differs from
     /// reproject by up to 6e-8 relative for float32 inputs and 1e-4 relative for SIP inputs).
     Float64,
+}
+
+impl FromStr for Precision {
+    type Err = Error;
+
+    /// `"reproject"` or `"float64"` (the names of the Python bindings' `precision=`); anything
+    /// else is an [`Error::InvalidArgument`] naming the accepted names.
+    ///
+    /// ```
+    /// use reproject::engine::Precision;
+    /// assert_eq!("reproject".parse::<Precision>()?, Precision::Reproject);
+    /// assert_eq!("float64".parse::<Precision>()?, Precision::Float64);
+    /// let err = "half".parse::<Precision>().unwrap_err();
+    /// assert!(matches!(err, reproject::Error::InvalidArgument(_)));
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid argument: unknown precision 'half': expected 'reproject' or 'float64'"
+    /// );
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    fn from_str(s: &str) -> Result<Precision> {
+        match s {
+            "reproject" => Ok(Precision::Reproject),
+            "float64" => Ok(Precision::Float64),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown precision '{s}': expected 'reproject' or 'float64'"
+            ))),
+        }
+    }
 }
 
 /// The rounding steps one call applies.

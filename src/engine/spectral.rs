@@ -43,7 +43,7 @@ impl SpectralAxis {
             return Ok(None);
         }
         let unsupported = |why: String| {
-            Error::InvalidArgument(format!(
+            Error::Unsupported(format!(
                 "reprojecting along non-celestial axes: {why} (only a third axis of the same \
                  type and unit, separable from the celestial axes, is interpolated)"
             ))

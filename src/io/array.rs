@@ -228,13 +228,19 @@ impl ByteOrder {
 /// (bool, served as `U8`) into a sample type and byte order.
 ///
 /// Complex, object, string, structured, datetime and float16 types are rejected with
-/// [`Error::InvalidValue`].
+/// [`Error::InvalidValue`], and so is `'|'` (byte order not applicable) on a multi-byte type.
+///
+/// The one parser of numpy dtype strings: [`NpySource`](crate::io::NpySource) headers,
+/// [`RawSource::from_numpy`] and the Python bindings (host and GPU arrays) all go through it.
 ///
 /// ```
 /// use reproject::io::{parse_numpy_dtype, ByteOrder, SampleType};
 /// assert_eq!(parse_numpy_dtype(">f4")?, (SampleType::F32, ByteOrder::Big));
 /// assert_eq!(parse_numpy_dtype("|u1")?.0, SampleType::U8);
+/// assert_eq!(parse_numpy_dtype("|b1")?, (SampleType::U8, ByteOrder::NATIVE));
+/// assert_eq!(parse_numpy_dtype("=i2")?, (SampleType::I16, ByteOrder::NATIVE));
 /// assert!(parse_numpy_dtype("<c8").is_err());
+/// assert!(parse_numpy_dtype("|f4").is_err());
 /// # Ok::<(), reproject::Error>(())
 /// ```
 pub fn parse_numpy_dtype(descr: &str) -> Result<(SampleType, ByteOrder)> {

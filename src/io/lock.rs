@@ -288,7 +288,7 @@ fn inherit(fd: i32, lock_path: PathBuf) -> Result<OutputLock> {
 
 #[cfg(not(unix))]
 fn inherit(_fd: i32, lock_path: PathBuf) -> Result<OutputLock> {
-    Err(Error::InvalidArgument(format!(
+    Err(Error::Unsupported(format!(
         "inherited locks ({}) need a Unix system",
         lock_path.display()
     )))
