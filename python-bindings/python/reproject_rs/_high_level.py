@@ -9,55 +9,21 @@ import numbers
 import numpy as np
 
 from . import _core
+from ._arrays import is_cuda_array, is_dask, normalise_dtype
 from ._lazy import LazyReprojection, SharedPlan, _user_axes, dask_block
-from ._parse import ParsedWCS, _is_dask, parse_input_data, parse_output_projection, wcs_to_header
+from ._options import ORDER, parse_options, parse_order
+from ._parse import ParsedWCS, parse_input_data, parse_output_projection, wcs_to_header
 
 __all__ = ["reproject_interp", "ORDER"]
-
-#: reproject's order names (plus the engine's orders 4 and 5).
-ORDER = {
-    "nearest-neighbor": 0,
-    "bilinear": 1,
-    "biquadratic": 2,
-    "bicubic": 3,
-    "quartic": 4,
-    "quintic": 5,
-}
 
 # reproject's dispatcher logs its blocking decisions to this logger; the same messages go
 # to the same logger here, so logging configured for reproject keeps working.
 logger = logging.getLogger("reproject._common")
 
-_NAN_POLICIES = ("propagate", "renormalize")
-_PRECISIONS = ("reproject", "float64")
-_RETURN_TYPES = ("numpy", "dask", "lazy")
-_DEVICES = ("auto", "cpu", "cuda")
-
-
-def _select_device(device):
-    """The engine backend for ``device``: 'cpu'; 'auto' (the GPU when one is present and can
-    do the job, else the CPU, with the same results); 'cuda' (the GPU, checked now:
-    DeviceUnavailableError saying why when it cannot be used)."""
-    if not isinstance(device, str) or device not in _DEVICES:
-        raise ValueError(f"device should be one of {_DEVICES}, got {device!r}")
-    if device == "cuda":
-        try:
-            _core.gpu_info()  # the driver, a device, libnvrtc and the compiled kernels
-        except _core.DeviceUnavailableError as e:
-            raise _core.DeviceUnavailableError(
-                f"device='cuda' was requested, but no CUDA GPU can be used: {e}"
-            ) from None
-    return device
-
-
-def _is_cuda_array(x):
-    """Whether ``x`` lives in GPU memory (CuPy, or anything with __cuda_array_interface__)."""
-    return hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray)
-
 
 def _cuda_input(input_data):
     """The GPU array of an ``(array, wcs)`` input, if it is one."""
-    if isinstance(input_data, tuple) and len(input_data) == 2 and _is_cuda_array(input_data[0]):
+    if isinstance(input_data, tuple) and len(input_data) == 2 and is_cuda_array(input_data[0]):
         return input_data[0]
     return None
 
@@ -157,37 +123,22 @@ def reproject_interp(
 
     With ``return_type='lazy'``, a single :class:`~reproject_rs.LazyReprojection` instead.
     """
-    device = _select_device(device)
-    if device == "cuda" and return_type not in (None, "numpy"):
-        raise _core.DeviceUnavailableError(
-            f"device='cuda' computes return_type='numpy' only, not {return_type!r}"
-        )
+    options = parse_options(
+        order=order,
+        roundtrip_coords=roundtrip_coords,
+        nan_policy=nan_policy,
+        precision=precision,
+        return_type=return_type,
+        dask_method=dask_method,
+        device=device,
+    )
     gpu_in = _cuda_input(input_data)
-    if gpu_in is not None or _is_cuda_array(output_array) or _is_cuda_array(output_footprint):
+    if gpu_in is not None or is_cuda_array(output_array) or is_cuda_array(output_footprint):
         return _reproject_cuda_arrays(
             gpu_in, input_data, output_projection, shape_out, hdu_in, order, roundtrip_coords,
             output_array, output_footprint, return_footprint, block_size, parallel,
-            return_type, dask_method, nan_policy, precision, device,
+            return_type, dask_method, nan_policy, precision, options.device,
         )
-    if return_type is None:
-        return_type = "numpy"
-    elif not isinstance(return_type, str) or return_type not in _RETURN_TYPES:
-        raise ValueError(
-            "return_type should be set to 'numpy' or 'dask' (or 'lazy', a reproject_rs extension)"
-        )
-    if dask_method is None:
-        dask_method = "none"
-    elif dask_method not in ("memmap", "none"):
-        raise ValueError("dask_method should be set to 'memmap' or 'none'")
-    if nan_policy not in _NAN_POLICIES:
-        raise _core.InvalidArgumentError(
-            f"nan_policy should be one of {_NAN_POLICIES}, got {nan_policy!r}"
-        )
-    if precision not in _PRECISIONS:
-        raise _core.InvalidArgumentError(
-            f"precision should be one of {_PRECISIONS}, got {precision!r}"
-        )
-    order = _parse_order(order)
 
     with contextlib.ExitStack() as stack:
         array_in, wcs_in = parse_input_data(input_data, hdu_in=hdu_in, stack=stack)
@@ -202,19 +153,19 @@ def reproject_interp(
             wcs_in=wcs_in,
             wcs_out=wcs_out,
             shape_out=shape_out,
-            order=order,
-            roundtrip_coords=bool(roundtrip_coords),
-            nan_policy=nan_policy,
-            precision=precision,
+            order=options.order,
+            roundtrip_coords=options.roundtrip_coords,
+            nan_policy=options.nan_policy,
+            precision=options.precision,
         )
-        job.device = device
+        job.device = options.device
         return job.run(
             output_array=output_array,
             output_footprint=output_footprint,
             return_footprint=return_footprint,
             block_size=block_size,
             parallel=parallel,
-            return_type=return_type,
+            return_type=options.return_type,
         )
 
 
@@ -245,8 +196,8 @@ def _reproject_cuda_arrays(
     # Through the host: the same call on numpy copies, the results copied back.
     if gpu_in is not None:
         input_data = (cupy.asnumpy(gpu_in), input_data[1])
-    host_out = cupy.asnumpy(output_array) if _is_cuda_array(output_array) else output_array
-    host_fp = cupy.asnumpy(output_footprint) if _is_cuda_array(output_footprint) else output_footprint
+    host_out = cupy.asnumpy(output_array) if is_cuda_array(output_array) else output_array
+    host_fp = cupy.asnumpy(output_footprint) if is_cuda_array(output_footprint) else output_footprint
     result = reproject_interp(
         input_data, output_projection, shape_out=shape_out, output_array=host_out,
         output_footprint=host_fp, return_footprint=return_footprint, block_size=block_size,
@@ -256,13 +207,13 @@ def _reproject_cuda_arrays(
     if return_type not in (None, "numpy"):
         return result
     data, footprint = result if return_footprint else (result, None)
-    if _is_cuda_array(output_array):
+    if is_cuda_array(output_array):
         output_array[...] = cupy.asarray(data)
         data = output_array
     elif gpu_in is not None and output_array is None:
         data = cupy.asarray(data)
     if footprint is not None:
-        if _is_cuda_array(output_footprint):
+        if is_cuda_array(output_footprint):
             output_footprint[...] = cupy.asarray(footprint)
             footprint = output_footprint
         elif gpu_in is not None and output_footprint is None:
@@ -289,7 +240,7 @@ def _reproject_on_device(
         )
         job = _Job(
             array_in=array_in, wcs_in=wcs_in, wcs_out=wcs_out, shape_out=shape_out,
-            order=_parse_order(order), roundtrip_coords=bool(roundtrip_coords),
+            order=parse_order(order), roundtrip_coords=bool(roundtrip_coords),
             nan_policy=nan_policy, precision=precision,
         )
     if job.in_axes is not None or job.out_axes is not None:
@@ -299,7 +250,7 @@ def _reproject_on_device(
 
     def target(given):
         ok = (
-            _is_cuda_array(given) and given.dtype == out_dtype and given.shape == shape
+            is_cuda_array(given) and given.dtype == out_dtype and given.shape == shape
             and given.flags.c_contiguous
         )
         return given if ok else cupy.empty(shape, dtype=out_dtype)
@@ -314,20 +265,10 @@ def _reproject_on_device(
     )
     for given, got in ((output_array, data), (output_footprint, footprint)):
         if given is not None and given is not got:
-            given[...] = got if _is_cuda_array(given) else cupy.asnumpy(got)
+            given[...] = got if is_cuda_array(given) else cupy.asnumpy(got)
     data = output_array if output_array is not None else data
     footprint = output_footprint if output_footprint is not None else footprint
     return (data, footprint) if return_footprint else data
-
-
-def _parse_order(order):
-    if isinstance(order, str):
-        return ORDER[order]  # KeyError for unknown names, as reproject
-    if isinstance(order, numbers.Integral) and not isinstance(order, bool):
-        if not 0 <= int(order) <= 5:
-            raise RuntimeError("spline order not supported")
-        return int(order)
-    raise TypeError(f"order should be a string or an integer, got {order!r}")
 
 
 def _validate_wcs(wcs_in: ParsedWCS, wcs_out: ParsedWCS, shape_in, shape_out):
@@ -390,19 +331,6 @@ def _numpy_axes(perm, ndim):
     return lead + [ndim - 1 - perm[j] for j in reversed(range(n))]
 
 
-def _normalise_dtype(array):
-    """The array as the engine reads it: real dtypes as they are (any byte order), float16
-    and long double widened as reproject's float32 cast / float64 would."""
-    kind, size = array.dtype.kind, array.dtype.itemsize
-    if kind in "biu" or (kind == "f" and size in (4, 8)):
-        return array
-    if kind == "f" and size == 2:
-        return array.astype(np.float32)
-    if kind == "f":
-        return array.astype(np.float64)
-    raise TypeError(f"input data of dtype {array.dtype} cannot be reprojected")
-
-
 def _parallel_threads(parallel):
     """Engine threads for reproject's ``parallel``: 1 serial, 0 every core."""
     if parallel is False or parallel is None:
@@ -454,7 +382,7 @@ class _Job:
     """One reprojection: the data, both WCS and the engine options, checked."""
 
     def __init__(self, array_in, wcs_in, wcs_out, shape_out, order, roundtrip_coords, nan_policy, precision):
-        self.is_dask = _is_dask(array_in)
+        self.is_dask = is_dask(array_in)
         if not self.is_dask:
             array_in = np.asarray(array_in)
         self.dtype_in = array_in.dtype
@@ -485,7 +413,7 @@ class _Job:
         array = self.array_in
         if self.is_dask:
             array = np.asarray(array.compute())
-        return _normalise_dtype(array)
+        return normalise_dtype(array)
 
     def _to_user_axes(self, array):
         """An engine-order output back in the caller's axis order."""
@@ -685,9 +613,9 @@ class _Job:
             template = da.empty(shape).rechunk(block_size_limit=64 * 1024**2, chunks=chunks)
         if self.is_dask:
             source = self.array_in.rechunk(self.array_in.shape).to_delayed().ravel()[0]
-            source = dask.delayed(_normalise_dtype)(source)
+            source = dask.delayed(normalise_dtype)(source)
         else:
-            source = dask.delayed(_normalise_dtype(self.array_in), pure=True)
+            source = dask.delayed(normalise_dtype(self.array_in), pure=True)
         lead_chunks = template.chunks[: len(shape) - 2]
         if all(len(c) == 1 for c in lead_chunks):
             # Blocks of the celestial plane, each covering every leading plane: one engine plan
