@@ -54,7 +54,9 @@ class Options:
         )
 
 
-def parse_options(*, order, roundtrip_coords, nan_policy, precision, return_type, dask_method, device):
+def parse_options(
+    *, order, roundtrip_coords, nan_policy, precision, return_type, dask_method, device
+):
     """:class:`Options` from ``reproject_interp``'s arguments, or the exception (and message)
     reproject_interp raises for the first bad one: device, return_type, dask_method,
     nan_policy, precision, order, in this order."""
