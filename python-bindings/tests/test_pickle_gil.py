@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import reproject_rs
-from reproject_rs import _core, _high_level
+from reproject_rs import _core, _engine
 from conftest import tan_header
 
 EXCEPTIONS = [
@@ -39,7 +39,7 @@ def test_raised_engine_error_pickles():
 
 def test_functions_and_block_arguments_pickle():
     for f in (reproject_rs.reproject_interp, reproject_rs.reproject_block, _core.reproject_interp,
-              _core.check_header, _high_level._dask_block):
+              _core.check_header, _engine.dask_planes_block):
         assert pickle.loads(pickle.dumps(f)) is f
     h_in = tan_header(crval=(30.0, 40.0), crpix=(10.0, 10.0), cdelt=0.01, shape=(20, 20)).tostring()
     h_out = tan_header(crval=(30.0, 40.0), crpix=(9.5, 9.0), cdelt=0.01, shape=(18, 18)).tostring()

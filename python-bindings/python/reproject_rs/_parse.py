@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._arrays import is_cuda_array, is_dask
 
 __all__ = ["ParsedWCS", "parse_input_data", "parse_output_projection"]
 
@@ -28,14 +29,6 @@ def _astropy():
     except ImportError:  # pragma: no cover - exercised only without astropy
         return None
     return fits, WCS
-
-
-def _is_dask(obj) -> bool:
-    try:
-        import dask.array as da
-    except ImportError:
-        return False
-    return isinstance(obj, da.Array)
 
 
 @dataclass
@@ -189,7 +182,8 @@ def _hdu_data(hdu):
 
 
 def parse_input_data(input_data, hdu_in=0, stack=None):
-    """(array, ParsedWCS) for every input form reproject_interp accepts.
+    """(array, ParsedWCS) for every input form reproject_interp accepts. The array of an
+    ``(array, wcs)`` tuple may be a numpy, dask or GPU (``__cuda_array_interface__``) array.
 
     ``stack`` (a contextlib.ExitStack) keeps files opened here open until the caller is done.
     """
@@ -209,7 +203,7 @@ def parse_input_data(input_data, hdu_in=0, stack=None):
         return parse_input_data(hdul, hdu_in=hdu_in, stack=stack)
     if isinstance(input_data, tuple) and len(input_data) == 2:
         array, wcs = input_data
-        if not (isinstance(array, np.ndarray) or _is_dask(array)):
+        if not (isinstance(array, np.ndarray) or is_dask(array) or is_cuda_array(array)):
             raise TypeError(
                 "input_data should either be an HDU object or a tuple "
                 "of (array, WCS) or (array, Header)"
