@@ -35,6 +35,7 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::wcs::frame::CelestialFrame;
 use crate::wcs::frame_transform::FrameTransform;
 use crate::wcs::plane::{world_factors, LinearPlane};
 use crate::wcs::projection::ProjectionCode;
@@ -270,6 +271,17 @@ fn frame_change(
 ) -> Result<Option<FrameTransform>> {
     if out.frame() == inp.frame() {
         return Ok(None);
+    }
+    if let (CelestialFrame::Other(a), CelestialFrame::Other(b)) = (out.frame(), inp.frame()) {
+        if a.get(..4) == b.get(..4) {
+            // Solar frames of two observers or times (e.g. helioprojective from Earth and from
+            // Venus): never silently the identity.
+            return Err(Error::Unsupported(format!(
+                "the output and input are both in '{}' frames but not the same one \
+                 (output: {a}; input: {b}): converting between them is not implemented",
+                &a[..4]
+            )));
+        }
     }
     let f = FrameTransform::new(out.frame(), inp.frame()).map_err(|e| {
         Error::InvalidArgument(format!(

@@ -637,3 +637,31 @@ fn serde_round_trip_and_thread_safety() {
     let worker = std::thread::spawn(move || u.apply(10.0, 20.0));
     assert!(separation(worker.join().unwrap(), t.apply(10.0, 20.0)) < 1e-13);
 }
+
+/// Helioprojective images of two observers (Earth and Venus, as reproject's sunpy test has
+/// them) are different frames: refused as not implemented, never reprojected as if the frames
+/// were one. The same observer on both sides is the identity.
+#[test]
+fn solar_frames_of_different_observers_are_refused() {
+    let hpc = |hgln: f64| {
+        Wcs::from_header_str(&format!(
+            "CTYPE1 = 'HPLN-TAN'\nCTYPE2 = 'HPLT-TAN'\nCUNIT1 = 'arcsec'\nCUNIT2 = 'arcsec'\n\
+             CRPIX1 = 64\nCRPIX2 = 64\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = 24\nCDELT2 = 24\n\
+             DATE-OBS = '2011-02-15T00:00:00'\nHGLN_OBS = {hgln}\nHGLT_OBS = 0.5\n\
+             DSUN_OBS = 1.4E11\n"
+        ))
+        .unwrap()
+    };
+    let (earth, venus) = (hpc(0.0), hpc(-41.2));
+    let err = reproject::pixel_transform::PixelTransform::new(&venus, &earth).unwrap_err();
+    assert!(
+        matches!(&err, reproject::Error::Unsupported(m) if m.contains("HPLN") && m.contains("HGLN_OBS")),
+        "{err}"
+    );
+    let same = reproject::pixel_transform::PixelTransform::new(&earth, &hpc(0.0)).unwrap();
+    let (x, y) = same.map(10.0, 20.0).unwrap();
+    assert!(
+        (x - 10.0).abs() < 1e-9 && (y - 20.0).abs() < 1e-9,
+        "({x}, {y})"
+    );
+}

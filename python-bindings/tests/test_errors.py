@@ -134,14 +134,6 @@ def test_spectral_resampling_matches_reproject(data_dir):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)
 
 
-def test_unsupported_non_celestial_wcs():
-    """A pair of linear (non-celestial) WCS is valid reproject input the engine lacks."""
-    from astropy.wcs import WCS
-
-    with pytest.raises(reproject_rs.UnsupportedError, match="celestial"):
-        reproject_rs.reproject_interp((np.ones((10, 12)), WCS(naxis=2)), WCS(naxis=2), shape_out=(5, 5))
-
-
 def test_wcs_errors_from_the_engine():
     bad = HEADER_IN.tostring().replace("RA---TAN", "RA---XYZ").replace("DEC--TAN", "DEC--XYZ")
     with pytest.raises(reproject_rs.WcsError, match="unknown projection"):

@@ -76,6 +76,11 @@ pub struct WcsParams {
     /// DATE-OBS in ISO 8601 form (old `DD/MM/YY` dates rewritten, or derived from MJD-OBS).
     #[serde(default)]
     pub date_obs: Option<String>,
+    /// The observer keywords of the header (`HGLN_OBS`, `DSUN_OBS`, `DATE-OBS`, ...) as
+    /// `KEY=value` pairs: solar frames (helioprojective, heliographic, heliocentric) depend on
+    /// them, so two such frames are the same only when these agree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer: Option<String>,
     /// NAXISn of the header (the image shape, FITS order), empty if NAXIS = 0.
     pub image_shape: Vec<usize>,
     /// SIP distortion (astropy's, applied to pixel coordinates before everything else).
@@ -111,7 +116,15 @@ impl WcsParams {
             .celestial_axes()
             .map(|(lng, _)| ctype_prefix(&self.ctype[lng]).to_string())
             .unwrap_or_default();
-        CelestialFrame::from_keywords(&prefix, self.radesys.as_deref(), self.equinox)
+        let frame = CelestialFrame::from_keywords(&prefix, self.radesys.as_deref(), self.equinox);
+        match (&frame, &self.observer) {
+            (CelestialFrame::Other(name), Some(observer))
+                if SOLAR_FRAMES.contains(&prefix.as_str()) =>
+            {
+                CelestialFrame::Other(format!("{name} seen by the observer {observer}"))
+            }
+            _ => frame,
+        }
     }
 
     /// Reads the WCS `alt` (`None` = primary) of a header.
@@ -393,6 +406,7 @@ impl WcsParams {
             header.float("MJD-OBS").ok().flatten(),
         );
 
+        let observer = observer_keywords(header)?;
         Ok(WcsParams {
             ctype,
             cunit,
@@ -411,6 +425,7 @@ impl WcsParams {
             equinox,
             mjd_obs,
             date_obs,
+            observer,
             image_shape,
             sip,
             tpv,
@@ -625,6 +640,25 @@ fn celestial_pair(ctype: &[String], parsed: &[ParsedCtype]) -> Result<CelestialP
 }
 
 /// Degrees per unit of an angular CUNIT (empty = degrees), as astropy's unit fix reads it.
+/// Longitude prefixes of the solar frames, which depend on the observer and the time.
+const SOLAR_FRAMES: [&str; 4] = ["HPLN", "HGLN", "CRLN", "SOLX"];
+
+/// The observer and time keywords of a header, `KEY=value` joined by `, ` (`None` if none).
+fn observer_keywords(header: &Header) -> Result<Option<String>> {
+    const KEYS: [&str; 16] = [
+        "DATE-OBS", "MJD-OBS", "DATE-AVG", "MJD-AVG", "HGLN_OBS", "HGLT_OBS", "CRLN_OBS",
+        "CRLT_OBS", "DSUN_OBS", "RSUN_REF", "HEEX_OBS", "HEEY_OBS", "HEEZ_OBS", "OBSGEO-X",
+        "OBSGEO-Y", "OBSGEO-Z",
+    ];
+    let mut pairs = Vec::new();
+    for key in KEYS {
+        if let Some(value) = header.value(key)? {
+            pairs.push(format!("{key}={value:?}"));
+        }
+    }
+    Ok((!pairs.is_empty()).then(|| pairs.join(", ")))
+}
+
 /// The spectral type of a CTYPE (its first four characters, as reproject compares them).
 pub(crate) fn spectral_kind(ctype: &str) -> &str {
     ctype.get(..4).unwrap_or(ctype)

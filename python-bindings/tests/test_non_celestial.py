@@ -1,0 +1,165 @@
+"""Non-celestial WCS (pixel, blank, LINEAR, spectral, logarithmic axes) against astropy
+reproject itself, through every way of calling: numpy in and out, blocks, threads, dask arrays
+in, ``return_type='dask'``, and the errors reproject raises for WCS it refuses."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import reproject_rs
+
+reproject = pytest.importorskip("reproject")
+WCS = pytest.importorskip("astropy.wcs").WCS
+da = pytest.importorskip("dask.array")
+
+
+def linear_wcs(crpix, crval, cdelt, ctype=("PIXX", "PIXY"), cunit=None, pc=None):
+    w = WCS(naxis=len(crpix))
+    if ctype is not None:
+        w.wcs.ctype = list(ctype)
+    if cunit is not None:
+        w.wcs.cunit = list(cunit)
+    w.wcs.crpix, w.wcs.crval, w.wcs.cdelt = list(crpix), list(crval), list(cdelt)
+    if pc is not None:
+        w.wcs.pc = pc
+    return w
+
+
+def image(shape, seed=0):
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0 : shape[-2], 0 : shape[-1]]
+    base = 100 + 10 * np.sin(x / 3.0) * np.cos(y / 4.0) + rng.standard_normal(shape[-2:])
+    return np.broadcast_to(base, shape).copy()
+
+
+ROT = 0.3
+PAIRS = {
+    "blank": (
+        linear_wcs((0, 0), (0, 0), (1, 1), ctype=None),
+        linear_wcs((2.7, -1.4), (0, 0), (1.3, 1.3), ctype=None),
+    ),
+    "pixel_shift_edge": (
+        linear_wcs((8, 8), (0, 0), (1, 1)),
+        linear_wcs((7.5, 8.5), (0, 0), (1, 1)),
+    ),
+    "units_rotated": (
+        linear_wcs((10, 10), (2, 300), (0.1, 5), ctype=("LINEAR", "LINEAR"), cunit=("km", "m")),
+        linear_wcs(
+            (9, 11),
+            (2050, 30500),
+            (120, 600),
+            ctype=("LINEAR", "LINEAR"),
+            cunit=("m", "cm"),
+            pc=[[np.cos(ROT), -np.sin(ROT)], [np.sin(ROT), np.cos(ROT)]],
+        ),
+    ),
+    "spectral_units": (
+        linear_wcs((10, 6), (0, 1.42), (1, 0.002), ctype=("PIXX", "FREQ"), cunit=("", "GHz")),
+        linear_wcs((9, 7), (0.5, 1420.7), (0.9, 1.7), ctype=("PIXX", "FREQ"), cunit=("", "MHz")),
+    ),
+    "log": (
+        linear_wcs((10, 6), (5e-7, 0), (1e-9, 1), ctype=("WAVE-LOG", "PIXY")),
+        linear_wcs((12, 7), (5.02e-7, 1), (1.3e-9, 0.8), ctype=("WAVE-LOG", "PIXY")),
+    ),
+}
+
+
+def both(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = reproject.reproject_interp(*args, **kwargs)
+    ours = reproject_rs.reproject_interp(*args, **kwargs)
+    return ours, theirs
+
+
+def assert_same(ours, theirs):
+    (a, fa), (b, fb) = (np.asarray(ours[0]), np.asarray(ours[1])), theirs
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+    np.testing.assert_array_equal(fa, fb)
+    np.testing.assert_allclose(a, b, rtol=1e-7, atol=0, equal_nan=True)
+    assert np.isfinite(b).sum() > 0
+
+
+@pytest.mark.parametrize("order", [0, 1, 2, 3])
+@pytest.mark.parametrize("name", sorted(PAIRS))
+def test_numpy(name, order):
+    w_in, w_out = PAIRS[name]
+    data = image((20, 22), seed=order)
+    assert_same(*both((data, w_in), w_out, shape_out=(18, 19), order=order))
+
+
+@pytest.mark.parametrize("dtype", [">f4", "<f4", ">f8", "<i2", ">i2", "|u1"])
+def test_dtypes_and_byte_orders(dtype):
+    w_in, w_out = PAIRS["units_rotated"]
+    data = (image((20, 22)) - 90).astype(dtype)
+    for order in [0, 1, 3]:
+        assert_same(*both((data, w_in), w_out, shape_out=(18, 19), order=order))
+
+
+def test_blocks_threads_and_dask():
+    w_in, w_out = PAIRS["spectral_units"]
+    data = image((20, 22))
+    theirs = both((data, w_in), w_out, shape_out=(18, 19))[1]
+    for kwargs in [
+        {"block_size": (5, 7), "parallel": False},
+        {"block_size": (5, 7), "parallel": 2},
+        {"parallel": 2},
+    ]:
+        assert_same(reproject_rs.reproject_interp((data, w_in), w_out, shape_out=(18, 19), **kwargs), theirs)
+    dask_in = da.from_array(data, chunks=(7, 9))
+    assert_same(reproject_rs.reproject_interp((dask_in, w_in), w_out, shape_out=(18, 19)), theirs)
+    lazy = reproject_rs.reproject_interp(
+        (data, w_in), w_out, shape_out=(18, 19), return_type="dask", block_size=(6, 8)
+    )
+    assert_same(tuple(x.compute() for x in lazy), theirs)
+
+
+def test_broadcast_planes():
+    """reproject's test_reproject_block_size_broadcasting: a 2-D blank WCS over a cube."""
+    w_in, w_out = PAIRS["blank"]
+    data = np.stack([image((20, 22), seed=k) for k in range(3)])
+    assert_same(*both((data, w_in), w_out, shape_out=(3, 18, 19)))
+
+
+def test_cube_with_spectral_third_axis():
+    w_in = linear_wcs((8, 8, 1), (0, 0, 5e-7), (1, 1, 1e-9), ctype=("PIXX", "PIXY", "WAVE"))
+    w_out = linear_wcs(
+        (7, 7.5, 1), (0.2, -0.1, 5001.2), (1.1, 1.1, 0.8), ctype=("PIXX", "PIXY", "WAVE"),
+        cunit=("", "", "Angstrom"),
+    )
+    data = np.stack([image((16, 18), seed=k) * (1 + k / 10) for k in range(6)])
+    for order in [0, 1, 3]:
+        assert_same(*both((data, w_in), w_out, shape_out=(5, 14, 15), order=order))
+
+
+@pytest.mark.parametrize(
+    "w_in, w_out",
+    [
+        # A celestial WCS against a non-celestial one.
+        (linear_wcs((1, 1), (10, 20), (-0.01, 0.01), ctype=("RA---TAN", "DEC--TAN")), PAIRS["blank"][0]),
+        (PAIRS["blank"][0], linear_wcs((1, 1), (10, 20), (-0.01, 0.01), ctype=("RA---TAN", "DEC--TAN"))),
+        # Spectral against non-spectral, and two spectral types that differ.
+        (PAIRS["spectral_units"][0], PAIRS["units_rotated"][0]),
+        (PAIRS["spectral_units"][0], linear_wcs((1, 1), (0, 1e-6), (1, 1e-9), ctype=("PIXX", "WAVE"))),
+        # Units that do not convert.
+        (PAIRS["units_rotated"][0], linear_wcs((1, 1), (0, 0), (1, 1), ctype=("X", "Y"), cunit=("s", "m"))),
+    ],
+)
+def test_refused_where_reproject_refuses(w_in, w_out):
+    data = image((10, 12))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError) as theirs:
+            reproject.reproject_interp((data, w_in), w_out, shape_out=(8, 9))
+    with pytest.raises(ValueError) as ours:
+        reproject_rs.reproject_interp((data, w_in), w_out, shape_out=(8, 9))
+    assert isinstance(ours.value, reproject_rs.ReprojectError), ours.value
+    print(f"reproject: {theirs.value!r}\nreproject_rs: {ours.value!r}")
+
+
+def test_time_axes_are_not_reprojected():
+    w = linear_wcs((1, 1), (0, 0), (1, 1), ctype=("PIXX", "TIME"))
+    with pytest.raises(reproject_rs.UnsupportedError, match="time"):
+        reproject_rs.reproject_interp((image((10, 12)), w), w, shape_out=(8, 9))
