@@ -559,6 +559,18 @@ def case_linear_cubes():
     add_case("linear_cube", "sky_cube_freq_units", "(6,16,18) RA/DEC/FREQ GHz -> MHz",
              image, "<f8", sky_in.replace("WCSAXES = 2", "WCSAXES = 3"), sky_out, (5, 14, 15),
              all_orders())
+    # Four axes: RA/DEC/FREQ/STOKES, the spectral axis resampled and the Stokes axis shifted
+    # by one plane (output Stokes 2..3 of input 1..3).
+    hypercube = np.stack([image * (1.0 + 0.2 * s) for s in range(3)])
+    stokes = lambda crpix: [("CTYPE4", "STOKES"), ("CRPIX4", crpix), ("CRVAL4", 1.0),
+                            ("CDELT4", 1.0)]
+    add_case("linear_cube", "sky_4d_freq_stokes",
+             "(3,6,16,18) RA/DEC/FREQ/STOKES: FREQ GHz -> MHz resampled, Stokes 2..3",
+             hypercube, "<f8",
+             header(list(fits.Header.fromstring(sky_in, sep="\n").items()) + stokes(1.0))
+             .replace("WCSAXES = 2", "WCSAXES = 4"),
+             header(list(fits.Header.fromstring(sky_out, sep="\n").items()) + stokes(0.0)),
+             (2, 5, 14, 15), all_orders())
 
 
 def write_npz(path, arrays):

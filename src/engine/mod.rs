@@ -235,8 +235,10 @@ pub struct Plan<'a> {
     planes: usize,
     /// Input planes.
     planes_in: usize,
-    /// Interpolation along a third axis that differs between the two WCS.
+    /// Interpolation along the axes beyond the plane that differ between the two WCS.
     spectral: Option<SpectralAxis>,
+    /// The input's leading (numpy-order) dimensions.
+    lead_in: Vec<usize>,
     options: Options,
     rounding: Rounding,
     coefficients: Option<Coefficients>,
@@ -316,20 +318,18 @@ impl<'a> Plan<'a> {
             0..=2 => planes_in,
             n => shape_out[..n - 2].iter().product(),
         };
-        let spectral = SpectralAxis::new(wcs_in, wcs_out, planes_in, planes_out, options.order)?;
-        if spectral.is_some() {
-            if shape_in.len() != 3 {
-                return Err(Error::ShapeMismatch(format!(
-                    "a cube reprojected along its third axis must be 3-D, got {shape_in:?}"
-                )));
-            }
-            if options.nan_policy == NanPolicy::Renormalize {
-                return Err(Error::Unsupported(
-                    "nan_policy Renormalize is not available when the third axis is \
-                     interpolated too"
-                        .into(),
-                ));
-            }
+        let lead_in = &shape_in[..shape_in.len().saturating_sub(2)];
+        let lead_out = match shape_out.len() {
+            0..=2 => lead_in,
+            n => &shape_out[..n - 2],
+        };
+        let spectral = SpectralAxis::new(wcs_in, wcs_out, lead_in, lead_out, options.order)?;
+        if spectral.is_some() && options.nan_policy == NanPolicy::Renormalize {
+            return Err(Error::Unsupported(
+                "nan_policy Renormalize is not available when the third axis is interpolated \
+                 too"
+                .into(),
+            ));
         }
         let shape_out = check_shapes(&shape_in, shape_out, spectral.is_some())?;
         if let Some((by, bx)) = options.block_size {
@@ -374,6 +374,7 @@ impl<'a> Plan<'a> {
             coords,
             planes: planes_out,
             planes_in,
+            lead_in: lead_in.to_vec(),
             spectral,
             shape_in: plane_shape,
             shape_out,
@@ -470,17 +471,26 @@ impl<'a> Plan<'a> {
             self.rounding.convert_values(buf);
         }
         if self.spectral.is_some() {
-            // scipy filters the cube along axis 0 (the third WCS axis) first.
+            // scipy filters the cube along its leading axes first, axis 0 (the last WCS
+            // axis) first; planes are numbered in C order of those axes.
             let n = ny * nx;
             let values = planes.values_mut();
-            let mut line = vec![0.0; planes_in];
-            for i in 0..n {
-                for (p, v) in line.iter_mut().enumerate() {
-                    *v = values[p * n + i];
-                }
-                filter_line(&mut line, order);
-                for (p, v) in line.iter().enumerate() {
-                    values[p * n + i] = *v;
+            let lead = &self.lead_in;
+            for a in 0..lead.len() {
+                let stride: usize = lead[a + 1..].iter().product();
+                let len = lead[a];
+                let mut line = vec![0.0; len];
+                let starts = (0..planes_in).filter(|p| (p / stride).is_multiple_of(len));
+                for start in starts {
+                    for i in 0..n {
+                        for (j, v) in line.iter_mut().enumerate() {
+                            *v = values[(start + j * stride) * n + i];
+                        }
+                        filter_line(&mut line, order);
+                        for (j, v) in line.iter().enumerate() {
+                            values[(start + j * stride) * n + i] = *v;
+                        }
+                    }
                 }
             }
         }
@@ -951,9 +961,14 @@ fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
             "number of dimensions in input and output WCS should match".into(),
         ));
     }
-    // WCSLIB's spectral axis: the first one of a spectral type.
+    // WCSLIB's spectral axis: the first one of a spectral type (compared between WCS of the
+    // same dimension; a 2-D WCS of a cube's plane has none).
     let spectral = |w: &Wcs| (0..w.naxis()).find(|&i| WorldClass::of(w, i) == WorldClass::Spectral);
-    match (spectral(wcs_in), spectral(wcs_out)) {
+    let spectral_axes = match pi.naxis() == po.naxis() {
+        true => (spectral(wcs_in), spectral(wcs_out)),
+        false => (None, None),
+    };
+    match spectral_axes {
         (Some(i), Some(o)) => {
             let (ti, to) = (&pi.ctype[i], &po.ctype[o]);
             if spectral_kind(ti) != spectral_kind(to) {
