@@ -81,6 +81,10 @@ pub struct WcsParams {
     /// them, so two such frames are the same only when these agree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<String>,
+    /// The time reference keywords of the header (`MJDREF`, `TIMESYS`, `TREFPOS`, ...) as
+    /// `KEY=value` pairs: world values of time axes are offsets from this reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_reference: Option<String>,
     /// NAXISn of the header (the image shape, FITS order), empty if NAXIS = 0.
     pub image_shape: Vec<usize>,
     /// SIP distortion (astropy's, applied to pixel coordinates before everything else).
@@ -406,7 +410,8 @@ impl WcsParams {
             header.float("MJD-OBS").ok().flatten(),
         );
 
-        let observer = observer_keywords(header)?;
+        let observer = keyword_values(header, &OBSERVER_KEYWORDS)?;
+        let time_reference = keyword_values(header, &TIME_REFERENCE_KEYWORDS)?;
         Ok(WcsParams {
             ctype,
             cunit,
@@ -426,6 +431,7 @@ impl WcsParams {
             mjd_obs,
             date_obs,
             observer,
+            time_reference,
             image_shape,
             sip,
             tpv,
@@ -643,15 +649,22 @@ fn celestial_pair(ctype: &[String], parsed: &[ParsedCtype]) -> Result<CelestialP
 /// Longitude prefixes of the solar frames, which depend on the observer and the time.
 const SOLAR_FRAMES: [&str; 4] = ["HPLN", "HGLN", "CRLN", "SOLX"];
 
-/// The observer and time keywords of a header, `KEY=value` joined by `, ` (`None` if none).
-fn observer_keywords(header: &Header) -> Result<Option<String>> {
-    const KEYS: [&str; 16] = [
-        "DATE-OBS", "MJD-OBS", "DATE-AVG", "MJD-AVG", "HGLN_OBS", "HGLT_OBS", "CRLN_OBS",
-        "CRLT_OBS", "DSUN_OBS", "RSUN_REF", "HEEX_OBS", "HEEY_OBS", "HEEZ_OBS", "OBSGEO-X",
-        "OBSGEO-Y", "OBSGEO-Z",
-    ];
+/// The keywords solar frames depend on: the observer and the time.
+const OBSERVER_KEYWORDS: [&str; 16] = [
+    "DATE-OBS", "MJD-OBS", "DATE-AVG", "MJD-AVG", "HGLN_OBS", "HGLT_OBS", "CRLN_OBS", "CRLT_OBS",
+    "DSUN_OBS", "RSUN_REF", "HEEX_OBS", "HEEY_OBS", "HEEZ_OBS", "OBSGEO-X", "OBSGEO-Y", "OBSGEO-Z",
+];
+
+/// The keywords the world values of time axes are measured from.
+const TIME_REFERENCE_KEYWORDS: [&str; 15] = [
+    "MJDREF", "MJDREFI", "MJDREFF", "JDREF", "JDREFI", "JDREFF", "DATEREF", "TIMESYS", "TREFPOS",
+    "TREFDIR", "TIMEUNIT", "TIMEOFFS", "OBSGEO-X", "OBSGEO-Y", "OBSGEO-Z",
+];
+
+/// The values of `keys` present in a header, `KEY=value` joined by `, ` (`None` if none).
+fn keyword_values(header: &Header, keys: &[&str]) -> Result<Option<String>> {
     let mut pairs = Vec::new();
-    for key in KEYS {
+    for &key in keys {
         if let Some(value) = header.value(key)? {
             pairs.push(format!("{key}={value:?}"));
         }

@@ -189,9 +189,10 @@ impl WorldClass {
 
 /// The factor each world value of `from` is multiplied by to be a world value of `to`
 /// (astropy's `Quantity(value, unit)` in `world_to_pixel`): 1 for celestial and spectral axes
-/// (spectral values are SI on both sides), the unit conversion for other axes. An error where
-/// astropy's `pixel_to_pixel` fails: world axes of different kinds at the same position, or
-/// units that do not convert; time axes are not evaluated.
+/// (spectral values are SI on both sides) and for time axes of the same type, unit and time
+/// reference, the unit conversion for other axes. An error where astropy's `pixel_to_pixel`
+/// fails (world axes of different kinds at the same position, units that do not convert), and
+/// `Unsupported` for time axes measured from different references or in different scales.
 ///
 /// ```
 /// use reproject::wcs::{plane::world_factors, Wcs};
@@ -230,9 +231,18 @@ pub fn world_factors(from: &Wcs, to: &Wcs) -> Result<Vec<f64>> {
     (0..n)
         .map(|i| match cf[i] {
             WorldClass::Celestial | WorldClass::Spectral => Ok(1.0),
-            WorldClass::Time => Err(Error::UnsupportedAxis(format!(
-                "{} (time axes are not reprojected)",
-                pf.ctype[i]
+            // astropy's Time: the same offset from the same reference means the same time.
+            WorldClass::Time
+                if pf.ctype[i] == pt.ctype[i]
+                    && pf.cunit[i] == pt.cunit[i]
+                    && pf.time_reference == pt.time_reference =>
+            {
+                Ok(1.0)
+            }
+            WorldClass::Time => Err(Error::Unsupported(format!(
+                "time axes {} and {} with different types, units or time references \
+                 (converting between time scales and references is not implemented)",
+                pf.ctype[i], pt.ctype[i]
             ))),
             WorldClass::Stokes | WorldClass::Quantity => {
                 super::units::conversion_factor(&pf.cunit[i], &pt.cunit[i]).map_err(|e| {
@@ -287,6 +297,28 @@ mod tests {
         ));
         let sky = wcs("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n");
         assert!(LinearPlane::new(&sky).is_err());
+    }
+
+    #[test]
+    fn time_axes_need_one_reference() {
+        let time = |mjdref: f64| {
+            wcs(&format!(
+                "CTYPE1 = 'X'\nCTYPE2 = 'TIME'\nMJDREF = {mjdref}\n"
+            ))
+        };
+        assert_eq!(
+            world_factors(&time(59000.0), &time(59000.0)).unwrap(),
+            vec![1.0, 1.0]
+        );
+        let err = world_factors(&time(59000.0), &time(59000.5)).unwrap_err();
+        assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
+        let quantity = wcs("CTYPE1 = 'X'\nCTYPE2 = 'Y'\n");
+        let err = world_factors(&time(59000.0), &quantity).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("Quantity, Quantity (got Quantity, Time)"),
+            "{err}"
+        );
     }
 
     #[test]
