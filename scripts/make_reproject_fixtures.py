@@ -520,19 +520,30 @@ def case_linear_edges():
                 )
 
 
+LINEAR_DTYPES = ["|u1", "|i1"] + [
+    f"{order}{kind}" for kind in ["u2", "i2", "u4", "i4", "u8", "i8", "f4", "f8"] for order in "<>"
+]
+
+
 def case_linear_dtypes():
-    """12. Every input dtype on a PIXX/PIXY plane."""
+    """12. Every input dtype the engine reads, in both byte orders, on a PIXX/PIXY plane."""
     rng = np.random.default_rng(12)
     floats = smooth_image(rng, (18, 20))
     ints = {
-        "i2": rng.integers(-30000, 30000, (18, 20)).astype(np.float64),
-        "u1": rng.integers(0, 256, (18, 20)).astype(np.float64),
+        "u1": rng.integers(0, 256, (18, 20)),
+        "i1": rng.integers(-128, 128, (18, 20)),
+        "u2": rng.integers(0, 65536, (18, 20)),
+        "i2": rng.integers(-30000, 30000, (18, 20)),
+        "u4": rng.integers(0, 2**32, (18, 20)),
+        "i4": rng.integers(-(2**31), 2**31, (18, 20)),
+        "u8": rng.integers(0, 2**53, (18, 20)),
+        "i8": rng.integers(-(2**53), 2**53, (18, 20)),
     }
     text_in = linear((10.2, 9.4), (0.0, 0.0), (1.0, 1.0))
     text_out = linear((9.0, 8.5), (0.3, -0.2), (1.1, 0.9))
-    for dtype in DTYPES:
+    for dtype in LINEAR_DTYPES:
         kind = np.dtype(dtype)
-        image = ints[kind.str[1:]] if kind.kind in "iu" else floats
+        image = ints[kind.str[1:]].astype(np.float64) if kind.kind in "iu" else floats
         name = {"<": "le", ">": "be", "|": "na"}[dtype[0]] + dtype[1:]
         add_case("linear_dtypes", f"linear_dtype_{name}",
                  f"18x20 {dtype} input -> 16x16, PIXX/PIXY scaled", image, dtype, text_in,

@@ -165,52 +165,66 @@ fn typed<T: Copy>(
     })
 }
 
-/// Big-endian bytes of the image in the case's sample type.
-fn big_endian_bytes(image: &ArrayD<f64>, sample: SampleType) -> Vec<u8> {
+/// The image as bytes of the case's sample type in byte order `order`, every value exact.
+fn sample_bytes(image: &ArrayD<f64>, sample: SampleType, order: ByteOrder) -> Vec<u8> {
+    macro_rules! encode {
+        ($t:ty, $v:expr) => {{
+            let t = $v as $t;
+            assert!(
+                t as f64 == $v || $v.is_nan(),
+                "{} is not exact as {}",
+                $v,
+                stringify!($t)
+            );
+            match order {
+                ByteOrder::Big => t.to_be_bytes().to_vec(),
+                ByteOrder::Little => t.to_le_bytes().to_vec(),
+            }
+        }};
+    }
     let mut bytes = Vec::new();
     for &v in image.iter() {
-        match sample {
-            SampleType::F32 => {
-                assert!(v.is_nan() || (v as f32) as f64 == v);
-                bytes.extend((v as f32).to_be_bytes());
-            }
-            SampleType::F64 => bytes.extend(v.to_be_bytes()),
-            SampleType::I16 => {
-                assert!((v as i16) as f64 == v);
-                bytes.extend((v as i16).to_be_bytes());
-            }
-            other => panic!("no big-endian fixture of {other:?}"),
-        }
+        bytes.extend(match sample {
+            SampleType::U8 => encode!(u8, v),
+            SampleType::I8 => encode!(i8, v),
+            SampleType::U16 => encode!(u16, v),
+            SampleType::I16 => encode!(i16, v),
+            SampleType::U32 => encode!(u32, v),
+            SampleType::I32 => encode!(i32, v),
+            SampleType::U64 => encode!(u64, v),
+            SampleType::I64 => encode!(i64, v),
+            SampleType::F32 => encode!(f32, v),
+            SampleType::F64 => encode!(f64, v),
+        });
     }
     bytes
 }
 
-/// Calls `f` with an image source of the case's dtype: an [`ArraySource`] for native dtypes,
-/// a big-endian [`RawSource`] for `>` dtypes.
+/// Calls `f` with an image source of the case's dtype: an [`ArraySource`] for native float64,
+/// float32, int16 and uint8, a [`RawSource`] of the case's bytes otherwise.
 fn with_source<R>(case: &Case, f: impl FnOnce(&dyn ImageSource) -> R) -> R {
     let (sample, order) = parse_numpy_dtype(&case.dtype).unwrap();
     let image = &case.image;
-    if order == ByteOrder::Big {
-        let bytes = big_endian_bytes(image, sample);
-        let src = RawSource::new(&bytes, sample, ByteOrder::Big, image.shape()).unwrap();
-        assert_eq!(src.stored_type().sample, sample);
-        return f(&src);
-    }
-    match sample {
-        SampleType::F64 => f(&ArraySource::new(image.view()).unwrap()),
-        SampleType::F32 => {
+    match (sample, order) {
+        (SampleType::F64, ByteOrder::Little) => f(&ArraySource::new(image.view()).unwrap()),
+        (SampleType::F32, ByteOrder::Little) => {
             let a = typed(image, |v| v as f32, |t| t as f64);
             f(&ArraySource::new(a.view()).unwrap())
         }
-        SampleType::I16 => {
+        (SampleType::I16, ByteOrder::Little) => {
             let a = typed(image, |v| v as i16, |t| t as f64);
             f(&ArraySource::new(a.view()).unwrap())
         }
-        SampleType::U8 => {
+        (SampleType::U8, _) => {
             let a = typed(image, |v| v as u8, |t| t as f64);
             f(&ArraySource::new(a.view()).unwrap())
         }
-        other => panic!("{}: no fixture source for {other:?}", case.name),
+        _ => {
+            let bytes = sample_bytes(image, sample, order);
+            let src = RawSource::new(&bytes, sample, order, image.shape()).unwrap();
+            assert_eq!(src.stored_type().sample, sample);
+            f(&src)
+        }
     }
 }
 
