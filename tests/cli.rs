@@ -601,3 +601,53 @@ fn processes_and_external_workers() {
         "job.json",
     );
 }
+
+/// A spectrum-by-slit image (WAVE in nm, PIXY) onto a target in Angstrom: the command line
+/// reprojects non-celestial WCS as the library does, with threads and with worker processes,
+/// and `info` names the axes.
+#[test]
+fn non_celestial_axes() {
+    let d = dir("linear");
+    let input = d.join("in.fits");
+    let wcs = "CTYPE1  = 'WAVE'\nCUNIT1  = 'nm'\nCRPIX1  = 1\nCRVAL1  = 500\nCDELT1  = 0.5\n\
+               CTYPE2  = 'PIXY'\nCRPIX2  = 1\nCRVAL2  = 0\nCDELT2  = 1";
+    let image = Array2::from_shape_fn((40, 50), |(y, x)| (x as f32 * 0.7).sin() * 10.0 + y as f32);
+    let mut out = MappedOutput::create_fits(&input, &[40, 50], OutputType::F32, wcs, true).unwrap();
+    out.data_mut::<f32>()
+        .unwrap()
+        .copy_from_slice(image.as_slice().unwrap());
+    out.finish().unwrap();
+    let target = d.join("t.hdr");
+    let target_text = "NAXIS   = 2\nNAXIS1  = 30\nNAXIS2  = 40\nCTYPE1  = 'WAVE'\n\
+                       CUNIT1  = 'Angstrom'\nCRPIX1  = 1\nCRVAL1  = 5010\nCDELT1  = 3.0\n\
+                       CTYPE2  = 'PIXY'\nCRPIX2  = 1\nCRVAL2  = 0\nCDELT2  = 1\nEND\n";
+    std::fs::write(&target, target_text).unwrap();
+    let src = FitsSource::open(&input, 0).unwrap();
+    let (want, want_fp) = reproject_interp(
+        &src,
+        &src.wcs().unwrap(),
+        &Wcs::from_header_str(target_text).unwrap(),
+        &[40, 30],
+        &Options::default(),
+    )
+    .unwrap();
+    let want: Vec<f64> = want.iter().copied().collect();
+    assert!(want.iter().all(|v| v.is_finite()));
+    for (name, extra) in [
+        ("threads.fits", "--threads=2"),
+        ("procs.fits", "--processes=2"),
+    ] {
+        let o = d.join(name);
+        ok(&run(&[s(&input), "--to", s(&target), "-o", s(&o), extra]));
+        assert!(same(&read_plane(&o, 0).1, &want), "{name}");
+        let footprint: Vec<f64> = want_fp.iter().copied().collect();
+        assert!(same(&read_plane(&o, 1).1, &footprint), "{name}");
+    }
+    let info = run(&["info", s(&input)]);
+    ok(&info);
+    assert!(
+        text(&info.stdout).contains("WAVE, PIXY"),
+        "{}",
+        text(&info.stdout)
+    );
+}
