@@ -34,6 +34,8 @@
 //! assert!((x - general.0).abs() < 1e-9 && (y - general.1).abs() < 1e-9);
 //! ```
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::wcs::frame::CelestialFrame;
 use crate::wcs::frame_transform::FrameTransform;
@@ -80,6 +82,64 @@ pub(crate) enum Kind {
         /// Factors from the output's world units to the input's (exactly 1 where they agree).
         factors: [f64; 2],
     },
+    /// Given for every output pixel ([`PositionTable`]).
+    Table(PositionTable),
+}
+
+/// The input position (0-based column `x`, row `y`) of every pixel of an output plane, NaN
+/// where there is none: positions computed elsewhere (e.g. by astropy for a WCS this crate
+/// does not evaluate, round-trip check included).
+///
+/// ```
+/// use reproject::pixel_transform::{PixelTransform, PositionTable};
+/// let table = PositionTable::new((1, 2), vec![0.5, f64::NAN], vec![2.0, 3.0]).unwrap();
+/// let t = PixelTransform::from_positions(table);
+/// assert_eq!(t.map(0.0, 0.0), Some((0.5, 2.0)));
+/// assert_eq!(t.map(1.0, 0.0), None);
+/// assert_eq!(t.map(2.0, 0.0), None); // outside the table
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct PositionTable {
+    shape: (usize, usize),
+    xs: Arc<[f64]>,
+    ys: Arc<[f64]>,
+}
+
+impl PositionTable {
+    /// Positions of an output plane of `shape` (rows, columns), row-major.
+    pub fn new(shape: (usize, usize), xs: Vec<f64>, ys: Vec<f64>) -> Result<PositionTable> {
+        let n = shape.0.checked_mul(shape.1);
+        if n != Some(xs.len()) || n != Some(ys.len()) {
+            return Err(Error::ShapeMismatch(format!(
+                "{} and {} input positions for an output plane of {shape:?}",
+                xs.len(),
+                ys.len()
+            )));
+        }
+        Ok(PositionTable {
+            shape,
+            xs: xs.into(),
+            ys: ys.into(),
+        })
+    }
+
+    /// The output plane's (rows, columns).
+    pub fn shape(&self) -> (usize, usize) {
+        self.shape
+    }
+
+    /// The position of output pixel (`x`, `y`); `None` off the table or where it has none.
+    #[inline]
+    fn get(&self, x: f64, y: f64) -> Option<(f64, f64)> {
+        let (ny, nx) = self.shape;
+        let inside = x >= 0.0 && y >= 0.0 && x < nx as f64 && y < ny as f64;
+        if !inside || x.fract() != 0.0 || y.fract() != 0.0 {
+            return None;
+        }
+        let i = y as usize * nx + x as usize;
+        let (px, py) = (self.xs[i], self.ys[i]);
+        (px.is_finite() && py.is_finite()).then_some((px, py))
+    }
 }
 
 impl PixelTransform {
@@ -139,6 +199,13 @@ impl PixelTransform {
         })
     }
 
+    /// The transform that looks the input positions up in `table`.
+    pub fn from_positions(table: PositionTable) -> PixelTransform {
+        PixelTransform {
+            kind: Kind::Table(table),
+        }
+    }
+
     /// The transform through world coordinates, never the homography (for comparisons).
     pub fn general(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
         if !wcs_out.has_celestial() && !wcs_in.has_celestial() {
@@ -169,7 +236,7 @@ impl PixelTransform {
     /// assert!(PixelTransform::new(&car, &car).unwrap().is_rotation());
     /// ```
     pub fn is_rotation(&self) -> bool {
-        !matches!(self.kind, Kind::General { .. })
+        !matches!(self.kind, Kind::General { .. } | Kind::Table(_))
     }
 
     /// Whether the exact homography fast path is in use.
@@ -187,7 +254,9 @@ impl PixelTransform {
     pub fn homography(&self) -> Option<[[f64; 3]; 3]> {
         match &self.kind {
             Kind::Homography(h) => Some(*h),
-            Kind::Vector { .. } | Kind::General { .. } | Kind::Linear { .. } => None,
+            Kind::Vector { .. } | Kind::General { .. } | Kind::Linear { .. } | Kind::Table(_) => {
+                None
+            }
         }
     }
 
@@ -236,6 +305,7 @@ impl PixelTransform {
                 let (px, py) = inp.world_to_pixel(a * factors[0], b * factors[1]);
                 (px.is_finite() && py.is_finite()).then_some((px, py))
             }
+            Kind::Table(table) => table.get(x, y),
         }
     }
 }

@@ -81,6 +81,16 @@ impl CoordinateMap {
         })
     }
 
+    /// The map of a transform that needs no round-trip check (a homography, given positions).
+    pub fn from_transform(forward: PixelTransform, shape_in: (usize, usize)) -> CoordinateMap {
+        CoordinateMap {
+            forward,
+            backward: None,
+            shape_in,
+            approximate: None,
+        }
+    }
+
     /// Switches on the approximate transform (SWarp/GDAL style): exact positions on a grid of
     /// [`APPROX_CELL`]-pixel cells, bilinear in between. A cell is interpolated only if its
     /// four corners are valid and the interpolation is within `tolerance` input pixels of the

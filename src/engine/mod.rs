@@ -50,6 +50,7 @@ pub use crate::gpu::Backend;
 use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
 use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Sample, Window};
 use crate::io::{available_memory, ImageSource};
+use crate::pixel_transform::{PixelTransform, PositionTable};
 use crate::wcs::distortion::sip::SipInversion;
 use crate::wcs::plane::{world_factors, WorldClass};
 use crate::wcs::{spectral_kind, Wcs};
@@ -244,6 +245,14 @@ pub struct Plan<'a> {
     coefficients: Option<Coefficients>,
 }
 
+/// Where a plan's input positions come from.
+enum Geometry<'w> {
+    /// Output pixel → world → input pixel through two WCS.
+    Wcs { wcs_in: &'w Wcs, wcs_out: &'w Wcs },
+    /// Given for every pixel of the output plane.
+    Positions(PositionTable),
+}
+
 /// Per-thread working memory of [`Plan::compute_block`].
 #[derive(Default)]
 struct Scratch {
@@ -279,8 +288,7 @@ impl<'a> Plan<'a> {
     ) -> Result<Plan<'a>> {
         Plan::build(
             SourceRef::Borrowed(source),
-            wcs_in,
-            wcs_out,
+            Geometry::Wcs { wcs_in, wcs_out },
             shape_out,
             options,
         )
@@ -297,8 +305,43 @@ impl<'a> Plan<'a> {
     ) -> Result<Plan<'a>> {
         Plan::build(
             SourceRef::Shared(source),
-            wcs_in,
-            wcs_out,
+            Geometry::Wcs { wcs_in, wcs_out },
+            shape_out,
+            options,
+        )
+    }
+
+    /// Like [`Plan::new`] with the input position of every output pixel given instead of two
+    /// WCS (computed elsewhere, e.g. by astropy for a WCS this crate does not evaluate): the
+    /// same interpolation, edge rule, NaN rule and footprint. The positions cover one output
+    /// plane and serve every leading plane.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::engine::{Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::pixel_transform::PositionTable;
+    /// let image = Array2::from_shape_fn((4, 5), |(y, x)| (10 * y + x) as f64);
+    /// let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    /// // A 2 x 2 output whose pixels see input (x, y) = (1, 1), (2.5, 1), (f64::NAN, ..), (4, 3).
+    /// let table = PositionTable::new((2, 2), vec![1.0, 2.5, f64::NAN, 4.0], vec![1.0, 1.0, 0.0, 3.0]).unwrap();
+    /// let plan = Plan::from_positions(&source, table, &[2, 2], &Options::default()).unwrap();
+    /// let (mut data, mut footprint) = (ndarray::ArrayD::<f64>::zeros(vec![2, 2]), ndarray::ArrayD::<f64>::zeros(vec![2, 2]));
+    /// plan.compute_into(data.view_mut(), footprint.view_mut()).unwrap();
+    /// assert_eq!(data[[0, 0]], 11.0);
+    /// assert_eq!(data[[0, 1]], 12.5);
+    /// assert!(data[[1, 0]].is_nan() && footprint[[1, 0]] == 0.0);
+    /// assert_eq!(data[[1, 1]], 34.0);
+    /// ```
+    pub fn from_positions(
+        source: &'a dyn ImageSource,
+        positions: PositionTable,
+        shape_out: &[usize],
+        options: &Options,
+    ) -> Result<Plan<'a>> {
+        Plan::build(
+            SourceRef::Borrowed(source),
+            Geometry::Positions(positions),
             shape_out,
             options,
         )
@@ -306,13 +349,14 @@ impl<'a> Plan<'a> {
 
     fn build(
         source: SourceRef<'a>,
-        wcs_in: &Wcs,
-        wcs_out: &Wcs,
+        geometry: Geometry<'_>,
         shape_out: &[usize],
         options: &Options,
     ) -> Result<Plan<'a>> {
         let shape_in = source.shape().to_vec();
-        check_wcs(wcs_in, wcs_out)?;
+        if let Geometry::Wcs { wcs_in, wcs_out } = geometry {
+            check_wcs(wcs_in, wcs_out)?;
+        }
         let planes_in = source.planes();
         let planes_out = match shape_out.len() {
             0..=2 => planes_in,
@@ -323,7 +367,12 @@ impl<'a> Plan<'a> {
             0..=2 => lead_in,
             n => &shape_out[..n - 2],
         };
-        let spectral = SpectralAxis::new(wcs_in, wcs_out, lead_in, lead_out, options.order)?;
+        let spectral = match geometry {
+            Geometry::Wcs { wcs_in, wcs_out } => {
+                SpectralAxis::new(wcs_in, wcs_out, lead_in, lead_out, options.order)?
+            }
+            Geometry::Positions(_) => None,
+        };
         if spectral.is_some() && options.nan_policy == NanPolicy::Renormalize {
             return Err(Error::Unsupported(
                 "nan_policy Renormalize is not available when the third axis is interpolated \
@@ -344,21 +393,40 @@ impl<'a> Plan<'a> {
                 "the number of threads must be strictly positive".into(),
             ));
         }
-        // reproject inverts SIP with astropy's default tolerance (1e-4 px, 20 iterations);
-        // its input positions, and so its values, are that close to the exact inverse.
-        let (wcs_in, wcs_out) = match options.precision {
-            Precision::Reproject => (
-                wcs_in.clone().with_sip_inversion(SipInversion::astropy()),
-                wcs_out.clone().with_sip_inversion(SipInversion::astropy()),
-            ),
-            Precision::Float64 => (wcs_in.clone(), wcs_out.clone()),
+        let mut coords = match geometry {
+            Geometry::Wcs { wcs_in, wcs_out } => {
+                // reproject inverts SIP with astropy's default tolerance (1e-4 px, 20
+                // iterations); its input positions, and so its values, are that close to the
+                // exact inverse.
+                let (wcs_in, wcs_out) = match options.precision {
+                    Precision::Reproject => (
+                        wcs_in.clone().with_sip_inversion(SipInversion::astropy()),
+                        wcs_out.clone().with_sip_inversion(SipInversion::astropy()),
+                    ),
+                    Precision::Float64 => (wcs_in.clone(), wcs_out.clone()),
+                };
+                CoordinateMap::new(
+                    &wcs_out,
+                    &wcs_in,
+                    options.roundtrip_coords,
+                    source.plane_shape(),
+                )?
+            }
+            Geometry::Positions(table) => {
+                let n = shape_out.len();
+                let plane_out = (shape_out[n - 2], shape_out[n - 1]);
+                if table.shape() != plane_out {
+                    return Err(Error::ShapeMismatch(format!(
+                        "input positions for an output plane of {:?}, the output plane is {plane_out:?}",
+                        table.shape()
+                    )));
+                }
+                CoordinateMap::from_transform(
+                    PixelTransform::from_positions(table),
+                    source.plane_shape(),
+                )
+            }
         };
-        let mut coords = CoordinateMap::new(
-            &wcs_out,
-            &wcs_in,
-            options.roundtrip_coords,
-            source.plane_shape(),
-        )?;
         if let Some(tolerance) = options.approximate {
             if !(tolerance > 0.0 && tolerance.is_finite()) {
                 return Err(Error::InvalidArgument(format!(

@@ -88,8 +88,8 @@ pub struct InputDecoding {
 
 /// The transform of `plan` as `kernels/wcs.cuh` reads it, or `None` where the kernels cannot
 /// reproduce the CPU engine: the approximate transform, a third axis interpolated between
-/// planes, and NaN renormalisation for orders ≥ 2 (which needs the prefiltered mask as a
-/// second input). The runtime then computes that plan on the CPU.
+/// planes, NaN renormalisation for orders ≥ 2 (which needs the prefiltered mask as a second
+/// input) and positions given in a table. The runtime then computes that plan on the CPU.
 pub(crate) fn encode_transform(plan: &Plan) -> Option<Vec<f64>> {
     let (coords, _, spectral, _) = plan.gpu_parts();
     let options = plan.options();
@@ -111,9 +111,9 @@ pub(crate) fn encode_transforms(
     backward: Option<&PixelTransform>,
 ) -> Option<Vec<f64>> {
     let mut v = vec![TRANSFORM_VERSION, 0.0, flag(backward.is_some())];
-    encode_pixel_transform(forward, &mut v);
+    encode_pixel_transform(forward, &mut v)?;
     if let Some(b) = backward {
-        encode_pixel_transform(b, &mut v);
+        encode_pixel_transform(b, &mut v)?;
     }
     v[1] = v.len() as f64;
     Some(v)
@@ -160,7 +160,8 @@ fn push_mat3(v: &mut Vec<f64>, m: &[[f64; 3]; 3]) {
     v.extend(m.iter().flatten());
 }
 
-fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) {
+/// Appends `t`; `None` for positions given in a table, which the kernels do not read.
+fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) -> Option<()> {
     match t.kind() {
         Kind::Homography(h) => {
             v.push(0.0);
@@ -188,6 +189,7 @@ fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) {
             encode_celestial(wcs_in, v);
             encode_frame(frame.as_deref(), v);
         }
+        Kind::Table(_) => return None,
         Kind::Linear { out, inp, factors } => {
             v.push(3.0);
             encode_linear2(out.linear(), v);
@@ -197,6 +199,7 @@ fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) {
             encode_plane_axes(inp, v);
         }
     }
+    Some(())
 }
 
 fn encode_frame(frame: Option<&crate::wcs::frame_transform::FrameTransform>, v: &mut Vec<f64>) {
