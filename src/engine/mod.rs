@@ -354,33 +354,11 @@ impl<'a> Plan<'a> {
         options: &Options,
     ) -> Result<Plan<'a>> {
         let shape_in = source.shape().to_vec();
-        if let Geometry::Wcs { wcs_in, wcs_out } = geometry {
-            check_wcs(wcs_in, wcs_out)?;
-        }
         let planes_in = source.planes();
-        let planes_out = match shape_out.len() {
-            0..=2 => planes_in,
-            n => shape_out[..n - 2].iter().product(),
-        };
-        let lead_in = &shape_in[..shape_in.len().saturating_sub(2)];
-        let lead_out = match shape_out.len() {
-            0..=2 => lead_in,
-            n => &shape_out[..n - 2],
-        };
-        let spectral = match geometry {
-            Geometry::Wcs { wcs_in, wcs_out } => {
-                SpectralAxis::new(wcs_in, wcs_out, lead_in, lead_out, options.order)?
-            }
-            Geometry::Positions(_) => None,
-        };
-        if spectral.is_some() && options.nan_policy == NanPolicy::Renormalize {
-            return Err(Error::Unsupported(
-                "nan_policy Renormalize is not available when the third axis is interpolated \
-                 too"
-                .into(),
-            ));
-        }
-        let shape_out = check_shapes(&shape_in, shape_out, spectral.is_some())?;
+        let (mut coords, spectral, shape_out) =
+            plan_geometry(geometry, &shape_in, shape_out, options)?;
+        let planes_out = shape_out[..shape_out.len() - 2].iter().product();
+        let lead_in = &shape_in[..shape_in.len() - 2];
         if let Some((by, bx)) = options.block_size {
             if by == 0 || bx == 0 {
                 return Err(Error::InvalidArgument(format!(
@@ -393,40 +371,6 @@ impl<'a> Plan<'a> {
                 "the number of threads must be strictly positive".into(),
             ));
         }
-        let mut coords = match geometry {
-            Geometry::Wcs { wcs_in, wcs_out } => {
-                // reproject inverts SIP with astropy's default tolerance (1e-4 px, 20
-                // iterations); its input positions, and so its values, are that close to the
-                // exact inverse.
-                let (wcs_in, wcs_out) = match options.precision {
-                    Precision::Reproject => (
-                        wcs_in.clone().with_sip_inversion(SipInversion::astropy()),
-                        wcs_out.clone().with_sip_inversion(SipInversion::astropy()),
-                    ),
-                    Precision::Float64 => (wcs_in.clone(), wcs_out.clone()),
-                };
-                CoordinateMap::new(
-                    &wcs_out,
-                    &wcs_in,
-                    options.roundtrip_coords,
-                    source.plane_shape(),
-                )?
-            }
-            Geometry::Positions(table) => {
-                let n = shape_out.len();
-                let plane_out = (shape_out[n - 2], shape_out[n - 1]);
-                if table.shape() != plane_out {
-                    return Err(Error::ShapeMismatch(format!(
-                        "input positions for an output plane of {:?}, the output plane is {plane_out:?}",
-                        table.shape()
-                    )));
-                }
-                CoordinateMap::from_transform(
-                    PixelTransform::from_positions(table),
-                    source.plane_shape(),
-                )
-            }
-        };
         if let Some(tolerance) = options.approximate {
             if !(tolerance > 0.0 && tolerance.is_finite()) {
                 return Err(Error::InvalidArgument(format!(
@@ -1004,6 +948,95 @@ fn check_shapes(
 }
 
 /// Both WCS must be celestial, with identical non-celestial axes (reprojected plane by plane).
+/// What a plan needs of its geometry: the coordinate map of the output plane, the
+/// interpolation along the axes beyond it, and the full output shape. Checks the WCS pair
+/// (reproject's rules and the engine's own limits) and the shapes.
+fn plan_geometry(
+    geometry: Geometry<'_>,
+    shape_in: &[usize],
+    shape_out: &[usize],
+    options: &Options,
+) -> Result<(CoordinateMap, Option<SpectralAxis>, Vec<usize>)> {
+    if let Geometry::Wcs { wcs_in, wcs_out } = geometry {
+        check_wcs(wcs_in, wcs_out)?;
+    }
+    let lead_in = &shape_in[..shape_in.len().saturating_sub(2)];
+    let lead_out = match shape_out.len() {
+        0..=2 => lead_in,
+        n => &shape_out[..n - 2],
+    };
+    let spectral = match geometry {
+        Geometry::Wcs { wcs_in, wcs_out } => {
+            SpectralAxis::new(wcs_in, wcs_out, lead_in, lead_out, options.order)?
+        }
+        Geometry::Positions(_) => None,
+    };
+    if spectral.is_some() && options.nan_policy == NanPolicy::Renormalize {
+        return Err(Error::Unsupported(
+            "nan_policy Renormalize is not available when the third axis is interpolated too"
+                .into(),
+        ));
+    }
+    let shape_out = check_shapes(shape_in, shape_out, spectral.is_some())?;
+    let n = shape_in.len();
+    let plane_in = (shape_in[n - 2], shape_in[n - 1]);
+    let coords = match geometry {
+        Geometry::Wcs { wcs_in, wcs_out } => {
+            // reproject inverts SIP with astropy's default tolerance (1e-4 px, 20 iterations);
+            // its input positions, and so its values, are that close to the exact inverse.
+            let (wcs_in, wcs_out) = match options.precision {
+                Precision::Reproject => (
+                    wcs_in.clone().with_sip_inversion(SipInversion::astropy()),
+                    wcs_out.clone().with_sip_inversion(SipInversion::astropy()),
+                ),
+                Precision::Float64 => (wcs_in.clone(), wcs_out.clone()),
+            };
+            CoordinateMap::new(&wcs_out, &wcs_in, options.roundtrip_coords, plane_in)?
+        }
+        Geometry::Positions(table) => {
+            let n = shape_out.len();
+            let plane_out = (shape_out[n - 2], shape_out[n - 1]);
+            if table.shape() != plane_out {
+                return Err(Error::ShapeMismatch(format!(
+                    "input positions for an output plane of {:?}, the output plane is \
+                     {plane_out:?}",
+                    table.shape()
+                )));
+            }
+            CoordinateMap::from_transform(PixelTransform::from_positions(table), plane_in)
+        }
+    };
+    Ok((coords, spectral, shape_out))
+}
+
+/// Whether the engine can reproject data of `shape_in` from `wcs_in` onto `wcs_out` with
+/// `shape_out` (see [`Plan::new`]): the checks and transforms of a plan without its data, so
+/// a caller can learn early that a pair is refused, e.g. as not implemented.
+///
+/// ```
+/// use reproject::engine::{check_plan, Options};
+/// use reproject::wcs::Wcs;
+/// let sky = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n").unwrap();
+/// let pixels = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\n").unwrap();
+/// assert!(check_plan(&sky, &sky, &[10, 10], &[5, 5], &Options::default()).is_ok());
+/// assert!(check_plan(&sky, &pixels, &[10, 10], &[5, 5], &Options::default()).is_err());
+/// ```
+pub fn check_plan(
+    wcs_in: &Wcs,
+    wcs_out: &Wcs,
+    shape_in: &[usize],
+    shape_out: &[usize],
+    options: &Options,
+) -> Result<()> {
+    plan_geometry(
+        Geometry::Wcs { wcs_in, wcs_out },
+        shape_in,
+        shape_out,
+        options,
+    )
+    .map(|_| ())
+}
+
 /// reproject's checks of the two WCS (`_validate_wcs`), then the engine's own limits.
 fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
     let (pi, po) = (wcs_in.params(), wcs_out.params());
