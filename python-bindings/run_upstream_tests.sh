@@ -12,12 +12,11 @@
 # Deselected, because they need network access (they download astropy's galactic-centre 2MASS
 # image with astropy.utils.data.download_file, and CI has no network):
 #   reproject/interpolation/tests/test_core.py::test_blocked_against_single (72 cases)
-# Nothing else is deselected. Not installed, so reproject's suite skips the tests that import
-# them: sunpy (its solar-map tests reproject between helioprojective frames of different
-# observers, which reproject_rs refuses as not implemented) and gwcs/asdf (generalized WCS:
-# reproject_rs computes FITS WCS only). reproject's own conftest also skips input/output
-# combinations of test_interp_input_output_types that do not apply (96 cases, also skipped
-# in the BASELINE=1 run).
+# Nothing else is deselected or skipped by this script. sunpy, asdf and gwcs are installed so
+# that the solar-map and generalized-WCS tests run (their positions come from astropy, see
+# reproject_rs/_positions.py). reproject's own suite still skips, in the BASELINE=1 run too:
+# input/output combinations of test_interp_input_output_types that do not apply (96 cases)
+# and reproject_exact with gwcs (3).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -25,7 +24,7 @@ VENV="${VENV:-$root/.venv}"
 
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q maturin pytest numpy astropy "reproject==0.21.*" "dask[array,distributed]" \
-  pytest-arraydiff pytest-astropy-header pytest-doctestplus
+  pytest-arraydiff pytest-astropy-header pytest-doctestplus "sunpy[map]" asdf asdf-astropy gwcs
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   (cd "$root" && VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop --release -m python-bindings/Cargo.toml)
 fi

@@ -14,6 +14,9 @@
 //! * [`reproject_block`]: one output block (rows × columns, all leading planes), for dask.
 //! * [`lazy::LazyPlan`]: a prepared plan (spline coefficients computed once) whose blocks
 //!   compute on demand, for `return_type='lazy'` and the dask blocks.
+//! * [`reproject_positions`]: the whole output at input positions given for every output
+//!   pixel (computed by astropy for a WCS pair the engine does not evaluate).
+//! * [`check_plan`]: the engine's checks of a WCS pair and shapes, without data.
 //!
 //! Errors are `ReprojectError` subclasses (see [`errors`]); a panic becomes a
 //! `ReprojectError` too, never an abort.
@@ -25,15 +28,24 @@ mod lazy;
 mod options;
 
 use ndarray::{ArrayD, ArrayViewMut3, Axis, IxDyn};
-use numpy::{Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray};
+use numpy::{Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray};
 use pyo3::prelude::*;
 use reproject::engine::blocks::Block;
 use reproject::engine::{OutputSample, Plan};
+use reproject::pixel_transform::PositionTable;
 use reproject::wcs::Wcs;
 
 use arrays::{borrow_bytes, mut_view};
 use errors::{guard_panics, new_err, run_detached, to_pyerr, Kind};
 use options::{OptionArgs, OrderArg};
+
+/// Where the input positions of a reprojection come from.
+enum Geometry<'a> {
+    /// Output pixel → world → input pixel through two WCS.
+    Wcs(&'a Wcs, &'a Wcs),
+    /// Given for every output pixel (computed by astropy for WCS the engine does not read).
+    Positions(PositionTable),
+}
 
 /// Moves a core array into a new numpy array without copying its buffer.
 fn to_numpy<T: Element + Clone>(
@@ -161,8 +173,7 @@ where
 fn reproject_typed<'py, T>(
     py: Python<'py>,
     array: &Bound<'py, PyUntypedArray>,
-    wcs_in: &Wcs,
-    wcs_out: &Wcs,
+    geometry: &Geometry<'_>,
     shape_out: &[usize],
     options: &reproject::engine::Options,
     output: Option<&Bound<'py, PyArrayDyn<T>>>,
@@ -219,7 +230,14 @@ where
         ));
     }
     run_detached(py, || {
-        let plan = Plan::new(&source, wcs_in, wcs_out, shape_out, options)?;
+        let plan = match geometry {
+            Geometry::Wcs(wcs_in, wcs_out) => {
+                Plan::new(&source, wcs_in, wcs_out, shape_out, options)?
+            }
+            Geometry::Positions(table) => {
+                Plan::from_positions(&source, table.clone(), shape_out, options)?
+            }
+        };
         plan.compute_into(data_view, fp_view)
     })?;
     drop((out_guard, fp_guard));
@@ -310,56 +328,79 @@ fn reproject_interp<'py>(
         options.backend = device.parse().map_err(|e| to_pyerr(py, e))?;
         let wcs_in = parse_wcs(py, header_in, "input")?;
         let wcs_out = parse_wcs(py, header_out, "output")?;
-        // The output element type: that of output_array, else float64.
-        let is_f32 = match output_array {
-            None => false,
-            Some(a) if a.cast::<PyArrayDyn<f64>>().is_ok() => false,
-            Some(a) if a.cast::<PyArrayDyn<f32>>().is_ok() => true,
-            Some(_) => {
-                return Err(new_err(
-                    py,
-                    Kind::InvalidArgument,
-                    "output_array must be a native float64 or float32 numpy array",
-                ))
-            }
-        };
-        macro_rules! typed {
-            ($t:ty) => {{
-                let cast = |a: Option<&Bound<'py, PyAny>>, what: &str| {
-                    a.map(|a| {
-                        a.cast::<PyArrayDyn<$t>>().map(|a| a.clone()).map_err(|_| {
-                            new_err(
-                                py,
-                                Kind::InvalidArgument,
-                                format!("{what} must be a native {} numpy array", stringify!($t)),
-                            )
-                        })
-                    })
-                    .transpose()
-                };
-                let out = cast(output_array, "output_array")?;
-                let fp = cast(
-                    output_footprint,
-                    "output_footprint (same dtype as output_array)",
-                )?;
-                reproject_typed::<$t>(
-                    py,
-                    array,
-                    &wcs_in,
-                    &wcs_out,
-                    &shape_out,
-                    &options,
-                    out.as_ref(),
-                    fp.as_ref(),
-                )
-            }};
-        }
-        if is_f32 {
-            typed!(f32)
-        } else {
-            typed!(f64)
-        }
+        let geometry = Geometry::Wcs(&wcs_in, &wcs_out);
+        reproject_outputs(
+            py,
+            array,
+            &geometry,
+            &shape_out,
+            &options,
+            output_array,
+            output_footprint,
+        )
     })
+}
+
+/// Reprojects `array` as `geometry` says into `output_array`/`output_footprint` (float64 or
+/// float32, the same dtype) or fresh float64 arrays, and returns `(data, footprint)`.
+#[allow(clippy::too_many_arguments)]
+fn reproject_outputs<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyUntypedArray>,
+    geometry: &Geometry<'_>,
+    shape_out: &[usize],
+    options: &reproject::engine::Options,
+    output_array: Option<&Bound<'py, PyAny>>,
+    output_footprint: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    // The output element type: that of output_array, else float64.
+    let is_f32 = match output_array {
+        None => false,
+        Some(a) if a.cast::<PyArrayDyn<f64>>().is_ok() => false,
+        Some(a) if a.cast::<PyArrayDyn<f32>>().is_ok() => true,
+        Some(_) => {
+            return Err(new_err(
+                py,
+                Kind::InvalidArgument,
+                "output_array must be a native float64 or float32 numpy array",
+            ))
+        }
+    };
+    macro_rules! typed {
+        ($t:ty) => {{
+            let cast = |a: Option<&Bound<'py, PyAny>>, what: &str| {
+                a.map(|a| {
+                    a.cast::<PyArrayDyn<$t>>().map(|a| a.clone()).map_err(|_| {
+                        new_err(
+                            py,
+                            Kind::InvalidArgument,
+                            format!("{what} must be a native {} numpy array", stringify!($t)),
+                        )
+                    })
+                })
+                .transpose()
+            };
+            let out = cast(output_array, "output_array")?;
+            let fp = cast(
+                output_footprint,
+                "output_footprint (same dtype as output_array)",
+            )?;
+            reproject_typed::<$t>(
+                py,
+                array,
+                geometry,
+                shape_out,
+                options,
+                out.as_ref(),
+                fp.as_ref(),
+            )
+        }};
+    }
+    if is_f32 {
+        typed!(f32)
+    } else {
+        typed!(f64)
+    }
 }
 
 /// Computes one output block of a reprojection, for every leading plane: rows
@@ -416,6 +457,83 @@ fn reproject_block<'py>(
 
 /// Parses FITS header text as the engine does and raises the engine's error if it cannot
 /// use it (a `WcsError`, `UnsupportedError`, ...). Returns the number of WCS axes.
+/// Reprojects `array` with the input position of every output pixel given: ``xs`` (columns)
+/// and ``ys`` (rows), float64 arrays of the output plane's shape (the last two dimensions of
+/// ``shape_out``), NaN where an output pixel has no input position. The interpolation, edge
+/// rule, NaN rule and footprint are :func:`reproject_interp`'s; the positions are used as
+/// given (a round-trip check, if any, is already applied).
+#[pyfunction]
+#[pyo3(signature = (array, xs, ys, shape_out, *, order=None, block_size=None, threads=1,
+    nan_policy="propagate", precision="reproject", output_array=None, output_footprint=None))]
+#[allow(clippy::too_many_arguments)]
+fn reproject_positions<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyUntypedArray>,
+    xs: PyReadonlyArrayDyn<'py, f64>,
+    ys: PyReadonlyArrayDyn<'py, f64>,
+    shape_out: Vec<usize>,
+    order: Option<OrderArg>,
+    block_size: Option<(usize, usize)>,
+    threads: usize,
+    nan_policy: &str,
+    precision: &str,
+    output_array: Option<&Bound<'py, PyAny>>,
+    output_footprint: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    guard_panics(|| {
+        let options = OptionArgs {
+            block_size,
+            threads,
+            ..OptionArgs::serial(order, false, nan_policy, precision)
+        }
+        .options(py)?;
+        let n = shape_out.len();
+        if n < 2 {
+            return Err(new_err(
+                py,
+                Kind::Shape,
+                format!("shape_out needs at least two dimensions, got {shape_out:?}"),
+            ));
+        }
+        let plane = (shape_out[n - 2], shape_out[n - 1]);
+        let flat = |a: &PyReadonlyArrayDyn<'py, f64>| a.as_array().iter().copied().collect();
+        let table = PositionTable::new(plane, flat(&xs), flat(&ys)).map_err(|e| to_pyerr(py, e))?;
+        let geometry = Geometry::Positions(table);
+        reproject_outputs(
+            py,
+            array,
+            &geometry,
+            &shape_out,
+            &options,
+            output_array,
+            output_footprint,
+        )
+    })
+}
+
+/// Checks that the engine can reproject data of ``shape_in`` from the WCS of ``header_in``
+/// onto ``header_out`` with ``shape_out``, raising what :func:`reproject_interp` would raise
+/// before computing anything (``UnsupportedError`` for a pair it does not implement).
+#[pyfunction]
+#[pyo3(signature = (header_in, header_out, shape_in, shape_out, *, order=None))]
+fn check_plan(
+    py: Python<'_>,
+    header_in: &str,
+    header_out: &str,
+    shape_in: Vec<usize>,
+    shape_out: Vec<usize>,
+    order: Option<OrderArg>,
+) -> PyResult<()> {
+    guard_panics(|| {
+        let options = OptionArgs::serial(order, true, "propagate", "reproject").options(py)?;
+        let wcs_in = parse_wcs(py, header_in, "input")?;
+        let wcs_out = parse_wcs(py, header_out, "output")?;
+        run_detached(py, || {
+            reproject::engine::check_plan(&wcs_in, &wcs_out, &shape_in, &shape_out, &options)
+        })
+    })
+}
+
 #[pyfunction]
 fn check_header(py: Python<'_>, header: &str) -> PyResult<usize> {
     guard_panics(|| {
@@ -432,7 +550,9 @@ mod _core {
     #[pymodule_export]
     use super::lazy::LazyPlan;
     #[pymodule_export]
-    use super::{check_header, gpu_info, reproject_block, reproject_interp};
+    use super::{
+        check_header, check_plan, gpu_info, reproject_block, reproject_interp, reproject_positions,
+    };
 
     #[pymodule_init]
     fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {

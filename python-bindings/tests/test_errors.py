@@ -144,10 +144,28 @@ def test_wcs_errors_from_the_engine():
         _core.check_header("CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCD1_1 = 0\nCD1_2 = 0\nCD2_1 = 0\nCD2_2 = 0\n")
 
 
-def test_distortion_lookup_tables_unsupported(data_dir):
+def test_distortion_lookup_tables_through_astropy_positions(data_dir):
+    """CPDIS/D2IM lookup tables: astropy computes the input positions, as in reproject."""
+    import warnings
+
+    reproject = pytest.importorskip("reproject")
+    from astropy.wcs import WCS
+
     path = os.path.join(data_dir, "image_with_distortion_map.fits")
-    with pytest.raises(reproject_rs.UnsupportedError, match="lookup tables"):
-        reproject_rs.reproject_interp(path, HEADER_OUT)
+    with fits.open(path) as hdul:
+        w_in = WCS(hdul[0].header, hdul)
+    # The image's WCS has pixel (blank-CTYPE) axes: a shifted, rescaled grid of the same kind.
+    target = WCS(naxis=2)
+    target.wcs.crpix = [w_in.wcs.crpix[0] + 3.3, w_in.wcs.crpix[1] - 2.1]
+    target.wcs.crval = list(w_in.wcs.crval)
+    target.wcs.cdelt = [1.1 * c for c in w_in.wcs.cdelt]
+    ours = reproject_rs.reproject_interp(path, target, shape_out=(90, 95))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = reproject.reproject_interp(path, target, shape_out=(90, 95))
+    assert np.isfinite(theirs[0]).sum() > 5000
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-7, atol=0, equal_nan=True)
 
 
 def test_low_level_errors():

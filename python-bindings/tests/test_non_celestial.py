@@ -180,15 +180,6 @@ def test_time_axes_with_one_reference():
         assert_same(*both((data, w_in), w_out, shape_out=(12, 13), order=order))
 
 
-def test_time_axes_from_different_references_are_not_reprojected():
-    w_in = linear_wcs((1, 1), (0, 0), (1, 1), ctype=("PIXX", "TIME"))
-    w_out = linear_wcs((1, 1), (0, 0), (1, 1), ctype=("PIXX", "TIME"))
-    w_in.wcs.mjdref = [59000.0, 0.0]
-    w_out.wcs.mjdref = [59000.5, 0.0]
-    with pytest.raises(reproject_rs.UnsupportedError, match="time"):
-        reproject_rs.reproject_interp((image((10, 12)), w_in), w_out, shape_out=(8, 9))
-
-
 @pytest.mark.parametrize("order", [0, 1, 3])
 def test_four_axes_spectral_and_stokes(order):
     """A RA/DEC/FREQ/STOKES cube: the spectral axis resampled in another unit, the Stokes
@@ -206,3 +197,95 @@ def test_four_axes_spectral_and_stokes(order):
     w_out = cube_wcs(1400.6, 0.7, "MHz", 0.0)
     data = np.stack([np.stack([image((16, 18), seed=k) * (1 + s) for k in range(6)]) for s in range(3)])
     assert_same(*both((data, w_in), w_out, shape_out=(2, 5, 14, 15), order=order))
+
+
+# ---------------------------------------------------------------------------------------
+# Pairs the engine does not evaluate itself: astropy computes the input positions (as
+# reproject does) and the engine interpolates at them.
+
+
+def sky_wcs(crval=(150.0, 2.0), crpix=(10.5, 9.5), cdelt=0.01, ctype=("RA---TAN", "DEC--TAN")):
+    w = WCS(naxis=2)
+    w.wcs.ctype = list(ctype)
+    w.wcs.crval, w.wcs.crpix = list(crval), list(crpix)
+    w.wcs.cdelt = [-cdelt, cdelt]
+    return w
+
+
+def test_generalized_ape14_wcs():
+    """A 2-D slice of a cube's WCS that drops the spectral axis is an APE-14 WCS with no FITS
+    header of its own."""
+    from astropy.wcs.wcsapi import SlicedLowLevelWCS
+
+    cube = WCS(naxis=3)
+    cube.wcs.ctype = ["RA---TAN", "DEC--TAN", "FREQ"]
+    cube.wcs.crval, cube.wcs.crpix = [150.0, 2.0, 1.4e9], [10.5, 9.5, 1.0]
+    cube.wcs.cdelt = [-0.01, 0.01, 1e6]
+    sliced = SlicedLowLevelWCS(cube, (2, slice(None), slice(None)))
+    data = image((20, 22))
+    target = sky_wcs(crval=(150.02, 2.01), crpix=(9.0, 8.7), cdelt=0.012)
+    for order in [0, 1, 3]:
+        assert_same(*both((data, sliced), target, shape_out=(18, 19), order=order))
+        assert_same(*both((data, sky_wcs()), sliced, shape_out=(18, 19), order=order))
+
+
+def test_lookup_table_distortion():
+    from astropy.wcs import DistortionLookupTable
+
+    w_in = sky_wcs()
+    table = (np.arange(16.0).reshape(4, 4) - 8) / 20
+    w_in.cpdis1 = DistortionLookupTable(table.astype(np.float32), (1, 1), (1, 1), (8, 8))
+    data = image((20, 22))
+    target = sky_wcs(crval=(150.01, 2.005), crpix=(9.0, 8.7), cdelt=0.011)
+    for order in [0, 1, 2]:
+        assert_same(*both((data, w_in), target, shape_out=(18, 19), order=order))
+
+
+@pytest.mark.parametrize(
+    "ctype_in, ctype_out",
+    [(("PIXX", "WAVE-F2W"), ("PIXX", "WAVE-F2W")), (("PIXX", "WAVE-F2W"), ("PIXX", "WAVE"))],
+)
+def test_non_linear_spectral_algorithms(ctype_in, ctype_out):
+    w_in = linear_wcs((8, 5), (0, 5e-7), (1, 1e-9), ctype=ctype_in)
+    w_out = linear_wcs((7, 6.3), (0.4, 5.003e-7), (1.1, 1.3e-9), ctype=ctype_out)
+    for w in (w_in, w_out):
+        w.wcs.restwav = 5e-7
+    data = image((14, 16))
+    for order in [0, 1, 3]:
+        assert_same(*both((data, w_in), w_out, shape_out=(12, 13), order=order))
+
+
+def test_time_axes_from_different_references():
+    w_in = linear_wcs((8, 5), (0, 10.0), (1, 2.0), ctype=("PIXX", "TIME"))
+    w_out = linear_wcs((7, 6.3), (0.4, 13.0), (1.1, 1.5), ctype=("PIXX", "TIME"))
+    w_in.wcs.mjdref = [59000.0, 0.0]
+    w_out.wcs.mjdref = [59000.0, 0.5 / 86400]  # half a second later
+    data = image((14, 16))
+    for order in [0, 1, 3]:
+        assert_same(*both((data, w_in), w_out, shape_out=(12, 13), order=order))
+
+
+def test_astropy_positions_through_blocks_and_dask():
+    from astropy.wcs.wcsapi import SlicedLowLevelWCS
+
+    cube = WCS(naxis=3)
+    cube.wcs.ctype = ["RA---TAN", "DEC--TAN", "FREQ"]
+    cube.wcs.crval, cube.wcs.crpix = [150.0, 2.0, 1.4e9], [10.5, 9.5, 1.0]
+    cube.wcs.cdelt = [-0.01, 0.01, 1e6]
+    sliced = SlicedLowLevelWCS(cube, (0, slice(None), slice(None)))
+    data = np.stack([image((20, 22), seed=k) for k in range(2)])
+    target = sky_wcs(crval=(150.02, 2.01), crpix=(9.0, 8.7), cdelt=0.012)
+    theirs = both((data, sliced), target, shape_out=(2, 18, 19))[1]
+    for kwargs in [{"block_size": (2, 5, 7), "parallel": 2}, {"parallel": True}]:
+        assert_same(
+            reproject_rs.reproject_interp((data, sliced), target, shape_out=(2, 18, 19), **kwargs),
+            theirs,
+        )
+    lazy = reproject_rs.reproject_interp(
+        (da.from_array(data), sliced), target, shape_out=(2, 18, 19), return_type="dask",
+        block_size=(2, 6, 8),
+    )
+    assert lazy[0].chunksize == (2, 6, 8)
+    assert_same(tuple(x.compute() for x in lazy), theirs)
+    with pytest.raises(reproject_rs.UnsupportedError, match="lazy"):
+        reproject_rs.reproject_interp((data, sliced), target, shape_out=(2, 18, 19), return_type="lazy")

@@ -19,6 +19,8 @@ def reproject_on_device(cupy, job, output_array, output_footprint, return_footpr
     DeviceUnavailableError when the GPU cannot do the job."""
     if job.in_axes is not None or job.out_axes is not None:
         raise _core.DeviceUnavailableError("WCS axes in another order than the array's")
+    if job.positions is not None:
+        raise _core.DeviceUnavailableError("input positions computed by astropy")
     shape = tuple(job.engine_shape)
     out_dtype = cupy.float32 if output_array is not None and output_array.dtype == np.float32 else cupy.float64
 

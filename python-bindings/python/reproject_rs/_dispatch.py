@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _core
 from ._arrays import is_cuda_array
-from ._blocks import engine_block, parallel_threads
+from ._blocks import checked_blocks, engine_block, parallel_threads
 from ._dask_blocks import dask_arrays
 from ._device import reproject_on_device, results_to_device, to_host
 from ._engine import lazy_reprojection, reproject
@@ -135,6 +135,11 @@ def _dask_result(
         )
     if job.empty_plane():
         return _empty_result(job, return_type, output_array, output_footprint, return_footprint)
+    if job.positions is not None:
+        return _dask_from_positions(
+            job, return_type, output_array, output_footprint, return_footprint, block_size,
+            parallel,
+        )
     data, footprint = dask_arrays(job, block_size)
     if return_type == "dask":
         return (data, footprint) if return_footprint else data
@@ -144,8 +149,31 @@ def _dask_result(
     return deliver(job, data, footprint, output_array, output_footprint, return_footprint)
 
 
+def _dask_from_positions(
+    job, return_type, output_array, output_footprint, return_footprint, block_size, parallel
+):
+    """Dask results of a pair whose positions astropy computed: the output computed now
+    (the positions already cost a pass over every output pixel) and wrapped in dask arrays
+    chunked as asked."""
+    import dask.array as da
+
+    parallel = True if isinstance(parallel, str) else parallel  # 'current-scheduler'
+    result = _numpy_result(job, output_array, output_footprint, True, block_size, parallel)
+    if return_type != "dask":
+        return result if return_footprint else result[0]
+    blocks, _ = checked_blocks(job, block_size)
+    chunks = blocks if blocks is not None else "auto"
+    data, footprint = (da.from_array(a, chunks=chunks) for a in result)
+    return (data, footprint) if return_footprint else data
+
+
 def _lazy_result(job, output_array, output_footprint, return_footprint, block_size, parallel):
     """A :class:`~reproject_rs.LazyReprojection` (``return_type='lazy'``)."""
+    if job.positions is not None:
+        raise _core.UnsupportedError(
+            "return_type='lazy' needs WCS the engine evaluates; this pair's positions come "
+            "from astropy (use return_type='numpy' or 'dask')"
+        )
     if output_array is not None or output_footprint is not None:
         raise ValueError(
             "output_array and output_footprint cannot be used with return_type='lazy' "

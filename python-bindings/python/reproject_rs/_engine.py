@@ -15,7 +15,20 @@ __all__ = ["dask_planes_block", "lazy_reprojection", "reproject", "reproject_dev
 def reproject(job, array, *, block_size, threads, output_array, output_footprint):
     """The whole output of ``job`` from ``array`` (the job's input as numpy) in one
     ``_core.reproject_interp`` call: ``(data, footprint)`` in the engine's axis order,
-    written into ``output_array``/``output_footprint`` when given."""
+    written into ``output_array``/``output_footprint`` when given (at the input positions
+    astropy computed, for a pair the engine does not evaluate)."""
+    if job.positions is not None:
+        options = {k: v for k, v in job.engine_options.items() if k != "roundtrip_coords"}
+        return _core.reproject_positions(
+            array,
+            *job.positions,
+            list(job.engine_shape),
+            block_size=None if block_size is None else tuple(block_size),
+            threads=threads,
+            output_array=output_array,
+            output_footprint=output_footprint,
+            **options,
+        )
     return _core.reproject_interp(
         array,
         job.header_in,

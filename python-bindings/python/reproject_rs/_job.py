@@ -10,6 +10,7 @@ from . import _core
 from ._arrays import is_cuda_array, is_dask, normalise_dtype
 from ._lazy import _user_axes
 from ._parse import ParsedWCS, wcs_to_header
+from ._positions import astropy_positions
 
 __all__ = ["Job", "validate_wcs"]
 
@@ -25,8 +26,9 @@ class Job:
     Attributes: ``array_in`` (in the engine's axis order), ``is_dask``, ``dtype_in``,
     ``n_wcs`` (WCS pixel dimensions), ``shape_out`` (caller's axis order), ``engine_shape``
     (engine's axis order), ``in_axes``/``out_axes`` (numpy axis permutations to the engine's
-    order, None when there is none), ``header_in``/``header_out``, ``engine_options``,
-    ``device``.
+    order, None when there is none), ``header_in``/``header_out`` (None for a WCS the engine
+    does not read), ``engine_options``, ``device``, ``positions`` (``(xs, ys)`` computed by
+    astropy for a 2-D pair the engine does not evaluate, else None).
     """
 
     def __init__(
@@ -52,6 +54,11 @@ class Job:
         self.header_in, self.header_out = wcs_in.header, wcs_out.header
         self.engine_options = dict(engine_options)
         self.device = device
+        # For a 2-D pair the engine does not evaluate: astropy's input positions.
+        self.positions = astropy_positions(
+            wcs_in, wcs_out, self.header_in, self.header_out, array_in.shape,
+            self.engine_shape, self.engine_options,
+        )
 
     def numpy_input(self):
         """The input as a numpy array of a dtype the engine reads (a dask input computed)."""
@@ -86,9 +93,9 @@ def validate_wcs(wcs_in: ParsedWCS, wcs_out: ParsedWCS, shape_in, shape_out):
     a, b = wcs_in.wcs, wcs_out.wcs
     if a is None or b is None:
         return  # no astropy: the engine checks
-    if a.has_celestial and not b.has_celestial:
+    if _has_celestial(a) and not _has_celestial(b):
         raise _core.WcsError("Input WCS has celestial components but output WCS does not")
-    elif b.has_celestial and not a.has_celestial:
+    elif _has_celestial(b) and not _has_celestial(a):
         raise _core.WcsError("Output WCS has celestial components but input WCS does not")
     if wcs_in.is_fits and wcs_out.is_fits:
         if a.wcs.spec >= 0 and b.wcs.spec >= 0:
@@ -104,12 +111,23 @@ def validate_wcs(wcs_in: ParsedWCS, wcs_out: ParsedWCS, shape_in, shape_out):
             raise _core.WcsError("Output WCS has a spectral component but input WCS does not")
 
 
+def _has_celestial(wcs) -> bool:
+    """reproject's ``has_celestial``: a FITS WCS's own answer, else whether any world axis
+    is a SkyCoord."""
+    if hasattr(wcs, "has_celestial"):
+        return wcs.has_celestial
+    from astropy.coordinates import SkyCoord
+
+    low = getattr(wcs, "low_level_wcs", wcs)
+    return any(issubclass(c[0], SkyCoord) for c in low.world_axis_object_classes.values())
+
+
 def _celestial_first(parsed: ParsedWCS) -> ParsedWCS:
     """The engine wants the celestial axes as WCS axes 1 and 2; for a cube whose celestial
     axes are elsewhere, reorder the WCS (``WCS.sub``) and remember the permutation, so the
     data can be transposed the same way (a view, no copy)."""
     w = parsed.wcs
-    if w is None or w.pixel_n_dim <= 2 or not w.has_celestial:
+    if parsed.header is None or w is None or w.pixel_n_dim <= 2 or not w.has_celestial:
         return parsed
     lng, lat = w.wcs.lng, w.wcs.lat
     if max(lng, lat) <= 1:

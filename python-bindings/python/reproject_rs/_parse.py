@@ -35,8 +35,11 @@ def _astropy():
 class ParsedWCS:
     """A WCS as the engine sees it: header text, plus the astropy WCS when there is one."""
 
-    header: str
-    #: astropy.wcs.WCS (FITS WCS) when astropy is available, for validation.
+    #: FITS header text for the engine; None for a WCS it does not read (a generalized
+    #: APE-14 WCS, lookup-table distortions), whose positions astropy computes.
+    header: str | None
+    #: astropy.wcs.WCS (FITS WCS) when astropy is available, for validation; the APE-14
+    #: object itself when ``header`` is None.
     wcs: Any = None
     #: Whether the caller gave a FITS WCS or Header (not an APE-14 wrapper): reproject checks
     #: spectral axes only then.
@@ -87,9 +90,7 @@ def _unwrap_fits_wcs(wcs):
 
 def wcs_to_header(wcs) -> str:
     """FITS header text of an astropy.wcs.WCS (SIP and TPV kept)."""
-    if any(
-        getattr(wcs, name, None) is not None for name in ("cpdis1", "cpdis2", "det2im1", "det2im2")
-    ):
+    if _has_lookup_tables(wcs):
         raise _core.UnsupportedError(
             "distortion lookup tables (CPDIS/D2IM) are not supported by reproject_rs"
         )
@@ -103,11 +104,20 @@ def _parsed_from_wcs(obj) -> ParsedWCS:
     _, WCS = mods
     fits_wcs = _unwrap_fits_wcs(obj)
     if fits_wcs is None:
-        raise _core.UnsupportedError(
-            "reproject_rs computes FITS WCS only: an astropy.wcs.WCS, a FITS Header or an "
-            f"APE-14 wrapper of an astropy.wcs.WCS; got {type(obj).__name__}"
-        )
+        if not _is_ape14(obj):
+            raise TypeError(f"not a WCS: {type(obj).__name__}")
+        return ParsedWCS(None, obj, is_fits=False)  # astropy computes its positions
+    if _has_lookup_tables(fits_wcs):
+        return ParsedWCS(None, fits_wcs, is_fits=isinstance(obj, WCS))
     return ParsedWCS(wcs_to_header(fits_wcs), fits_wcs, is_fits=isinstance(obj, WCS))
+
+
+def _has_lookup_tables(wcs) -> bool:
+    """Whether a FITS WCS has distortion lookup tables (CPDIS/D2IM), which the engine does
+    not evaluate."""
+    return any(
+        getattr(wcs, n, None) is not None for n in ("cpdis1", "cpdis2", "det2im1", "det2im2")
+    )
 
 
 def _parsed_from_header(header, fobj=None) -> ParsedWCS:
@@ -120,12 +130,8 @@ def _parsed_from_header(header, fobj=None) -> ParsedWCS:
         # but the engine reads the text itself.
         warnings.simplefilter("ignore")
         wcs = WCS(header, fobj=fobj) if fobj is not None else WCS(header)
-    if fobj is not None and any(
-        getattr(wcs, n, None) is not None for n in ("cpdis1", "cpdis2", "det2im1", "det2im2")
-    ):
-        raise _core.UnsupportedError(
-            "distortion lookup tables (CPDIS/D2IM) are not supported by reproject_rs"
-        )
+    if fobj is not None and _has_lookup_tables(wcs):
+        return ParsedWCS(None, wcs, is_fits=True)  # astropy computes its positions
     return ParsedWCS(header.tostring(), wcs, is_fits=True)
 
 
