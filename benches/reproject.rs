@@ -8,6 +8,10 @@
 //! * `job_b_2048`: 2048×2048 Galactic CAR (0.001°) → ICRS TAN (0.001°) centred on the
 //!   Galactic centre, bilinear (about 84 % coverage).
 //! * `job_c_2048`: job A with bicubic interpolation (includes the spline prefilter).
+//! * `job_d_2048`: non-celestial PIXX/PIXY planes, output pixels 1.09× larger (about 84 %
+//!   coverage), bilinear: the separable path (one transform per output row and column).
+//! * `job_e_2048`: non-celestial PIXX/PIXY planes, output rotated 30° (about 84.5 %
+//!   coverage), bilinear: the per-pixel linear-plane path.
 //!
 //! Run with `cargo bench --bench reproject`; throughput is in output pixels.
 
@@ -58,6 +62,33 @@ fn tan_pair(n: usize) -> (String, String) {
     (header(&cin), header(&cout))
 }
 
+/// Non-celestial PIXX/PIXY input and output headers, the output scaled by `scale` and
+/// rotated by `rot_deg` about the centre.
+fn pixel_pair(n: usize, scale: f64, rot_deg: f64) -> (String, String) {
+    let c = (n as f64 + 1.0) / 2.0;
+    let plane = |pc: [f64; 4], cdelt: f64| {
+        header(&[
+            ("CTYPE1", "'PIXX'".to_string()),
+            ("CTYPE2", "'PIXY'".to_string()),
+            ("CRPIX1", format!("{c}")),
+            ("CRPIX2", format!("{c}")),
+            ("CRVAL1", "0.0".to_string()),
+            ("CRVAL2", "0.0".to_string()),
+            ("CDELT1", format!("{cdelt}")),
+            ("CDELT2", format!("{cdelt}")),
+            ("PC1_1", format!("{}", pc[0])),
+            ("PC1_2", format!("{}", pc[1])),
+            ("PC2_1", format!("{}", pc[2])),
+            ("PC2_2", format!("{}", pc[3])),
+        ])
+    };
+    let (s, co) = rot_deg.to_radians().sin_cos();
+    (
+        plane([1.0, 0.0, 0.0, 1.0], 1.0),
+        plane([co, -s, s, co], scale),
+    )
+}
+
 /// Job B's input (Galactic CAR) and output (ICRS TAN at the Galactic centre) headers.
 fn car_to_tan(n: usize) -> (String, String) {
     let c = format!("{:.1}", (n as f64) / 2.0 + 0.5);
@@ -100,6 +131,8 @@ fn bench_jobs(c: &mut Criterion) {
         ("job_a_2048", tan_pair(N), Order::Bilinear),
         ("job_b_2048", car_to_tan(N), Order::Bilinear),
         ("job_c_2048", tan_pair(N), Order::Bicubic),
+        ("job_d_2048", pixel_pair(N, 1.09, 0.0), Order::Bilinear),
+        ("job_e_2048", pixel_pair(N, 1.0, 30.0), Order::Bilinear),
     ];
     let mut out = ArrayD::<f64>::zeros(IxDyn(&[N, N]));
     let mut footprint = ArrayD::<f64>::zeros(IxDyn(&[N, N]));

@@ -249,6 +249,41 @@ impl PixelTransform {
         matches!(self.kind, Kind::Linear { .. })
     }
 
+    /// Whether the input column depends on the output column only and the input row on the
+    /// output row only (two non-celestial planes with diagonal matrices): then
+    /// [`PixelTransform::map_axis`] gives [`PixelTransform::map`]'s numbers axis by axis.
+    pub fn is_separable(&self) -> bool {
+        matches!(&self.kind, Kind::Linear { out, inp, .. } if out.is_diagonal() && inp.is_diagonal())
+    }
+
+    /// For a separable transform, the input coordinate along `axis` (0: columns, 1: rows) of
+    /// output coordinate `p` along the same axis (NaN where there is none); NaN otherwise.
+    ///
+    /// ```
+    /// use reproject::pixel_transform::PixelTransform;
+    /// use reproject::wcs::Wcs;
+    /// let out = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCDELT1 = 2\n").unwrap();
+    /// let inp = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCRPIX2 = 3\n").unwrap();
+    /// let t = PixelTransform::new(&out, &inp).unwrap();
+    /// assert!(t.is_separable());
+    /// assert_eq!((t.map_axis(0, 5.0), t.map_axis(1, 5.0)), t.map(5.0, 5.0).unwrap());
+    /// ```
+    #[inline]
+    pub fn map_axis(&self, axis: usize, p: f64) -> f64 {
+        match &self.kind {
+            Kind::Linear { out, inp, factors } => {
+                let w = out.axis_pixel_to_world(axis, p) * factors[axis];
+                let q = inp.axis_world_to_pixel(axis, w);
+                if q.is_finite() {
+                    q
+                } else {
+                    f64::NAN
+                }
+            }
+            _ => f64::NAN,
+        }
+    }
+
     /// The homography `H` (row-major) when the fast path is in use: the input pixel of output
     /// pixel (x, y) is `(X/W, Y/W)` with `(X, Y, W) = H·(x, y, 1)`, valid where `W > 0`.
     pub fn homography(&self) -> Option<[[f64; 3]; 3]> {

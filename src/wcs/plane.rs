@@ -110,6 +110,34 @@ impl LinearPlane {
         self.world
     }
 
+    /// Whether each world axis depends on its own pixel axis only (no PC rotation or skew):
+    /// then [`LinearPlane::axis_pixel_to_world`] and [`LinearPlane::axis_world_to_pixel`]
+    /// give the same numbers as the 2-D maps, one axis at a time.
+    pub fn is_diagonal(&self) -> bool {
+        let (m, inv) = (self.linear.matrix(), self.linear.inverse());
+        m[0][1] == 0.0 && m[1][0] == 0.0 && inv[0][1] == 0.0 && inv[1][0] == 0.0
+    }
+
+    /// Pixel coordinate `p` (0-based) along `axis` (0 or 1) → world value, for a diagonal
+    /// plane: the 2-D arithmetic, whose other terms are skipped zeros.
+    #[inline]
+    pub fn axis_pixel_to_world(&self, axis: usize, p: f64) -> f64 {
+        let (u, v) = self.linear.pix_to_img(p, p);
+        self.world[axis].to_world(if axis == 0 { u } else { v })
+    }
+
+    /// World value `w` along `axis` → pixel coordinate (0-based), for a diagonal plane.
+    #[inline]
+    pub fn axis_world_to_pixel(&self, axis: usize, w: f64) -> f64 {
+        let t = self.world[axis].to_intermediate(w);
+        let (x, y) = self.linear.img_to_pix(t, t);
+        if axis == 0 {
+            x
+        } else {
+            y
+        }
+    }
+
     /// Pixel (0-based) → world values of the two axes.
     #[inline]
     pub fn pixel_to_world(&self, x: f64, y: f64) -> (f64, f64) {
@@ -281,6 +309,37 @@ mod tests {
             let back = w.world_to_pixel_nd(&nd).unwrap();
             assert_eq!(plane.world_to_pixel(nd[0], nd[1]), (back[0], back[1]));
         }
+    }
+
+    #[test]
+    fn diagonal_planes_map_axis_by_axis_bit_for_bit() {
+        for text in [
+            "CTYPE1 = 'PIXX'\nCTYPE2 = 'FREQ-LOG'\nCRPIX1 = 3.5\nCRPIX2 = -2\nCRVAL1 = 0.25\n\
+             CRVAL2 = 1.4e9\nCDELT1 = 0.1\nCDELT2 = 1e6\n",
+            "CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCRPIX1 = 3.5\nCRPIX2 = -2\nPC1_1 = 0.3\nPC2_2 = -7\n",
+        ] {
+            let plane = LinearPlane::new(&wcs(text)).unwrap();
+            assert!(plane.is_diagonal());
+            for (x, y) in [(0.0, 0.0), (17.25, -3.5), (1e4, 2e3)] {
+                let (a, b) = plane.pixel_to_world(x, y);
+                assert_eq!(
+                    (
+                        plane.axis_pixel_to_world(0, x),
+                        plane.axis_pixel_to_world(1, y)
+                    ),
+                    (a, b)
+                );
+                assert_eq!(
+                    (
+                        plane.axis_world_to_pixel(0, a),
+                        plane.axis_world_to_pixel(1, b)
+                    ),
+                    plane.world_to_pixel(a, b)
+                );
+            }
+        }
+        let rotated = wcs("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nPC1_2 = 0.1\n");
+        assert!(!LinearPlane::new(&rotated).unwrap().is_diagonal());
     }
 
     #[test]
