@@ -1211,6 +1211,40 @@ fn reproject_headers(h_in: &str, h_out: &str, shape: &[usize]) -> reproject::Res
 
 const AXES_CASES: &[Case] = &[
     (
+        "CPDIS/D2IM lookup-table distortion (CLI): refused as not evaluated, no output",
+        |d| {
+            let header = format!(
+                "{}CPDIS1  = 'LOOKUP'\nDP1     = 'EXTVER: 1'\n",
+                target_header()
+            );
+            let (input, target) = job_with_target(d, "t.hdr", &header);
+            let out = d.join("out.fits");
+            let o = reproject_cli(&input, &target, &out, &[]);
+            fails(&o, "lookup tables");
+            assert!(!out.exists());
+        },
+    ),
+    (
+        "non-celestial pairs: a celestial WCS against a pixel one, spectral against none, \
+         different spectral types, units that do not convert: reproject's errors",
+        |_| {
+            let pix = "CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\n";
+            let sky = tan(150.0, 30.0, (3.0, 3.0), 0.01);
+            let e = reproject_headers(&sky, pix, &[6, 6]).unwrap_err();
+            assert_invalid_argument(&e, &["celestial components"]);
+            let freq = "CTYPE1 = 'PIXX'\nCTYPE2 = 'FREQ'\n";
+            let e = reproject_headers(freq, pix, &[6, 6]).unwrap_err();
+            assert_invalid_argument(&e, &["spectral component"]);
+            let wave = "CTYPE1 = 'PIXX'\nCTYPE2 = 'WAVE'\n";
+            let e = reproject_headers(freq, wave, &[6, 6]).unwrap_err();
+            assert_invalid_argument(&e, &["not equivalent"]);
+            let km = "CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'Y'\n";
+            let s = "CTYPE1 = 'X'\nCUNIT1 = 's'\nCTYPE2 = 'Y'\n";
+            let e = reproject_headers(km, s, &[6, 6]).unwrap_err();
+            assert_invalid_argument(&e, &["not convertible"]);
+        },
+    ),
+    (
         "RADESYS = 'GAPPT' (date-dependent frame): an unsupported-frame error",
         |_| {
             let h = tan(150.0, 30.0, (3.0, 3.0), 0.01).replace("'ICRS'", "'GAPPT'");

@@ -410,6 +410,18 @@ impl WcsParams {
             header.float("MJD-OBS").ok().flatten(),
         );
 
+        // Distortion-paper lookup tables live in other HDUs and are not evaluated: refuse
+        // them rather than reproject as if they were absent.
+        if let Some(k) = header.keywords().find(|k| {
+            ["CPDIS", "CQDIS", "D2IMDIS"]
+                .iter()
+                .any(|p| k.starts_with(p))
+        }) {
+            return Err(Error::Unsupported(format!(
+                "{k}: distortion lookup tables (CPDIS/CQDIS/D2IM) are not evaluated by the \
+                 engine (from Python, astropy computes the positions of such WCS)"
+            )));
+        }
         let observer = keyword_values(header, &OBSERVER_KEYWORDS)?;
         let time_reference = keyword_values(header, &TIME_REFERENCE_KEYWORDS)?;
         Ok(WcsParams {

@@ -356,6 +356,8 @@ mod tests {
         ));
         let sky = wcs("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n");
         assert!(LinearPlane::new(&sky).is_err());
+        let tables = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCPDIS1 = 'LOOKUP'\n");
+        assert!(matches!(tables, Err(Error::Unsupported(m)) if m.contains("CPDIS1")));
     }
 
     #[test]
