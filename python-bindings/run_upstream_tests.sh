@@ -23,6 +23,7 @@ root="$(dirname "$here")"
 VENV="${VENV:-$root/.venv}"
 
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+VENV="$(cd "$VENV" && pwd)"  # absolute: the tests run from another folder
 "$VENV/bin/pip" install -q maturin pytest numpy astropy "reproject==0.21.*" "dask[array,distributed]" \
   pytest-arraydiff pytest-astropy-header pytest-doctestplus "sunpy[map]" asdf asdf-astropy gwcs
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
