@@ -45,7 +45,7 @@ impl Unit {
     /// assert!(Unit::parse("furlong").is_err());
     /// ```
     pub fn parse(text: &str) -> Result<Unit> {
-        let text = text.trim();
+        let text = legacy_spelling(text.trim());
         let bad = |why: &str| Error::InvalidArgument(format!("unit '{text}': {why}"));
         let mut unit = Unit::DIMENSIONLESS;
         let mut dividing = false;
@@ -113,6 +113,22 @@ pub fn conversion_factor(from: &str, to: &str) -> Result<f64> {
         return Ok(1.0);
     }
     Unit::parse(from)?.factor_to(&Unit::parse(to)?)
+}
+
+/// The standard spelling of the legacy (upper-case) unit strings that WCSLIB's `wcsutrn`
+/// translates when astropy reads a header (checked against astropy 8.0: `HZ`, `GHZ`, `KM/SEC`
+/// and `METERS` are read; `KM/S` is km per siemens and `ANGSTROM` is an error there too).
+fn legacy_spelling(text: &str) -> &str {
+    match text.to_ascii_uppercase().as_str() {
+        "HZ" => "Hz",
+        "KHZ" => "kHz",
+        "MHZ" => "MHz",
+        "GHZ" => "GHz",
+        "M/SEC" => "m/s",
+        "KM/SEC" => "km/s",
+        "METER" | "METERS" => "m",
+        _ => text,
+    }
 }
 
 /// One term: an optional prefix, a unit symbol and an optional power.
@@ -298,6 +314,18 @@ mod tests {
         assert_eq!(f("keV", "eV"), 1e3);
         assert_eq!(f("dam", "m"), 10.0);
         assert!((f("eV", "J") - 1.602_176_634e-19).abs() < 1e-30);
+    }
+
+    #[test]
+    fn legacy_upper_case_spellings() {
+        let f = |a: &str, b: &str| conversion_factor(a, b).unwrap();
+        assert_eq!(f("GHZ", "Hz"), 1e9);
+        assert_eq!(f("HZ", "Hz"), 1.0);
+        assert_eq!(f("KM/SEC", "m/s"), 1000.0);
+        assert_eq!(f("METERS", "m"), 1.0);
+        // As in astropy: KM/S is km per siemens (no such unit here), ANGSTROM an error.
+        assert!(conversion_factor("KM/S", "m/s").is_err());
+        assert!(conversion_factor("ANGSTROM", "m").is_err());
     }
 
     #[test]
