@@ -168,11 +168,13 @@ fn bench_jobs(c: &mut Criterion) {
             });
         }
         group.finish();
+        // Checked where the job ran (a name filter may skip it).
         let covered = footprint.sum() / footprint.len() as f64;
         assert!(
-            (0.80..0.90).contains(&covered),
+            covered == 0.0 || (0.80..0.90).contains(&covered),
             "{name}: coverage {covered:.4}, expected about 0.84"
         );
+        footprint.fill(0.0);
     }
 }
 

@@ -249,6 +249,14 @@ impl PixelTransform {
         matches!(self.kind, Kind::Linear { .. })
     }
 
+    /// The two planes and unit factors of a linear-plane transform.
+    pub(crate) fn linear_planes(&self) -> Option<(&LinearPlane, &LinearPlane, [f64; 2])> {
+        match &self.kind {
+            Kind::Linear { out, inp, factors } => Some((out, inp, *factors)),
+            _ => None,
+        }
+    }
+
     /// Whether the input column depends on the output column only and the input row on the
     /// output row only (two non-celestial planes with diagonal matrices): then
     /// [`PixelTransform::map_axis`] gives [`PixelTransform::map`]'s numbers axis by axis.

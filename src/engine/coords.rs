@@ -3,6 +3,7 @@
 use super::blocks::Block;
 use crate::error::Result;
 use crate::pixel_transform::PixelTransform;
+use crate::wcs::plane::LinearPlane;
 use crate::wcs::Wcs;
 
 /// Output pixel → input pixel for whole blocks.
@@ -151,6 +152,13 @@ impl CoordinateMap {
         if self.forward.is_separable() && self.backward.is_none() {
             return self.separable_block(block, xs, ys);
         }
+        if let (Some(planes), None, None) = (
+            self.forward.linear_planes(),
+            &self.backward,
+            self.approximate,
+        ) {
+            return self.linear_block(planes, block, xs, ys);
+        }
         let width = block.cols.len();
         if let Some(tolerance) = self.approximate {
             self.approximate_block(block, tolerance, xs, ys);
@@ -267,6 +275,32 @@ impl CoordinateMap {
             x: valid(&cols)?,
             y: valid(&rows)?,
         })
+    }
+
+    /// [`block_coords`](CoordinateMap::block_coords) of two linear planes: the per-pixel
+    /// map's operations in one loop, without its dispatch.
+    fn linear_block(
+        &self,
+        (out, inp, factors): (&LinearPlane, &LinearPlane, [f64; 2]),
+        block: &Block,
+        xs: &mut [f64],
+        ys: &mut [f64],
+    ) -> Option<Bounds> {
+        let width = block.cols.len();
+        for (r, row) in block.rows.clone().enumerate() {
+            let y = row as f64;
+            let xs = &mut xs[r * width..(r + 1) * width];
+            let ys = &mut ys[r * width..(r + 1) * width];
+            for ((c, px), py) in block.cols.clone().zip(xs.iter_mut()).zip(ys.iter_mut()) {
+                let (a, b) = out.pixel_to_world(c as f64, y);
+                let (p, q) = inp.world_to_pixel(a * factors[0], b * factors[1]);
+                // `map`'s rules: finite and inside, else NaN.
+                let ok = p.is_finite() && q.is_finite() && self.inside(p, q);
+                *px = if ok { p } else { f64::NAN };
+                *py = if ok { q } else { f64::NAN };
+            }
+        }
+        bounds(&xs[..block.len()], &ys[..block.len()])
     }
 
     /// Fills a block cell by cell (see [`CoordinateMap::with_approximation`]).
@@ -462,22 +496,8 @@ fn bounds(xs: &[f64], ys: &[f64]) -> Option<Bounds> {
 mod tests {
     use super::*;
 
-    /// Separable blocks (linear planes with diagonal matrices, a logarithmic axis, units)
-    /// give the per-pixel map's positions bit for bit, and its bounds.
-    #[test]
-    fn separable_blocks_equal_the_per_pixel_map() {
-        let out = Wcs::from_header_str(
-            "CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'WAVE-LOG'\nCRPIX1 = 3.3\nCRPIX2 = 2\n\
-             CRVAL1 = 0.5\nCRVAL2 = 5E-7\nCDELT1 = 0.0011\nCDELT2 = 1.3E-9\n",
-        )
-        .unwrap();
-        let inp = Wcs::from_header_str(
-            "CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'WAVE-LOG'\nCRPIX1 = 1\nCRPIX2 = 1\n\
-             CRVAL1 = 499\nCRVAL2 = 5.002E-7\nPC1_1 = 1.0\nPC2_2 = 1E-9\n",
-        )
-        .unwrap();
-        let map = CoordinateMap::new(&out, &inp, true, (23, 17)).unwrap();
-        assert!(map.forward.is_separable());
+    /// Blocks of `map` equal its per-pixel positions bit for bit, and their bounds.
+    fn assert_blocks_equal_the_per_pixel_map(map: &CoordinateMap) {
         for (rows, cols) in [(0..40, 0..30), (5..6, 7..8), (18..33, 2..19)] {
             let block = Block { rows, cols };
             let (mut xs, mut ys) = (vec![0.0; block.len()], vec![0.0; block.len()]);
@@ -497,12 +517,49 @@ mod tests {
             };
             assert!(same(&xs, &want_x) && same(&ys, &want_y), "{block:?}");
             let want = bounds(&want_x, &want_y);
+            assert!(
+                want.is_some() || block.len() == 1,
+                "{block:?}: no valid pixel"
+            );
             assert_eq!(
                 got.map(|b| (b.x, b.y)),
                 want.map(|b| (b.x, b.y)),
                 "{block:?}"
             );
         }
+    }
+
+    /// Linear planes rotated against each other (the per-pixel linear loop).
+    #[test]
+    fn linear_blocks_equal_the_per_pixel_map() {
+        let out = Wcs::from_header_str(
+            "CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCRPIX1 = 3.3\nCRPIX2 = 2\nPC1_1 = 0.9\n\
+             PC1_2 = -0.43\nPC2_1 = 0.43\nPC2_2 = 0.9\n",
+        )
+        .unwrap();
+        let inp = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCRPIX1 = -4\n").unwrap();
+        let map = CoordinateMap::new(&out, &inp, true, (23, 17)).unwrap();
+        assert!(map.forward.is_linear() && !map.forward.is_separable());
+        assert_blocks_equal_the_per_pixel_map(&map);
+    }
+
+    /// Separable blocks (linear planes with diagonal matrices, a logarithmic axis, units)
+    /// give the per-pixel map's positions bit for bit, and its bounds.
+    #[test]
+    fn separable_blocks_equal_the_per_pixel_map() {
+        let out = Wcs::from_header_str(
+            "CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'WAVE-LOG'\nCRPIX1 = 3.3\nCRPIX2 = 2\n\
+             CRVAL1 = 0.5\nCRVAL2 = 5E-7\nCDELT1 = 0.0011\nCDELT2 = 1.3E-9\n",
+        )
+        .unwrap();
+        let inp = Wcs::from_header_str(
+            "CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'WAVE-LOG'\nCRPIX1 = 1\nCRPIX2 = 1\n\
+             CRVAL1 = 499\nCRVAL2 = 5.002E-7\nPC1_1 = 1.0\nPC2_2 = 1E-9\n",
+        )
+        .unwrap();
+        let map = CoordinateMap::new(&out, &inp, true, (23, 17)).unwrap();
+        assert!(map.forward.is_separable());
+        assert_blocks_equal_the_per_pixel_map(&map);
     }
 
     /// The homography rows (AVX2 groups of four plus the scalar tail) against the scalar
