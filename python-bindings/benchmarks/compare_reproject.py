@@ -7,6 +7,10 @@ Job A: float32 bilinear TAN -> TAN, 1" pixels, output rotated 30 deg, CRPIX offs
 CRVAL shift (2e-3, -1e-3) deg, output shape = input shape. Job B: galactic CAR (0.001 deg) ->
 ICRS TAN (0.001 deg) at the Galactic centre. Job C: job A, bicubic. Default options (round-trip
 check on), serial and parallel, float64 output + footprint.
+Job D: non-celestial PIXX/PIXY planes, output pixels 1.09x larger (the separable path).
+Job E: PIXX/PIXY, output rotated 30 deg (the per-pixel linear path). Job F: job A's input
+through an APE-14 WCS that is no FITS WCS (a slice of a cube's WCS): astropy computes the
+positions, the engine interpolates (sizes: --size-b).
 """
 import argparse
 import time
@@ -57,6 +61,40 @@ def job_b(n):
     return (data, h_in), h_out
 
 
+def pixel_header(n, scale, rot_deg):
+    h = fits.Header()
+    h["NAXIS"], h["NAXIS1"], h["NAXIS2"] = 2, n, n
+    h["CTYPE1"], h["CTYPE2"] = "PIXX", "PIXY"
+    h["CRPIX1"] = h["CRPIX2"] = (n + 1) / 2
+    h["CRVAL1"] = h["CRVAL2"] = 0.0
+    h["CDELT1"] = h["CDELT2"] = scale
+    c, s = np.cos(np.radians(rot_deg)), np.sin(np.radians(rot_deg))
+    h["PC1_1"], h["PC1_2"], h["PC2_1"], h["PC2_2"] = c, -s, s, c
+    return h
+
+
+def job_pixels(n, scale, rot_deg):
+    rng = np.random.default_rng(3)
+    data = rng.normal(size=(n, n)).astype(np.float32)
+    return (data, pixel_header(n, 1.0, 0.0)), pixel_header(n, scale, rot_deg)
+
+
+def job_ape14(n):
+    """Job A's geometry with the input WCS as a 2-D slice of a 3-D WCS (no FITS header)."""
+    from astropy.wcs import WCS
+    from astropy.wcs.wcsapi import SlicedLowLevelWCS
+
+    (data, h_in), h_out = job_a(n)
+    cube = WCS(naxis=3)
+    w2 = WCS(h_in)
+    cube.wcs.ctype = [*w2.wcs.ctype, "FREQ"]
+    cube.wcs.crpix = [*w2.wcs.crpix, 1.0]
+    cube.wcs.crval = [*w2.wcs.crval, 1.4e9]
+    cube.wcs.cdelt = [*w2.wcs.cdelt, 1e6]
+    cube.wcs.radesys = "ICRS"
+    return (data, SlicedLowLevelWCS(cube, (0, slice(None), slice(None)))), h_out
+
+
 def timed(fn, repeat):
     best = []
     for _ in range(repeat):
@@ -77,6 +115,9 @@ def main():
         ("A", job_a(args.size_a), "bilinear"),
         ("B", job_b(args.size_b), "bilinear"),
         ("C", job_a(args.size_a), "bicubic"),
+        ("D", job_pixels(args.size_a, 1.09, 0.0), "bilinear"),
+        ("E", job_pixels(args.size_a, 1.0, 30.0), "bilinear"),
+        ("F", job_ape14(args.size_b), "bilinear"),
     ]
     print(f"{'job':<4} {'reproject_rs serial':>20} {'reproject_rs parallel':>22} {'reproject':>10} {'ratio':>8}")
     for name, (inp, out), order in jobs:
