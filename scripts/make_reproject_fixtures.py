@@ -478,6 +478,30 @@ def case_linear():
     for name, description, text_in, text_out in cases:
         add_case("linear", name, f"30x34 -> 26x28: {description}", image, "<f8", text_in,
                  text_out, (26, 28), all_orders((1,)))
+    # Spectral algorithm codes (WCSLIB's spc): axes linear in another spectral variable.
+    rest = [("RESTFRQ", 1.420405751e9)]
+    algorithm_cases = [
+        ("linear_wave_f2w", "(PIXX, WAVE-F2W) -> (PIXX, WAVE)",
+         linear((15.0, 10.0), (0.0, 0.211), (1.0, 1e-5), ctype=("PIXX", "WAVE-F2W")),
+         linear((13.0, 12.0), (0.5, 0.21105), (0.9, 1.3e-5), ctype=("PIXX", "WAVE"))),
+        ("linear_vopt_f2w", "(PIXX, VOPT-F2W) km/s with RESTFRQ, resampled",
+         linear((15.0, 10.0), (0.0, 1200.0), (1.0, 5.0), ctype=("PIXX", "VOPT-F2W"),
+                cunit=("", "km/s"), extra=rest),
+         linear((13.0, 12.0), (0.5, 1210.0), (0.9, 6.1), ctype=("PIXX", "VOPT-F2W"),
+                cunit=("", "km/s"), extra=rest)),
+        ("linear_freq_v2f", "(PIXX, FREQ-V2F) -> (PIXX, FREQ-W2F) with RESTFRQ",
+         linear((15.0, 10.0), (0.0, 1.4199e9), (1.0, 2e4), ctype=("PIXX", "FREQ-V2F"), extra=rest),
+         linear((13.0, 12.0), (0.5, 1.41991e9), (0.9, 2.6e4), ctype=("PIXX", "FREQ-W2F"),
+                extra=rest)),
+        ("linear_awav_w2a", "(AWAV-W2A, PIXY) nm -> (AWAV, PIXY) Angstrom",
+         linear((10.0, 15.0), (656.0, 0.0), (0.05, 1.0), ctype=("AWAV-W2A", "PIXY"),
+                cunit=("nm", "")),
+         linear((12.0, 13.0), (6562.0, 1.0), (0.6, 0.8), ctype=("AWAV", "PIXY"),
+                cunit=("Angstrom", ""))),
+    ]
+    for name, description, text_in, text_out in algorithm_cases:
+        add_case("linear", name, f"30x34 -> 26x28: {description}", image, "<f8", text_in,
+                 text_out, (26, 28), all_orders())
     # Single-row and single-column images (and outputs).
     row = smooth_image(rng, (1, 40))
     add_case("linear", "linear_single_row", "1x40 -> 1x36, PIXX/PIXY shifted 0.3 px", row,

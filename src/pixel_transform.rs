@@ -77,8 +77,8 @@ pub(crate) enum Kind {
     /// input's units → input pixel, in WCSLIB's order of operations (a few operations per
     /// pixel, no projection).
     Linear {
-        out: LinearPlane,
-        inp: LinearPlane,
+        out: Box<LinearPlane>,
+        inp: Box<LinearPlane>,
         /// Factors from the output's world units to the input's (exactly 1 where they agree).
         factors: [f64; 2],
     },
@@ -192,8 +192,8 @@ impl PixelTransform {
         let factors = world_factors(wcs_out, wcs_in)?;
         Ok(PixelTransform {
             kind: Kind::Linear {
-                out: LinearPlane::new(wcs_out)?,
-                inp: LinearPlane::new(wcs_in)?,
+                out: Box::new(LinearPlane::new(wcs_out)?),
+                inp: Box::new(LinearPlane::new(wcs_in)?),
                 factors: [factors[0], factors[1]],
             },
         })

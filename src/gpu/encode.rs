@@ -193,10 +193,10 @@ fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) -> Option<()> {
         Kind::Linear { out, inp, factors } => {
             v.push(3.0);
             encode_linear2(out.linear(), v);
-            encode_plane_axes(out, v);
+            encode_plane_axes(out, v)?;
             v.extend(factors);
             encode_linear2(inp.linear(), v);
-            encode_plane_axes(inp, v);
+            encode_plane_axes(inp, v)?;
         }
     }
     Some(())
@@ -225,13 +225,17 @@ fn encode_linear2(lin: &Linear2, v: &mut Vec<f64>) {
     v.extend(unity.unwrap_or([0.0, 0.0]));
 }
 
-fn encode_plane_axes(plane: &LinearPlane, v: &mut Vec<f64>) {
+/// Appends the world axes of `plane`; `None` for spectral algorithms, which the kernels do
+/// not evaluate.
+fn encode_plane_axes(plane: &LinearPlane, v: &mut Vec<f64>) -> Option<()> {
     for axis in plane.world() {
         match axis {
             AxisWorld::Linear(crval) => v.extend([0.0, crval]),
             AxisWorld::Log(crval) => v.extend([1.0, crval]),
+            AxisWorld::Spectral(_) => return None,
         }
     }
+    Some(())
 }
 
 fn encode_celestial(c: &CelestialTransform, v: &mut Vec<f64>) {

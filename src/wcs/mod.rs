@@ -42,6 +42,7 @@ pub mod linear;
 mod params;
 pub mod plane;
 pub mod projection;
+pub mod spectral;
 pub mod trig;
 pub mod units;
 
@@ -468,15 +469,9 @@ impl Wcs {
         }
         let mut world = vec![0.0; n];
         for (i, axis) in self.params.axis_types.iter().enumerate() {
-            world[i] = match axis {
-                AxisType::Linear => self.params.crval[i] + img[i],
-                AxisType::Log => {
-                    let c = self.params.crval[i];
-                    c * (img[i] / c).exp()
-                }
-                AxisType::Longitude | AxisType::Latitude => continue,
-                AxisType::Unsupported(code) => return Err(Error::UnsupportedAxis(code.clone())),
-            };
+            if !matches!(axis, AxisType::Longitude | AxisType::Latitude) {
+                world[i] = plane::axis_world(&self.params, i)?.to_world(img[i]);
+            }
         }
         if let Some(cel) = &self.celestial {
             if let Some(d) = &cel.distortion {
@@ -500,15 +495,9 @@ impl Wcs {
         check_lengths(&[world.len(), n])?;
         let mut img = vec![0.0; n];
         for (i, axis) in self.params.axis_types.iter().enumerate() {
-            img[i] = match axis {
-                AxisType::Linear => world[i] - self.params.crval[i],
-                AxisType::Log => {
-                    let c = self.params.crval[i];
-                    c * (world[i] / c).ln()
-                }
-                AxisType::Longitude | AxisType::Latitude => continue,
-                AxisType::Unsupported(code) => return Err(Error::UnsupportedAxis(code.clone())),
-            };
+            if !matches!(axis, AxisType::Longitude | AxisType::Latitude) {
+                img[i] = plane::axis_world(&self.params, i)?.to_intermediate(world[i]);
+            }
         }
         if let Some(cel) = &self.celestial {
             let (u, v) = Some((world[cel.lng], world[cel.lat]))

@@ -25,7 +25,10 @@ pub enum AxisType {
     Linear,
     /// Logarithmic (`-LOG`): `world = CRVAL · exp(x / CRVAL)`.
     Log,
-    /// A non-linear algorithm this crate does not evaluate (spectral `-F2W`, `-TAB`, ...).
+    /// A spectral type with a non-linear algorithm code (`WAVE-F2W`, `VRAD-V2F`, ...; see
+    /// [`super::spectral`]).
+    SpectralAlgorithm,
+    /// An algorithm this crate does not evaluate (`-TAB`, grisms, ...).
     Unsupported(String),
 }
 
@@ -76,6 +79,12 @@ pub struct WcsParams {
     /// DATE-OBS in ISO 8601 form (old `DD/MM/YY` dates rewritten, or derived from MJD-OBS).
     #[serde(default)]
     pub date_obs: Option<String>,
+    /// RESTFRQ (Hz; legacy RESTFREQ), 0 when absent: spectral algorithms with velocities use it.
+    #[serde(default)]
+    pub restfrq: f64,
+    /// RESTWAV (m), 0 when absent.
+    #[serde(default)]
+    pub restwav: f64,
     /// The observer keywords of the header (`HGLN_OBS`, `DSUN_OBS`, `DATE-OBS`, ...) as
     /// `KEY=value` pairs: solar frames (helioprojective, heliographic, heliocentric) depend on
     /// them, so two such frames are the same only when these agree.
@@ -422,6 +431,11 @@ impl WcsParams {
                  engine (from Python, astropy computes the positions of such WCS)"
             )));
         }
+        let restfrq = match header.float(&key("RESTFRQ"))? {
+            Some(f) => f,
+            None => header.float(&key("RESTFREQ"))?.unwrap_or(0.0),
+        };
+        let restwav = header.float(&key("RESTWAV"))?.unwrap_or(0.0);
         let observer = keyword_values(header, &OBSERVER_KEYWORDS)?;
         let time_reference = keyword_values(header, &TIME_REFERENCE_KEYWORDS)?;
         Ok(WcsParams {
@@ -442,6 +456,8 @@ impl WcsParams {
             equinox,
             mjd_obs,
             date_obs,
+            restfrq,
+            restwav,
             observer,
             time_reference,
             image_shape,
@@ -575,6 +591,10 @@ impl ParsedCtype {
                     code: None,
                 }),
                 None if code == "---" || code.trim_matches('-').is_empty() => Ok(linear),
+                None if super::spectral::is_algorithm(t) => Ok(ParsedCtype {
+                    axis_type: AxisType::SpectralAlgorithm,
+                    code: None,
+                }),
                 None => Ok(ParsedCtype {
                     axis_type: AxisType::Unsupported(t.to_string()),
                     code: None,

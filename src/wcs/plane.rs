@@ -18,7 +18,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::linear::Linear2;
-use super::{AxisType, Wcs};
+use super::spectral::SpectralAlgorithm;
+use super::{AxisType, Wcs, WcsParams};
 use crate::error::{Error, Result};
 
 /// How one non-celestial axis turns its intermediate coordinate into a world value.
@@ -28,6 +29,31 @@ pub enum AxisWorld {
     Linear(f64),
     /// `world = CRVAL · exp(x / CRVAL)`.
     Log(f64),
+    /// A spectral algorithm (`WAVE-F2W`, ...).
+    Spectral(SpectralAlgorithm),
+}
+
+/// How non-celestial axis `i` of `params` turns its intermediate coordinate into a world value.
+pub(crate) fn axis_world(params: &WcsParams, i: usize) -> Result<AxisWorld> {
+    match &params.axis_types[i] {
+        AxisType::Linear => Ok(AxisWorld::Linear(params.crval[i])),
+        AxisType::Log => Ok(AxisWorld::Log(params.crval[i])),
+        AxisType::SpectralAlgorithm => SpectralAlgorithm::new(
+            &params.ctype[i],
+            params.crval[i],
+            params.restfrq,
+            params.restwav,
+        )
+        .map(|a| match a {
+            Some(a) => AxisWorld::Spectral(a),
+            None => AxisWorld::Linear(params.crval[i]),
+        }),
+        AxisType::Unsupported(code) => Err(Error::UnsupportedAxis(code.clone())),
+        AxisType::Longitude | AxisType::Latitude => Err(Error::InvalidArgument(format!(
+            "axis {} is celestial",
+            i + 1
+        ))),
+    }
 }
 
 impl AxisWorld {
@@ -37,6 +63,7 @@ impl AxisWorld {
         match self {
             AxisWorld::Linear(crval) => crval + x,
             AxisWorld::Log(crval) => crval * (x / crval).exp(),
+            AxisWorld::Spectral(a) => a.x_to_s(x),
         }
     }
 
@@ -47,6 +74,7 @@ impl AxisWorld {
         match self {
             AxisWorld::Linear(crval) => w - crval,
             AxisWorld::Log(crval) => crval * (w / crval).ln(),
+            AxisWorld::Spectral(a) => a.s_to_x(w),
         }
     }
 }
@@ -86,17 +114,9 @@ impl LinearPlane {
                 "the first two pixel axes are coupled to the others by the PC matrix".into(),
             ));
         }
-        let world = |i: usize| -> Result<AxisWorld> {
-            match &p.axis_types[i] {
-                AxisType::Linear => Ok(AxisWorld::Linear(p.crval[i])),
-                AxisType::Log => Ok(AxisWorld::Log(p.crval[i])),
-                AxisType::Unsupported(code) => Err(Error::UnsupportedAxis(code.clone())),
-                AxisType::Longitude | AxisType::Latitude => unreachable!("checked above"),
-            }
-        };
         Ok(LinearPlane {
             linear: wcs.linear().sub2(0, 1)?,
-            world: [world(0)?, world(1)?],
+            world: [axis_world(p, 0)?, axis_world(p, 1)?],
         })
     }
 
@@ -349,11 +369,13 @@ mod tests {
             LinearPlane::new(&coupled),
             Err(Error::UnsupportedAxis(_))
         ));
-        let f2w = wcs("CTYPE1 = 'X'\nCTYPE2 = 'WAVE-F2W'\nCRVAL2 = 1e-6\n");
+        let grism = wcs("CTYPE1 = 'X'\nCTYPE2 = 'WAVE-GRI'\nCRVAL2 = 1e-6\n");
         assert!(matches!(
-            LinearPlane::new(&f2w),
+            LinearPlane::new(&grism),
             Err(Error::UnsupportedAxis(_))
         ));
+        let f2w = wcs("CTYPE1 = 'X'\nCTYPE2 = 'WAVE-F2W'\nCRVAL2 = 1e-6\n");
+        assert!(LinearPlane::new(&f2w).is_ok());
         let sky = wcs("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n");
         assert!(LinearPlane::new(&sky).is_err());
         let tables = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCPDIS1 = 'LOOKUP'\n");
