@@ -39,7 +39,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::wcs::frame::CelestialFrame;
 use crate::wcs::frame_transform::FrameTransform;
-use crate::wcs::plane::{world_factors, LinearPlane};
+use crate::wcs::plane::{world_conversions, Conversion, LinearPlane};
 use crate::wcs::projection::ProjectionCode;
 use crate::wcs::{CelestialTransform, Wcs};
 
@@ -79,8 +79,8 @@ pub(crate) enum Kind {
     Linear {
         out: Box<LinearPlane>,
         inp: Box<LinearPlane>,
-        /// Factors from the output's world units to the input's (exactly 1 where they agree).
-        factors: [f64; 2],
+        /// From the output's world values to the input's (units, time references).
+        conversions: [Conversion; 2],
     },
     /// Given for every output pixel ([`PositionTable`]).
     Table(PositionTable),
@@ -189,12 +189,12 @@ impl PixelTransform {
     /// assert_eq!(t.map(3.0, 4.0), Some((6.0, 4.0)));
     /// ```
     pub fn linear(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
-        let factors = world_factors(wcs_out, wcs_in)?;
+        let conversions = world_conversions(wcs_out, wcs_in)?;
         Ok(PixelTransform {
             kind: Kind::Linear {
                 out: Box::new(LinearPlane::new(wcs_out)?),
                 inp: Box::new(LinearPlane::new(wcs_in)?),
-                factors: [factors[0], factors[1]],
+                conversions: [conversions[0], conversions[1]],
             },
         })
     }
@@ -249,10 +249,14 @@ impl PixelTransform {
         matches!(self.kind, Kind::Linear { .. })
     }
 
-    /// The two planes and unit factors of a linear-plane transform.
-    pub(crate) fn linear_planes(&self) -> Option<(&LinearPlane, &LinearPlane, [f64; 2])> {
+    /// The two planes and world conversions of a linear-plane transform.
+    pub(crate) fn linear_planes(&self) -> Option<(&LinearPlane, &LinearPlane, [Conversion; 2])> {
         match &self.kind {
-            Kind::Linear { out, inp, factors } => Some((out, inp, *factors)),
+            Kind::Linear {
+                out,
+                inp,
+                conversions,
+            } => Some((out, inp, *conversions)),
             _ => None,
         }
     }
@@ -279,8 +283,12 @@ impl PixelTransform {
     #[inline]
     pub fn map_axis(&self, axis: usize, p: f64) -> f64 {
         match &self.kind {
-            Kind::Linear { out, inp, factors } => {
-                let w = out.axis_pixel_to_world(axis, p) * factors[axis];
+            Kind::Linear {
+                out,
+                inp,
+                conversions,
+            } => {
+                let w = conversions[axis].apply(out.axis_pixel_to_world(axis, p));
                 let q = inp.axis_world_to_pixel(axis, w);
                 if q.is_finite() {
                     q
@@ -343,9 +351,13 @@ impl PixelTransform {
                 wcs_in,
                 frame,
             } => through_the_sky(wcs_out, wcs_in, frame.as_deref(), x, y),
-            Kind::Linear { out, inp, factors } => {
+            Kind::Linear {
+                out,
+                inp,
+                conversions: [ca, cb],
+            } => {
                 let (a, b) = out.pixel_to_world(x, y);
-                let (px, py) = inp.world_to_pixel(a * factors[0], b * factors[1]);
+                let (px, py) = inp.world_to_pixel(ca.apply(a), cb.apply(b));
                 (px.is_finite() && py.is_finite()).then_some((px, py))
             }
             Kind::Table(table) => table.get(x, y),

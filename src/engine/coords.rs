@@ -3,7 +3,7 @@
 use super::blocks::Block;
 use crate::error::Result;
 use crate::pixel_transform::PixelTransform;
-use crate::wcs::plane::LinearPlane;
+use crate::wcs::plane::{Conversion, LinearPlane};
 use crate::wcs::Wcs;
 
 /// Output pixel → input pixel for whole blocks.
@@ -281,7 +281,7 @@ impl CoordinateMap {
     /// map's operations in one loop, without its dispatch.
     fn linear_block(
         &self,
-        (out, inp, factors): (&LinearPlane, &LinearPlane, [f64; 2]),
+        (out, inp, [ca, cb]): (&LinearPlane, &LinearPlane, [Conversion; 2]),
         block: &Block,
         xs: &mut [f64],
         ys: &mut [f64],
@@ -293,7 +293,7 @@ impl CoordinateMap {
             let ys = &mut ys[r * width..(r + 1) * width];
             for ((c, px), py) in block.cols.clone().zip(xs.iter_mut()).zip(ys.iter_mut()) {
                 let (a, b) = out.pixel_to_world(c as f64, y);
-                let (p, q) = inp.world_to_pixel(a * factors[0], b * factors[1]);
+                let (p, q) = inp.world_to_pixel(ca.apply(a), cb.apply(b));
                 // `map`'s rules: finite and inside, else NaN.
                 let ok = p.is_finite() && q.is_finite() && self.inside(p, q);
                 *px = if ok { p } else { f64::NAN };

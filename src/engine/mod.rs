@@ -52,7 +52,7 @@ use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Sample, Window};
 use crate::io::{available_memory, ImageSource};
 use crate::pixel_transform::{PixelTransform, PositionTable};
 use crate::wcs::distortion::sip::SipInversion;
-use crate::wcs::plane::{world_factors, WorldClass};
+use crate::wcs::plane::{world_conversions, WorldClass};
 use crate::wcs::{spectral_kind, Wcs};
 use blocks::{auto_block_size, blocks, Block};
 use coefficients::{Placement, PlaneStore};
@@ -1093,7 +1093,7 @@ fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
     }
     if pi.naxis() == po.naxis() {
         // astropy's pixel_to_pixel: world axes of the same kinds, units that convert.
-        world_factors(wcs_out, wcs_in)?;
+        world_conversions(wcs_out, wcs_in)?;
     }
     for (p, which) in [(pi, "input"), (po, "output")] {
         if let Some((lng, lat)) = p.celestial_axes() {

@@ -10,7 +10,7 @@
 use crate::error::{Error, Result};
 use crate::interp::kernel::{mirror_index, spline_weights};
 use crate::interp::{clip_coordinate, Order};
-use crate::wcs::plane::world_factors;
+use crate::wcs::plane::{world_conversions, Conversion};
 use crate::wcs::{Wcs, WcsParams};
 
 /// Input planes and weights of every output plane (`None`: outside the input, all NaN).
@@ -69,15 +69,15 @@ impl SpectralAxis {
                  {lead_in:?} and the output {lead_out:?}"
             )));
         }
-        // The output's world values in the input's units (1 for spectral axes, both SI).
-        let factors = world_factors(wcs_out, wcs_in)?;
+        // The output's world values in the input's units and time references.
+        let conversions = world_conversions(wcs_out, wcs_in)?;
         // numpy axis a holds WCS axis n - 1 - a.
         let per_axis = (0..m)
             .map(|a| {
                 axis_taps(
                     wcs_in,
                     wcs_out,
-                    &factors,
+                    &conversions,
                     n - 1 - a,
                     lead_in[a],
                     lead_out[a],
@@ -120,7 +120,7 @@ fn coupling(p: &WcsParams) -> Option<(usize, usize)> {
 fn axis_taps(
     wcs_in: &Wcs,
     wcs_out: &Wcs,
-    factors: &[f64],
+    conversions: &[Conversion],
     k: usize,
     count_in: usize,
     count_out: usize,
@@ -134,8 +134,8 @@ fn axis_taps(
         .map(|index| {
             pixel_out[k] = index as f64;
             let mut world = wcs_out.pixel_to_world_nd(&pixel_out)?;
-            for (w, f) in world.iter_mut().zip(factors) {
-                *w *= f;
+            for (w, c) in world.iter_mut().zip(conversions) {
+                *w = c.apply(*w);
             }
             let z = wcs_in.world_to_pixel_nd(&world)?[k];
             Ok(clip_coordinate(z, count_in).map(|cc| {

@@ -190,11 +190,19 @@ fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) -> Option<()> {
             encode_frame(frame.as_deref(), v);
         }
         Kind::Table(_) => return None,
-        Kind::Linear { out, inp, factors } => {
+        Kind::Linear {
+            out,
+            inp,
+            conversions,
+        } => {
+            // The kernels scale world values; time-reference offsets stay on the CPU.
+            if conversions.iter().any(|c| c.offset != 0.0) {
+                return None;
+            }
             v.push(3.0);
             encode_linear2(out.linear(), v);
             encode_plane_axes(out, v)?;
-            v.extend(factors);
+            v.extend(conversions.map(|c| c.factor));
             encode_linear2(inp.linear(), v);
             encode_plane_axes(inp, v)?;
         }

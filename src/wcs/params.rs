@@ -90,10 +90,17 @@ pub struct WcsParams {
     /// them, so two such frames are the same only when these agree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer: Option<String>,
-    /// The time reference keywords of the header (`MJDREF`, `TIMESYS`, `TREFPOS`, ...) as
-    /// `KEY=value` pairs: world values of time axes are offsets from this reference.
+    /// The time keywords of the header other than the reference date (`TIMESYS`, `TREFPOS`,
+    /// `TIMEUNIT`, ...) as `KEY=value` pairs: time axes of two WCS convert only when they agree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_reference: Option<String>,
+    /// The reference time of time axes as MJD (integer and fractional parts, from MJDREF[IF],
+    /// JDREF[IF] or DATEREF), `None` when the header has none (astropy then uses MJD 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mjdref: Option<[f64; 2]>,
+    /// TIMESYS, the time scale of `TIME` axes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timesys: Option<String>,
     /// NAXISn of the header (the image shape, FITS order), empty if NAXIS = 0.
     pub image_shape: Vec<usize>,
     /// SIP distortion (astropy's, applied to pixel coordinates before everything else).
@@ -121,6 +128,21 @@ impl WcsParams {
             .iter()
             .position(|t| *t == AxisType::Latitude)?;
         Some((lng, lat))
+    }
+
+    /// The time scale of time axis `i` as astropy reads it: the CTYPE's own scale, or
+    /// TIMESYS (default UTC) for `TIME`.
+    pub fn time_scale(&self, i: usize) -> String {
+        let name = self.ctype[i].split('-').next().unwrap_or("");
+        let name = name.trim().to_ascii_lowercase();
+        if name != "time" {
+            return name;
+        }
+        self.timesys
+            .as_deref()
+            .map(|t| t.trim().to_ascii_lowercase())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| "utc".into())
     }
 
     /// The celestial frame (astropy's choice from CTYPE, RADESYS and EQUINOX).
@@ -438,6 +460,8 @@ impl WcsParams {
         let restwav = header.float(&key("RESTWAV"))?.unwrap_or(0.0);
         let observer = keyword_values(header, &OBSERVER_KEYWORDS)?;
         let time_reference = keyword_values(header, &TIME_REFERENCE_KEYWORDS)?;
+        let mjdref = reference_mjd(header)?;
+        let timesys = header.string(&key("TIMESYS"))?;
         Ok(WcsParams {
             ctype,
             cunit,
@@ -460,6 +484,8 @@ impl WcsParams {
             restwav,
             observer,
             time_reference,
+            mjdref,
+            timesys,
             image_shape,
             sip,
             tpv,
@@ -687,11 +713,33 @@ const OBSERVER_KEYWORDS: [&str; 16] = [
     "DSUN_OBS", "RSUN_REF", "HEEX_OBS", "HEEY_OBS", "HEEZ_OBS", "OBSGEO-X", "OBSGEO-Y", "OBSGEO-Z",
 ];
 
-/// The keywords the world values of time axes are measured from.
-const TIME_REFERENCE_KEYWORDS: [&str; 15] = [
-    "MJDREF", "MJDREFI", "MJDREFF", "JDREF", "JDREFI", "JDREFF", "DATEREF", "TIMESYS", "TREFPOS",
-    "TREFDIR", "TIMEUNIT", "TIMEOFFS", "OBSGEO-X", "OBSGEO-Y", "OBSGEO-Z",
+/// The time keywords besides the reference date that time axes depend on.
+const TIME_REFERENCE_KEYWORDS: [&str; 8] = [
+    "TIMESYS", "TREFPOS", "TREFDIR", "TIMEUNIT", "TIMEOFFS", "OBSGEO-X", "OBSGEO-Y", "OBSGEO-Z",
 ];
+
+/// The reference time of time axes as MJD [integer, fraction] (WCSLIB's `mjdref`, from
+/// MJDREFI/MJDREFF, MJDREF, JDREFI/JDREFF, JDREF or DATEREF, in that order).
+fn reference_mjd(header: &Header) -> Result<Option<[f64; 2]>> {
+    let (i, f) = (header.float("MJDREFI")?, header.float("MJDREFF")?);
+    if i.is_some() || f.is_some() {
+        return Ok(Some([i.unwrap_or(0.0), f.unwrap_or(0.0)]));
+    }
+    if let Some(m) = header.float("MJDREF")? {
+        return Ok(Some([m, 0.0]));
+    }
+    let (i, f) = (header.float("JDREFI")?, header.float("JDREFF")?);
+    if i.is_some() || f.is_some() {
+        return Ok(Some([i.unwrap_or(0.0) - 2400000.0, f.unwrap_or(0.0) - 0.5]));
+    }
+    if let Some(j) = header.float("JDREF")? {
+        return Ok(Some([j - 2400000.5, 0.0]));
+    }
+    Ok(header
+        .string("DATEREF")?
+        .and_then(|d| iso_to_mjd(d.trim()))
+        .map(|m| [m, 0.0]))
+}
 
 /// The values of `keys` present in a header, `KEY=value` joined by `, ` (`None` if none).
 fn keyword_values(header: &Header, keys: &[&str]) -> Result<Option<String>> {

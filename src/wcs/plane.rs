@@ -235,20 +235,51 @@ impl WorldClass {
     }
 }
 
-/// The factor each world value of `from` is multiplied by to be a world value of `to`
-/// (astropy's `Quantity(value, unit)` in `world_to_pixel`): 1 for celestial and spectral axes
-/// (spectral values are SI on both sides) and for time axes of the same type, unit and time
-/// reference, the unit conversion for other axes. An error where astropy's `pixel_to_pixel`
-/// fails (world axes of different kinds at the same position, units that do not convert), and
-/// `Unsupported` for time axes measured from different references or in different scales.
+/// How a world value of one WCS becomes a world value of another along one axis:
+/// `value · factor + offset` (the offset added only when it is not zero, so that the other
+/// axes keep their exact values).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Conversion {
+    /// The unit conversion factor (exactly 1 where the units agree).
+    pub factor: f64,
+    /// The difference of the two reference times, for time axes (seconds).
+    pub offset: f64,
+}
+
+impl Conversion {
+    /// No change.
+    pub const IDENTITY: Conversion = Conversion {
+        factor: 1.0,
+        offset: 0.0,
+    };
+
+    /// The converted value.
+    #[inline]
+    pub fn apply(self, w: f64) -> f64 {
+        let w = w * self.factor;
+        if self.offset != 0.0 {
+            w + self.offset
+        } else {
+            w
+        }
+    }
+}
+
+/// How each world value of `from` becomes a world value of `to` (astropy's high-level
+/// objects in `world_to_pixel`): unchanged for celestial and spectral axes (spectral values
+/// are SI on both sides), the unit conversion for other axes, and for time axes of one time
+/// scale the shift between the two reference times. An error where astropy's
+/// `pixel_to_pixel` fails (world axes of different kinds at the same position, units that do
+/// not convert), and `Unsupported` for time axes in different scales or units.
 ///
 /// ```
-/// use reproject::wcs::{plane::world_factors, Wcs};
-/// let km = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'Y'\n").unwrap();
-/// let m = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'Y'\n").unwrap();
-/// assert_eq!(world_factors(&km, &m).unwrap(), vec![1000.0, 1.0]);
+/// use reproject::wcs::{plane::world_conversions, Wcs};
+/// let km = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'TIME'\nMJDREF = 59000.5\n").unwrap();
+/// let m = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'TIME'\nMJDREF = 59000\n").unwrap();
+/// let c = world_conversions(&km, &m).unwrap();
+/// assert_eq!((c[0].factor, c[1].offset), (1000.0, 43200.0));
 /// ```
-pub fn world_factors(from: &Wcs, to: &Wcs) -> Result<Vec<f64>> {
+pub fn world_conversions(from: &Wcs, to: &Wcs) -> Result<Vec<Conversion>> {
     let n = from.naxis();
     if n != to.naxis() {
         return Err(Error::InvalidArgument(
@@ -278,34 +309,51 @@ pub fn world_factors(from: &Wcs, to: &Wcs) -> Result<Vec<f64>> {
     let (pf, pt) = (from.params(), to.params());
     (0..n)
         .map(|i| match cf[i] {
-            WorldClass::Celestial | WorldClass::Spectral => Ok(1.0),
-            // astropy's Time: the same offset from the same reference means the same time.
-            WorldClass::Time
-                if pf.ctype[i] == pt.ctype[i]
-                    && pf.cunit[i] == pt.cunit[i]
-                    && pf.time_reference == pt.time_reference =>
-            {
-                Ok(1.0)
-            }
-            WorldClass::Time => Err(Error::Unsupported(format!(
-                "time axes {} and {} with different types, units or time references \
-                 (converting between time scales and references is not implemented)",
-                pf.ctype[i], pt.ctype[i]
-            ))),
+            WorldClass::Celestial | WorldClass::Spectral => Ok(Conversion::IDENTITY),
+            WorldClass::Time => time_conversion(pf, pt, i),
             WorldClass::Stokes | WorldClass::Quantity => {
-                super::units::conversion_factor(&pf.cunit[i], &pt.cunit[i]).map_err(|e| {
-                    Error::InvalidArgument(format!(
-                        "world axis {} ({} in '{}', {} in '{}'): {e}",
-                        i + 1,
-                        pf.ctype[i],
-                        pf.cunit[i],
-                        pt.ctype[i],
-                        pt.cunit[i]
-                    ))
+                let factor =
+                    super::units::conversion_factor(&pf.cunit[i], &pt.cunit[i]).map_err(|e| {
+                        Error::InvalidArgument(format!(
+                            "world axis {} ({} in '{}', {} in '{}'): {e}",
+                            i + 1,
+                            pf.ctype[i],
+                            pf.cunit[i],
+                            pt.ctype[i],
+                            pt.cunit[i]
+                        ))
+                    })?;
+                Ok(Conversion {
+                    factor,
+                    offset: 0.0,
                 })
             }
         })
         .collect()
+}
+
+/// Time axis `i`: astropy's `Time(reference) + TimeDelta(value, format='sec')`, then the
+/// offset from the other reference. One scale, unit (seconds) and set of other time keywords.
+fn time_conversion(pf: &WcsParams, pt: &WcsParams, i: usize) -> Result<Conversion> {
+    let (sf, st) = (pf.time_scale(i), pt.time_scale(i));
+    let seconds = |u: &str| matches!(u.trim(), "" | "s");
+    if sf != st
+        || pf.time_reference != pt.time_reference
+        || !seconds(&pf.cunit[i])
+        || !seconds(&pt.cunit[i])
+    {
+        return Err(Error::Unsupported(format!(
+            "time axes {} ({sf}) and {} ({st}) with different scales, units or time keywords \
+             (converting between time scales is not implemented)",
+            pf.ctype[i], pt.ctype[i]
+        )));
+    }
+    let [fi, ff] = pf.mjdref.unwrap_or([0.0, 0.0]);
+    let [ti, tf] = pt.mjdref.unwrap_or([0.0, 0.0]);
+    Ok(Conversion {
+        factor: 1.0,
+        offset: ((fi - ti) + (ff - tf)) * 86400.0,
+    })
 }
 
 #[cfg(test)]
@@ -383,20 +431,35 @@ mod tests {
     }
 
     #[test]
-    fn time_axes_need_one_reference() {
-        let time = |mjdref: f64| {
+    fn time_axes_of_one_scale_shift_by_their_references() {
+        let time = |mjdref: f64, scale: &str| {
             wcs(&format!(
-                "CTYPE1 = 'X'\nCTYPE2 = 'TIME'\nMJDREF = {mjdref}\n"
+                "CTYPE1 = 'X'\nCTYPE2 = 'TIME'\nMJDREF = {mjdref}\nTIMESYS = '{scale}'\n"
             ))
         };
-        assert_eq!(
-            world_factors(&time(59000.0), &time(59000.0)).unwrap(),
-            vec![1.0, 1.0]
-        );
-        let err = world_factors(&time(59000.0), &time(59000.5)).unwrap_err();
+        let c = world_conversions(&time(59000.0, "TT"), &time(59000.0, "TT")).unwrap();
+        assert_eq!(c, vec![Conversion::IDENTITY; 2]);
+        let c = world_conversions(&time(59000.5, "TT"), &time(59000.0, "TT")).unwrap();
+        assert_eq!(c[1].offset, 43200.0);
+        // The same reference written as JDREF, MJDREFI/MJDREFF and DATEREF.
+        for reference in [
+            "JDREF = 2459001.0",
+            "MJDREFI = 59000\nMJDREFF = 0.5",
+            "DATEREF = '2020-05-31T12:00:00'",
+        ] {
+            let other = wcs(&format!(
+                "CTYPE1 = 'X'\nCTYPE2 = 'TIME'\n{reference}\nTIMESYS = 'TT'\n"
+            ));
+            let c = world_conversions(&other, &time(59000.5, "TT")).unwrap();
+            assert_eq!(c[1].offset, 0.0, "{reference}");
+        }
+        // TT axes (scale in the CTYPE) against TIME axes in TT.
+        let tt = wcs("CTYPE1 = 'X'\nCTYPE2 = 'TT'\nMJDREF = 59000\nTIMESYS = 'TT'\n");
+        assert!(world_conversions(&tt, &time(59000.0, "TT")).is_ok());
+        let err = world_conversions(&time(59000.0, "TT"), &time(59000.0, "UTC")).unwrap_err();
         assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
         let quantity = wcs("CTYPE1 = 'X'\nCTYPE2 = 'Y'\n");
-        let err = world_factors(&time(59000.0), &quantity).unwrap_err();
+        let err = world_conversions(&time(59000.0, "TT"), &quantity).unwrap_err();
         assert!(
             err.to_string()
                 .contains("Quantity, Quantity (got Quantity, Time)"),
