@@ -4,7 +4,7 @@
 //
 // Needs common.cuh and wcs.cuh (RP_NAN) before it.
 //
-// Flat layout written by src/gpu/encode.rs (`encode_sampling`), RP_SAMPLING_LEN doubles:
+// Flat layout written by src/engine/kernel_params.rs (`encode_sampling`), RP_SAMPLING_LEN doubles:
 //
 //   [0] order (0..5; orders >= 2 sample prefiltered f64 spline coefficients)
 //   [1] NaN policy (0 Propagate, 1 Renormalize; Renormalize only for orders 0 and 1)

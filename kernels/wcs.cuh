@@ -8,7 +8,7 @@
 //
 // Needs common.cuh and projections.cuh before it (RpPrj, rp_prj_*).
 //
-// Flat layout written by src/gpu/encode.rs (`encode_transform`), all doubles; integers and
+// Flat layout written by src/engine/kernel_params.rs (`encode_transform`), all doubles; integers and
 // flags are stored as exact doubles:
 //
 //   transform := version (=1), total length, has_backward, PT(forward), [PT(backward)]

@@ -221,7 +221,7 @@ impl PixelTransform {
         })
     }
 
-    /// The path in use, for the GPU encoder (src/gpu/encode.rs).
+    /// The path in use, for the GPU encoder (src/engine/kernel_params.rs).
     pub(crate) fn kind(&self) -> &Kind {
         &self.kind
     }

@@ -3,7 +3,7 @@
 //! GPU.
 //!
 //! `kernels/host/pipeline_harness.cpp` runs `rp_reproject_block` thread by thread over a block
-//! with the arrays of `reproject::gpu::encode` and the same input window as the CPU engine;
+//! with the arrays of `reproject::engine::kernel_params` and the same input window as the CPU engine;
 //! this test compares its values, footprints and input positions with
 //! `Plan::compute_block` for every projection family, SIP, TPV, frame changes, orders 0–3,
 //! float32/float64 output, NaN input pixels, big-endian and integer input and blocks at the
@@ -26,8 +26,8 @@ use std::sync::OnceLock;
 
 use ndarray::Array3;
 use reproject::engine::blocks::Block;
+use reproject::engine::kernel_params::{host_parity_inputs, host_parity_transform, InputDecoding};
 use reproject::engine::{Options, Plan, Precision};
-use reproject::gpu::encode::{host_parity_inputs, host_parity_transform, InputDecoding};
 use reproject::interp::{NanPolicy, Order};
 use reproject::io::{ByteOrder, ImageSource, RawSource, SampleType};
 use reproject::pixel_transform::PixelTransform;

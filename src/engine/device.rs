@@ -38,22 +38,13 @@ fn log_once(key: &'static str, msg: &str) {
     }
 }
 
-/// Why the GPU kernels cannot compute this plan, if they cannot.
+/// Why the GPU kernels cannot compute this plan into outputs of `T`, if they cannot
+/// ([`super::kernel_params::kernel_support`], and the output type).
 #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 fn unsupported<T: 'static>(plan: &Plan) -> Option<String> {
     use std::any::TypeId;
-    if plan.spectral.is_some() {
-        return Some("interpolation along a third axis is CPU-only".into());
-    }
-    if plan.options.approximate.is_some() {
-        return Some("the approximate transform is CPU-only".into());
-    }
-    if plan
-        .coefficients
-        .as_ref()
-        .is_some_and(|c| c.masks.is_some())
-    {
-        return Some("spline orders with nan_policy Renormalize are CPU-only".into());
+    if let Err(why) = super::kernel_params::kernel_support(plan) {
+        return Some(why);
     }
     if TypeId::of::<T>() != TypeId::of::<f64>() && TypeId::of::<T>() != TypeId::of::<f32>() {
         return Some("the output type is neither float32 nor float64".into());
@@ -185,7 +176,7 @@ pub(super) mod pipeline {
 
     /// The flat parameter arrays of the kernels for this plan (None: not covered).
     pub(crate) fn encode(plan: &Plan) -> Option<(Vec<f64>, Vec<f64>)> {
-        use crate::gpu::encode::{encode_sampling, encode_transform, InputDecoding};
+        use crate::engine::kernel_params::{encode_sampling, encode_transform, InputDecoding};
         let transform = encode_transform(plan)?;
         // Inputs reach the kernel decoded: plain raw samples (no scaling, no blank: see
         // `RawPlane`) or values already read and rounded as the CPU path reads them.

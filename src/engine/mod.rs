@@ -33,6 +33,7 @@ pub mod blocks;
 pub mod coefficients;
 pub mod coords;
 mod device;
+pub mod kernel_params;
 pub mod lazy;
 mod precision;
 pub mod processes;
@@ -243,6 +244,18 @@ pub struct Plan<'a> {
     options: Options,
     rounding: Rounding,
     coefficients: Option<Coefficients>,
+}
+
+/// The parts of a plan the GPU kernels' parameters are made of ([`Plan::kernel_view`]).
+pub(crate) struct KernelView<'p> {
+    /// The output → input pixel map.
+    pub coords: &'p CoordinateMap,
+    /// Whether input values are rounded to float32 before interpolation.
+    pub values_f32: bool,
+    /// Whether results are rounded to float32.
+    pub result_f32: bool,
+    /// Whether axes beyond the image plane are interpolated (CPU only).
+    pub interpolates_beyond_plane: bool,
 }
 
 /// Where a plan's input positions come from.
@@ -634,14 +647,14 @@ impl<'a> Plan<'a> {
         })
     }
 
-    /// What the GPU encoder needs (src/gpu/encode.rs): the coordinate map, the float32
-    /// rounding of values and results, whether a third axis is interpolated, and the window.
-    pub(crate) fn gpu_parts(&self) -> (&CoordinateMap, (bool, bool), bool, (usize, usize)) {
-        let r = (
-            self.rounding.rounds_values(),
-            self.rounding.rounds_results(),
-        );
-        (&self.coords, r, self.spectral.is_some(), self.shape_in)
+    /// What the kernel parameter encoder needs ([`kernel_params`]).
+    pub(crate) fn kernel_view(&self) -> KernelView<'_> {
+        KernelView {
+            coords: &self.coords,
+            values_f32: self.rounding.rounds_values(),
+            result_f32: self.rounding.rounds_results(),
+            interpolates_beyond_plane: self.spectral.is_some(),
+        }
     }
 
     /// The input window of a block with input positions within `b`, and the spline

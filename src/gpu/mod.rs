@@ -23,7 +23,6 @@
 //! # Ok::<(), reproject::Error>(())
 //! ```
 
-pub mod encode;
 #[cfg(feature = "cuda")]
 pub(crate) mod runtime;
 
@@ -308,7 +307,7 @@ pub struct DeviceImage {
 }
 
 /// GPU memory owned by the backend (device 0), e.g. for device-resident inputs and outputs
-/// of [`crate::engine::Plan::compute_on_device`].
+/// of the engine's `Plan::compute_on_device`.
 ///
 /// ```no_run
 /// let buffer = reproject::gpu::DeviceBuffer::zeros(1024)?;

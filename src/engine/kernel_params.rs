@@ -54,8 +54,8 @@
 
 use std::ops::Range;
 
-use crate::engine::blocks::Block;
-use crate::engine::Plan;
+use super::blocks::Block;
+use super::Plan;
 use crate::error::Result;
 use crate::interp::NanPolicy;
 use crate::pixel_transform::{Kind, PixelTransform};
@@ -73,7 +73,7 @@ pub(crate) const SAMPLING_LEN: usize = 10;
 /// them undecoded.
 ///
 /// ```
-/// use reproject::gpu::encode::InputDecoding;
+/// use reproject::engine::kernel_params::InputDecoding;
 /// // BITPIX 16 with BSCALE 0.5, BZERO 100 and BLANK -32768.
 /// let d = InputDecoding { scale: Some((100.0, 0.5)), blank: Some(-32768) };
 /// assert_ne!(d, InputDecoding::default());
@@ -86,21 +86,40 @@ pub struct InputDecoding {
     pub blank: Option<i64>,
 }
 
-/// The transform of `plan` as `kernels/wcs.cuh` reads it, or `None` where the kernels cannot
-/// reproduce the CPU engine: the approximate transform, a third axis interpolated between
-/// planes, NaN renormalisation for orders ≥ 2 (which needs the prefiltered mask as a second
-/// input) and positions given in a table. The runtime then computes that plan on the CPU.
-pub(crate) fn encode_transform(plan: &Plan) -> Option<Vec<f64>> {
-    let (coords, _, spectral, _) = plan.gpu_parts();
+/// Whether the GPU kernels reproduce the CPU engine for `plan`, and why not: the one rule
+/// the device path asks. CPU-only: interpolation beyond the image plane, the approximate
+/// transform, NaN renormalisation for orders ≥ 2 (it needs the prefiltered mask as a second
+/// input), and transforms the kernels do not encode (positions given in a table, spectral
+/// algorithm codes, time-reference offsets).
+pub(crate) fn kernel_support(plan: &Plan) -> std::result::Result<(), String> {
+    let view = plan.kernel_view();
     let options = plan.options();
-    if spectral || (options.nan_policy == NanPolicy::Renormalize && options.order.needs_prefilter())
-    {
-        return None;
+    if view.interpolates_beyond_plane {
+        return Err("interpolation along the axes beyond the image plane is CPU-only".into());
     }
-    let (forward, backward, approximate) = coords.parts();
-    if approximate.is_some() {
-        return None;
+    if view.coords.parts().2.is_some() {
+        return Err("the approximate transform is CPU-only".into());
     }
+    if options.nan_policy == NanPolicy::Renormalize && options.order.needs_prefilter() {
+        return Err("spline orders with nan_policy Renormalize are CPU-only".into());
+    }
+    let (forward, backward, _) = view.coords.parts();
+    if encode_transforms(forward, backward).is_none() {
+        return Err(
+            "this transform (positions given in a table, a spectral algorithm code or a time \
+             reference offset) is CPU-only"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The transform of `plan` as `kernels/wcs.cuh` reads it, or `None` where the kernels cannot
+/// reproduce the CPU engine ([`kernel_support`]). The runtime then computes that plan on the
+/// CPU.
+pub(crate) fn encode_transform(plan: &Plan) -> Option<Vec<f64>> {
+    kernel_support(plan).ok()?;
+    let (forward, backward, _) = plan.kernel_view().coords.parts();
     encode_transforms(forward, backward)
 }
 
@@ -121,7 +140,8 @@ pub(crate) fn encode_transforms(
 
 /// The sampling array of `plan` for input samples decoded as `decoding` says.
 pub(crate) fn encode_sampling(plan: &Plan, decoding: &InputDecoding) -> Vec<f64> {
-    let (_, (values_f32, result_f32), _, _) = plan.gpu_parts();
+    let view = plan.kernel_view();
+    let (values_f32, result_f32) = (view.values_f32, view.result_f32);
     let options = plan.options();
     let raw = !options.order.needs_prefilter();
     let (has_scale, zero, scale) = match decoding.scale {
@@ -331,7 +351,7 @@ pub struct HostParityInputs {
 ///
 /// ```
 /// use reproject::engine::{blocks::Block, Options, Plan};
-/// use reproject::gpu::encode::{host_parity_inputs, InputDecoding};
+/// use reproject::engine::kernel_params::{host_parity_inputs, InputDecoding};
 /// use reproject::io::ArraySource;
 /// use reproject::wcs::Wcs;
 /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n").unwrap();
@@ -354,7 +374,7 @@ pub fn host_parity_inputs(
         return Ok(None);
     };
     let sampling = encode_sampling(plan, decoding);
-    let (coords, _, _, _) = plan.gpu_parts();
+    let coords = plan.kernel_view().coords;
     let n = block.len();
     let (mut xs, mut ys) = (vec![0.0; n], vec![0.0; n]);
     let bounds = coords.block_coords(block, &mut xs, &mut ys);
@@ -395,6 +415,8 @@ pub fn host_parity_transform(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn blank_halves_rebuild_the_integer() {
         for b in [i64::MIN, -32768, -1, 0, 7, 1 << 40, i64::MAX] {
@@ -402,5 +424,40 @@ mod tests {
             let back = ((hi as i64 as u64) << 32) | lo as u64;
             assert_eq!(back as i64, b);
         }
+    }
+
+    /// The one rule of what the kernels cover: linear planes yes; positions given in a
+    /// table, spectral algorithm codes and time-reference offsets no, each with its reason.
+    #[test]
+    fn kernel_support_names_what_stays_on_the_cpu() {
+        use crate::engine::Options;
+        use crate::io::ArraySource;
+        use crate::pixel_transform::PositionTable;
+        use crate::wcs::Wcs;
+        let image = ndarray::Array2::<f64>::zeros((8, 8));
+        let source = ArraySource::new(image.view().into_dyn()).unwrap();
+        let options = Options::default();
+        let pair = |a: &str, b: &str| {
+            (
+                Wcs::from_header_str(a).unwrap(),
+                Wcs::from_header_str(b).unwrap(),
+            )
+        };
+        let support = |a: &str, b: &str| {
+            let (w_in, w_out) = pair(a, b);
+            kernel_support(&Plan::new(&source, &w_in, &w_out, &[6, 6], &options).unwrap())
+        };
+        let pix = "CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\nCDELT1 = 1.1\n";
+        assert_eq!(support(pix, pix), Ok(()));
+        let f2w = "CTYPE1 = 'PIXX'\nCTYPE2 = 'WAVE-F2W'\nCRVAL2 = 5E-7\nCDELT2 = 1E-9\n";
+        assert!(support(f2w, f2w).unwrap_err().contains("CPU-only"));
+        let time = |mjd: f64| format!("CTYPE1 = 'PIXX'\nCTYPE2 = 'TIME'\nMJDREF = {mjd}\n");
+        assert!(support(&time(59000.0), &time(59000.0)).is_ok());
+        assert!(support(&time(59000.0), &time(59000.5))
+            .unwrap_err()
+            .contains("time"));
+        let table = PositionTable::new((6, 6), vec![1.0; 36], vec![2.0; 36]).unwrap();
+        let plan = Plan::from_positions(&source, table, &[6, 6], &options).unwrap();
+        assert!(kernel_support(&plan).unwrap_err().contains("table"));
     }
 }
