@@ -81,9 +81,9 @@ pub enum Error {
     /// An argument outside its documented range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// A valid request that reproject-rs does not implement (e.g. reprojecting along
-    /// non-celestial axes beyond a separable third axis of the same type and unit), as opposed
-    /// to an invalid one ([`Error::InvalidArgument`]).
+    /// A valid request that reproject-rs does not implement (e.g. axes coupled to the image
+    /// plane, time axes in different time scales, solar frames of different observers), as
+    /// opposed to an invalid one ([`Error::InvalidArgument`]).
     #[error("not supported: {0}")]
     Unsupported(String),
     /// Reading a FITS file failed.
