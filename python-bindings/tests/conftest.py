@@ -67,3 +67,19 @@ def assert_matches(ours, theirs, rtol=RTOL, footprint_fraction=FOOTPRINT_FRACTIO
     allowed = int(footprint_fraction * fa.size)
     assert (np.isnan(a) != np.isnan(b)).sum() <= allowed
     assert (fa != fb).sum() <= allowed
+
+
+def both(*args, **kwargs):
+    """``(reproject_rs's result, reproject's result)`` of the same ``reproject_interp`` call
+    (reproject's warnings silenced)."""
+    import warnings
+
+    import reproject
+
+    import reproject_rs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = reproject.reproject_interp(*args, **kwargs)
+    ours = reproject_rs.reproject_interp(*args, **kwargs)
+    return ours, theirs

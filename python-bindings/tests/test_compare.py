@@ -2,7 +2,6 @@
 and synthetic WCS pairs, for every order."""
 
 import os
-import warnings
 
 import numpy as np
 import pytest
@@ -10,19 +9,11 @@ from astropy.io import fits
 from astropy.wcs import WCS
 
 import reproject_rs
-from conftest import assert_matches, tan_header
+from conftest import assert_matches, both, tan_header
 
 reproject = pytest.importorskip("reproject")
 
 ORDERS = [0, 1, 2, 3, 4, 5, "nearest-neighbor", "bilinear", "biquadratic", "bicubic"]
-
-
-def both(*args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        theirs = reproject.reproject_interp(*args, **kwargs)
-    ours = reproject_rs.reproject_interp(*args, **kwargs)
-    return ours, theirs
 
 
 @pytest.mark.parametrize("order", ORDERS)

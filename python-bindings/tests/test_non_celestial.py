@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import reproject_rs
+from conftest import both
 
 reproject = pytest.importorskip("reproject")
 WCS = pytest.importorskip("astropy.wcs").WCS
@@ -63,14 +64,6 @@ PAIRS = {
         linear_wcs((12, 7), (5.02e-7, 1), (1.3e-9, 0.8), ctype=("WAVE-LOG", "PIXY")),
     ),
 }
-
-
-def both(*args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        theirs = reproject.reproject_interp(*args, **kwargs)
-    ours = reproject_rs.reproject_interp(*args, **kwargs)
-    return ours, theirs
 
 
 def assert_same(ours, theirs):

@@ -92,35 +92,35 @@ pub struct InputDecoding {
 /// input), and transforms the kernels do not encode (positions given in a table, spectral
 /// algorithm codes, time-reference offsets).
 pub(crate) fn kernel_support(plan: &Plan) -> std::result::Result<(), String> {
-    let view = plan.kernel_view();
-    let options = plan.options();
-    if view.interpolates_beyond_plane {
-        return Err("interpolation along the axes beyond the image plane is CPU-only".into());
-    }
-    if view.coords.parts().2.is_some() {
-        return Err("the approximate transform is CPU-only".into());
-    }
-    if options.nan_policy == NanPolicy::Renormalize && options.order.needs_prefilter() {
-        return Err("spline orders with nan_policy Renormalize are CPU-only".into());
-    }
-    let (forward, backward, _) = view.coords.parts();
-    if encode_transforms(forward, backward).is_none() {
-        return Err(
-            "this transform (positions given in a table, a spectral algorithm code or a time \
-             reference offset) is CPU-only"
-                .into(),
-        );
-    }
-    Ok(())
+    encode_transform_checked(plan).map(|_| ())
 }
 
 /// The transform of `plan` as `kernels/wcs.cuh` reads it, or `None` where the kernels cannot
 /// reproduce the CPU engine ([`kernel_support`]). The runtime then computes that plan on the
 /// CPU.
 pub(crate) fn encode_transform(plan: &Plan) -> Option<Vec<f64>> {
-    kernel_support(plan).ok()?;
-    let (forward, backward, _) = plan.kernel_view().coords.parts();
-    encode_transforms(forward, backward)
+    encode_transform_checked(plan).ok()
+}
+
+/// [`kernel_support`]'s checks, and the transform array when they pass (encoded once).
+fn encode_transform_checked(plan: &Plan) -> std::result::Result<Vec<f64>, String> {
+    let view = plan.kernel_view();
+    let options = plan.options();
+    if view.interpolates_beyond_plane {
+        return Err("interpolation along the axes beyond the image plane is CPU-only".into());
+    }
+    let (forward, backward, approximate) = view.coords.parts();
+    if approximate.is_some() {
+        return Err("the approximate transform is CPU-only".into());
+    }
+    if options.nan_policy == NanPolicy::Renormalize && options.order.needs_prefilter() {
+        return Err("spline orders with nan_policy Renormalize are CPU-only".into());
+    }
+    encode_transforms(forward, backward).ok_or_else(|| {
+        "this transform (positions given in a table, a spectral algorithm code or a time \
+         reference offset) is CPU-only"
+            .into()
+    })
 }
 
 /// The transform array for an explicit forward (output → input pixels) and optional backward
