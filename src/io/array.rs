@@ -7,7 +7,8 @@ use ndarray::{s, ArrayViewD, Axis, Ix2};
 
 use crate::error::{Error, Result};
 use crate::io::decode::{self, ByteImage, Decoder, Layout};
-use crate::io::{ImageSource, SampleType, StoredType};
+use crate::io::sample::{parse_numpy_dtype, sample_size, ByteOrder, SampleType, StoredType};
+use crate::io::ImageSource;
 
 mod sealed {
     pub trait Sealed {}
@@ -139,7 +140,7 @@ impl<T: ArrayElement> ImageSource for ArraySource<'_, T> {
             v = v.index_axis_move(Axis(0), i);
         }
         let s = v.to_slice()?;
-        if std::mem::size_of::<T>() != decode::sample_size(T::SAMPLE) {
+        if std::mem::size_of::<T>() != sample_size(T::SAMPLE) {
             return None;
         }
         // SAFETY: T is one of the sealed plain number types (or bool, one byte of 0 or 1),
@@ -191,109 +192,6 @@ impl<T: ArrayElement> ImageSource for ArraySource<'_, T> {
     }
 }
 
-/// Byte order of raw samples.
-///
-/// ```
-/// use reproject::io::ByteOrder;
-/// assert_eq!(ByteOrder::NATIVE, if cfg!(target_endian = "big") { ByteOrder::Big } else { ByteOrder::Little });
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ByteOrder {
-    /// Least significant byte first (numpy `<`).
-    Little,
-    /// Most significant byte first (numpy `>`, FITS).
-    Big,
-}
-
-impl ByteOrder {
-    /// The byte order of this machine.
-    pub const NATIVE: ByteOrder = if cfg!(target_endian = "big") {
-        ByteOrder::Big
-    } else {
-        ByteOrder::Little
-    };
-
-    /// Whether this is the machine's byte order.
-    ///
-    /// ```
-    /// use reproject::io::ByteOrder;
-    /// assert!(ByteOrder::NATIVE.is_native());
-    /// ```
-    pub fn is_native(self) -> bool {
-        self == ByteOrder::NATIVE
-    }
-}
-
-/// Parses a numpy dtype string such as `'<f4'`, `'>f8'`, `'|u1'`, `'<i2'`, `'=u4'` or `'|b1'`
-/// (bool, served as `U8`) into a sample type and byte order.
-///
-/// Complex, object, string, structured, datetime and float16 types are rejected with
-/// [`Error::InvalidValue`], and so is `'|'` (byte order not applicable) on a multi-byte type.
-///
-/// The one parser of numpy dtype strings: [`NpySource`](crate::io::NpySource) headers,
-/// [`RawSource::from_numpy`] and the Python bindings (host and GPU arrays) all go through it.
-///
-/// ```
-/// use reproject::io::{parse_numpy_dtype, ByteOrder, SampleType};
-/// assert_eq!(parse_numpy_dtype(">f4")?, (SampleType::F32, ByteOrder::Big));
-/// assert_eq!(parse_numpy_dtype("|u1")?.0, SampleType::U8);
-/// assert_eq!(parse_numpy_dtype("|b1")?, (SampleType::U8, ByteOrder::NATIVE));
-/// assert_eq!(parse_numpy_dtype("=i2")?, (SampleType::I16, ByteOrder::NATIVE));
-/// assert!(parse_numpy_dtype("<c8").is_err());
-/// assert!(parse_numpy_dtype("|f4").is_err());
-/// # Ok::<(), reproject::Error>(())
-/// ```
-pub fn parse_numpy_dtype(descr: &str) -> Result<(SampleType, ByteOrder)> {
-    let bad = |reason: String| Error::InvalidValue {
-        keyword: "dtype".into(),
-        reason,
-    };
-    let (order, rest) = match descr.chars().next() {
-        Some('<') => (Some(ByteOrder::Little), &descr[1..]),
-        Some('>') => (Some(ByteOrder::Big), &descr[1..]),
-        Some('=') => (Some(ByteOrder::NATIVE), &descr[1..]),
-        Some('|') => (None, &descr[1..]),
-        _ => (Some(ByteOrder::NATIVE), descr),
-    };
-    let sample = match rest {
-        "f4" => SampleType::F32,
-        "f8" => SampleType::F64,
-        "u1" | "b1" => SampleType::U8,
-        "i1" => SampleType::I8,
-        "u2" => SampleType::U16,
-        "i2" => SampleType::I16,
-        "u4" => SampleType::U32,
-        "i4" => SampleType::I32,
-        "u8" => SampleType::U64,
-        "i8" => SampleType::I64,
-        _ => {
-            let what = match rest.chars().next() {
-                Some('c') => "complex numbers are not supported",
-                Some('O') => "object arrays are not supported",
-                Some('S') | Some('a') | Some('U') => "string arrays are not supported",
-                Some('V') => "structured or void arrays are not supported",
-                Some('M') | Some('m') => "datetime arrays are not supported",
-                Some('f') => "only float32 and float64 are supported",
-                _ => "unsupported or malformed dtype",
-            };
-            return Err(bad(format!(
-                "'{descr}': {what} (supported: f4 f8 i1 u1 b1 i2 u2 i4 u4 i8 u8, any byte order)"
-            )));
-        }
-    };
-    let size = decode::sample_size(sample);
-    let order = match order {
-        Some(o) => o,
-        None if size == 1 => ByteOrder::NATIVE,
-        None => {
-            return Err(bad(format!(
-                "'{descr}': '|' (not applicable) byte order on a {size}-byte type"
-            )))
-        }
-    };
-    Ok((sample, order))
-}
-
 /// An [`ImageSource`] over raw bytes in either byte order, with any byte strides: for example
 /// a numpy array (`>f4`, `<i2`, ...) handed over as a buffer + dtype + shape + strides.
 ///
@@ -332,7 +230,7 @@ impl<'a> RawSource<'a> {
         order: ByteOrder,
         shape: &[usize],
     ) -> Result<Self> {
-        let layout = Layout::c_contiguous(shape, decode::sample_size(sample), 0);
+        let layout = Layout::c_contiguous(shape, sample_size(sample), 0);
         Self::build(bytes, sample, order, layout)
     }
 
@@ -398,7 +296,7 @@ impl<'a> RawSource<'a> {
                 layout.shape
             )));
         }
-        layout.check_fits(decode::sample_size(sample), bytes.len())?;
+        layout.check_fits(sample_size(sample), bytes.len())?;
         Ok(RawSource {
             image: ByteImage {
                 bytes,

@@ -9,18 +9,8 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::io::array::ByteOrder;
-use crate::io::{RawPlane, SampleType, StoredType};
-
-/// Size in bytes of one sample.
-pub(crate) fn sample_size(sample: SampleType) -> usize {
-    match sample {
-        SampleType::U8 | SampleType::I8 => 1,
-        SampleType::U16 | SampleType::I16 => 2,
-        SampleType::U32 | SampleType::I32 | SampleType::F32 => 4,
-        SampleType::U64 | SampleType::I64 | SampleType::F64 => 8,
-    }
-}
+use crate::io::sample::{sample_size, ByteOrder, SampleType, StoredType};
+use crate::io::RawPlane;
 
 /// Where the samples of an N-dimensional array lie in a byte buffer.
 #[derive(Debug, Clone)]

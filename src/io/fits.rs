@@ -6,6 +6,11 @@
 //! bytes. Tile-compressed images (`ZIMAGE = T`) and gzipped files are decompressed by CFITSIO
 //! into memory at open (as f32 when that is exact, else f64), after checking the size against
 //! [`available_memory`](crate::io::available_memory).
+//!
+//! This is also the crate's one reader of FITS headers through CFITSIO: [`FitsSource::open`]
+//! and [`Wcs::from_fits`] (defined here, so that `wcs` only parses header text and does not
+//! depend on `io`) both open the file and reach the HDU's header through the same functions,
+//! after [`check_hdu_headers`].
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::fs::File;
@@ -19,7 +24,8 @@ use memmap2::Mmap;
 use crate::error::{Error, Result};
 use crate::io::decode::{self, ByteImage, Decoder, Layout};
 use crate::io::output::available_memory;
-use crate::io::{ImageSource, SampleType, StoredType};
+use crate::io::sample::{sample_size, SampleType, StoredType};
+use crate::io::ImageSource;
 use crate::wcs::Wcs;
 
 /// Where the pixels are.
@@ -81,6 +87,138 @@ fn status_text(status: c_int) -> String {
     }
 }
 
+/// A CFITSIO failure as [`Error::Fits`]: `"{p}: {what}: {CFITSIO's text} (CFITSIO status N)"`.
+fn fits_error(p: &str, what: &str, status: c_int) -> Error {
+    Error::Fits(format!(
+        "{p}: {what}: {} (CFITSIO status {status})",
+        status_text(status)
+    ))
+}
+
+/// Opens HDU `hdu` (0 = primary) of a FITS file through CFITSIO: the one way the crate opens a
+/// FITS file to read a header, shared by [`FitsSource::open`] and [`Wcs::from_fits`].
+///
+/// The file must exist ([`Error::Io`]) and pass [`check_hdu_headers`] before CFITSIO sees it.
+/// Returns the file, positioned on the HDU, and CFITSIO's type of the HDU (`IMAGE_HDU`,
+/// `BINARY_TBL`, `ASCII_TBL`). An HDU index past the last HDU is reported through `missing`
+/// (the message gives the number of HDUs); other failures are [`Error::Fits`].
+fn open_hdu(
+    path: &Path,
+    hdu: usize,
+    missing: fn(String) -> Error,
+) -> Result<(fitsio::FitsFile, c_int)> {
+    let p = path.display().to_string();
+    if !path.exists() {
+        return Err(Error::Io(format!("{p}: no such file")));
+    }
+    check_hdu_headers(path)?;
+    let mut file = fitsio::FitsFile::open(path).map_err(|e| Error::Fits(format!("{p}: {e}")))?;
+    let hdu_number = c_int::try_from(hdu + 1)
+        .map_err(|_| Error::InvalidArgument(format!("HDU index {hdu} is too large")))?;
+    let mut status: c_int = 0;
+    let mut hdu_type: c_int = 0;
+    // SAFETY: `file` owns a valid open fitsfile; every pointer passed to CFITSIO points to a
+    // live local of the type CFITSIO expects.
+    unsafe {
+        let raw = file.as_raw();
+        sys::ffmahd(raw, hdu_number, &mut hdu_type, &mut status);
+        if status != 0 {
+            let mut count: c_int = 0;
+            let mut st2: c_int = 0;
+            sys::ffthdu(raw, &mut count, &mut st2);
+            if (status == sys::END_OF_FILE as c_int || status == sys::BAD_HDU_NUM as c_int)
+                && st2 == 0
+                && (count as usize) <= hdu
+            {
+                return Err(missing(format!(
+                    "{p}: HDU {hdu} does not exist: the file has {count} HDU(s), 0..{count}"
+                )));
+            }
+            return Err(fits_error(&p, &format!("cannot move to HDU {hdu}"), status));
+        }
+    }
+    Ok((file, hdu_type))
+}
+
+/// The header of the HDU that `raw` is positioned on, as concatenated 80-character cards
+/// ending with `END` (one character per byte, see [`ascii_header`]). With `as_image`, a
+/// tile-compressed image's header is read as the header of the image it holds (CFITSIO's
+/// `ffcnvthdr2str`); otherwise the HDU's own cards (`ffhdr2str`). `p` (the file) and `hdu`
+/// are for messages.
+///
+/// # Safety
+/// `raw` must be a valid open fitsfile.
+unsafe fn header_text(
+    raw: *mut sys::fitsfile,
+    as_image: bool,
+    p: &str,
+    hdu: usize,
+) -> Result<String> {
+    let mut status: c_int = 0;
+    let mut text: *mut c_char = std::ptr::null_mut();
+    let mut nkeys: c_int = 0;
+    // CFITSIO allocates `text`; it is copied and freed with fffree.
+    if as_image {
+        sys::ffcnvthdr2str(
+            raw,
+            0,
+            std::ptr::null_mut(),
+            0,
+            &mut text,
+            &mut nkeys,
+            &mut status,
+        );
+    } else {
+        sys::ffhdr2str(
+            raw,
+            0,
+            std::ptr::null_mut(),
+            0,
+            &mut text,
+            &mut nkeys,
+            &mut status,
+        );
+    }
+    if status != 0 || text.is_null() {
+        if !text.is_null() {
+            // CFITSIO can fail after allocating the text (found by fuzzing: a leak).
+            let mut st: c_int = 0;
+            sys::fffree(text as *mut c_void, &mut st);
+        }
+        return Err(fits_error(
+            p,
+            &format!("cannot read the header of HDU {hdu}"),
+            status,
+        ));
+    }
+    let header = ascii_header(CStr::from_ptr(text).to_bytes());
+    sys::fffree(text as *mut c_void, &mut status);
+    Ok(header)
+}
+
+// `Wcs::from_fits` lives here, with the CFITSIO header reader it uses, so that `wcs` parses
+// header text and never reads files (it does not depend on `io`).
+impl Wcs {
+    /// Reads the primary WCS of HDU `hdu` (0 = primary HDU) of a FITS file: the HDU's own
+    /// header cards (for a tile-compressed image, those of its binary table), any HDU type.
+    ///
+    /// Errors: [`Error::Io`] for a missing file; [`Error::Fits`] for an HDU index past the
+    /// last HDU and for unreadable files; the errors of [`Wcs::from_header_str`] for the
+    /// header itself.
+    ///
+    /// ```no_run
+    /// let wcs = reproject::wcs::Wcs::from_fits("image.fits", 0).unwrap();
+    /// ```
+    pub fn from_fits(path: impl AsRef<Path>, hdu: usize) -> Result<Wcs> {
+        let path = path.as_ref();
+        let (mut file, _) = open_hdu(path, hdu, Error::Fits)?;
+        let p = path.display().to_string();
+        // SAFETY: `file` owns a valid open fitsfile, positioned on HDU `hdu`.
+        let text = unsafe { header_text(file.as_raw(), false, &p, hdu)? };
+        Wcs::from_header_str(&text)
+    }
+}
+
 impl FitsSource {
     /// Opens image HDU `hdu` (0 = primary) of a FITS file.
     ///
@@ -95,43 +233,15 @@ impl FitsSource {
     pub fn open(path: impl AsRef<Path>, hdu: usize) -> Result<FitsSource> {
         let path = path.as_ref();
         let p = path.display().to_string();
-        if !path.exists() {
-            return Err(Error::Io(format!("{p}: no such file")));
-        }
-        check_hdu_headers(path)?;
-        let fits_err = |what: &str, status: c_int| {
-            Error::Fits(format!(
-                "{p}: {what}: {} (CFITSIO status {status})",
-                status_text(status)
-            ))
-        };
-        let mut file =
-            fitsio::FitsFile::open(path).map_err(|e| Error::Fits(format!("{p}: {e}")))?;
-        let hdu_number = c_int::try_from(hdu + 1)
-            .map_err(|_| Error::InvalidArgument(format!("HDU index {hdu} is too large")))?;
+        let fits_err = |what: &str, status: c_int| fits_error(&p, what, status);
+        let (mut file, hdu_type) = open_hdu(path, hdu, Error::InvalidArgument)?;
 
-        // SAFETY: `file` owns a valid open fitsfile for the whole block; every pointer passed
-        // to CFITSIO points to a live local of the type CFITSIO expects, and the header text
-        // CFITSIO allocates is copied and freed with fffree.
+        // SAFETY: `file` owns a valid open fitsfile, positioned on HDU `hdu`, for the whole
+        // block; every pointer passed to CFITSIO points to a live local of the type CFITSIO
+        // expects.
         unsafe {
             let raw = file.as_raw();
             let mut status: c_int = 0;
-            let mut hdu_type: c_int = 0;
-            sys::ffmahd(raw, hdu_number, &mut hdu_type, &mut status);
-            if status != 0 {
-                let mut count: c_int = 0;
-                let mut st2: c_int = 0;
-                sys::ffthdu(raw, &mut count, &mut st2);
-                if (status == sys::END_OF_FILE as c_int || status == sys::BAD_HDU_NUM as c_int)
-                    && st2 == 0
-                    && (count as usize) <= hdu
-                {
-                    return Err(Error::InvalidArgument(format!(
-                        "{p}: HDU {hdu} does not exist: the file has {count} HDU(s), 0..{count}"
-                    )));
-                }
-                return Err(fits_err(&format!("cannot move to HDU {hdu}"), status));
-            }
             if hdu_type != sys::IMAGE_HDU as c_int {
                 let kind = if hdu_type == sys::BINARY_TBL as c_int {
                     "a binary table"
@@ -165,42 +275,7 @@ impl FitsSource {
             }
 
             // Header text (a compressed HDU is shown as the image it holds).
-            let mut text: *mut c_char = std::ptr::null_mut();
-            let mut nkeys: c_int = 0;
-            if compressed {
-                sys::ffcnvthdr2str(
-                    raw,
-                    0,
-                    std::ptr::null_mut(),
-                    0,
-                    &mut text,
-                    &mut nkeys,
-                    &mut status,
-                );
-            } else {
-                sys::ffhdr2str(
-                    raw,
-                    0,
-                    std::ptr::null_mut(),
-                    0,
-                    &mut text,
-                    &mut nkeys,
-                    &mut status,
-                );
-            }
-            if status != 0 || text.is_null() {
-                if !text.is_null() {
-                    // CFITSIO can fail after allocating the text (found by fuzzing: a leak).
-                    let mut st: c_int = 0;
-                    sys::fffree(text as *mut c_void, &mut st);
-                }
-                return Err(fits_err(
-                    &format!("cannot read the header of HDU {hdu}"),
-                    status,
-                ));
-            }
-            let header = ascii_header(CStr::from_ptr(text).to_bytes());
-            sys::fffree(text as *mut c_void, &mut status);
+            let header = header_text(raw, compressed, &p, hdu)?;
 
             if naxis == 0 {
                 return Err(Error::InvalidArgument(format!(
@@ -248,7 +323,7 @@ impl FitsSource {
                     )))
                 }
             };
-            let elem = decode::sample_size(raw_sample);
+            let elem = sample_size(raw_sample);
             let count = shape
                 .iter()
                 .try_fold(1usize, |a, &b| a.checked_mul(b))
@@ -697,7 +772,7 @@ impl<R: Read> HeaderStream for flate2::read::MultiGzDecoder<R> {
 ///
 /// Only headers are read (data are skipped); a structure this walk cannot follow (no `END`,
 /// unreadable `NAXISn`, end of file) is left to CFITSIO to report.
-pub(crate) fn check_hdu_headers(path: &Path) -> Result<()> {
+fn check_hdu_headers(path: &Path) -> Result<()> {
     let p = path.display();
     let io_err = |e: std::io::Error| Error::Io(format!("{p}: {e}"));
     let mut file = File::open(path).map_err(io_err)?;

@@ -8,42 +8,6 @@ use std::ops::Range;
 
 use crate::error::Result;
 
-/// The stored sample type of an input, which decides reproject's float32 rounding rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SampleType {
-    /// 8-bit unsigned integer.
-    U8,
-    /// 8-bit signed integer.
-    I8,
-    /// 16-bit unsigned integer.
-    U16,
-    /// 16-bit signed integer.
-    I16,
-    /// 32-bit unsigned integer.
-    U32,
-    /// 32-bit signed integer.
-    I32,
-    /// 64-bit unsigned integer.
-    U64,
-    /// 64-bit signed integer.
-    I64,
-    /// 32-bit float.
-    F32,
-    /// 64-bit float.
-    F64,
-}
-
-/// A stored sample type with its byte order and scaling, as found in a file or array.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StoredType {
-    /// The sample type.
-    pub sample: SampleType,
-    /// Whether the bytes are big-endian (FITS) rather than native.
-    pub big_endian: bool,
-    /// Whether values are scaled (FITS BSCALE/BZERO other than 1/0).
-    pub scaled: bool,
-}
-
 /// The stored bytes of one plane, row-major and contiguous (see [`ImageSource::raw_plane`]).
 ///
 /// ```
@@ -175,17 +139,14 @@ pub trait ImageSource: Send + Sync {
 
 mod array;
 mod decode;
-#[cfg(feature = "cuda")]
-pub(crate) use decode::sample_size as decode_sample_size;
 #[cfg(feature = "fits")]
 mod fits;
 mod lock;
 mod npy;
 mod output;
+mod sample;
 
-pub use array::{parse_numpy_dtype, ArrayElement, ArraySource, ByteOrder, RawSource};
-#[cfg(feature = "fits")]
-pub(crate) use fits::check_hdu_headers;
+pub use array::{ArrayElement, ArraySource, RawSource};
 #[cfg(feature = "fits")]
 pub use fits::FitsSource;
 pub use lock::{OutputLock, INHERITED_LOCKS_VAR};
@@ -194,6 +155,9 @@ pub use output::{
     available_memory, MappedOutput, OutputElement, OutputFormat, OutputLayout, OutputType,
     PendingFile, SharedOutputMap,
 };
+#[cfg(feature = "cuda")]
+pub(crate) use sample::sample_size as decode_sample_size;
+pub use sample::{parse_numpy_dtype, ByteOrder, SampleType, StoredType};
 
 #[cfg(test)]
 mod raw_plane_tests {

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use crate::error::{Error, Result};
-use crate::io::array::{parse_numpy_dtype, ByteOrder};
-use crate::io::decode::{self, ByteImage, Decoder, Layout};
-use crate::io::{ImageSource, StoredType};
+use crate::io::decode::{ByteImage, Decoder, Layout};
+use crate::io::sample::{parse_numpy_dtype, sample_size, ByteOrder, StoredType};
+use crate::io::ImageSource;
 
 /// The `.npy` magic string.
 pub(crate) const NPY_MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -386,7 +386,7 @@ impl NpySource {
                 header.shape
             ))));
         }
-        let elem = decode::sample_size(sample);
+        let elem = sample_size(sample);
         let count = header
             .shape
             .iter()

@@ -33,8 +33,6 @@
 
 pub mod celestial;
 pub mod distortion;
-#[cfg(feature = "fits")]
-mod fits;
 pub mod frame;
 pub mod frame_transform;
 pub mod header;
@@ -240,16 +238,9 @@ impl Wcs {
         Wcs::from_params(WcsParams::from_header(header, alt)?)
     }
 
-    /// Reads the primary WCS of HDU `hdu` (0 = primary HDU) of a FITS file.
-    ///
-    /// ```no_run
-    /// let wcs = reproject::wcs::Wcs::from_fits("image.fits", 0).unwrap();
-    /// ```
-    #[cfg(feature = "fits")]
-    pub fn from_fits(path: impl AsRef<std::path::Path>, hdu: usize) -> Result<Wcs> {
-        let text = fits::read_header_text(path.as_ref(), hdu)?;
-        Wcs::from_header_str(&text)
-    }
+    // `Wcs::from_fits` (feature "fits") is defined in src/io/fits.rs, next to the one CFITSIO
+    // header reader: this module parses header text and does not read files (nor depend on
+    // `io`).
 
     /// Builds the WCS from explicit parameters (WCSLIB's `wcsset`).
     pub fn from_params(params: WcsParams) -> Result<Wcs> {
