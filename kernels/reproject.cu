@@ -6,13 +6,14 @@
 // Needs common.cuh, projections.cuh, wcs.cuh and interp.cuh before it.
 
 #if !(defined(__CUDACC_RTC__) || defined(__CUDACC__))
-// Host build (tests/gpu_host_pipeline.rs): a "thread block" is one call; every call parses the
-// parameters itself (nothing is shared), so the barrier has nothing to wait for.
+// Host build (tests/gpu_host_pipeline.rs, the CUDA simulator of src/gpu/sim.rs): a "thread" is
+// one call; every call parses the parameters itself (nothing is shared), so the barrier has
+// nothing to wait for. The launch indices are per host thread, so launches may run at once.
 static inline void __syncthreads(void) {}
 typedef struct {
     unsigned int x, y, z;
 } rp_host_dim3;
-static rp_host_dim3 threadIdx, blockIdx, blockDim;
+static thread_local rp_host_dim3 threadIdx, blockIdx, blockDim;
 #define RP_SETUP_THREAD 1
 #else
 #define RP_SETUP_THREAD (threadIdx.x == 0 && threadIdx.y == 0)

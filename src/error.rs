@@ -112,6 +112,10 @@ pub enum Error {
         /// What failed.
         message: String,
     },
+    /// The run was cancelled (its cancellation flag was set); blocks finished before stay
+    /// written.
+    #[error("cancelled: {0}")]
+    Cancelled(String),
 }
 
 impl From<std::io::Error> for Error {

@@ -163,7 +163,11 @@ pub fn kind_of(err: &Error) -> Kind {
 
 /// Converts a core error into the matching Python exception.
 pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
-    new_err(py, kind_of(&err), err.to_string())
+    match err {
+        // Nothing the caller passed was wrong: the base class.
+        Error::Cancelled(_) => ReprojectError::new_err(err.to_string()),
+        err => new_err(py, kind_of(&err), err.to_string()),
+    }
 }
 
 /// Runs `f` with the GIL released, turning core errors into Python exceptions and a panic

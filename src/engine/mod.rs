@@ -32,22 +32,23 @@
 pub mod blocks;
 pub mod coefficients;
 pub mod coords;
-mod device;
+pub mod executor;
+mod gpu_executor;
 pub mod kernel_params;
 pub mod lazy;
 mod precision;
 pub mod processes;
+pub mod schedule;
 mod spectral;
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ndarray::{ArrayD, ArrayView2, ArrayViewMut3, ArrayViewMutD, Axis, IxDyn};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-pub use crate::gpu::Backend;
+pub use crate::gpu::{Backend, Devices};
 use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
 use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Sample, Window};
 use crate::io::{available_memory, ImageSource};
@@ -58,6 +59,8 @@ use crate::wcs::{spectral_kind, Wcs};
 use blocks::{auto_block_size, blocks, Block};
 use coefficients::{Placement, PlaneStore};
 use coords::{Bounds, CoordinateMap};
+use executor::{BlockExecutor, BlockOut, CpuExecutor};
+pub use gpu_executor::CudaExecutor;
 pub use precision::Precision;
 use precision::Rounding;
 use spectral::SpectralAxis;
@@ -159,6 +162,9 @@ pub struct Options {
     /// when it can do the job; `Auto` falls back to the CPU, with the same results.
     #[serde(default)]
     pub backend: Backend,
+    /// Which GPUs a GPU backend uses ([`Devices`]; default the first).
+    #[serde(default)]
+    pub devices: Devices,
 }
 
 impl Default for Options {
@@ -172,6 +178,7 @@ impl Default for Options {
             precision: Precision::Reproject,
             approximate: None,
             backend: Backend::Cpu,
+            devices: Devices::First,
         }
     }
 }
@@ -180,6 +187,12 @@ impl Default for Options {
 pub trait OutputSample: Copy + Send + Sync + 'static {
     /// Converts a computed value.
     fn from_f64(v: f64) -> Self;
+
+    /// Block outputs of this type, as executors take them.
+    fn block_out<'a>(
+        data: ArrayViewMut3<'a, Self>,
+        footprint: ArrayViewMut3<'a, Self>,
+    ) -> BlockOut<'a>;
 }
 
 impl OutputSample for f64 {
@@ -187,12 +200,26 @@ impl OutputSample for f64 {
     fn from_f64(v: f64) -> Self {
         v
     }
+
+    fn block_out<'a>(
+        data: ArrayViewMut3<'a, f64>,
+        footprint: ArrayViewMut3<'a, f64>,
+    ) -> BlockOut<'a> {
+        BlockOut::F64(data, footprint)
+    }
 }
 
 impl OutputSample for f32 {
     #[inline(always)]
     fn from_f64(v: f64) -> Self {
         v as f32
+    }
+
+    fn block_out<'a>(
+        data: ArrayViewMut3<'a, f32>,
+        footprint: ArrayViewMut3<'a, f32>,
+    ) -> BlockOut<'a> {
+        BlockOut::F32(data, footprint)
     }
 }
 
@@ -244,6 +271,8 @@ pub struct Plan<'a> {
     options: Options,
     rounding: Rounding,
     coefficients: Option<Coefficients>,
+    /// What computes the blocks, chosen on first use from the options ([`Plan::executor`]).
+    executor: OnceLock<Arc<dyn BlockExecutor>>,
 }
 
 /// The parts of a plan the GPU kernels' parameters are made of ([`Plan::kernel_view`]).
@@ -406,6 +435,7 @@ impl<'a> Plan<'a> {
             options: options.clone(),
             rounding,
             coefficients: None,
+            executor: OnceLock::new(),
         };
         if options.order.needs_prefilter() {
             plan.coefficients = Some(plan.prefilter_all()?);
@@ -465,10 +495,80 @@ impl<'a> Plan<'a> {
     /// The block shape used when the options leave it open.
     pub fn block_shape(&self) -> (usize, usize) {
         let (ny, nx) = self.plane_shape_out();
-        self.options
-            .block_size
-            .map(|(by, bx)| (by.min(ny.max(1)), bx.min(nx.max(1))))
-            .unwrap_or_else(|| auto_block_size((ny, nx), self.options.parallel.threads()))
+        if let Some((by, bx)) = self.options.block_size {
+            return (by.min(ny.max(1)), bx.min(nx.max(1)));
+        }
+        let preferred = match self.options.backend {
+            Backend::Cpu => None,
+            _ => self
+                .executor()
+                .ok()
+                .and_then(|e| e.preferred_block((ny, nx))),
+        };
+        preferred.unwrap_or_else(|| auto_block_size((ny, nx), self.options.parallel.threads()))
+    }
+
+    /// What computes this plan's blocks: chosen once, on first use, from the options
+    /// ([`Options::backend`] and [`Options::devices`]): the CPU engine, or the CUDA executor
+    /// on the chosen GPUs (the simulator's under `REPROJECT_RS_CUDA_SIM`). `Auto` takes the
+    /// GPU when it can do the job and says why not (once per process) when it cannot.
+    ///
+    /// Errors (`Cuda` only): [`Error::GpuUnavailable`] when there is no usable GPU or the
+    /// kernels do not cover the plan.
+    pub fn executor(&self) -> Result<&Arc<dyn BlockExecutor>> {
+        if let Some(e) = self.executor.get() {
+            return Ok(e);
+        }
+        let chosen: Arc<dyn BlockExecutor> = match self.options.backend {
+            Backend::Cpu => Arc::new(CpuExecutor),
+            backend => {
+                let gpu = crate::gpu::drivers(self.options.devices)
+                    .and_then(|drivers| CudaExecutor::new(self, drivers));
+                match (gpu, backend) {
+                    (Ok(gpu), _) => {
+                        if backend == Backend::Auto {
+                            log_once("using", &format!("computing on {}", gpu.name()));
+                        }
+                        Arc::new(gpu)
+                    }
+                    (Err(e), Backend::Cuda) => return Err(e),
+                    (Err(e), _) => {
+                        // Machines without a GPU are the common case: silent there.
+                        if crate::gpu::driver_installed() {
+                            log_once("cpu", &format!("computing on the CPU: {e}"));
+                        }
+                        Arc::new(CpuExecutor)
+                    }
+                }
+            }
+        };
+        Ok(self.executor.get_or_init(|| chosen))
+    }
+
+    /// This plan computed by `executor` (instead of the one its options choose), e.g. a
+    /// [`CudaExecutor`] on given drivers.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use reproject::engine::executor::CpuExecutor;
+    /// use reproject::engine::{Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\n")?;
+    /// let image = ndarray::Array2::<f64>::ones((8, 8));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[8, 8], &Options::default())?
+    ///     .with_executor(Arc::new(CpuExecutor));
+    /// assert_eq!(plan.executor()?.name(), "cpu");
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn with_executor(self, executor: Arc<dyn BlockExecutor>) -> Self {
+        let chosen = OnceLock::new();
+        let _ = chosen.set(executor);
+        Plan {
+            executor: chosen,
+            ..self
+        }
     }
 
     /// The blocks of the output plane, in row-major order.
@@ -555,8 +655,39 @@ impl<'a> Plan<'a> {
     }
 
     /// Computes one block for every plane: `data` and `footprint` are (planes, block rows,
-    /// block columns) views. This is the one per-block function behind every schedule.
+    /// block columns) views. This is the one per-block function behind every schedule; it
+    /// runs on the plan's executor ([`Plan::executor`]).
     pub fn compute_block<T: OutputSample>(
+        &self,
+        block: &Block,
+        mut data: ArrayViewMut3<T>,
+        mut footprint: ArrayViewMut3<T>,
+    ) -> Result<()> {
+        let expected = [self.planes, block.rows.len(), block.cols.len()];
+        if data.shape() != expected || footprint.shape() != expected {
+            return Err(Error::ShapeMismatch(format!(
+                "block buffers of shapes {:?} and {:?}, expected {expected:?}",
+                data.shape(),
+                footprint.shape()
+            )));
+        }
+        let (ny, nx) = self.plane_shape_out();
+        if block.rows.end > ny || block.cols.end > nx {
+            return Err(Error::ShapeMismatch(format!(
+                "block rows {:?}, columns {:?} outside the {ny}x{nx} output plane",
+                block.rows, block.cols
+            )));
+        }
+        if block.is_empty() {
+            return Ok(());
+        }
+        let out = T::block_out(data.view_mut(), footprint.view_mut());
+        self.executor()?.compute(self, block, out)
+    }
+
+    /// The CPU engine's computation of one block ([`CpuExecutor`]); blocks must lie within the
+    /// output plane and the views have the shapes [`Plan::compute_block`] checks.
+    pub fn compute_block_on_cpu<T: OutputSample>(
         &self,
         block: &Block,
         mut data: ArrayViewMut3<T>,
@@ -775,52 +906,17 @@ impl<'a> Plan<'a> {
         }
         let (ny, nx) = self.plane_shape_out();
         let planes = self.planes;
-        let mut data = data.into_shape_with_order((planes, ny, nx)).map_err(|_| {
+        let data = data.into_shape_with_order((planes, ny, nx)).map_err(|_| {
             Error::ShapeMismatch("output arrays must be contiguous (C order)".into())
         })?;
-        let mut footprint = footprint
+        let footprint = footprint
             .into_shape_with_order((planes, ny, nx))
             .map_err(|_| {
                 Error::ShapeMismatch("output arrays must be contiguous (C order)".into())
             })?;
-        let outcome = device::compute(self, data.view_mut(), footprint.view_mut())?;
-        if let device::Outcome::Done = outcome {
-            return Ok(());
-        }
-        let (by, bx) = self.block_shape();
-        let count = ny.div_ceil(by).saturating_mul(nx.div_ceil(bx));
-        let per_block = std::mem::size_of::<(Block, ArrayViewMut3<T>, ArrayViewMut3<T>)>();
-        check_working_memory(count.saturating_mul(per_block), || {
-            (
-                format!("the list of {count} blocks of {by}x{bx} pixels"),
-                "use a larger block_size",
-            )
-        })?;
-        // Disjoint views, one per block: bands of rows, then columns within each band.
-        let mut work = Vec::new();
-        let bands = split_chunks(data, Axis(1), by)
-            .into_iter()
-            .zip(split_chunks(footprint, Axis(1), by));
-        for (band, (d, f)) in bands.enumerate() {
-            let tiles = split_chunks(d, Axis(2), bx)
-                .into_iter()
-                .zip(split_chunks(f, Axis(2), bx));
-            for (tile, (d, f)) in tiles.enumerate() {
-                let block = Block {
-                    rows: band * by..(band * by + d.shape()[1]),
-                    cols: tile * bx..(tile * bx + d.shape()[2]),
-                };
-                work.push((block, d, f));
-            }
-        }
-        let run = |(block, d, f): (Block, ArrayViewMut3<T>, ArrayViewMut3<T>)| {
-            self.compute_block(&block, d, f)
-                .map_err(|e| in_block(e, &block))
-        };
-        match self.options.parallel {
-            Parallel::Serial => work.into_iter().try_for_each(run),
-            parallel => parallel.install(|| work.into_par_iter().try_for_each(run))?,
-        }
+        let (mut data, mut footprint) = (data, footprint);
+        let schedule = schedule::Schedule::default();
+        schedule::run(self, data.view_mut(), footprint.view_mut(), &schedule).map(|_| ())
     }
 }
 
@@ -883,24 +979,18 @@ fn write_row<T: OutputSample>(values: &[f64], out: &mut [T], fp: &mut [T], round
     }
 }
 
-/// Cuts a view into consecutive chunks of `size` along `axis` (the last one shorter), each
-/// keeping the lifetime of the whole.
-fn split_chunks<T>(
-    mut view: ArrayViewMut3<'_, T>,
-    axis: Axis,
-    size: usize,
-) -> Vec<ArrayViewMut3<'_, T>> {
-    let mut chunks = Vec::with_capacity(view.len_of(axis).div_ceil(size.max(1)));
-    while view.len_of(axis) > size {
-        let (head, tail) = view.split_at(axis, size);
-        chunks.push(head);
-        view = tail;
+/// Prints `msg` on stderr once per process per key.
+fn log_once(key: &'static str, msg: &str) {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static SEEN: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.get_or_insert_with(HashSet::new).insert(key) {
+        eprintln!("reproject: {msg}");
     }
-    chunks.push(view);
-    chunks
 }
 
-/// Copies a window of a full plane into a contiguous buffer.
+/// Copies window `w` of `plane` into `out` (row-major).
 fn copy_window(plane: ArrayView2<f64>, w: &Window, out: &mut Vec<f64>) {
     out.clear();
     for row in plane

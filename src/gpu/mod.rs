@@ -24,10 +24,18 @@
 //! ```
 
 #[cfg(feature = "cuda")]
+mod cuda;
+pub mod driver;
+mod registry;
+#[cfg(feature = "cuda")]
 pub(crate) mod runtime;
+pub mod sim;
 
 use std::fmt;
 use std::str::FromStr;
+
+pub(crate) use registry::driver_installed;
+pub use registry::{drivers, parse_device, simulated_devices, warmup, Devices};
 
 use serde::{Deserialize, Serialize};
 
@@ -171,7 +179,8 @@ impl fmt::Display for GpuInfo {
 }
 
 /// Initialises the GPU backend once per process (probe, context, NVRTC compilation of the
-/// kernels for the device, module load) and describes it, or says why there is none.
+/// kernels for the device, module load) and describes the first device, or says why there is
+/// none. Under `REPROJECT_RS_CUDA_SIM=1` it describes the simulator ([`sim`]).
 ///
 /// ```
 /// match reproject::gpu::gpu_info() {
@@ -180,16 +189,8 @@ impl fmt::Display for GpuInfo {
 /// }
 /// ```
 pub fn gpu_info() -> Result<GpuInfo> {
-    #[cfg(feature = "cuda")]
-    {
-        runtime::gpu().map(|g| g.info.clone())
-    }
-    #[cfg(not(feature = "cuda"))]
-    {
-        Err(Error::GpuUnavailable(
-            "reproject was built without its `cuda` feature".into(),
-        ))
-    }
+    let drivers = drivers(Devices::First)?;
+    Ok(drivers[0].info().clone())
 }
 
 /// The NVRTC version, loading libnvrtc if it can be found (no GPU needed).
@@ -270,6 +271,9 @@ pub fn describe() -> String {
         Ok((a, b)) => format!("NVRTC {a}.{b}"),
         Err(e) => format!("NVRTC: {e}"),
     };
+    if let Some(n) = simulated_devices() {
+        return format!("GPU: CUDA simulator, {n} device(s) (REPROJECT_RS_CUDA_SIM); {nvrtc}");
+    }
     #[cfg(feature = "cuda")]
     let device = runtime::probe_device();
     #[cfg(not(feature = "cuda"))]
@@ -306,21 +310,21 @@ pub struct DeviceImage {
     pub pitch: usize,
 }
 
-/// GPU memory owned by the backend (device 0), e.g. for device-resident inputs and outputs
-/// of the engine's `Plan::compute_on_device`.
+/// GPU memory owned by the backend (the first device, or the simulator's), e.g. for
+/// device-resident inputs and outputs of the engine's `Plan::compute_on_device`; freed when
+/// dropped.
 ///
 /// ```no_run
 /// let buffer = reproject::gpu::DeviceBuffer::zeros(1024)?;
 /// assert_eq!(buffer.to_host()?, vec![0u8; 1024]);
 /// # Ok::<(), reproject::Error>(())
 /// ```
-#[cfg(feature = "cuda")]
 pub struct DeviceBuffer {
-    slice: cudarc::driver::CudaSlice<u8>,
-    stream: std::sync::Arc<cudarc::driver::CudaStream>,
+    driver: std::sync::Arc<dyn driver::Driver>,
+    ptr: driver::DevicePtr,
+    len: usize,
 }
 
-#[cfg(feature = "cuda")]
 impl DeviceBuffer {
     fn gpu_err(e: impl fmt::Display) -> Error {
         Error::Gpu {
@@ -329,93 +333,113 @@ impl DeviceBuffer {
         }
     }
 
-    /// `len` zero bytes on the GPU.
-    pub fn zeros(len: usize) -> Result<DeviceBuffer> {
-        let gpu = runtime::gpu()?;
-        runtime::guard("alloc", || {
-            let stream = gpu.ctx.default_stream();
-            let slice = stream.alloc_zeros::<u8>(len)?;
-            stream.synchronize()?;
-            Ok(DeviceBuffer { slice, stream })
-        })
-        .map_err(Self::gpu_err)?
-        .map_err(|e: cudarc::driver::DriverError| Self::gpu_err(e))
+    /// A copy of `bytes` on the first GPU.
+    pub fn from_host(bytes: &[u8]) -> Result<DeviceBuffer> {
+        let driver = drivers(Devices::First)?.remove(0);
+        let ptr = driver.alloc(bytes.len()).map_err(Self::gpu_err)?;
+        let buffer = DeviceBuffer {
+            driver,
+            ptr,
+            len: bytes.len(),
+        };
+        buffer
+            .driver
+            .upload_now(bytes, ptr)
+            .map_err(Self::gpu_err)?;
+        Ok(buffer)
     }
 
-    /// A copy of `bytes` on the GPU.
-    pub fn from_host(bytes: &[u8]) -> Result<DeviceBuffer> {
-        let gpu = runtime::gpu()?;
-        runtime::guard("H2D", || {
-            let stream = gpu.ctx.default_stream();
-            let slice = stream.clone_htod(bytes)?;
-            stream.synchronize()?;
-            Ok(DeviceBuffer { slice, stream })
-        })
-        .map_err(Self::gpu_err)?
-        .map_err(|e: cudarc::driver::DriverError| Self::gpu_err(e))
+    /// `len` zero bytes on the first GPU.
+    pub fn zeros(len: usize) -> Result<DeviceBuffer> {
+        DeviceBuffer::from_host(&vec![0u8; len])
     }
 
     /// The bytes, copied back to the host.
     pub fn to_host(&self) -> Result<Vec<u8>> {
-        runtime::guard("D2H", || self.stream.clone_dtoh(&self.slice))
-            .map_err(Self::gpu_err)?
-            .map_err(Self::gpu_err)
+        let d = &self.driver;
+        let stream = d.create_stream().map_err(Self::gpu_err)?;
+        let host = d.alloc_host(self.len).map_err(Self::gpu_err);
+        let copied = host.and_then(|host| {
+            // SAFETY: the buffer holds `len` bytes; `host` is read only after the sync.
+            let r = unsafe { d.download(stream, self.ptr, &host, 0, self.len) }
+                .and_then(|()| d.synchronize(stream))
+                .map_err(Self::gpu_err)
+                .map(|()| unsafe { host.as_slice() }.to_vec());
+            d.free_host(host);
+            r
+        });
+        d.destroy_stream(stream);
+        copied
     }
 
     /// Size in bytes.
     pub fn len(&self) -> usize {
-        self.slice.len()
+        self.len
     }
 
     /// Whether it holds no byte.
     pub fn is_empty(&self) -> bool {
-        self.slice.len() == 0
+        self.len == 0
     }
 
     /// The device address (valid while the buffer lives).
     pub fn device_ptr(&self) -> u64 {
-        use cudarc::driver::DevicePtr;
-        let (p, _sync) = self.slice.device_ptr(&self.stream);
-        p
+        self.ptr.0
     }
 }
 
-/// Host ↔ device copy bandwidth measured here, for benchmarks: (pinned H2D + D2H of `bytes`,
-/// D2D copy of `bytes`) in seconds, each the best of `repeats` runs.
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        self.driver.free(self.ptr);
+    }
+}
+
+/// Host ↔ device copy bandwidth measured here, for benchmarks: (page-locked H2D + D2H of
+/// `bytes`, D2D copy of `bytes`) in seconds, each the best of `repeats` runs.
 ///
 /// ```no_run
 /// let (h2d_d2h, d2d) = reproject::gpu::copy_times(1 << 28, 3)?;
 /// println!("PCIe round trip {h2d_d2h} s, device copy {d2d} s");
 /// # Ok::<(), reproject::Error>(())
 /// ```
-#[cfg(feature = "cuda")]
 pub fn copy_times(bytes: usize, repeats: usize) -> Result<(f64, f64)> {
-    let gpu = runtime::gpu()?;
-    runtime::guard(
-        "copies",
-        || -> std::result::Result<(f64, f64), cudarc::driver::DriverError> {
-            let stream = gpu.ctx.new_stream()?;
-            // SAFETY: the buffers are filled before being read (memset, then copies).
-            let mut host = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0)? };
-            host.as_mut_slice()?.fill(1);
-            let mut a = stream.alloc_zeros::<u8>(bytes)?;
-            let mut b = stream.alloc_zeros::<u8>(bytes)?;
-            stream.synchronize()?;
-            let (mut best_pcie, mut best_d2d) = (f64::INFINITY, f64::INFINITY);
-            for _ in 0..repeats.max(1) {
-                let t = std::time::Instant::now();
-                stream.memcpy_htod(&host, &mut a)?;
-                stream.memcpy_dtoh(&a, &mut host)?;
-                stream.synchronize()?;
-                best_pcie = best_pcie.min(t.elapsed().as_secs_f64());
-                let t = std::time::Instant::now();
-                stream.memcpy_dtod(&a, &mut b)?;
-                stream.synchronize()?;
-                best_d2d = best_d2d.min(t.elapsed().as_secs_f64());
+    let d = drivers(Devices::First)?.remove(0);
+    let err = DeviceBuffer::gpu_err;
+    let stream = d.create_stream().map_err(err)?;
+    let a = DeviceBuffer {
+        driver: d.clone(),
+        ptr: d.alloc(bytes).map_err(err)?,
+        len: bytes,
+    };
+    let b = DeviceBuffer {
+        driver: d.clone(),
+        ptr: d.alloc(bytes).map_err(err)?,
+        len: bytes,
+    };
+    let mut host = d.alloc_host(bytes).map_err(err)?;
+    // SAFETY: no copy is queued on `host` yet.
+    unsafe { host.as_mut_slice() }.fill(1);
+    let timed = (|| {
+        let (mut best_pcie, mut best_d2d) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..repeats.max(1) {
+            let t = std::time::Instant::now();
+            // SAFETY: both buffers hold `bytes` bytes; the host one is not touched meanwhile.
+            unsafe {
+                d.upload(stream, &host, 0, a.ptr, bytes)?;
+                d.download(stream, a.ptr, &host, 0, bytes)?;
             }
-            Ok((best_pcie, best_d2d))
-        },
-    )
-    .map_err(DeviceBuffer::gpu_err)?
-    .map_err(DeviceBuffer::gpu_err)
+            d.synchronize(stream)?;
+            best_pcie = best_pcie.min(t.elapsed().as_secs_f64());
+            let t = std::time::Instant::now();
+            // SAFETY: two distinct allocations of `bytes` bytes.
+            unsafe { d.copy_device(stream, a.ptr, b.ptr, bytes)? };
+            d.synchronize(stream)?;
+            best_d2d = best_d2d.min(t.elapsed().as_secs_f64());
+        }
+        Ok((best_pcie, best_d2d))
+    })();
+    let _ = d.synchronize(stream);
+    d.destroy_stream(stream);
+    d.free_host(host);
+    timed.map_err(|e: driver::DriverFault| err(e))
 }

@@ -7,9 +7,9 @@
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-use cudarc::driver::{sys as dsys, CudaContext, CudaFunction, DriverError};
+use cudarc::driver::{sys as dsys, CudaContext};
 use cudarc::nvrtc::{result as nresult, sys as nsys, Ptx};
 
 use super::{compile_options, kernel_source, GpuInfo, KERNEL_ENTRY};
@@ -25,11 +25,6 @@ pub(crate) fn guard<R>(what: &str, f: impl FnOnce() -> R) -> std::result::Result
             .unwrap_or_else(|| "unknown panic".into());
         format!("{what}: {msg}")
     })
-}
-
-/// Whether `e` is an out-of-memory error of the driver.
-pub(crate) fn is_oom(e: &DriverError) -> bool {
-    e.0 == dsys::CUresult::CUDA_ERROR_OUT_OF_MEMORY
 }
 
 /// Folders where libnvrtc may be when it is not on the loader path.
@@ -222,19 +217,46 @@ fn cached_compile(arch: &str, nvrtc: (i32, i32)) -> Result<Vec<u8>> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .map(|d| d.join("reproject-rs"));
-    let file = dir
-        .as_ref()
-        .map(|d| d.join(format!("kernels-{arch}-{:016x}.cubin", h.finish())));
-    if let Some(Ok(image)) = file.as_ref().map(std::fs::read) {
-        if image.starts_with(b"\x7fELF") {
-            return Ok(image);
+    let file = dir.map(|d| d.join(format!("kernels-{arch}-{:016x}.cubin", h.finish())));
+    cached(file.as_deref(), || compile(&src, arch))
+}
+
+/// The check trailer of a cached image: a marker and a hash of the image.
+fn trailer(image: &[u8]) -> [u8; 16] {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    image.hash(&mut h);
+    let mut t = [0u8; 16];
+    t[..8].copy_from_slice(b"RPCUBIN1");
+    t[8..].copy_from_slice(&h.finish().to_le_bytes());
+    t
+}
+
+/// The image in `file` when its trailer vouches for it; otherwise `make()`'s, stored in
+/// `file` (atomically, with its trailer) for next time. A corrupt or truncated cache file is
+/// rebuilt, never trusted.
+pub(crate) fn cached(
+    file: Option<&std::path::Path>,
+    make: impl FnOnce() -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    if let Some(Ok(stored)) = file.map(std::fs::read) {
+        if stored.len() > 16 {
+            let (image, t) = stored.split_at(stored.len() - 16);
+            if t == trailer(image) {
+                return Ok(image.to_vec());
+            }
         }
     }
-    let image = compile(&src, arch)?;
-    if let (Some(dir), Some(file)) = (dir, file) {
+    let image = make()?;
+    if let Some(file) = file {
+        let mut stored = image.clone();
+        stored.extend_from_slice(&trailer(&image));
         let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(&tmp, &image).is_ok() {
-            let _ = std::fs::rename(&tmp, &file);
+        let made = file
+            .parent()
+            .is_none_or(|d| std::fs::create_dir_all(d).is_ok());
+        if made && std::fs::write(&tmp, &stored).is_ok() && std::fs::rename(&tmp, file).is_err() {
+            let _ = std::fs::remove_file(&tmp);
         }
     }
     Ok(image)
@@ -262,28 +284,25 @@ pub(crate) fn probe_device() -> std::result::Result<String, String> {
     ))
 }
 
-/// The process's GPU: a context on device 0 with the kernels compiled and loaded.
-pub(crate) struct Gpu {
-    pub ctx: Arc<CudaContext>,
-    pub func: CudaFunction,
-    pub info: GpuInfo,
+/// The number of CUDA devices the driver sees (an error when there is no usable driver).
+pub(crate) fn device_count() -> std::result::Result<usize, String> {
+    ensure_driver()?;
+    let n = guard(
+        "cuDeviceGetCount",
+        cudarc::driver::result::device::get_count,
+    )?
+    .map_err(|e| format!("cannot count CUDA devices: {e}"))?;
+    Ok(n.max(0) as usize)
 }
 
-/// The GPU, set up on first use (probe, compile, load), once per process; the reason there
-/// is none otherwise.
-pub(crate) fn gpu() -> Result<Arc<Gpu>> {
-    static GPU: OnceLock<std::result::Result<Arc<Gpu>, String>> = OnceLock::new();
-    GPU.get_or_init(|| setup().map(Arc::new))
-        .clone()
-        .map_err(Error::GpuUnavailable)
-}
-
-fn setup() -> std::result::Result<Gpu, String> {
+/// Opens device `ordinal`: its primary context, the kernels compiled for it (from the on-disk
+/// cache when there) and loaded.
+pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::CudaDriver, String> {
     ensure_driver()?;
     ensure_nvrtc()?;
     let nvrtc_version = nvrtc_version()?;
-    let ctx = guard("cuDevicePrimaryCtxRetain", || CudaContext::new(0))?
-        .map_err(|e| format!("cannot create a CUDA context on device 0: {e}"))?;
+    let ctx = guard("cuDevicePrimaryCtxRetain", || CudaContext::new(ordinal))?
+        .map_err(|e| format!("cannot create a CUDA context on device {ordinal}: {e}"))?;
     let name = guard("cuDeviceGetName", || ctx.name())?.map_err(|e| e.to_string())?;
     let (major, minor) =
         guard("cuDeviceGetAttribute", || ctx.compute_capability())?.map_err(|e| e.to_string())?;
@@ -301,16 +320,46 @@ fn setup() -> std::result::Result<Gpu, String> {
     .map_err(|e| format!("the driver cannot load the kernels built for {arch}: {e}"))?;
     let func = guard("cuModuleGetFunction", || module.load_function(KERNEL_ENTRY))?
         .map_err(|e| format!("no {KERNEL_ENTRY} in the compiled kernels: {e}"))?;
-    Ok(Gpu {
-        ctx,
-        func,
-        info: GpuInfo {
-            name,
-            compute_capability: (major, minor),
-            total_memory,
-            driver_version,
-            nvrtc_version,
-            arch,
-        },
-    })
+    let info = GpuInfo {
+        name,
+        compute_capability: (major, minor),
+        total_memory,
+        driver_version,
+        nvrtc_version,
+        arch,
+    };
+    Ok(super::cuda::CudaDriver::new(
+        ordinal, ctx, module, func, info,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_corrupt_cache_file_is_rebuilt_not_trusted() {
+        let dir = std::env::temp_dir().join(format!("rp-cache-test-{}", std::process::id()));
+        let file = dir.join("kernels.cubin");
+        let made = std::cell::Cell::new(0);
+        let make = || {
+            made.set(made.get() + 1);
+            Ok(b"\x7fELF the image".to_vec())
+        };
+        assert_eq!(cached(Some(&file), make).unwrap(), b"\x7fELF the image");
+        assert_eq!(cached(Some(&file), make).unwrap(), b"\x7fELF the image");
+        assert_eq!(made.get(), 1, "the second call reads the cache");
+        // One flipped byte, then a truncation: each rebuilt.
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[6] ^= 1;
+        std::fs::write(&file, &bytes).unwrap();
+        assert_eq!(cached(Some(&file), make).unwrap(), b"\x7fELF the image");
+        assert_eq!(made.get(), 2);
+        std::fs::write(&file, &bytes[..10]).unwrap();
+        assert_eq!(cached(Some(&file), make).unwrap(), b"\x7fELF the image");
+        assert_eq!(made.get(), 3);
+        assert_eq!(cached(Some(&file), make).unwrap(), b"\x7fELF the image");
+        assert_eq!(made.get(), 3, "the rebuilt file is good");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -155,8 +155,7 @@ pub use output::{
     available_memory, MappedOutput, OutputElement, OutputFormat, OutputLayout, OutputType,
     PendingFile, SharedOutputMap,
 };
-#[cfg(feature = "cuda")]
-pub(crate) use sample::sample_size as decode_sample_size;
+pub(crate) use sample::sample_size;
 pub use sample::{parse_numpy_dtype, ByteOrder, SampleType, StoredType};
 
 #[cfg(test)]

@@ -7,14 +7,14 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ndarray::{ArrayViewMut3, Axis};
+use ndarray::ArrayViewMut3;
 use rayon::prelude::*;
-use reproject::engine::blocks::Block;
 use reproject::engine::lazy::{InputSpec, ReprojectPlan};
 use reproject::engine::processes::{
     missing_blocks, prepare_job, run_processes, FileRequest, FootprintRequest, OutputRequest,
     WorkerCommand,
 };
+use reproject::engine::schedule::{self, Schedule};
 use reproject::engine::{Options, OutputSample, Parallel, Plan};
 use reproject::interp::Order;
 use reproject::io::{
@@ -620,11 +620,9 @@ where
     })
 }
 
-/// Computes every block of `plan` into `data` and `footprint` (full output shape, C order) on
-/// the plan's threads, with a progress bar; returns the number of blocks.
-///
-/// The blocks and their order are those of [`Plan::compute_into`], so the values are the
-/// library's exactly.
+/// Computes every block of `plan` into `data` and `footprint` (full output shape, C order)
+/// with the library's scheduler (the plan's executor and threads), with a progress bar;
+/// returns the number of blocks.
 pub fn compute<T: OutputSample>(
     plan: &Plan,
     data: &mut [T],
@@ -632,75 +630,28 @@ pub fn compute<T: OutputSample>(
     quiet: bool,
 ) -> CliResult<usize> {
     let (ny, nx) = plan.plane_shape_out();
-    let planes = plan.planes();
-    let shape = (planes, ny, nx);
-    if plan.options().backend != reproject::gpu::Backend::Cpu {
-        // The GPU pipeline (or the CPU, when Auto falls back) computes the whole plan, in
-        // the plan's own output shape (2-D images have no leading plane axis).
-        let full = ndarray::IxDyn(plan.shape_out());
-        let data =
-            ndarray::ArrayViewMutD::from_shape(full.clone(), data).map_err(|e| e.to_string())?;
-        let footprint =
-            ndarray::ArrayViewMutD::from_shape(full, footprint).map_err(|e| e.to_string())?;
-        plan.compute_into(data, footprint)
-            .map_err(|e| format!("reprojection failed: {e}"))?;
-        return Ok(plan.blocks().len());
-    }
+    let shape = (plan.planes(), ny, nx);
     let data = ArrayViewMut3::from_shape(shape, data).map_err(|e| e.to_string())?;
     let footprint = ArrayViewMut3::from_shape(shape, footprint).map_err(|e| e.to_string())?;
     let (by, bx) = plan.block_shape();
-    // The list of blocks must fit in memory (--block-size 1 on a huge output would not).
-    let count = ny.div_ceil(by).saturating_mul(nx.div_ceil(bx));
-    let bytes =
-        count as u128 * std::mem::size_of::<(Block, ArrayViewMut3<T>, ArrayViewMut3<T>)>() as u128;
-    if bytes > reproject::io::available_memory().map_or(u128::MAX, u128::from) {
-        return Err(format!(
-            "the {count} blocks of {by}x{bx} pixels need {bytes} bytes of memory to schedule, \
-             more than is available; use a larger --block-size"
-        ));
-    }
-    let mut work = Vec::new();
-    let bands = split(data, Axis(1), by)
-        .into_iter()
-        .zip(split(footprint, Axis(1), by));
-    for (band, (d, f)) in bands.enumerate() {
-        let tiles = split(d, Axis(2), bx).into_iter().zip(split(f, Axis(2), bx));
-        for (tile, (d, f)) in tiles.enumerate() {
-            let block = Block {
-                rows: band * by..band * by + d.shape()[1],
-                cols: tile * bx..tile * bx + d.shape()[2],
-            };
-            work.push((block, d, f));
-        }
-    }
-    let count = work.len();
+    let count = ny.div_ceil(by) * nx.div_ceil(bx);
     let progress = Progress::new(count as u64, "reprojecting", quiet);
-    let one = |(block, d, f): (Block, ArrayViewMut3<T>, ArrayViewMut3<T>)| {
-        let r = plan.compute_block(&block, d, f);
-        progress.inc(1);
-        r
+    let tick = |_: usize| progress.inc(1);
+    let schedule = Schedule {
+        progress: Some(&tick),
+        ..Schedule::default()
     };
-    let result = match plan.options().parallel {
-        Parallel::Serial => work.into_iter().try_for_each(one),
-        parallel => parallel
-            .install(|| work.into_par_iter().try_for_each(one))
-            .map_err(|e| e.to_string())?,
-    };
+    let result = schedule::run(plan, data, footprint, &schedule);
     progress.finish();
-    result.map_err(|e| format!("reprojection failed: {e}"))?;
-    Ok(count)
-}
-
-/// Cuts a view into consecutive chunks of `size` along `axis` (the last one shorter).
-fn split<T>(mut view: ArrayViewMut3<'_, T>, axis: Axis, size: usize) -> Vec<ArrayViewMut3<'_, T>> {
-    let mut chunks = Vec::new();
-    while view.len_of(axis) > size {
-        let (head, tail) = view.split_at(axis, size);
-        chunks.push(head);
-        view = tail;
-    }
-    chunks.push(view);
-    chunks
+    result.map_err(|e| match e {
+        reproject::Error::InvalidArgument(m) if m.contains("block_size") => {
+            format!(
+                "reprojection failed: {}",
+                m.replace("block_size", "--block-size")
+            )
+        }
+        e => format!("reprojection failed: {e}"),
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,96 @@
+//! Block executors: what computes one output block of a [`Plan`]. The CPU executor is the
+//! engine itself; the CUDA executor ([`super::gpu_executor`]) runs the same block on a GPU
+//! (or the simulator) and holds the plan's device state. A plan picks its executor once, from
+//! its options ([`Plan::executor`]), so every way of running it (the scheduler, lazy handles,
+//! worker processes, dask blocks) computes on the same executor.
+//!
+//! ```
+//! use ndarray::Array3;
+//! use reproject::engine::blocks::Block;
+//! use reproject::engine::executor::{BlockExecutor, BlockOut, CpuExecutor};
+//! use reproject::engine::{Options, Plan};
+//! use reproject::io::ArraySource;
+//! use reproject::wcs::Wcs;
+//! let wcs = Wcs::from_header_str(
+//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.1\nCDELT2 = 0.1\n",
+//! )?;
+//! let image = ndarray::Array2::<f64>::ones((16, 16));
+//! let source = ArraySource::new(image.view().into_dyn())?;
+//! let plan = Plan::new(&source, &wcs, &wcs, &[16, 16], &Options::default())?;
+//! let block = Block { rows: 0..8, cols: 0..8 };
+//! let (mut data, mut footprint) = (Array3::<f32>::zeros((1, 8, 8)), Array3::<f32>::zeros((1, 8, 8)));
+//! CpuExecutor.compute(&plan, &block, BlockOut::F32(data.view_mut(), footprint.view_mut()))?;
+//! assert_eq!(footprint[[0, 7, 7]], 1.0);
+//! assert_eq!(plan.executor()?.name(), "cpu");
+//! # Ok::<(), reproject::Error>(())
+//! ```
+
+use ndarray::ArrayViewMut3;
+
+use super::blocks::Block;
+use super::{Parallel, Plan};
+use crate::error::Result;
+
+/// The outputs of one block, (planes, rows, columns), of either output type.
+pub enum BlockOut<'a> {
+    /// Float64 values and footprint.
+    F64(ArrayViewMut3<'a, f64>, ArrayViewMut3<'a, f64>),
+    /// Float32 values and footprint.
+    F32(ArrayViewMut3<'a, f32>, ArrayViewMut3<'a, f32>),
+}
+
+impl BlockOut<'_> {
+    /// The same outputs, reborrowed.
+    pub fn reborrow(&mut self) -> BlockOut<'_> {
+        match self {
+            BlockOut::F64(d, f) => BlockOut::F64(d.view_mut(), f.view_mut()),
+            BlockOut::F32(d, f) => BlockOut::F32(d.view_mut(), f.view_mut()),
+        }
+    }
+
+    /// The shape of each output.
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            BlockOut::F64(d, _) => d.shape(),
+            BlockOut::F32(d, _) => d.shape(),
+        }
+    }
+}
+
+/// Computes blocks of a plan. Implementations are shared by every thread of a run; a block
+/// computes to the same bits whatever the thread, the order, or the other blocks.
+pub trait BlockExecutor: Send + Sync {
+    /// A short name for logs and summaries (`cpu`, `cuda:0`, ...).
+    fn name(&self) -> String;
+
+    /// Computes `block` of `plan` into `out` (every plane).
+    fn compute(&self, plan: &Plan, block: &Block, out: BlockOut<'_>) -> Result<()>;
+
+    /// The block shape this executor works best with for an output plane of `shape`, when
+    /// the options leave it open (`None`: the CPU's choice).
+    fn preferred_block(&self, _shape: (usize, usize)) -> Option<(usize, usize)> {
+        None
+    }
+
+    /// How many blocks to run at once when the options ask for `requested`.
+    fn parallel(&self, requested: Parallel) -> Parallel {
+        requested
+    }
+}
+
+/// The CPU engine ([`Plan::compute_block_on_cpu`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuExecutor;
+
+impl BlockExecutor for CpuExecutor {
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+
+    fn compute(&self, plan: &Plan, block: &Block, out: BlockOut<'_>) -> Result<()> {
+        match out {
+            BlockOut::F64(d, f) => plan.compute_block_on_cpu(block, d, f),
+            BlockOut::F32(d, f) => plan.compute_block_on_cpu(block, d, f),
+        }
+    }
+}

@@ -1,0 +1,875 @@
+//! The CUDA block executor: computes a plan's blocks with the block kernel on one or more GPUs
+//! (or the CUDA simulator), through the driver seam ([`crate::gpu::driver::Driver`]).
+//!
+//! ```text
+//! per device, once per plan:  kernel parameters ─upload─▶ device
+//!                             every input plane (raw samples, or values / spline
+//!                             coefficients) ─page-locked staging─▶ device, when it fits
+//! per block (each thread its own stream and buffers):
+//!     [input window ─staging─▶ device, when the planes did not fit]
+//!     rp_reproject_block ─▶ block buffers ─download─▶ page-locked ─▶ output views
+//! ```
+//! Blocks go round-robin over the devices. A GPU failure (out of memory, a sticky error, a
+//! launch failure) stops the GPU for the rest of the plan: that block and every later one are
+//! computed on the CPU, with one warning; blocks already done are kept. A device whose context
+//! was poisoned is never used again (see [`crate::gpu::drivers`]).
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use ndarray::{ArrayViewMut3, Axis};
+use rayon::prelude::*;
+
+use super::blocks::Block;
+use super::executor::{BlockExecutor, BlockOut, CpuExecutor};
+use super::kernel_params::{encode_sampling, encode_transform, kernel_support, InputDecoding};
+use super::{OutputSample, Parallel, Plan};
+use crate::error::{Error, Result};
+use crate::gpu::driver::{BlockLaunch, DevicePtr, Driver, DriverFault, HostBuffer, StreamId};
+use crate::io::{RawPlane, SampleType};
+
+/// Threads per CUDA block (x, y).
+const THREADS: (u32, u32) = (32, 8);
+/// Largest staging buffer for uploads (bytes).
+const CHUNK: usize = 64 << 20;
+/// The GPU's block edge when the options leave it open: one launch must fill the device.
+const GPU_BLOCK: usize = 2048;
+
+/// Why a block did not finish on the GPU.
+enum Failure {
+    /// The GPU failed: the block goes to the CPU.
+    Driver(DriverFault),
+    /// The input could not be read, or similar: the run fails as on the CPU.
+    Engine(Error),
+}
+
+impl From<DriverFault> for Failure {
+    fn from(f: DriverFault) -> Self {
+        Failure::Driver(f)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Engine(e)
+    }
+}
+
+/// Device memory, freed when dropped.
+struct DeviceAlloc {
+    driver: Arc<dyn Driver>,
+    ptr: DevicePtr,
+    len: usize,
+}
+
+impl DeviceAlloc {
+    fn new(driver: &Arc<dyn Driver>, len: usize) -> std::result::Result<Self, DriverFault> {
+        let ptr = driver.alloc(len)?;
+        Ok(DeviceAlloc {
+            driver: driver.clone(),
+            ptr,
+            len,
+        })
+    }
+}
+
+impl Drop for DeviceAlloc {
+    fn drop(&mut self) {
+        self.driver.free(self.ptr);
+    }
+}
+
+/// Page-locked host memory, freed when dropped.
+struct HostAlloc {
+    driver: Arc<dyn Driver>,
+    buffer: Option<HostBuffer>,
+}
+
+impl HostAlloc {
+    fn new(driver: &Arc<dyn Driver>, len: usize) -> std::result::Result<Self, DriverFault> {
+        Ok(HostAlloc {
+            driver: driver.clone(),
+            buffer: Some(driver.alloc_host(len)?),
+        })
+    }
+
+    fn buffer(&self) -> &HostBuffer {
+        self.buffer.as_ref().expect("present until dropped")
+    }
+
+    /// The bytes, for writing.
+    ///
+    /// # Safety
+    /// No copy from or into the buffer may be pending.
+    unsafe fn bytes_mut(&mut self) -> &mut [u8] {
+        self.buffer
+            .as_mut()
+            .expect("present until dropped")
+            .as_mut_slice()
+    }
+}
+
+impl Drop for HostAlloc {
+    fn drop(&mut self) {
+        if let Some(b) = self.buffer.take() {
+            self.driver.free_host(b);
+        }
+    }
+}
+
+/// Where the kernel's input comes from for one plane.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    /// The stored samples, uploaded as they are, with the kernel's type code.
+    Raw(RawPlane<'a>, i32),
+    /// f64 values read (and rounded) as the CPU reads them, or spline coefficients.
+    Values,
+}
+
+impl Input<'_> {
+    fn elem(&self) -> usize {
+        match self {
+            Input::Raw(r, _) => crate::io::sample_size(r.sample),
+            Input::Values => 8,
+        }
+    }
+
+    /// (input_type, big_endian) kernel arguments.
+    fn kernel_type(&self) -> (i32, i32) {
+        match self {
+            Input::Raw(r, t) => (*t, i32::from(r.big_endian)),
+            Input::Values => (1, 0),
+        }
+    }
+}
+
+/// The kernel's `input_type` code of a sample type it reads directly.
+pub(crate) fn input_type(sample: SampleType) -> Option<i32> {
+    match sample {
+        SampleType::F32 => Some(0),
+        SampleType::F64 => Some(1),
+        SampleType::U8 => Some(2),
+        SampleType::I16 => Some(3),
+        SampleType::I32 => Some(4),
+        SampleType::I64 => Some(5),
+        _ => None,
+    }
+}
+
+/// The input of `plane` for the kernel.
+fn input_of<'a>(plan: &'a Plan, plane: usize) -> Input<'a> {
+    if plan.coefficients.is_some() {
+        return Input::Values;
+    }
+    match plan.source.raw_plane(plane) {
+        Some(raw) => match input_type(raw.sample) {
+            Some(t) => Input::Raw(raw, t),
+            None => Input::Values,
+        },
+        None => Input::Values,
+    }
+}
+
+/// Fills `out` with rows × cols of input plane `plane` as the kernel reads it
+/// (`input.elem()` bytes per sample, row-major), on several threads.
+fn fill_rows(
+    plan: &Plan,
+    plane: usize,
+    input: Input,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    out: &mut [u8],
+) -> Result<()> {
+    let elem = input.elem();
+    let row_bytes = cols.len() * elem;
+    if row_bytes == 0 || rows.is_empty() {
+        return Ok(());
+    }
+    let band = rows
+        .len()
+        .div_ceil(rayon::current_num_threads().max(1))
+        .max(8);
+    let (_, nx) = plan.shape_in;
+    out[..rows.len() * row_bytes]
+        .par_chunks_mut(band * row_bytes)
+        .enumerate()
+        .try_for_each(|(i, chunk)| {
+            let r0 = rows.start + i * band;
+            let r1 = r0 + chunk.len() / row_bytes;
+            match (input, &plan.coefficients) {
+                (Input::Raw(raw, _), _) => {
+                    for (r, row) in (r0..r1).zip(chunk.chunks_exact_mut(row_bytes)) {
+                        let at = (r * nx + cols.start) * elem;
+                        row.copy_from_slice(&raw.bytes[at..at + row_bytes]);
+                    }
+                    Ok(())
+                }
+                (Input::Values, Some(c)) => {
+                    let values = as_f64(chunk);
+                    let src = c.planes.plane(plane);
+                    for (r, row) in (r0..r1).zip(values.chunks_exact_mut(cols.len())) {
+                        match src.row(r).as_slice() {
+                            Some(s) => row.copy_from_slice(&s[cols.clone()]),
+                            None => {
+                                for (o, x) in row.iter_mut().zip(cols.clone()) {
+                                    *o = src[[r, x]];
+                                }
+                            }
+                        }
+                    }
+                    Ok(())
+                }
+                (Input::Values, None) => {
+                    let values = as_f64(chunk);
+                    plan.source
+                        .read_window(plane, r0..r1, cols.clone(), values)?;
+                    plan.rounding.convert_values(values);
+                    Ok(())
+                }
+            }
+        })
+}
+
+/// A staging chunk seen as f64 (host buffers are 8-byte aligned, chunks start at multiples
+/// of 8 bytes).
+fn as_f64(bytes: &mut [u8]) -> &mut [f64] {
+    assert_eq!(bytes.as_ptr() as usize % 8, 0, "staging is 8-byte aligned");
+    // SAFETY: aligned (checked), any bit pattern is a valid f64, length in whole f64s.
+    unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut f64, bytes.len() / 8) }
+}
+
+/// Uploads rows × cols of input plane `plane` into `dst` through `staging`, chunk by chunk
+/// (each chunk's copy is finished before the staging buffer is filled again).
+#[allow(clippy::too_many_arguments)]
+fn upload_rows(
+    driver: &Arc<dyn Driver>,
+    stream: StreamId,
+    staging: &mut HostAlloc,
+    plan: &Plan,
+    plane: usize,
+    input: Input,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    dst: DevicePtr,
+) -> std::result::Result<(), Failure> {
+    let row_bytes = (cols.len() * input.elem()).max(1);
+    let capacity = staging.buffer().len();
+    if row_bytes > capacity {
+        return Err(Failure::Engine(Error::InvalidArgument(format!(
+            "input rows of {row_bytes} bytes exceed the GPU staging buffer"
+        ))));
+    }
+    let chunk_rows = capacity / row_bytes;
+    let mut offset = 0usize;
+    for r0 in rows.clone().step_by(chunk_rows) {
+        let r1 = (r0 + chunk_rows).min(rows.end);
+        let bytes = (r1 - r0) * row_bytes;
+        // SAFETY: the previous chunk's copy was synchronized below.
+        let host = unsafe { staging.bytes_mut() };
+        fill_rows(plan, plane, input, r0..r1, cols.clone(), &mut host[..bytes])?;
+        // SAFETY: dst holds the rows (the caller sized it); staging is not touched until
+        // the synchronize.
+        unsafe { driver.upload(stream, staging.buffer(), 0, dst.offset(offset), bytes)? };
+        driver.synchronize(stream)?;
+        offset += bytes;
+    }
+    Ok(())
+}
+
+/// What stays on a device for the whole plan.
+struct Resident {
+    transform: DeviceAlloc,
+    sampling: DeviceAlloc,
+    /// Every input plane, when they fit (else each block uploads its window).
+    planes: Option<Vec<DeviceAlloc>>,
+}
+
+/// One thread's stream and buffers.
+struct Slot {
+    stream: StreamId,
+    driver: Arc<dyn Driver>,
+    /// Device block outputs (values, footprint), `block_bytes` each.
+    out: DeviceAlloc,
+    footprint: DeviceAlloc,
+    /// Their host copies.
+    h_out: HostAlloc,
+    h_footprint: HostAlloc,
+    /// Window mode: the staging buffer and the device window.
+    staging: Option<HostAlloc>,
+    window: Option<DeviceAlloc>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        // Nothing may be in flight when the buffers go.
+        let _ = self.driver.synchronize(self.stream);
+        self.driver.destroy_stream(self.stream);
+    }
+}
+
+/// One device's part of the executor.
+struct Device {
+    driver: Arc<dyn Driver>,
+    resident: OnceLock<std::result::Result<Resident, DriverFault>>,
+    slots: Mutex<Vec<Slot>>,
+}
+
+/// The plan's kernel parameters.
+struct Params {
+    transform: Vec<f64>,
+    sampling: Vec<f64>,
+}
+
+/// Computes blocks on GPUs (see the module documentation).
+pub struct CudaExecutor {
+    devices: Vec<Device>,
+    params: Params,
+    next: AtomicUsize,
+    /// Set once the GPU failed: the reason; every later block goes to the CPU.
+    failed: OnceLock<String>,
+}
+
+/// Why the GPU kernels cannot compute this plan, if they cannot.
+pub(crate) fn unsupported(plan: &Plan) -> Option<String> {
+    kernel_support(plan).err()
+}
+
+fn f64_bytes(values: &[f64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_ne_bytes()).collect()
+}
+
+impl CudaExecutor {
+    /// An executor of `plan` on `drivers` (one per device, blocks spread across them).
+    ///
+    /// Errors: [`Error::GpuUnavailable`] when the kernels do not cover the plan or no
+    /// driver is given.
+    pub fn new(plan: &Plan, drivers: Vec<Arc<dyn Driver>>) -> Result<CudaExecutor> {
+        if let Some(why) = unsupported(plan) {
+            return Err(Error::GpuUnavailable(why));
+        }
+        if drivers.is_empty() {
+            return Err(Error::GpuUnavailable("no GPU given".into()));
+        }
+        let Some(transform) = encode_transform(plan) else {
+            return Err(Error::GpuUnavailable(
+                "this transform is not covered by the GPU kernels".into(),
+            ));
+        };
+        // Inputs reach the kernel decoded: plain raw samples (no scaling, no blank: see
+        // `RawPlane`) or values already read and rounded as the CPU path reads them.
+        let sampling = encode_sampling(plan, &InputDecoding::default());
+        Ok(CudaExecutor {
+            devices: drivers
+                .into_iter()
+                .map(|driver| Device {
+                    driver,
+                    resident: OnceLock::new(),
+                    slots: Mutex::new(Vec::new()),
+                })
+                .collect(),
+            params: Params {
+                transform,
+                sampling,
+            },
+            next: AtomicUsize::new(0),
+            failed: OnceLock::new(),
+        })
+    }
+
+    /// Why the GPU stopped, if it did (every block since went to the CPU).
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.get().map(String::as_str)
+    }
+
+    fn resident<'d>(
+        &self,
+        device: &'d Device,
+        plan: &Plan,
+    ) -> std::result::Result<&'d Resident, Failure> {
+        let made = device
+            .resident
+            .get_or_init(|| self.make_resident(&device.driver, plan, true));
+        made.as_ref().map_err(|f| Failure::Driver(f.clone()))
+    }
+
+    /// Uploads the parameters and, when asked and they fit, every input plane.
+    fn make_resident(
+        &self,
+        driver: &Arc<dyn Driver>,
+        plan: &Plan,
+        with_planes: bool,
+    ) -> std::result::Result<Resident, DriverFault> {
+        let upload = |values: &[f64]| -> std::result::Result<DeviceAlloc, DriverFault> {
+            let bytes = f64_bytes(values);
+            let d = DeviceAlloc::new(driver, bytes.len())?;
+            driver.upload_now(&bytes, d.ptr)?;
+            Ok(d)
+        };
+        let transform = upload(&self.params.transform)?;
+        let sampling = upload(&self.params.sampling)?;
+        let (ny, nx) = plan.shape_in;
+        let sizes: Vec<usize> = (0..plan.planes_in)
+            .map(|p| ny * nx * input_of(plan, p).elem())
+            .collect();
+        let total: usize = sizes.iter().sum();
+        // Block buffers of the threads that may run at once (GPU-sized blocks, float64).
+        let working = 2 * GPU_BLOCK * GPU_BLOCK * 8 * rayon::current_num_threads().max(2);
+        let (free, _) = driver.mem_info()?;
+        let planes = if with_planes && total.saturating_add(working) < free / 10 * 9 {
+            match self.upload_planes(driver, plan, &sizes) {
+                Ok(planes) => Some(planes),
+                Err(Failure::Driver(f)) if f.kind == crate::gpu::driver::FaultKind::OutOfMemory => {
+                    None
+                }
+                Err(Failure::Driver(f)) => return Err(f),
+                // A read error: the blocks will meet it again (and report it) in window mode.
+                Err(Failure::Engine(_)) => None,
+            }
+        } else {
+            None
+        };
+        Ok(Resident {
+            transform,
+            sampling,
+            planes,
+        })
+    }
+
+    fn upload_planes(
+        &self,
+        driver: &Arc<dyn Driver>,
+        plan: &Plan,
+        sizes: &[usize],
+    ) -> std::result::Result<Vec<DeviceAlloc>, Failure> {
+        let (ny, nx) = plan.shape_in;
+        let largest = sizes.iter().copied().max().unwrap_or(8);
+        let mut staging = HostAlloc::new(driver, largest.clamp(8, CHUNK))?;
+        let stream = driver.create_stream()?;
+        let mut planes = Vec::with_capacity(sizes.len());
+        let mut uploaded = || -> std::result::Result<(), Failure> {
+            for (plane, &size) in sizes.iter().enumerate() {
+                let d = DeviceAlloc::new(driver, size.max(8))?;
+                let input = input_of(plan, plane);
+                upload_rows(
+                    driver,
+                    stream,
+                    &mut staging,
+                    plan,
+                    plane,
+                    input,
+                    0..ny,
+                    0..nx,
+                    d.ptr,
+                )?;
+                planes.push(d);
+            }
+            Ok(())
+        };
+        let r = uploaded();
+        let _ = driver.synchronize(stream);
+        driver.destroy_stream(stream);
+        r.map(|()| planes)
+    }
+
+    /// A slot for blocks of up to `block_bytes` per output (reused, or made).
+    fn take_slot(
+        &self,
+        device: &Device,
+        block_bytes: usize,
+    ) -> std::result::Result<Slot, DriverFault> {
+        let reused = {
+            let mut slots = device.slots.lock().unwrap_or_else(|e| e.into_inner());
+            let at = slots.iter().position(|s| s.out.len >= block_bytes);
+            at.map(|i| slots.swap_remove(i))
+        };
+        if let Some(slot) = reused {
+            return Ok(slot);
+        }
+        let driver = &device.driver;
+        let stream = driver.create_stream()?;
+        let made = (|| {
+            Ok::<_, DriverFault>((
+                DeviceAlloc::new(driver, block_bytes)?,
+                DeviceAlloc::new(driver, block_bytes)?,
+                HostAlloc::new(driver, block_bytes)?,
+                HostAlloc::new(driver, block_bytes)?,
+            ))
+        })();
+        match made {
+            Ok((out, footprint, h_out, h_footprint)) => Ok(Slot {
+                stream,
+                driver: driver.clone(),
+                out,
+                footprint,
+                h_out,
+                h_footprint,
+                staging: None,
+                window: None,
+            }),
+            Err(f) => {
+                driver.destroy_stream(stream);
+                Err(f)
+            }
+        }
+    }
+
+    /// Computes `block` on `device` into `out`.
+    fn run_block(
+        &self,
+        device: &Device,
+        plan: &Plan,
+        block: &Block,
+        out: &mut BlockOut<'_>,
+    ) -> std::result::Result<(), Failure> {
+        let resident = self.resident(device, plan)?;
+        let out_f64 = matches!(out, BlockOut::F64(..));
+        let elem = if out_f64 { 8 } else { 4 };
+        let (by, bx) = plan.block_shape();
+        let block_bytes = (by * bx).max(block.len()).max(1) * elem;
+        let mut slot = self.take_slot(device, block_bytes)?;
+        let r = self.run_block_in(&mut slot, resident, plan, block, out, out_f64);
+        if r.is_ok() {
+            // Only a slot that finished cleanly is reused.
+            device
+                .slots
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(slot);
+        }
+        r
+    }
+
+    fn run_block_in(
+        &self,
+        slot: &mut Slot,
+        resident: &Resident,
+        plan: &Plan,
+        block: &Block,
+        out: &mut BlockOut<'_>,
+        out_f64: bool,
+    ) -> std::result::Result<(), Failure> {
+        let driver = slot.driver.clone();
+        let stream = slot.stream;
+        let (in_ny, in_nx) = plan.shape_in;
+        let (blk_ny, blk_nx) = (block.rows.len(), block.cols.len());
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for plane in 0..plan.planes {
+            let input = input_of(plan, plane);
+            let (input_ptr, window, pitch) = match &resident.planes {
+                Some(planes) => (planes[plane].ptr, (0, 0, in_ny, in_nx), in_nx),
+                None => {
+                    xs.resize(block.len(), 0.0);
+                    ys.resize(block.len(), 0.0);
+                    let Some(b) = plan.coords.block_coords(block, &mut xs, &mut ys) else {
+                        // No output pixel maps into the input: NaN, as on the CPU.
+                        fill_empty(out, plane);
+                        continue;
+                    };
+                    let w = plan.window_for(b);
+                    let bytes = (w.rows.len() * w.cols.len() * input.elem()).max(8);
+                    if slot.window.as_ref().is_none_or(|d| d.len < bytes) {
+                        slot.window = None;
+                        slot.window = Some(DeviceAlloc::new(&driver, bytes)?);
+                    }
+                    let staging_bytes = bytes.min(CHUNK).max(w.cols.len() * input.elem());
+                    if slot
+                        .staging
+                        .as_ref()
+                        .is_none_or(|s| s.buffer().len() < staging_bytes)
+                    {
+                        slot.staging = None;
+                        slot.staging = Some(HostAlloc::new(&driver, staging_bytes)?);
+                    }
+                    let (Some(staging), Some(dst)) = (slot.staging.as_mut(), slot.window.as_ref())
+                    else {
+                        unreachable!("allocated above");
+                    };
+                    upload_rows(
+                        &driver,
+                        stream,
+                        staging,
+                        plan,
+                        plane,
+                        input,
+                        w.rows.clone(),
+                        w.cols.clone(),
+                        dst.ptr,
+                    )?;
+                    let window = (w.rows.start, w.cols.start, w.rows.len(), w.cols.len());
+                    (dst.ptr, window, w.cols.len())
+                }
+            };
+            let (input_type, big_endian) = input.kernel_type();
+            let launch = BlockLaunch {
+                grid: (
+                    (blk_nx as u32).div_ceil(THREADS.0),
+                    (blk_ny as u32).div_ceil(THREADS.1),
+                ),
+                threads: THREADS,
+                transform: resident.transform.ptr,
+                sampling: resident.sampling.ptr,
+                input: input_ptr,
+                input_type,
+                big_endian,
+                in_pitch: pitch as i64,
+                window: (
+                    window.0 as i32,
+                    window.1 as i32,
+                    window.2 as i32,
+                    window.3 as i32,
+                ),
+                plane: (in_ny as i32, in_nx as i32),
+                out_origin: (block.rows.start as i32, block.cols.start as i32),
+                block: (blk_ny as i32, blk_nx as i32),
+                out: slot.out.ptr,
+                footprint: slot.footprint.ptr,
+                out_f64: i32::from(out_f64),
+                out_pitch: blk_nx as i64,
+            };
+            let bytes = launch.output_bytes();
+            // SAFETY: the input holds the window (pitch elements per row), the outputs hold
+            // block_bytes >= blk_ny * blk_nx elements; the host copies are read only after
+            // the synchronize.
+            unsafe {
+                driver.launch(stream, &launch)?;
+                driver.download(stream, slot.out.ptr, slot.h_out.buffer(), 0, bytes)?;
+                driver.download(
+                    stream,
+                    slot.footprint.ptr,
+                    slot.h_footprint.buffer(),
+                    0,
+                    bytes,
+                )?;
+            }
+            driver.synchronize(stream)?;
+            // SAFETY: synchronized: no copy into the host buffers is pending.
+            let (values, footprint) = unsafe {
+                (
+                    slot.h_out.buffer().as_slice(),
+                    slot.h_footprint.buffer().as_slice(),
+                )
+            };
+            match out {
+                BlockOut::F64(d, f) => store(values, footprint, d, f, plane, blk_nx),
+                BlockOut::F32(d, f) => store(values, footprint, d, f, plane, blk_nx),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Copies a compact block of kernel output (rows of `width` elements of `T`) into plane
+/// `plane` of the block views.
+fn store<T: OutputSample>(
+    values: &[u8],
+    footprint: &[u8],
+    data: &mut ArrayViewMut3<T>,
+    fp: &mut ArrayViewMut3<T>,
+    plane: usize,
+    width: usize,
+) {
+    let elem = std::mem::size_of::<T>();
+    let copy = |bytes: &[u8], view: &mut ArrayViewMut3<T>| {
+        let mut plane_view = view.index_axis_mut(Axis(0), plane);
+        for (r, mut row) in plane_view.outer_iter_mut().enumerate() {
+            let src = &bytes[r * width * elem..(r + 1) * width * elem];
+            for (c, o) in row.iter_mut().enumerate() {
+                let b = &src[c * elem..(c + 1) * elem];
+                // SAFETY: T is f32 or f64 (BlockOut's types) and the kernel wrote that type;
+                // `b` holds exactly one element (unaligned read).
+                *o = unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) };
+            }
+        }
+    };
+    copy(values, data);
+    copy(footprint, fp);
+}
+
+/// A block no output pixel of which maps into the input: NaN values, zero footprint.
+fn fill_empty(out: &mut BlockOut<'_>, plane: usize) {
+    match out {
+        BlockOut::F64(d, f) => {
+            d.index_axis_mut(Axis(0), plane).fill(f64::NAN);
+            f.index_axis_mut(Axis(0), plane).fill(0.0);
+        }
+        BlockOut::F32(d, f) => {
+            d.index_axis_mut(Axis(0), plane).fill(f32::NAN);
+            f.index_axis_mut(Axis(0), plane).fill(0.0);
+        }
+    }
+}
+
+impl BlockExecutor for CudaExecutor {
+    fn name(&self) -> String {
+        let ordinals: Vec<String> = self
+            .devices
+            .iter()
+            .map(|d| d.driver.ordinal().to_string())
+            .collect();
+        format!("cuda:{}", ordinals.join(","))
+    }
+
+    fn compute(&self, plan: &Plan, block: &Block, mut out: BlockOut<'_>) -> Result<()> {
+        if self.failed.get().is_none() {
+            let i = self.next.fetch_add(1, Ordering::Relaxed) % self.devices.len();
+            match self.run_block(&self.devices[i], plan, block, &mut out) {
+                Ok(()) => return Ok(()),
+                Err(Failure::Engine(e)) => return Err(e),
+                Err(Failure::Driver(fault)) => {
+                    let why = format!(
+                        "GPU {} failed on block rows {:?}, columns {:?} ({fault})",
+                        self.devices[i].driver.ordinal(),
+                        block.rows,
+                        block.cols
+                    );
+                    if self.failed.set(why.clone()).is_ok() {
+                        eprintln!(
+                            "reproject: warning: {why}; computing the remaining blocks on the CPU"
+                        );
+                    }
+                }
+            }
+        }
+        CpuExecutor.compute(plan, block, out)
+    }
+
+    fn preferred_block(&self, (ny, nx): (usize, usize)) -> Option<(usize, usize)> {
+        Some((ny.clamp(1, GPU_BLOCK), nx.clamp(1, GPU_BLOCK)))
+    }
+
+    fn parallel(&self, requested: Parallel) -> Parallel {
+        // Two blocks in flight per device at least, so copies overlap kernels.
+        let n = requested.threads().max(2 * self.devices.len());
+        Parallel::Threads(n)
+    }
+}
+
+impl Plan<'_> {
+    /// Computes the whole output on the GPU with the input and the outputs in GPU memory
+    /// (device-resident: no host copies at all). The plan's source describes the input (shape,
+    /// sample type; for orders ≥ 2 its pixels give the spline coefficients); `input` holds the
+    /// same pixels on the device. `data` and `footprint` are device addresses of the full
+    /// output (planes × rows × columns, C order) of float64 (`out_f64`) or float32.
+    ///
+    /// Errors: [`Error::GpuUnavailable`] without a usable GPU or for a job the kernels do not
+    /// cover; [`Error::Gpu`] when the GPU fails.
+    ///
+    /// # Safety
+    /// `input`, `data` and `footprint` must be valid memory of the first device's primary
+    /// context, of at least the sizes described, not written by anything else until this
+    /// returns.
+    ///
+    /// ```no_run
+    /// use ndarray::Array2;
+    /// use reproject::engine::{Options, Plan};
+    /// use reproject::gpu::{DeviceBuffer, DeviceImage};
+    /// use reproject::io::{ArraySource, SampleType};
+    /// use reproject::wcs::Wcs;
+    /// let h = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 32\nCRPIX2 = 32\n\
+    ///          CRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n";
+    /// let wcs = Wcs::from_header_str(h)?;
+    /// let image = Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?;
+    /// let bytes: Vec<u8> = image.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    /// let input = DeviceBuffer::from_host(&bytes)?;
+    /// let (data, footprint) = (DeviceBuffer::zeros(64 * 64 * 8)?, DeviceBuffer::zeros(64 * 64 * 8)?);
+    /// let image = DeviceImage { ptr: input.device_ptr(), sample: SampleType::F32, big_endian: false, pitch: 64 };
+    /// unsafe { plan.compute_on_device(&image, data.device_ptr(), footprint.device_ptr(), true)? };
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub unsafe fn compute_on_device(
+        &self,
+        input: &crate::gpu::DeviceImage,
+        data: u64,
+        footprint: u64,
+        out_f64: bool,
+    ) -> Result<()> {
+        if input.pitch < self.shape_in.1 {
+            return Err(Error::InvalidArgument(format!(
+                "device input pitch {} is narrower than the input's {} columns",
+                input.pitch, self.shape_in.1
+            )));
+        }
+        let Some(input_type) = input_type(input.sample) else {
+            return Err(Error::GpuUnavailable(format!(
+                "device inputs of {:?} samples are not supported",
+                input.sample
+            )));
+        };
+        let drivers = crate::gpu::drivers(crate::gpu::Devices::First)?;
+        let executor = CudaExecutor::new(self, drivers)?;
+        let device = &executor.devices[0];
+        let gpu_err = |f: Failure| match f {
+            Failure::Driver(fault) => Error::Gpu {
+                block: "(device-resident job)".into(),
+                message: fault.to_string(),
+            },
+            Failure::Engine(e) => e,
+        };
+        let driver = device.driver.clone();
+        // The spline coefficients of orders >= 2 go up with the parameters.
+        let resident = executor
+            .make_resident(&driver, self, self.coefficients.is_some())
+            .map_err(|f| gpu_err(Failure::Driver(f)))?;
+        let stream = driver
+            .create_stream()
+            .map_err(|f| gpu_err(Failure::Driver(f)))?;
+        let (in_ny, in_nx) = self.shape_in;
+        let (ny, nx) = self.plane_shape_out();
+        let out_elem = if out_f64 { 8 } else { 4 };
+        let elem = crate::io::sample_size(input.sample);
+        let launched = || -> std::result::Result<(), DriverFault> {
+            for plane in 0..self.planes {
+                // Orders >= 2 sample the plan's prefiltered coefficients (resident planes).
+                let (ptr, (t, big), pitch) = match (&self.coefficients, &resident.planes) {
+                    (Some(_), Some(planes)) => (planes[plane].ptr, (1, 0), in_nx),
+                    _ => (
+                        DevicePtr(input.ptr).offset(plane * in_ny * input.pitch * elem),
+                        (input_type, i32::from(input.big_endian)),
+                        input.pitch,
+                    ),
+                };
+                let offset = plane * ny * nx * out_elem;
+                let launch = BlockLaunch {
+                    grid: (
+                        (nx as u32).div_ceil(THREADS.0),
+                        (ny as u32).div_ceil(THREADS.1),
+                    ),
+                    threads: THREADS,
+                    transform: resident.transform.ptr,
+                    sampling: resident.sampling.ptr,
+                    input: ptr,
+                    input_type: t,
+                    big_endian: big,
+                    in_pitch: pitch as i64,
+                    window: (0, 0, in_ny as i32, in_nx as i32),
+                    plane: (in_ny as i32, in_nx as i32),
+                    out_origin: (0, 0),
+                    block: (ny as i32, nx as i32),
+                    out: DevicePtr(data).offset(offset),
+                    footprint: DevicePtr(footprint).offset(offset),
+                    out_f64: i32::from(out_f64),
+                    out_pitch: nx as i64,
+                };
+                // SAFETY: the caller vouches for the device memory (see the function's
+                // safety section); the parameters and coefficients are ours.
+                unsafe { driver.launch(stream, &launch)? };
+            }
+            driver.synchronize(stream)
+        };
+        let coefficients_missing = self.coefficients.is_some() && resident.planes.is_none();
+        let r = if coefficients_missing {
+            Err(Error::Gpu {
+                block: "(device-resident job)".into(),
+                message: "the spline coefficients do not fit in GPU memory".into(),
+            })
+        } else {
+            launched().map_err(|f| gpu_err(Failure::Driver(f)))
+        };
+        let _ = driver.synchronize(stream);
+        driver.destroy_stream(stream);
+        r
+    }
+}

@@ -1,0 +1,144 @@
+//! The scheduler: runs a set of a plan's blocks through the plan's executor, on the threads the
+//! options (and the executor) ask for, with a progress callback and cancellation. Everything
+//! that computes a whole output ([`Plan::compute_into`], lazy handles' `compute`, the CLI)
+//! goes through [`run`].
+//!
+//! ```
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use ndarray::Array3;
+//! use reproject::engine::schedule::{run, Schedule};
+//! use reproject::engine::{Options, Plan};
+//! use reproject::io::ArraySource;
+//! use reproject::wcs::Wcs;
+//! let wcs = Wcs::from_header_str(
+//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.1\nCDELT2 = 0.1\n",
+//! )?;
+//! let image = ndarray::Array2::<f64>::ones((64, 64));
+//! let source = ArraySource::new(image.view().into_dyn())?;
+//! let options = Options { block_size: Some((16, 64)), ..Options::default() };
+//! let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &options)?;
+//! let (mut data, mut footprint) = (Array3::<f64>::zeros((1, 64, 64)), Array3::<f64>::zeros((1, 64, 64)));
+//! let done = AtomicUsize::new(0);
+//! let progress = |_: usize| { done.fetch_add(1, Ordering::Relaxed); };
+//! let schedule = Schedule { progress: Some(&progress), ..Schedule::default() };
+//! assert_eq!(run(&plan, data.view_mut(), footprint.view_mut(), &schedule)?, 4);
+//! assert_eq!(done.load(Ordering::Relaxed), 4);
+//! # Ok::<(), reproject::Error>(())
+//! ```
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ndarray::{ArrayViewMut3, Axis};
+use rayon::prelude::*;
+
+use super::blocks::Block;
+use super::{check_working_memory, in_block, OutputSample, Parallel, Plan};
+use crate::error::{Error, Result};
+
+/// How to run the blocks: threads, progress, cancellation.
+#[derive(Default, Clone, Copy)]
+pub struct Schedule<'a> {
+    /// Threads; `None` takes the plan's options (as its executor adjusts them).
+    pub parallel: Option<Parallel>,
+    /// Called after each finished block with its index (from any thread).
+    pub progress: Option<&'a (dyn Fn(usize) + Sync)>,
+    /// When set, blocks not yet started are skipped and the run ends with
+    /// [`Error::Cancelled`]; blocks already written stay written.
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// Computes every block of `plan` into `data` and `footprint` (planes, rows, columns of the
+/// output plane, C order); returns the number of blocks.
+pub fn run<T: OutputSample>(
+    plan: &Plan,
+    mut data: ArrayViewMut3<T>,
+    mut footprint: ArrayViewMut3<T>,
+    schedule: &Schedule,
+) -> Result<usize> {
+    let (ny, nx) = plan.plane_shape_out();
+    let expected = [plan.planes(), ny, nx];
+    if data.shape() != expected || footprint.shape() != expected {
+        return Err(Error::ShapeMismatch(format!(
+            "output arrays of shapes {:?} and {:?}, expected {expected:?}",
+            data.shape(),
+            footprint.shape()
+        )));
+    }
+    let executor = plan.executor()?;
+    let (by, bx) = plan.block_shape();
+    let count = ny.div_ceil(by).saturating_mul(nx.div_ceil(bx));
+    let per_block = std::mem::size_of::<(Block, ArrayViewMut3<T>, ArrayViewMut3<T>)>();
+    check_working_memory(count.saturating_mul(per_block), || {
+        (
+            format!("the list of {count} blocks of {by}x{bx} pixels"),
+            "use a larger block_size",
+        )
+    })?;
+    let work = cut(data.view_mut(), footprint.view_mut(), (by, bx));
+    let count = work.len();
+    type Work<'a, T> = (usize, (Block, ArrayViewMut3<'a, T>, ArrayViewMut3<'a, T>));
+    let run_one = |(index, (block, d, f)): Work<T>| {
+        if schedule.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(Error::Cancelled(format!(
+                "cancelled with {count} blocks scheduled"
+            )));
+        }
+        plan.compute_block(&block, d, f)
+            .map_err(|e| in_block(e, &block))?;
+        if let Some(progress) = schedule.progress {
+            progress(index);
+        }
+        Ok(())
+    };
+    let parallel = executor.parallel(schedule.parallel.unwrap_or(plan.options().parallel));
+    match parallel {
+        Parallel::Serial => work.into_iter().enumerate().try_for_each(run_one)?,
+        parallel => {
+            parallel.install(|| work.into_par_iter().enumerate().try_for_each(run_one))??
+        }
+    }
+    Ok(count)
+}
+
+/// Disjoint views, one per block in row-major order: bands of rows, then columns within each
+/// band.
+fn cut<'a, T>(
+    data: ArrayViewMut3<'a, T>,
+    footprint: ArrayViewMut3<'a, T>,
+    (by, bx): (usize, usize),
+) -> Vec<(Block, ArrayViewMut3<'a, T>, ArrayViewMut3<'a, T>)> {
+    let mut work = Vec::new();
+    let bands = split_chunks(data, Axis(1), by)
+        .into_iter()
+        .zip(split_chunks(footprint, Axis(1), by));
+    for (band, (d, f)) in bands.enumerate() {
+        let tiles = split_chunks(d, Axis(2), bx)
+            .into_iter()
+            .zip(split_chunks(f, Axis(2), bx));
+        for (tile, (d, f)) in tiles.enumerate() {
+            let block = Block {
+                rows: band * by..(band * by + d.shape()[1]),
+                cols: tile * bx..(tile * bx + d.shape()[2]),
+            };
+            work.push((block, d, f));
+        }
+    }
+    work
+}
+
+/// Cuts a view into consecutive chunks of `size` along `axis` (the last one shorter), each
+/// keeping the lifetime of the whole.
+fn split_chunks<T>(
+    mut view: ArrayViewMut3<'_, T>,
+    axis: Axis,
+    size: usize,
+) -> Vec<ArrayViewMut3<'_, T>> {
+    let mut chunks = Vec::with_capacity(view.len_of(axis).div_ceil(size.max(1)));
+    while view.len_of(axis) > size {
+        let (head, tail) = view.split_at(axis, size);
+        chunks.push(head);
+        view = tail;
+    }
+    chunks.push(view);
+    chunks
+}

@@ -1,0 +1,314 @@
+//! The real driver behind the [`Driver`] seam: one device's primary context, the kernels
+//! compiled for it (see [`super::runtime`]), and the CUDA driver calls through `cudarc`'s
+//! thin `result` layer. Every call binds the context to the calling thread and runs inside
+//! [`guard`], so a panic in `cudarc` is an error, never a crash.
+//!
+//! A sticky error (an illegal address, a launch failure, ...) poisons the context: this driver
+//! then fails every call, and the device registry ([`super::drivers`]) refuses the device for
+//! the rest of the process.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+
+use super::driver::{
+    BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind, HostBuffer, StreamId,
+};
+use super::runtime::guard;
+use super::GpuInfo;
+
+/// One CUDA device with the kernels loaded.
+pub(crate) struct CudaDriver {
+    ordinal: usize,
+    ctx: Arc<CudaContext>,
+    /// Keeps the module (and so `func`) loaded.
+    _module: Arc<CudaModule>,
+    func: CudaFunction,
+    info: GpuInfo,
+    streams: Mutex<HashMap<u64, Arc<CudaStream>>>,
+    next_stream: Mutex<u64>,
+    poisoned: Mutex<Option<String>>,
+}
+
+/// Whether a driver error leaves the context unusable.
+fn is_sticky(e: &DriverError) -> bool {
+    use sys::CUresult::*;
+    matches!(
+        e.0,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_CONTEXT_IS_DESTROYED
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+    )
+}
+
+impl CudaDriver {
+    pub(crate) fn new(
+        ordinal: usize,
+        ctx: Arc<CudaContext>,
+        module: Arc<CudaModule>,
+        func: CudaFunction,
+        info: GpuInfo,
+    ) -> CudaDriver {
+        CudaDriver {
+            ordinal,
+            ctx,
+            _module: module,
+            func,
+            info,
+            streams: Mutex::new(HashMap::new()),
+            next_stream: Mutex::new(1),
+            poisoned: Mutex::new(None),
+        }
+    }
+
+    /// Runs a driver call with the context bound, turning errors (and panics) into faults
+    /// and poisoning the context on a sticky error.
+    fn call<R>(
+        &self,
+        name: &'static str,
+        f: impl FnOnce() -> std::result::Result<R, DriverError>,
+    ) -> DriverResult<R> {
+        if let Some(why) = self.poisoned() {
+            return Err(DriverFault::new(name, FaultKind::Sticky, why));
+        }
+        let r = guard(name, || {
+            self.ctx.bind_to_thread()?;
+            f()
+        });
+        match r {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                let kind = if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                    FaultKind::OutOfMemory
+                } else if is_sticky(&e) {
+                    FaultKind::Sticky
+                } else {
+                    FaultKind::Other
+                };
+                let fault = DriverFault::new(name, kind, e.to_string());
+                if kind == FaultKind::Sticky {
+                    *self.poisoned.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some(format!("an earlier {fault}"));
+                }
+                Err(fault)
+            }
+            Err(panic) => Err(DriverFault::new(name, FaultKind::Other, panic)),
+        }
+    }
+
+    fn stream(&self, id: StreamId, name: &'static str) -> DriverResult<Arc<CudaStream>> {
+        let streams = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+        streams.get(&id.0).cloned().ok_or_else(|| {
+            DriverFault::new(
+                name,
+                FaultKind::Other,
+                "CUDA_ERROR_INVALID_HANDLE: no such stream",
+            )
+        })
+    }
+}
+
+impl Driver for CudaDriver {
+    fn info(&self) -> &GpuInfo {
+        &self.info
+    }
+
+    fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    fn poisoned(&self) -> Option<String> {
+        self.poisoned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn mem_info(&self) -> DriverResult<(usize, usize)> {
+        self.call("cuMemGetInfo", result::mem_get_info)
+    }
+
+    fn alloc(&self, bytes: usize) -> DriverResult<DevicePtr> {
+        // SAFETY: a plain allocation; the pipeline writes it before reading it.
+        self.call("cuMemAlloc", || unsafe {
+            result::malloc_sync(bytes.max(1))
+        })
+        .map(DevicePtr)
+    }
+
+    fn free(&self, ptr: DevicePtr) {
+        // SAFETY: `ptr` came from `alloc` and is freed once, after its work is done.
+        let _ = self.call("cuMemFree", || unsafe { result::free_sync(ptr.0) });
+    }
+
+    fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer> {
+        let ptr = self.call("cuMemHostAlloc", || unsafe {
+            // SAFETY: a plain page-locked allocation, freed by free_host.
+            result::malloc_host(bytes.max(1), 0)
+        })?;
+        // SAFETY: cuMemHostAlloc returned `bytes` valid bytes, freed only by free_host.
+        Ok(unsafe { HostBuffer::from_raw(ptr as *mut u8, bytes) })
+    }
+
+    fn free_host(&self, buffer: HostBuffer) {
+        // SAFETY: made by alloc_host, freed once.
+        let _ = self.call("cuMemFreeHost", || unsafe {
+            result::free_host(buffer.as_ptr() as *mut c_void)
+        });
+    }
+
+    fn create_stream(&self) -> DriverResult<StreamId> {
+        let stream = self.call("cuStreamCreate", || self.ctx.new_stream())?;
+        let mut next = self.next_stream.lock().unwrap_or_else(|p| p.into_inner());
+        let id = *next;
+        *next += 1;
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, stream);
+        Ok(StreamId(id))
+    }
+
+    fn destroy_stream(&self, stream: StreamId) {
+        // cudarc destroys the stream when its last handle goes (after synchronizing it).
+        self.streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&stream.0);
+    }
+
+    fn upload_now(&self, src: &[u8], dst: DevicePtr) -> DriverResult<()> {
+        // SAFETY: `dst` holds src.len() bytes (the caller's allocation); synchronous copy.
+        self.call("cuMemcpyHtoD", || unsafe {
+            result::memcpy_htod_sync(dst.0, src)
+        })
+    }
+
+    unsafe fn upload(
+        &self,
+        stream: StreamId,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: DevicePtr,
+        bytes: usize,
+    ) -> DriverResult<()> {
+        let s = self.stream(stream, "cuMemcpyHtoDAsync")?;
+        if src_offset + bytes > src.len() {
+            return Err(DriverFault::new(
+                "cuMemcpyHtoDAsync",
+                FaultKind::Other,
+                "source range outside the host buffer",
+            ));
+        }
+        // SAFETY: the caller keeps `src` alive and unwritten until the copy is done; `dst`
+        // holds `bytes` bytes.
+        self.call("cuMemcpyHtoDAsync", || unsafe {
+            let bytes = std::slice::from_raw_parts(src.as_ptr().add(src_offset), bytes);
+            result::memcpy_htod_async(dst.0, bytes, s.cu_stream())
+        })
+    }
+
+    unsafe fn download(
+        &self,
+        stream: StreamId,
+        src: DevicePtr,
+        dst: &HostBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> DriverResult<()> {
+        let s = self.stream(stream, "cuMemcpyDtoHAsync")?;
+        if dst_offset + bytes > dst.len() {
+            return Err(DriverFault::new(
+                "cuMemcpyDtoHAsync",
+                FaultKind::Other,
+                "destination range outside the host buffer",
+            ));
+        }
+        // SAFETY: the caller keeps `dst` alive and untouched until the copy is done; `src`
+        // holds `bytes` bytes.
+        self.call("cuMemcpyDtoHAsync", || unsafe {
+            let bytes = std::slice::from_raw_parts_mut(dst.as_ptr().add(dst_offset), bytes);
+            result::memcpy_dtoh_async(bytes, src.0, s.cu_stream())
+        })
+    }
+
+    unsafe fn copy_device(
+        &self,
+        stream: StreamId,
+        src: DevicePtr,
+        dst: DevicePtr,
+        bytes: usize,
+    ) -> DriverResult<()> {
+        let s = self.stream(stream, "cuMemcpyDtoDAsync")?;
+        // SAFETY: the caller vouches for both ranges.
+        self.call("cuMemcpyDtoDAsync", || unsafe {
+            result::memcpy_dtod_async(dst.0, src.0, bytes, s.cu_stream())
+        })
+    }
+
+    unsafe fn launch(&self, stream: StreamId, l: &BlockLaunch) -> DriverResult<()> {
+        let s = self.stream(stream, "cuLaunchKernel")?;
+        let (mut transform, mut sampling, mut input) = (l.transform.0, l.sampling.0, l.input.0);
+        let (mut input_type, mut big_endian, mut in_pitch) =
+            (l.input_type, l.big_endian, l.in_pitch);
+        let mut ints = [
+            l.window.0,
+            l.window.1,
+            l.window.2,
+            l.window.3,
+            l.plane.0,
+            l.plane.1,
+            l.out_origin.0,
+            l.out_origin.1,
+            l.block.0,
+            l.block.1,
+        ];
+        let (mut out, mut footprint, mut out_f64, mut out_pitch) =
+            (l.out.0, l.footprint.0, l.out_f64, l.out_pitch);
+        fn arg<T>(v: &mut T) -> *mut c_void {
+            v as *mut T as *mut c_void
+        }
+        let mut params: Vec<*mut c_void> = vec![
+            arg(&mut transform),
+            arg(&mut sampling),
+            arg(&mut input),
+            arg(&mut input_type),
+            arg(&mut big_endian),
+            arg(&mut in_pitch),
+        ];
+        params.extend(ints.iter_mut().map(arg));
+        params.extend([
+            arg(&mut out),
+            arg(&mut footprint),
+            arg(&mut out_f64),
+            arg(&mut out_pitch),
+        ]);
+        // SAFETY: the argument list matches rp_reproject_block's signature (kernels/
+        // reproject.cu) in order and types; the caller vouches for the pointers.
+        self.call("cuLaunchKernel", || unsafe {
+            result::launch_kernel(
+                self.func.cu_function(),
+                (l.grid.0, l.grid.1, 1),
+                (l.threads.0, l.threads.1, 1),
+                0,
+                s.cu_stream(),
+                &mut params,
+            )
+        })
+    }
+
+    fn synchronize(&self, stream: StreamId) -> DriverResult<()> {
+        let s = self.stream(stream, "cuStreamSynchronize")?;
+        self.call("cuStreamSynchronize", || s.synchronize())
+    }
+}

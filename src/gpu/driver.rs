@@ -1,0 +1,339 @@
+//! The driver seam: every CUDA driver operation a GPU pipeline uses, behind one trait, with two
+//! implementations: the real driver ([`super::cuda`], through `cudarc`) and a simulator
+//! ([`super::sim`]) that runs the kernels compiled as host C++.
+//!
+//! ```text
+//! pipeline ──Driver──▶ CudaDriver (cuMemAlloc, cuMemcpyHtoDAsync, cuLaunchKernel, ...)
+//!                  └─▶ SimDriver  (memory in host vectors, queued operations completed in a
+//!                                  random legal order, every call recorded, faults injected)
+//! ```
+//!
+//! The operations are asynchronous as on a GPU: copies and launches are queued on a stream
+//! and complete some time before [`Driver::synchronize`] of that stream returns. Host buffers
+//! ([`HostBuffer`], page-locked memory on a GPU) must not be touched by the host while a copy
+//! queued on them is pending.
+//!
+//! ```
+//! use reproject::gpu::driver::{Driver, FaultKind};
+//! use reproject::gpu::sim::{SimConfig, SimDriver};
+//! let sim = SimDriver::new(SimConfig { fail_at: Some((0, FaultKind::OutOfMemory)), ..SimConfig::default() });
+//! let fault = sim.alloc(1024).unwrap_err();
+//! assert_eq!(fault.kind, FaultKind::OutOfMemory);
+//! assert!(sim.alloc(1024).is_ok());
+//! ```
+
+use std::fmt;
+
+use super::GpuInfo;
+
+/// How a driver call failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Out of device (or page-locked host) memory; the context stays usable.
+    OutOfMemory,
+    /// A sticky error (an illegal address, say): the context is poisoned and every later call
+    /// on it fails.
+    Sticky,
+    /// Any other failure of one call (a launch that did not start, an invalid value).
+    Other,
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FaultKind::OutOfMemory => "out of memory",
+            FaultKind::Sticky => "sticky error (context poisoned)",
+            FaultKind::Other => "error",
+        })
+    }
+}
+
+/// A failed driver call: which call, what kind of failure, the driver's message.
+///
+/// ```
+/// use reproject::gpu::driver::{DriverFault, FaultKind};
+/// let f = DriverFault::new("cuMemAlloc", FaultKind::OutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY");
+/// assert_eq!(f.to_string(), "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverFault {
+    /// The driver call, e.g. `cuLaunchKernel`.
+    pub call: &'static str,
+    /// What kind of failure.
+    pub kind: FaultKind,
+    /// The driver's words.
+    pub message: String,
+}
+
+impl DriverFault {
+    /// A fault of `call`.
+    pub fn new(call: &'static str, kind: FaultKind, message: impl Into<String>) -> DriverFault {
+        DriverFault {
+            call,
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for DriverFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.call, self.message)
+    }
+}
+
+/// The result of a driver call.
+pub type DriverResult<T> = std::result::Result<T, DriverFault>;
+
+/// A device address (of an allocation, or inside one).
+///
+/// ```
+/// use reproject::gpu::driver::DevicePtr;
+/// assert_eq!(DevicePtr(4096).offset(8), DevicePtr(4104));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DevicePtr(pub u64);
+
+impl DevicePtr {
+    /// The address `bytes` further.
+    pub fn offset(self, bytes: usize) -> DevicePtr {
+        DevicePtr(self.0 + bytes as u64)
+    }
+}
+
+/// A stream: operations queued on one stream run in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StreamId(pub u64);
+
+/// Page-locked host memory allocated by a driver ([`Driver::alloc_host`]); freed with
+/// [`Driver::free_host`].
+///
+/// ```
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::sim::{SimConfig, SimDriver};
+/// let sim = SimDriver::new(SimConfig::default());
+/// let mut buf = sim.alloc_host(16)?;
+/// // SAFETY: no copy is queued on the buffer.
+/// unsafe { buf.as_mut_slice() }.fill(7);
+/// assert_eq!(unsafe { buf.as_slice() }[15], 7);
+/// sim.free_host(buf);
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
+#[derive(Debug)]
+pub struct HostBuffer {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the buffer is plain memory owned by whoever holds the handle; the driver only
+// reads or writes it through copies the holder queued.
+unsafe impl Send for HostBuffer {}
+unsafe impl Sync for HostBuffer {}
+
+impl HostBuffer {
+    /// A handle to `len` bytes at `ptr` (for driver implementations).
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` bytes until the buffer is freed by
+    /// the driver that made it.
+    pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> HostBuffer {
+        HostBuffer { ptr, len }
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no byte.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The address of the first byte.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// The bytes.
+    ///
+    /// # Safety
+    /// No copy into the buffer may be pending (synchronize the stream it was queued on).
+    pub unsafe fn as_slice(&self) -> &[u8] {
+        std::slice::from_raw_parts(self.ptr, self.len)
+    }
+
+    /// The bytes, for writing.
+    ///
+    /// # Safety
+    /// No copy from or into the buffer may be pending.
+    pub unsafe fn as_mut_slice(&mut self) -> &mut [u8] {
+        std::slice::from_raw_parts_mut(self.ptr, self.len)
+    }
+}
+
+/// The arguments of one launch of the block kernel `rp_reproject_block` (see
+/// `kernels/reproject.cu` for their meaning), with its grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockLaunch {
+    /// Thread blocks (x, y).
+    pub grid: (u32, u32),
+    /// Threads per block (x, y).
+    pub threads: (u32, u32),
+    /// The transform parameters (f64 array).
+    pub transform: DevicePtr,
+    /// The sampling parameters (f64 array).
+    pub sampling: DevicePtr,
+    /// Window element (0, 0).
+    pub input: DevicePtr,
+    /// Input element type code (0 f32, 1 f64, 2 u8, 3 i16, 4 i32, 5 i64).
+    pub input_type: i32,
+    /// Whether input samples are big-endian.
+    pub big_endian: i32,
+    /// Input elements per row.
+    pub in_pitch: i64,
+    /// The window: first row, first column, rows, columns.
+    pub window: (i32, i32, i32, i32),
+    /// The input plane (rows, columns).
+    pub plane: (i32, i32),
+    /// The block's first output pixel (row, column).
+    pub out_origin: (i32, i32),
+    /// The block (rows, columns).
+    pub block: (i32, i32),
+    /// Output values at block element (0, 0).
+    pub out: DevicePtr,
+    /// Output footprint at block element (0, 0).
+    pub footprint: DevicePtr,
+    /// Whether outputs are float64 (else float32).
+    pub out_f64: i32,
+    /// Output elements per row.
+    pub out_pitch: i64,
+}
+
+impl BlockLaunch {
+    /// Bytes per input element of `input_type` (0 for an unknown code).
+    pub fn input_elem(&self) -> usize {
+        match self.input_type {
+            0 => 4,
+            1 | 5 => 8,
+            2 => 1,
+            3 => 2,
+            4 => 4,
+            _ => 0,
+        }
+    }
+
+    /// Bytes per output element.
+    pub fn out_elem(&self) -> usize {
+        if self.out_f64 != 0 {
+            8
+        } else {
+            4
+        }
+    }
+
+    /// The bytes of input the kernel reads, from `input`.
+    pub fn input_bytes(&self) -> usize {
+        let (_, _, ny, nx) = self.window;
+        if ny <= 0 || nx <= 0 {
+            return 0;
+        }
+        ((ny as usize - 1) * self.in_pitch.max(0) as usize + nx as usize) * self.input_elem()
+    }
+
+    /// The bytes of each output the kernel writes, from `out` and `footprint`.
+    pub fn output_bytes(&self) -> usize {
+        let (ny, nx) = self.block;
+        if ny <= 0 || nx <= 0 {
+            return 0;
+        }
+        ((ny as usize - 1) * self.out_pitch.max(0) as usize + nx as usize) * self.out_elem()
+    }
+}
+
+/// The CUDA driver operations of the GPU pipelines, for one device.
+///
+/// Implementations: [`super::cuda::CudaDriver`] (a real GPU) and [`super::sim::SimDriver`].
+/// Calls may come from several threads at once.
+pub trait Driver: Send + Sync {
+    /// The device.
+    fn info(&self) -> &GpuInfo;
+
+    /// The device's ordinal among the visible ones.
+    fn ordinal(&self) -> usize;
+
+    /// Why the context cannot be used any more (a sticky error), if so.
+    fn poisoned(&self) -> Option<String>;
+
+    /// (free, total) device memory in bytes.
+    fn mem_info(&self) -> DriverResult<(usize, usize)>;
+
+    /// `bytes` of device memory (content undefined).
+    fn alloc(&self, bytes: usize) -> DriverResult<DevicePtr>;
+
+    /// Frees an allocation made by [`Driver::alloc`] (after the work using it is done).
+    fn free(&self, ptr: DevicePtr);
+
+    /// `bytes` of page-locked host memory.
+    fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer>;
+
+    /// Frees page-locked host memory.
+    fn free_host(&self, buffer: HostBuffer);
+
+    /// A new stream.
+    fn create_stream(&self) -> DriverResult<StreamId>;
+
+    /// Destroys a stream (after synchronizing it).
+    fn destroy_stream(&self, stream: StreamId);
+
+    /// Copies `bytes` from host memory to the device, synchronously (for small parameter
+    /// arrays).
+    fn upload_now(&self, src: &[u8], dst: DevicePtr) -> DriverResult<()>;
+
+    /// Queues a copy of `bytes` from `src[src_offset..]` to `dst` on `stream`.
+    ///
+    /// # Safety
+    /// `dst` must hold `bytes` more bytes; `src` must not be written until the copy is done.
+    unsafe fn upload(
+        &self,
+        stream: StreamId,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: DevicePtr,
+        bytes: usize,
+    ) -> DriverResult<()>;
+
+    /// Queues a copy of `bytes` from `src` to `dst[dst_offset..]` on `stream`.
+    ///
+    /// # Safety
+    /// `src` must hold `bytes` more bytes; `dst` must not be touched until the copy is done.
+    unsafe fn download(
+        &self,
+        stream: StreamId,
+        src: DevicePtr,
+        dst: &HostBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> DriverResult<()>;
+
+    /// Queues a device-to-device copy of `bytes` on `stream`.
+    ///
+    /// # Safety
+    /// Both ranges must lie in device allocations and not overlap.
+    unsafe fn copy_device(
+        &self,
+        stream: StreamId,
+        src: DevicePtr,
+        dst: DevicePtr,
+        bytes: usize,
+    ) -> DriverResult<()>;
+
+    /// Queues a launch of the block kernel on `stream`.
+    ///
+    /// # Safety
+    /// Every pointer must be device memory of the sizes the arguments describe.
+    unsafe fn launch(&self, stream: StreamId, launch: &BlockLaunch) -> DriverResult<()>;
+
+    /// Waits until everything queued on `stream` is done; reports a failure of any of it.
+    fn synchronize(&self, stream: StreamId) -> DriverResult<()>;
+}

@@ -1,0 +1,243 @@
+//! The process's GPUs: which devices a job uses ([`Devices`]), each opened once per process
+//! (context, kernels compiled and loaded), or the simulator in their place when
+//! `REPROJECT_RS_CUDA_SIM` is set. A device whose context a sticky error poisoned is never
+//! handed out again.
+
+use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
+
+use serde::{Deserialize, Serialize};
+
+use super::driver::Driver;
+use super::sim::{SimConfig, SimDriver};
+use super::Backend;
+use crate::error::{Error, Result};
+
+/// Which GPUs a job runs on.
+///
+/// ```
+/// use reproject::gpu::Devices;
+/// assert_eq!("1".parse::<Devices>()?, Devices::Ordinal(1));
+/// assert_eq!("all".parse::<Devices>()?, Devices::All);
+/// assert_eq!(Devices::First.to_string(), "0");
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Devices {
+    /// Device 0.
+    #[default]
+    First,
+    /// The device of this ordinal (`cuda:N`).
+    Ordinal(usize),
+    /// Every visible device, blocks spread across them (`cuda:all`).
+    All,
+}
+
+impl FromStr for Devices {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Devices> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "all" => Ok(Devices::All),
+            n => n.parse::<usize>().map(Devices::Ordinal).map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "unknown GPU '{s}': expected a device number or 'all'"
+                ))
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for Devices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Devices::First => f.write_str("0"),
+            Devices::Ordinal(n) => write!(f, "{n}"),
+            Devices::All => f.write_str("all"),
+        }
+    }
+}
+
+/// Parses a device string as Python and the CLI take it: `cpu`, `auto`, `cuda` (or `gpu`),
+/// `cuda:N`, `cuda:all`.
+///
+/// ```
+/// use reproject::gpu::{parse_device, Backend, Devices};
+/// assert_eq!(parse_device("cuda:1")?, (Backend::Cuda, Devices::Ordinal(1)));
+/// assert_eq!(parse_device("auto")?, (Backend::Auto, Devices::First));
+/// assert!(parse_device("cpu:1").is_err());
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn parse_device(s: &str) -> Result<(Backend, Devices)> {
+    match s.split_once(':') {
+        None => Ok((s.parse()?, Devices::First)),
+        Some((backend, devices)) => {
+            let backend: Backend = backend.parse()?;
+            if backend == Backend::Cpu {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown device '{s}': the CPU takes no device number"
+                )));
+            }
+            Ok((backend, devices.parse()?))
+        }
+    }
+}
+
+/// The number of simulated devices `REPROJECT_RS_CUDA_SIM` asks for (`1` or `true`: one,
+/// `N`: N), or `None` when the real driver is used.
+///
+/// ```
+/// let _ = reproject::gpu::simulated_devices();
+/// ```
+pub fn simulated_devices() -> Option<usize> {
+    let v = std::env::var("REPROJECT_RS_CUDA_SIM").ok()?;
+    match v.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "off" => None,
+        "true" | "yes" | "on" => Some(1),
+        n => Some(n.parse::<usize>().unwrap_or(1).max(1)),
+    }
+}
+
+/// Whether there is a driver to talk to at all: the simulator, or an installed NVIDIA driver
+/// (machines without one are the common case, where falling back to the CPU is not news).
+pub(crate) fn driver_installed() -> bool {
+    if simulated_devices().is_some() {
+        return true;
+    }
+    #[cfg(feature = "cuda")]
+    {
+        super::runtime::driver_present()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        false
+    }
+}
+
+fn simulators() -> &'static [Arc<SimDriver>] {
+    static SIM: OnceLock<Vec<Arc<SimDriver>>> = OnceLock::new();
+    SIM.get_or_init(|| {
+        (0..simulated_devices().unwrap_or(1))
+            .map(|i| Arc::new(SimDriver::new(SimConfig::from_env(i))))
+            .collect()
+    })
+}
+
+/// Device `ordinal` of the real driver, opened once per process.
+#[cfg(feature = "cuda")]
+fn real(ordinal: usize) -> std::result::Result<Arc<dyn Driver>, String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    type Opened = std::result::Result<Arc<super::cuda::CudaDriver>, String>;
+    static OPEN: OnceLock<Mutex<HashMap<usize, Opened>>> = OnceLock::new();
+    let mut open = OPEN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let opened = open
+        .entry(ordinal)
+        .or_insert_with(|| super::runtime::open_device(ordinal).map(Arc::new));
+    opened.clone().map(|d| d as Arc<dyn Driver>)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn real(_ordinal: usize) -> std::result::Result<Arc<dyn Driver>, String> {
+    Err("reproject was built without its `cuda` feature".into())
+}
+
+fn device_count() -> std::result::Result<usize, String> {
+    if let Some(n) = simulated_devices() {
+        return Ok(n);
+    }
+    #[cfg(feature = "cuda")]
+    {
+        super::runtime::device_count()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err("reproject was built without its `cuda` feature".into())
+    }
+}
+
+/// Device `ordinal`, unless its context is poisoned.
+fn device(ordinal: usize) -> Result<Arc<dyn Driver>> {
+    let driver: Arc<dyn Driver> = match simulated_devices() {
+        Some(n) => match simulators().get(ordinal) {
+            Some(sim) => sim.clone(),
+            None => {
+                return Err(Error::GpuUnavailable(format!(
+                    "no GPU {ordinal}: the CUDA simulator has {n} device(s)"
+                )))
+            }
+        },
+        None => real(ordinal).map_err(Error::GpuUnavailable)?,
+    };
+    if let Some(why) = driver.poisoned() {
+        return Err(Error::GpuUnavailable(format!(
+            "GPU {ordinal} is not used again in this process: its context was poisoned by {why}"
+        )));
+    }
+    Ok(driver)
+}
+
+/// The drivers of the devices `devices` names, each opened (and its kernels compiled) once
+/// per process; under `REPROJECT_RS_CUDA_SIM` the simulated devices.
+///
+/// Errors: [`Error::GpuUnavailable`] when there is no such device, no usable driver, or the
+/// device's context was poisoned by an earlier sticky error.
+///
+/// ```
+/// use reproject::gpu::{drivers, Devices};
+/// match drivers(Devices::All) {
+///     Ok(gpus) => println!("{} GPU(s), first: {}", gpus.len(), gpus[0].info().name),
+///     Err(e) => println!("no GPU: {e}"),
+/// }
+/// ```
+pub fn drivers(devices: Devices) -> Result<Vec<Arc<dyn Driver>>> {
+    match devices {
+        Devices::First => Ok(vec![device(0)?]),
+        Devices::Ordinal(n) => {
+            let count = device_count().map_err(Error::GpuUnavailable)?;
+            if n >= count {
+                return Err(Error::GpuUnavailable(format!(
+                    "no GPU {n}: {count} device(s) visible"
+                )));
+            }
+            Ok(vec![device(n)?])
+        }
+        Devices::All => {
+            let count = device_count().map_err(Error::GpuUnavailable)?;
+            let mut found = Vec::new();
+            let mut why = Vec::new();
+            for n in 0..count {
+                match device(n) {
+                    Ok(d) => found.push(d),
+                    Err(e) => why.push(e.to_string()),
+                }
+            }
+            if found.is_empty() {
+                return Err(Error::GpuUnavailable(if why.is_empty() {
+                    "the CUDA driver sees no device".into()
+                } else {
+                    why.join("; ")
+                }));
+            }
+            Ok(found)
+        }
+    }
+}
+
+/// Opens the devices and compiles the kernels ahead of the first job (for a dask worker's
+/// set-up hook, say), so that no job pays for it; returns a line per device.
+///
+/// ```
+/// match reproject::gpu::warmup(reproject::gpu::Devices::First) {
+///     Ok(lines) => println!("{}", lines.join("\n")),
+///     Err(e) => println!("no GPU: {e}"),
+/// }
+/// ```
+pub fn warmup(devices: Devices) -> Result<Vec<String>> {
+    Ok(drivers(devices)?
+        .iter()
+        .map(|d| format!("GPU {}: {}", d.ordinal(), d.info()))
+        .collect())
+}

@@ -1,0 +1,845 @@
+//! A CUDA simulator behind the [`Driver`] seam: the GPU pipelines run unchanged on a machine
+//! without a GPU, as numba's `NUMBA_ENABLE_CUDASIM=1` does for numba kernels.
+//!
+//! - **Memory**: device allocations are host vectors at made-up device addresses; a fixed
+//!   amount of device memory (1 GiB unless configured) runs out as a GPU's would.
+//! - **Kernels**: a launch runs `rp_reproject_block` compiled as host C++ (build.rs compiles
+//!   `kernels/host/sim_launch.cpp` into the library), thread by thread; a launch whose pointers
+//!   reach outside their allocations is an illegal address, a sticky error.
+//! - **Asynchrony**: copies and launches are queued per stream and completed at random legal
+//!   points (at any later driver call, in a random order across streams; all of a stream at
+//!   its synchronize), so a pipeline that reads a result before synchronizing, or rewrites a
+//!   host buffer a pending copy still reads, gets wrong bytes. Work queued on one stream that
+//!   touches memory a pending operation of another stream writes (or reads, when it writes) is
+//!   an ordering hazard: recorded ([`SimDriver::hazards`]) and failed.
+//! - **Records and faults**: every call is recorded ([`SimDriver::calls`]), bytes moved and
+//!   allocations counted ([`SimDriver::stats`]); [`SimConfig::fail_at`] makes the call of that
+//!   index fail with an out-of-memory error, a sticky error (every later call fails too) or a
+//!   plain error.
+//!
+//! `REPROJECT_RS_CUDA_SIM=1` (or `=N` for N simulated devices) makes the library use it in
+//! place of the driver; `REPROJECT_RS_CUDA_SIM_FAIL=INDEX:oom|sticky|other`,
+//! `REPROJECT_RS_CUDA_SIM_SEED` and `REPROJECT_RS_CUDA_SIM_MEMORY` (bytes) configure it.
+//!
+//! ```
+//! use reproject::gpu::driver::{DevicePtr, Driver};
+//! use reproject::gpu::sim::{SimConfig, SimDriver};
+//! let sim = SimDriver::new(SimConfig::default());
+//! let stream = sim.create_stream()?;
+//! let dev = sim.alloc(8)?;
+//! sim.upload_now(&[1, 2, 3, 4, 5, 6, 7, 8], dev)?;
+//! let host = sim.alloc_host(8)?;
+//! unsafe { sim.download(stream, dev, &host, 0, 8)? };
+//! sim.synchronize(stream)?;
+//! assert_eq!(unsafe { host.as_slice() }, &[1, 2, 3, 4, 5, 6, 7, 8]);
+//! assert_eq!(sim.stats().downloaded, 8);
+//! # Ok::<(), reproject::gpu::driver::DriverFault>(())
+//! ```
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard};
+
+use super::driver::{
+    BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind, HostBuffer, StreamId,
+};
+use super::GpuInfo;
+
+/// How a [`SimDriver`] behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Fail the call of this index (counted from 0 over every call, see [`SimDriver::calls`])
+    /// with this kind of fault.
+    pub fail_at: Option<(usize, FaultKind)>,
+    /// Seed of the completion order.
+    pub seed: u64,
+    /// Device memory in bytes.
+    pub memory: usize,
+    /// The simulated device's ordinal.
+    pub ordinal: usize,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            fail_at: None,
+            seed: 0x2545_f491_4f6c_dd1d,
+            memory: 1 << 30,
+            ordinal: 0,
+        }
+    }
+}
+
+impl SimConfig {
+    /// The configuration `REPROJECT_RS_CUDA_SIM_FAIL`, `_SEED` and `_MEMORY` describe, for
+    /// device `ordinal`.
+    ///
+    /// ```
+    /// let c = reproject::gpu::sim::SimConfig::from_env(1);
+    /// assert_eq!(c.ordinal, 1);
+    /// ```
+    pub fn from_env(ordinal: usize) -> SimConfig {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let mut config = SimConfig {
+            ordinal,
+            ..SimConfig::default()
+        };
+        if let Some(seed) = var("REPROJECT_RS_CUDA_SIM_SEED").and_then(|s| s.parse().ok()) {
+            config.seed = seed;
+        }
+        if let Some(m) = var("REPROJECT_RS_CUDA_SIM_MEMORY").and_then(|s| s.parse().ok()) {
+            config.memory = m;
+        }
+        if let Some(spec) = var("REPROJECT_RS_CUDA_SIM_FAIL") {
+            let (index, kind) = spec.split_once(':').unwrap_or((&spec, "other"));
+            let kind = match kind {
+                "oom" => FaultKind::OutOfMemory,
+                "sticky" => FaultKind::Sticky,
+                _ => FaultKind::Other,
+            };
+            config.fail_at = index.trim().parse().ok().map(|i| (i, kind));
+        }
+        config
+    }
+}
+
+/// One recorded driver call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// Its index among every call of the driver.
+    pub index: usize,
+    /// The CUDA driver function it stands for.
+    pub name: &'static str,
+    /// The stream, for queued work.
+    pub stream: Option<u64>,
+    /// Bytes allocated or copied.
+    pub bytes: usize,
+    /// Whether the call can fail (and so can be made to fail).
+    pub fallible: bool,
+}
+
+/// What a [`SimDriver`] has done.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Bytes copied host → device.
+    pub uploaded: u64,
+    /// Bytes copied device → host.
+    pub downloaded: u64,
+    /// Page-locked host allocations.
+    pub host_allocations: usize,
+    /// Device allocations.
+    pub device_allocations: usize,
+    /// Kernel launches completed.
+    pub launches: usize,
+    /// Device bytes allocated now.
+    pub device_bytes_in_use: usize,
+}
+
+/// A queued operation. Host addresses are those of [`HostBuffer`]s the caller keeps alive.
+#[derive(Debug, Clone)]
+enum Op {
+    Upload { src: usize, dst: u64, bytes: usize },
+    Copy { src: u64, dst: u64, bytes: usize },
+    Download { src: u64, dst: usize, bytes: usize },
+    Launch(Box<BlockLaunch>),
+}
+
+/// A memory range an operation touches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Access {
+    device: bool,
+    start: u64,
+    len: u64,
+    write: bool,
+}
+
+impl Access {
+    fn overlaps(&self, other: &Access) -> bool {
+        self.device == other.device
+            && (self.write || other.write)
+            && self.start < other.start + other.len
+            && other.start < self.start + self.len
+    }
+}
+
+impl Op {
+    fn accesses(&self) -> Vec<Access> {
+        let a = |device, start: u64, len: usize, write| Access {
+            device,
+            start,
+            len: len as u64,
+            write,
+        };
+        match self {
+            Op::Upload { src, dst, bytes } => {
+                vec![
+                    a(false, *src as u64, *bytes, false),
+                    a(true, *dst, *bytes, true),
+                ]
+            }
+            Op::Download { src, dst, bytes } => {
+                vec![
+                    a(true, *src, *bytes, false),
+                    a(false, *dst as u64, *bytes, true),
+                ]
+            }
+            Op::Copy { src, dst, bytes } => {
+                vec![a(true, *src, *bytes, false), a(true, *dst, *bytes, true)]
+            }
+            Op::Launch(l) => vec![
+                a(true, l.input.0, l.input_bytes(), false),
+                a(true, l.out.0, l.output_bytes(), true),
+                a(true, l.footprint.0, l.output_bytes(), true),
+            ],
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Op::Upload { dst, bytes, .. } => format!("an upload of {bytes} bytes to {dst:#x}"),
+            Op::Download { src, bytes, .. } => {
+                format!("a download of {bytes} bytes from {src:#x}")
+            }
+            Op::Copy { dst, bytes, .. } => format!("a device copy of {bytes} bytes to {dst:#x}"),
+            Op::Launch(l) => format!("a launch writing {:#x}", l.out.0),
+        }
+    }
+}
+
+struct Stream {
+    queue: VecDeque<Op>,
+    /// The first failure of completed work, reported at the next synchronize.
+    failure: Option<DriverFault>,
+}
+
+struct State {
+    next_address: u64,
+    /// Device allocations by base address (u64 words: 8-byte aligned, as device memory is).
+    allocations: BTreeMap<u64, (Vec<u64>, usize)>,
+    used: usize,
+    /// Host buffers: address → length.
+    host: HashMap<usize, usize>,
+    streams: HashMap<u64, Stream>,
+    next_stream: u64,
+    calls: Vec<Call>,
+    rng: u64,
+    poisoned: Option<String>,
+    hazards: Vec<String>,
+    stats: SimStats,
+}
+
+// SAFETY: the host addresses in queued operations belong to HostBuffers whose holders
+// promise (by the unsafe contracts of `upload`/`download`) to keep them alive and untouched.
+unsafe impl Send for State {}
+
+/// The simulated GPU (see the module documentation).
+pub struct SimDriver {
+    info: GpuInfo,
+    config: SimConfig,
+    state: Mutex<State>,
+}
+
+impl SimDriver {
+    /// A simulated device.
+    pub fn new(config: SimConfig) -> SimDriver {
+        SimDriver {
+            info: GpuInfo {
+                name: format!("CUDA simulator (device {})", config.ordinal),
+                compute_capability: (9, 0),
+                total_memory: config.memory,
+                driver_version: 0,
+                nvrtc_version: (0, 0),
+                arch: "host".into(),
+            },
+            state: Mutex::new(State {
+                next_address: 1 << 40,
+                allocations: BTreeMap::new(),
+                used: 0,
+                host: HashMap::new(),
+                streams: HashMap::new(),
+                next_stream: 1,
+                calls: Vec::new(),
+                rng: config.seed | 1,
+                poisoned: None,
+                hazards: Vec::new(),
+                stats: SimStats::default(),
+            }),
+            config,
+        }
+    }
+
+    /// Whether the simulator can run kernels (false when the library was built without a
+    /// C++ compiler).
+    ///
+    /// ```
+    /// println!("{}", reproject::gpu::sim::SimDriver::has_kernels());
+    /// ```
+    pub fn has_kernels() -> bool {
+        cfg!(rp_sim_kernels)
+    }
+
+    /// Every call so far.
+    pub fn calls(&self) -> Vec<Call> {
+        self.lock().calls.clone()
+    }
+
+    /// The ordering hazards found so far.
+    pub fn hazards(&self) -> Vec<String> {
+        self.lock().hazards.clone()
+    }
+
+    /// Bytes moved and allocations made so far.
+    pub fn stats(&self) -> SimStats {
+        self.lock().stats
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records a call and applies the configured fault and the poisoning; then completes
+    /// some queued work at random.
+    fn begin(
+        &self,
+        st: &mut State,
+        name: &'static str,
+        stream: Option<StreamId>,
+        bytes: usize,
+        fallible: bool,
+    ) -> DriverResult<()> {
+        let index = st.calls.len();
+        st.calls.push(Call {
+            index,
+            name,
+            stream: stream.map(|s| s.0),
+            bytes,
+            fallible,
+        });
+        if !fallible {
+            return Ok(());
+        }
+        if let Some(why) = &st.poisoned {
+            return Err(DriverFault::new(name, FaultKind::Sticky, why.clone()));
+        }
+        if let Some((at, kind)) = self.config.fail_at {
+            if at == index {
+                let message = format!("injected {kind} at call {index}");
+                if kind == FaultKind::Sticky {
+                    st.poisoned = Some(message.clone());
+                }
+                return Err(DriverFault::new(name, kind, message));
+            }
+        }
+        self.progress(st);
+        Ok(())
+    }
+
+    fn random(st: &mut State) -> u64 {
+        // xorshift64
+        let mut x = st.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        st.rng = x;
+        x
+    }
+
+    /// Completes the first operation of some streams, chosen at random.
+    fn progress(&self, st: &mut State) {
+        let mut ids: Vec<u64> = st
+            .streams
+            .iter()
+            .filter(|(_, s)| !s.queue.is_empty())
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        for id in ids {
+            if Self::random(st).is_multiple_of(2) {
+                self.complete_one(st, id);
+            }
+        }
+    }
+
+    /// Completes the first queued operation of `stream`.
+    fn complete_one(&self, st: &mut State, stream: u64) {
+        let Some(op) = st
+            .streams
+            .get_mut(&stream)
+            .and_then(|s| s.queue.pop_front())
+        else {
+            return;
+        };
+        if let Err(fault) = self.execute(st, &op) {
+            if fault.kind == FaultKind::Sticky {
+                st.poisoned = Some(fault.message.clone());
+            }
+            if let Some(s) = st.streams.get_mut(&stream) {
+                s.failure.get_or_insert(fault);
+            }
+        }
+    }
+
+    /// The host address of device range [ptr, ptr + len) (None: outside every allocation).
+    fn resolve(st: &mut State, ptr: u64, len: usize) -> Option<*mut u8> {
+        let (base, (words, size)) = st.allocations.range_mut(..=ptr).next_back()?;
+        let offset = (ptr - base) as usize;
+        (offset + len <= *size).then(|| {
+            // SAFETY: offset + len is within the allocation's bytes.
+            unsafe { (words.as_mut_ptr() as *mut u8).add(offset) }
+        })
+    }
+
+    fn execute(&self, st: &mut State, op: &Op) -> DriverResult<()> {
+        let illegal = |what: &str| {
+            DriverFault::new(
+                "(completion)",
+                FaultKind::Sticky,
+                format!("CUDA_ERROR_ILLEGAL_ADDRESS: {what}"),
+            )
+        };
+        match op {
+            Op::Upload { src, dst, bytes } => {
+                let d = Self::resolve(st, *dst, *bytes)
+                    .ok_or_else(|| illegal("upload outside an allocation"))?;
+                // SAFETY: the source is a live host buffer of at least `bytes` (upload's
+                // contract); the destination was resolved inside an allocation.
+                unsafe { std::ptr::copy_nonoverlapping(*src as *const u8, d, *bytes) };
+                st.stats.uploaded += *bytes as u64;
+            }
+            Op::Download { src, dst, bytes } => {
+                let s = Self::resolve(st, *src, *bytes)
+                    .ok_or_else(|| illegal("download outside an allocation"))?;
+                // SAFETY: as above, the other way.
+                unsafe { std::ptr::copy_nonoverlapping(s, *dst as *mut u8, *bytes) };
+                st.stats.downloaded += *bytes as u64;
+            }
+            Op::Copy { src, dst, bytes } => {
+                let s = Self::resolve(st, *src, *bytes)
+                    .ok_or_else(|| illegal("device copy from outside an allocation"))?;
+                let d = Self::resolve(st, *dst, *bytes)
+                    .ok_or_else(|| illegal("device copy to outside an allocation"))?;
+                // SAFETY: both resolved inside allocations; `copy` allows overlap.
+                unsafe { std::ptr::copy(s, d, *bytes) };
+            }
+            Op::Launch(l) => {
+                self.run_kernel(st, l).map_err(|w| illegal(&w))?;
+                st.stats.launches += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the host-compiled kernel over the launch's grid.
+    fn run_kernel(&self, st: &mut State, l: &BlockLaunch) -> std::result::Result<(), String> {
+        let ptr = |st: &mut State, p: DevicePtr, len: usize, what: &str| {
+            Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {what} at {:#x}", p.0))
+        };
+        // The parameter arrays are read as far as their own lengths say; they must at least
+        // hold their headers.
+        let transform = ptr(st, l.transform, 16, "transform parameters")?;
+        let sampling = ptr(st, l.sampling, 8, "sampling parameters")?;
+        let input = ptr(st, l.input, l.input_bytes().max(1), "input window")?;
+        let out = ptr(st, l.out, l.output_bytes().max(1), "output")?;
+        let footprint = ptr(st, l.footprint, l.output_bytes().max(1), "footprint")?;
+        launch_host(l, transform, sampling, input, out, footprint)
+    }
+
+    fn enqueue(&self, st: &mut State, stream: StreamId, op: Op) -> DriverResult<()> {
+        let name = match &op {
+            Op::Upload { .. } => "cuMemcpyHtoDAsync",
+            Op::Download { .. } => "cuMemcpyDtoHAsync",
+            Op::Copy { .. } => "cuMemcpyDtoDAsync",
+            Op::Launch(_) => "cuLaunchKernel",
+        };
+        if !st.streams.contains_key(&stream.0) {
+            return Err(DriverFault::new(
+                name,
+                FaultKind::Other,
+                "CUDA_ERROR_INVALID_HANDLE: no such stream",
+            ));
+        }
+        let mine = op.accesses();
+        for (id, other) in &st.streams {
+            if *id == stream.0 {
+                continue;
+            }
+            for pending in &other.queue {
+                if pending
+                    .accesses()
+                    .iter()
+                    .any(|a| mine.iter().any(|m| m.overlaps(a)))
+                {
+                    let hazard = format!(
+                        "{} on stream {} overlaps {} still pending on stream {id}",
+                        op.describe(),
+                        stream.0,
+                        pending.describe()
+                    );
+                    st.hazards.push(hazard.clone());
+                    return Err(DriverFault::new(name, FaultKind::Other, hazard));
+                }
+            }
+        }
+        if let Some(s) = st.streams.get_mut(&stream.0) {
+            s.queue.push_back(op);
+        }
+        Ok(())
+    }
+
+    /// Whether any queued operation touches `access`.
+    fn pending_touches(st: &State, access: Access) -> bool {
+        st.streams.values().any(|s| {
+            s.queue.iter().any(|op| {
+                op.accesses().iter().any(|a| {
+                    a.device == access.device
+                        && a.start < access.start + access.len
+                        && access.start < a.start + a.len
+                })
+            })
+        })
+    }
+}
+
+#[cfg(rp_sim_kernels)]
+fn launch_host(
+    l: &BlockLaunch,
+    transform: *mut u8,
+    sampling: *mut u8,
+    input: *mut u8,
+    out: *mut u8,
+    footprint: *mut u8,
+) -> std::result::Result<(), String> {
+    use std::ffi::{c_int, c_longlong, c_uint, c_void};
+    extern "C" {
+        fn rp_sim_launch(
+            grid_x: c_uint,
+            grid_y: c_uint,
+            block_x: c_uint,
+            block_y: c_uint,
+            transform: *const f64,
+            sampling: *const f64,
+            input: *const c_void,
+            input_type: c_int,
+            big_endian: c_int,
+            in_pitch: c_longlong,
+            win_y0: c_int,
+            win_x0: c_int,
+            win_ny: c_int,
+            win_nx: c_int,
+            in_ny: c_int,
+            in_nx: c_int,
+            out_y0: c_int,
+            out_x0: c_int,
+            blk_ny: c_int,
+            blk_nx: c_int,
+            out: *mut c_void,
+            footprint: *mut c_void,
+            out_f64: c_int,
+            out_pitch: c_longlong,
+        );
+    }
+    // SAFETY: every pointer was resolved inside an allocation large enough for what the
+    // kernel reads or writes with these arguments (BlockLaunch::input_bytes/output_bytes);
+    // device allocations are 8-byte aligned.
+    unsafe {
+        rp_sim_launch(
+            l.grid.0,
+            l.grid.1,
+            l.threads.0,
+            l.threads.1,
+            transform as *const f64,
+            sampling as *const f64,
+            input as *const c_void,
+            l.input_type,
+            l.big_endian,
+            l.in_pitch,
+            l.window.0,
+            l.window.1,
+            l.window.2,
+            l.window.3,
+            l.plane.0,
+            l.plane.1,
+            l.out_origin.0,
+            l.out_origin.1,
+            l.block.0,
+            l.block.1,
+            out as *mut c_void,
+            footprint as *mut c_void,
+            l.out_f64,
+            l.out_pitch,
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(rp_sim_kernels))]
+fn launch_host(
+    _: &BlockLaunch,
+    _: *mut u8,
+    _: *mut u8,
+    _: *mut u8,
+    _: *mut u8,
+    _: *mut u8,
+) -> std::result::Result<(), String> {
+    Err("the CUDA simulator was built without its host kernels (no C++ compiler)".into())
+}
+
+impl Driver for SimDriver {
+    fn info(&self) -> &GpuInfo {
+        &self.info
+    }
+
+    fn ordinal(&self) -> usize {
+        self.config.ordinal
+    }
+
+    fn poisoned(&self) -> Option<String> {
+        self.lock().poisoned.clone()
+    }
+
+    fn mem_info(&self) -> DriverResult<(usize, usize)> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuMemGetInfo", None, 0, true)?;
+        Ok((
+            self.config.memory.saturating_sub(st.used),
+            self.config.memory,
+        ))
+    }
+
+    fn alloc(&self, bytes: usize) -> DriverResult<DevicePtr> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuMemAlloc", None, bytes, true)?;
+        let rounded = bytes.max(1).next_multiple_of(256);
+        if st.used + rounded > self.config.memory {
+            return Err(DriverFault::new(
+                "cuMemAlloc",
+                FaultKind::OutOfMemory,
+                "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            ));
+        }
+        let base = st.next_address;
+        st.next_address += rounded as u64 + 256;
+        st.allocations
+            .insert(base, (vec![0xdead_beef_dead_beef; rounded / 8], bytes));
+        st.used += rounded;
+        st.stats.device_allocations += 1;
+        st.stats.device_bytes_in_use = st.used;
+        Ok(DevicePtr(base))
+    }
+
+    fn free(&self, ptr: DevicePtr) {
+        let st = &mut *self.lock();
+        let _ = self.begin(st, "cuMemFree", None, 0, false);
+        if let Some((words, size)) = st.allocations.get(&ptr.0) {
+            let access = Access {
+                device: true,
+                start: ptr.0,
+                len: *size as u64,
+                write: true,
+            };
+            let rounded = words.len() * 8;
+            if Self::pending_touches(st, access) {
+                st.hazards.push(format!(
+                    "cuMemFree of {:#x} while work on it is pending",
+                    ptr.0
+                ));
+            }
+            st.allocations.remove(&ptr.0);
+            st.used -= rounded;
+            st.stats.device_bytes_in_use = st.used;
+        }
+    }
+
+    fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuMemHostAlloc", None, bytes, true)?;
+        let words = vec![0u64; bytes.div_ceil(8).max(1)].into_boxed_slice();
+        let ptr = Box::into_raw(words) as *mut u8;
+        st.host.insert(ptr as usize, bytes.div_ceil(8).max(1));
+        st.stats.host_allocations += 1;
+        // SAFETY: a fresh allocation of at least `bytes`, freed only by free_host.
+        Ok(unsafe { HostBuffer::from_raw(ptr, bytes) })
+    }
+
+    fn free_host(&self, buffer: HostBuffer) {
+        let st = &mut *self.lock();
+        let _ = self.begin(st, "cuMemFreeHost", None, 0, false);
+        let addr = buffer.as_ptr() as usize;
+        let access = Access {
+            device: false,
+            start: addr as u64,
+            len: buffer.len() as u64,
+            write: true,
+        };
+        if Self::pending_touches(st, access) {
+            st.hazards.push(format!(
+                "cuMemFreeHost of {addr:#x} while a copy on it is pending"
+            ));
+            // Leaked rather than freed under a pending copy.
+            return;
+        }
+        if let Some(words) = st.host.remove(&addr) {
+            // SAFETY: made by alloc_host as a boxed slice of `words` u64s, freed once.
+            drop(unsafe {
+                Box::from_raw(std::ptr::slice_from_raw_parts_mut(addr as *mut u64, words))
+            });
+        }
+    }
+
+    fn create_stream(&self) -> DriverResult<StreamId> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuStreamCreate", None, 0, true)?;
+        let id = st.next_stream;
+        st.next_stream += 1;
+        st.streams.insert(
+            id,
+            Stream {
+                queue: VecDeque::new(),
+                failure: None,
+            },
+        );
+        Ok(StreamId(id))
+    }
+
+    fn destroy_stream(&self, stream: StreamId) {
+        let st = &mut *self.lock();
+        let _ = self.begin(st, "cuStreamDestroy", Some(stream), 0, false);
+        // The driver finishes a destroyed stream's work before releasing it.
+        while st
+            .streams
+            .get(&stream.0)
+            .is_some_and(|s| !s.queue.is_empty())
+        {
+            self.complete_one(st, stream.0);
+        }
+        st.streams.remove(&stream.0);
+    }
+
+    fn upload_now(&self, src: &[u8], dst: DevicePtr) -> DriverResult<()> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuMemcpyHtoD", None, src.len(), true)?;
+        let access = Access {
+            device: true,
+            start: dst.0,
+            len: src.len() as u64,
+            write: true,
+        };
+        if Self::pending_touches(st, access) {
+            let hazard = format!("a synchronous upload to {:#x} overlaps pending work", dst.0);
+            st.hazards.push(hazard.clone());
+            return Err(DriverFault::new("cuMemcpyHtoD", FaultKind::Other, hazard));
+        }
+        let d = Self::resolve(st, dst.0, src.len()).ok_or_else(|| {
+            DriverFault::new(
+                "cuMemcpyHtoD",
+                FaultKind::Other,
+                "CUDA_ERROR_INVALID_VALUE: destination outside an allocation",
+            )
+        })?;
+        // SAFETY: resolved inside an allocation of at least src.len() bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), d, src.len()) };
+        st.stats.uploaded += src.len() as u64;
+        Ok(())
+    }
+
+    unsafe fn upload(
+        &self,
+        stream: StreamId,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: DevicePtr,
+        bytes: usize,
+    ) -> DriverResult<()> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuMemcpyHtoDAsync", Some(stream), bytes, true)?;
+        if src_offset + bytes > src.len() {
+            return Err(DriverFault::new(
+                "cuMemcpyHtoDAsync",
+                FaultKind::Other,
+                "CUDA_ERROR_INVALID_VALUE: source range outside the host buffer",
+            ));
+        }
+        let op = Op::Upload {
+            src: src.as_ptr() as usize + src_offset,
+            dst: dst.0,
+            bytes,
+        };
+        self.enqueue(st, stream, op)
+    }
+
+    unsafe fn download(
+        &self,
+        stream: StreamId,
+        src: DevicePtr,
+        dst: &HostBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> DriverResult<()> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuMemcpyDtoHAsync", Some(stream), bytes, true)?;
+        if dst_offset + bytes > dst.len() {
+            return Err(DriverFault::new(
+                "cuMemcpyDtoHAsync",
+                FaultKind::Other,
+                "CUDA_ERROR_INVALID_VALUE: destination range outside the host buffer",
+            ));
+        }
+        let op = Op::Download {
+            src: src.0,
+            dst: dst.as_ptr() as usize + dst_offset,
+            bytes,
+        };
+        self.enqueue(st, stream, op)
+    }
+
+    unsafe fn copy_device(
+        &self,
+        stream: StreamId,
+        src: DevicePtr,
+        dst: DevicePtr,
+        bytes: usize,
+    ) -> DriverResult<()> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuMemcpyDtoDAsync", Some(stream), bytes, true)?;
+        self.enqueue(
+            st,
+            stream,
+            Op::Copy {
+                src: src.0,
+                dst: dst.0,
+                bytes,
+            },
+        )
+    }
+
+    unsafe fn launch(&self, stream: StreamId, launch: &BlockLaunch) -> DriverResult<()> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuLaunchKernel", Some(stream), 0, true)?;
+        self.enqueue(st, stream, Op::Launch(Box::new(launch.clone())))
+    }
+
+    fn synchronize(&self, stream: StreamId) -> DriverResult<()> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuStreamSynchronize", Some(stream), 0, true)?;
+        while st
+            .streams
+            .get(&stream.0)
+            .is_some_and(|s| !s.queue.is_empty())
+        {
+            self.complete_one(st, stream.0);
+        }
+        match st.streams.get_mut(&stream.0) {
+            None => Err(DriverFault::new(
+                "cuStreamSynchronize",
+                FaultKind::Other,
+                "CUDA_ERROR_INVALID_HANDLE: no such stream",
+            )),
+            Some(s) => match s.failure.take() {
+                Some(mut fault) => {
+                    fault.call = "cuStreamSynchronize";
+                    Err(fault)
+                }
+                None => Ok(()),
+            },
+        }
+    }
+}
