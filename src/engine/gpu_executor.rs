@@ -36,6 +36,11 @@ const CHUNK: usize = 64 << 20;
 /// The GPU's block edge when the options leave it open: one launch must fill the device.
 const GPU_BLOCK: usize = 2048;
 
+/// The GPU's block shape for an output plane of `shape` (when the options leave it open).
+pub(crate) fn gpu_block((ny, nx): (usize, usize)) -> (usize, usize) {
+    (ny.clamp(1, GPU_BLOCK), nx.clamp(1, GPU_BLOCK))
+}
+
 /// Why a block did not finish on the GPU.
 enum Failure {
     /// The GPU failed: the block goes to the CPU.
@@ -446,10 +451,12 @@ impl CudaExecutor {
         let largest = sizes.iter().copied().max().unwrap_or(8);
         let mut staging = HostAlloc::new(driver, largest.clamp(8, CHUNK))?;
         let stream = driver.create_stream()?;
+        // The buffers outlive the stream's work, whatever fails.
         let mut planes = Vec::with_capacity(sizes.len());
         let mut uploaded = || -> std::result::Result<(), Failure> {
             for (plane, &size) in sizes.iter().enumerate() {
-                let d = DeviceAlloc::new(driver, size.max(8))?;
+                planes.push(DeviceAlloc::new(driver, size.max(8))?);
+                let dst = planes[plane].ptr;
                 let input = input_of(plan, plane);
                 upload_rows(
                     driver,
@@ -460,14 +467,15 @@ impl CudaExecutor {
                     input,
                     0..ny,
                     0..nx,
-                    d.ptr,
+                    dst,
                 )?;
-                planes.push(d);
             }
             Ok(())
         };
         let r = uploaded();
-        let _ = driver.synchronize(stream);
+        if r.is_err() {
+            let _ = driver.synchronize(stream);
+        }
         driver.destroy_stream(stream);
         r.map(|()| planes)
     }
@@ -734,8 +742,8 @@ impl BlockExecutor for CudaExecutor {
         CpuExecutor.compute(plan, block, out)
     }
 
-    fn preferred_block(&self, (ny, nx): (usize, usize)) -> Option<(usize, usize)> {
-        Some((ny.clamp(1, GPU_BLOCK), nx.clamp(1, GPU_BLOCK)))
+    fn preferred_block(&self, shape: (usize, usize)) -> Option<(usize, usize)> {
+        Some(gpu_block(shape))
     }
 
     fn parallel(&self, requested: Parallel) -> Parallel {

@@ -498,9 +498,12 @@ impl<'a> Plan<'a> {
         if let Some((by, bx)) = self.options.block_size {
             return (by.min(ny.max(1)), bx.min(nx.max(1)));
         }
+        // A GPU plan's blocks are the GPU's without opening it (the parent of GPU worker
+        // processes never needs a context); Auto asks the executor it chose.
         let preferred = match self.options.backend {
             Backend::Cpu => None,
-            _ => self
+            Backend::Cuda => Some(gpu_executor::gpu_block((ny, nx))),
+            Backend::Auto => self
                 .executor()
                 .ok()
                 .and_then(|e| e.preferred_block((ny, nx))),

@@ -35,7 +35,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub(crate) use registry::driver_installed;
-pub use registry::{drivers, parse_device, simulated_devices, warmup, Devices};
+pub use registry::{drivers, parse_device, simulated_devices, visible_devices, warmup, Devices};
 
 use serde::{Deserialize, Serialize};
 

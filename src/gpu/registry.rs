@@ -158,6 +158,34 @@ fn device_count() -> std::result::Result<usize, String> {
     }
 }
 
+/// The ordinals `devices` names among the visible devices, found without opening them (a
+/// count of the devices, no context, no compilation): for spreading worker processes over
+/// GPUs.
+///
+/// ```
+/// use reproject::gpu::{visible_devices, Devices};
+/// if let Ok(ordinals) = visible_devices(Devices::All) {
+///     assert!(!ordinals.is_empty());
+/// }
+/// ```
+pub fn visible_devices(devices: Devices) -> Result<Vec<usize>> {
+    let count = device_count().map_err(Error::GpuUnavailable)?;
+    let wanted: Vec<usize> = match devices {
+        Devices::First => vec![0],
+        Devices::Ordinal(n) => vec![n],
+        Devices::All => (0..count).collect(),
+    };
+    match wanted.iter().find(|&&n| n >= count) {
+        Some(n) => Err(Error::GpuUnavailable(format!(
+            "no GPU {n}: {count} device(s) visible"
+        ))),
+        None if wanted.is_empty() => Err(Error::GpuUnavailable(
+            "the CUDA driver sees no device".into(),
+        )),
+        None => Ok(wanted),
+    }
+}
+
 /// Device `ordinal`, unless its context is poisoned.
 fn device(ordinal: usize) -> Result<Arc<dyn Driver>> {
     let driver: Arc<dyn Driver> = match simulated_devices() {
@@ -193,37 +221,21 @@ fn device(ordinal: usize) -> Result<Arc<dyn Driver>> {
 /// }
 /// ```
 pub fn drivers(devices: Devices) -> Result<Vec<Arc<dyn Driver>>> {
-    match devices {
-        Devices::First => Ok(vec![device(0)?]),
-        Devices::Ordinal(n) => {
-            let count = device_count().map_err(Error::GpuUnavailable)?;
-            if n >= count {
-                return Err(Error::GpuUnavailable(format!(
-                    "no GPU {n}: {count} device(s) visible"
-                )));
-            }
-            Ok(vec![device(n)?])
-        }
-        Devices::All => {
-            let count = device_count().map_err(Error::GpuUnavailable)?;
-            let mut found = Vec::new();
-            let mut why = Vec::new();
-            for n in 0..count {
-                match device(n) {
-                    Ok(d) => found.push(d),
-                    Err(e) => why.push(e.to_string()),
-                }
-            }
-            if found.is_empty() {
-                return Err(Error::GpuUnavailable(if why.is_empty() {
-                    "the CUDA driver sees no device".into()
-                } else {
-                    why.join("; ")
-                }));
-            }
-            Ok(found)
+    if devices == Devices::First {
+        return Ok(vec![device(0)?]);
+    }
+    let mut found = Vec::new();
+    let mut why = Vec::new();
+    for n in visible_devices(devices)? {
+        match device(n) {
+            Ok(d) => found.push(d),
+            Err(e) => why.push(e.to_string()),
         }
     }
+    if found.is_empty() {
+        return Err(Error::GpuUnavailable(why.join("; ")));
+    }
+    Ok(found)
 }
 
 /// Opens the devices and compiles the kernels ahead of the first job (for a dask worker's

@@ -324,13 +324,21 @@ impl SimDriver {
             if at == index {
                 let message = format!("injected {kind} at call {index}");
                 if kind == FaultKind::Sticky {
-                    st.poisoned = Some(message.clone());
+                    Self::poison(st, &message);
                 }
                 return Err(DriverFault::new(name, kind, message));
             }
         }
         self.progress(st);
         Ok(())
+    }
+
+    /// A sticky error: the context is dead, its queued work will never run.
+    fn poison(st: &mut State, why: &str) {
+        st.poisoned = Some(why.to_string());
+        for s in st.streams.values_mut() {
+            s.queue.clear();
+        }
     }
 
     fn random(st: &mut State) -> u64 {
@@ -370,7 +378,7 @@ impl SimDriver {
         };
         if let Err(fault) = self.execute(st, &op) {
             if fault.kind == FaultKind::Sticky {
-                st.poisoned = Some(fault.message.clone());
+                Self::poison(st, &fault.message);
             }
             if let Some(s) = st.streams.get_mut(&stream) {
                 s.failure.get_or_insert(fault);

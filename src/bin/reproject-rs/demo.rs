@@ -134,7 +134,7 @@ pub fn run(o: &DemoOptions) -> CliResult<()> {
             order: o.order,
             block_size: None,
             parallel: o.parallel,
-            device: reproject::gpu::Backend::Cpu,
+            device: (reproject::gpu::Backend::Cpu, reproject::gpu::Devices::First),
             dtype: OutputType::F32,
             overwrite: true,
             quiet: o.quiet,

@@ -42,8 +42,8 @@ pub struct Job {
     pub order: Order,
     pub block_size: Option<(usize, usize)>,
     pub parallel: Parallel,
-    /// CPU or GPU (`--device`).
-    pub device: reproject::gpu::Backend,
+    /// CPU or GPU, and which GPUs (`--device`).
+    pub device: (reproject::gpu::Backend, reproject::gpu::Devices),
     pub dtype: OutputType,
     pub overwrite: bool,
     pub quiet: bool,
@@ -385,7 +385,8 @@ pub fn run(job: &Job) -> CliResult<Report> {
         order: job.order,
         block_size: job.block_size,
         parallel: job.parallel,
-        backend: job.device,
+        backend: job.device.0,
+        devices: job.device.1,
         ..Options::default()
     };
     let plan = Plan::new(&*source, &wcs_in, &wcs_out, &[ny, nx], &options)

@@ -125,10 +125,11 @@ struct ReprojectArgs {
     /// Worker threads [default: all cores]
     #[arg(long, value_parser = parse_threads, value_name = "N")]
     threads: Option<u32>,
-    /// Where blocks are computed: cpu, cuda (an error without a usable GPU), or auto (the GPU
-    /// when there is one that can do the job, else the CPU)
-    #[arg(long, default_value = "cpu", value_name = "DEVICE")]
-    device: reproject::gpu::Backend,
+    /// Where blocks are computed: cpu, cuda (an error without a usable GPU), cuda:N (GPU N),
+    /// cuda:all (blocks spread over every GPU; with --processes, one process per GPU), or auto
+    /// (the GPU when there is one that can do the job, else the CPU)
+    #[arg(long, default_value = "cpu", value_parser = parse_device, value_name = "DEVICE")]
+    device: (reproject::gpu::Backend, reproject::gpu::Devices),
     /// Output sample type
     #[arg(long, value_enum, default_value_t = Dtype::F64)]
     dtype: Dtype,
@@ -187,6 +188,13 @@ struct InfoArgs {
 }
 
 /// Parses an interpolation order: a name or a degree 0-5.
+fn parse_device(s: &str) -> Result<(reproject::gpu::Backend, reproject::gpu::Devices), String> {
+    reproject::gpu::parse_device(s).map_err(|e| match e {
+        reproject::Error::InvalidArgument(m) => m,
+        e => e.to_string(),
+    })
+}
+
 fn parse_order(s: &str) -> Result<Order, String> {
     let order = match s.parse::<i64>() {
         Ok(n) => Order::try_from(n).ok(),

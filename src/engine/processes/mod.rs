@@ -147,7 +147,8 @@ pub fn run_processes(
         on_progress(job.blocks - missing.len(), job.blocks);
         let mut failures = Vec::new();
         if !missing.is_empty() {
-            failures = run_workers(&prepared, workers, command, on_progress)?;
+            let gpus = worker_gpus(plan);
+            failures = run_workers(&prepared, workers, gpus.as_deref(), command, on_progress)?;
         }
         let missing = missing_blocks(job)?;
         if !failures.is_empty() || !missing.is_empty() {
@@ -175,6 +176,18 @@ pub fn run_processes(
     Ok(job.data.path().to_path_buf())
 }
 
+/// The environment variable that gives a worker process its GPU (an ordinal).
+pub const WORKER_GPU_VAR: &str = "REPROJECT_RS_WORKER_GPU";
+
+/// The GPUs the workers of a GPU plan spread over, one process per GPU (`None` for a CPU
+/// plan, or an `Auto` one without a GPU, whose workers all run on the CPU).
+fn worker_gpus(plan: &ReprojectPlan) -> Option<Vec<usize>> {
+    match plan.options.backend {
+        crate::gpu::Backend::Cpu => None,
+        _ => crate::gpu::visible_devices(plan.options.devices).ok(),
+    }
+}
+
 /// Worker processes, killed and reaped if they are dropped while running (so that no worker
 /// ever outlives the call that started it, and the owner's lock outlives them all).
 struct Workers(Vec<Child>);
@@ -191,14 +204,18 @@ impl Drop for Workers {
 }
 
 /// Starts the workers of a prepared job and waits for them, reporting progress; returns
-/// their failures.
+/// their failures. With `gpus`, at most one worker per GPU, each given its own
+/// ([`WORKER_GPU_VAR`]); workers are new processes (spawned, never forked from a process
+/// that may hold a CUDA context).
 fn run_workers(
     prepared: &PreparedJob,
     workers: usize,
+    gpus: Option<&[usize]>,
     command: &WorkerCommand,
     on_progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<String>> {
     let job = &prepared.job;
+    let workers = gpus.map_or(workers, |g| workers.min(g.len()));
     let mut children = Workers(Vec::with_capacity(workers));
     for k in 0..workers {
         let mut worker = Command::new(&command.program);
@@ -208,6 +225,9 @@ fn run_workers(
             .arg(&prepared.job_file)
             .arg("--share")
             .arg(format!("{k}/{workers}"));
+        if let Some(gpus) = gpus {
+            worker.env(WORKER_GPU_VAR, gpus[k].to_string());
+        }
         #[cfg(unix)]
         OutputLock::share_with(&prepared.locks(), &mut worker);
         let child = worker.spawn().map_err(|e| {

@@ -35,7 +35,17 @@ pub fn run_worker(job_file: &Path, selection: &BlockSelection) -> Result<usize> 
     if job.state == JobState::Publishing {
         return Ok(0);
     }
-    let plan = job.plan.open()?;
+    let mut description = job.plan.clone();
+    if let Ok(gpu) = std::env::var(super::WORKER_GPU_VAR) {
+        let ordinal = gpu.trim().parse().map_err(|_| {
+            Error::InvalidArgument(format!(
+                "{}={gpu} is not a GPU number",
+                super::WORKER_GPU_VAR
+            ))
+        })?;
+        description.options.devices = crate::gpu::Devices::Ordinal(ordinal);
+    }
+    let plan = description.open()?;
     if plan.blocks().len() != job.blocks {
         return Err(Error::InvalidArgument(
             "the job's block count does not match its plan".into(),

@@ -1,0 +1,454 @@
+//! The GPU pipeline (`CudaExecutor`) on the CUDA simulator (`reproject::gpu::sim`): the real
+//! block kernel compiled as host C++, driver calls completed in a random legal order, every
+//! call recorded, faults injected. Runs on machines without a GPU (CI).
+//!
+//! - Every path (eager on 1 and 2 threads, several block sizes, lazy handles in random order,
+//!   float32 outputs) gives the same bits on the simulator, and the CPU engine's bits, for
+//!   TAN, a frame change with a non-homography pair, SIP, orders 0-3, NaN holes and a cube.
+//! - Random completion orders (several seeds, several threads) give the same bits and no
+//!   ordering hazard; the bytes moved each way are the input once and the outputs once.
+//! - A fault injected at every driver call index of a small job (out of memory, a sticky
+//!   error, a plain error) ends with the right image, never a panic or a wrong pixel.
+//! - Two simulated devices share the blocks.
+
+use std::sync::Arc;
+
+use ndarray::{Array2, Array3, ArrayD, IxDyn};
+use reproject::engine::executor::BlockExecutor;
+use reproject::engine::lazy::LazyReprojection;
+use reproject::engine::{CudaExecutor, Options, Parallel, Plan};
+use reproject::gpu::driver::{Driver, FaultKind};
+use reproject::gpu::sim::{SimConfig, SimDriver};
+use reproject::interp::Order;
+use reproject::io::ArraySource;
+use reproject::wcs::Wcs;
+
+fn header(
+    ctype: (&str, &str),
+    crval: (f64, f64),
+    crpix: (f64, f64),
+    cdelt: f64,
+    extra: &str,
+) -> String {
+    format!(
+        "CTYPE1  = '{}'\nCTYPE2  = '{}'\nCRVAL1  = {:?}\nCRVAL2  = {:?}\nCRPIX1  = {:?}\n\
+         CRPIX2  = {:?}\nCDELT1  = {:?}\nCDELT2  = {:?}\n{extra}",
+        ctype.0, ctype.1, crval.0, crval.1, crpix.0, crpix.1, -cdelt, cdelt
+    )
+}
+
+fn image(ny: usize, nx: usize, holes: bool) -> Array2<f64> {
+    Array2::from_shape_fn((ny, nx), |(y, x)| {
+        if holes && (y * 7 + x * 3) % 61 == 0 {
+            return f64::NAN;
+        }
+        let (fy, fx) = (y as f64 / ny as f64, x as f64 / nx as f64);
+        100.0 + 40.0 * (6.0 * fx).sin() * (4.0 * fy).cos() + 3.0 * (37.0 * fx * fy).sin()
+    })
+}
+
+/// One job: input header and pixels (planes, rows, columns), output header and plane shape.
+struct Case {
+    name: &'static str,
+    input_header: String,
+    input: Array3<f64>,
+    output_header: String,
+    shape: (usize, usize),
+    order: Order,
+}
+
+const SIP: &str = "A_ORDER = 2\nA_0_2 = 2.0e-5\nA_1_1 = -1.5e-5\nA_2_0 = 1.0e-5\n\
+                   B_ORDER = 2\nB_0_2 = -1.0e-5\nB_1_1 = 2.0e-5\nB_2_0 = 1.5e-5\n";
+
+fn cases() -> Vec<Case> {
+    let tan_out = header(
+        ("RA---TAN", "DEC--TAN"),
+        (150.02, 30.01),
+        (45.5, 30.5),
+        0.01,
+        "PC1_1 = 0.98\nPC1_2 = -0.17\nPC2_1 = 0.17\nPC2_2 = 0.98\n",
+    );
+    let plane = |holes| image(64, 72, holes).insert_axis(ndarray::Axis(0));
+    let mut cases = vec![
+        Case {
+            name: "TAN -> rotated TAN (homography), NaN holes",
+            input_header: header(
+                ("RA---TAN", "DEC--TAN"),
+                (150.0, 30.0),
+                (36.5, 32.5),
+                0.01,
+                "",
+            ),
+            input: plane(true),
+            output_header: tan_out.clone(),
+            shape: (52, 60),
+            order: Order::Bilinear,
+        },
+        Case {
+            name: "SIP TAN -> TAN",
+            input_header: header(
+                ("RA---TAN-SIP", "DEC--TAN-SIP"),
+                (150.0, 30.0),
+                (36.5, 32.5),
+                0.01,
+                SIP,
+            ),
+            input: plane(false),
+            output_header: tan_out.clone(),
+            shape: (52, 60),
+            order: Order::Bilinear,
+        },
+        Case {
+            name: "cube of 3 planes, TAN -> TAN",
+            input_header: header(
+                ("RA---TAN", "DEC--TAN"),
+                (150.0, 30.0),
+                (36.5, 32.5),
+                0.01,
+                "",
+            ),
+            input: Array3::from_shape_fn((3, 64, 72), |(p, y, x)| {
+                image(64, 72, false)[[y, x]] * (p + 1) as f64
+            }),
+            output_header: tan_out.clone(),
+            shape: (52, 60),
+            order: Order::Bilinear,
+        },
+    ];
+    for order in [
+        Order::NearestNeighbor,
+        Order::Bilinear,
+        Order::Biquadratic,
+        Order::Bicubic,
+    ] {
+        cases.push(Case {
+            name: "CAR galactic -> ZEA ICRS (frame change, not a homography)",
+            input_header: header(
+                ("GLON-CAR", "GLAT-CAR"),
+                (120.0, 10.0),
+                (36.5, 32.5),
+                0.5,
+                "",
+            ),
+            input: plane(order == Order::Bilinear),
+            output_header: header(
+                ("RA---ZEA", "DEC--ZEA"),
+                (10.0, 72.0),
+                (30.5, 26.5),
+                0.8,
+                "",
+            ),
+            shape: (52, 60),
+            order,
+        });
+    }
+    cases
+}
+
+fn source(case: &Case) -> ArraySource<'_, f64> {
+    let view = if case.input.shape()[0] == 1 {
+        case.input.index_axis(ndarray::Axis(0), 0).into_dyn()
+    } else {
+        case.input.view().into_dyn()
+    };
+    ArraySource::new(view).unwrap()
+}
+
+fn plan<'a>(case: &Case, source: &'a ArraySource<'a, f64>, options: &Options) -> Plan<'a> {
+    let wcs_in = Wcs::from_header_str(&case.input_header).unwrap();
+    let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
+    Plan::new(
+        source,
+        &wcs_in,
+        &wcs_out,
+        &[case.shape.0, case.shape.1],
+        options,
+    )
+    .unwrap()
+}
+
+fn sim(config: SimConfig) -> Arc<SimDriver> {
+    Arc::new(SimDriver::new(config))
+}
+
+/// The plan on the simulated drivers.
+fn on_sim<'a>(plan: Plan<'a>, drivers: &[Arc<SimDriver>]) -> (Plan<'a>, Arc<CudaExecutor>) {
+    let drivers = drivers
+        .iter()
+        .map(|d| d.clone() as Arc<dyn Driver>)
+        .collect();
+    let executor = Arc::new(CudaExecutor::new(&plan, drivers).unwrap());
+    (plan.with_executor(executor.clone()), executor)
+}
+
+fn compute<T: reproject::engine::OutputSample + num_zero::Zero>(
+    plan: &Plan,
+) -> (ArrayD<T>, ArrayD<T>) {
+    let shape = plan.shape_out().to_vec();
+    let mut data = ArrayD::from_elem(IxDyn(&shape), T::zero());
+    let mut footprint = data.clone();
+    plan.compute_into(data.view_mut(), footprint.view_mut())
+        .unwrap();
+    (data, footprint)
+}
+
+/// `Zero` for the two output types, without another dependency.
+mod num_zero {
+    pub trait Zero {
+        fn zero() -> Self;
+    }
+    impl Zero for f64 {
+        fn zero() -> Self {
+            0.0
+        }
+    }
+    impl Zero for f32 {
+        fn zero() -> Self {
+            0.0
+        }
+    }
+}
+
+fn bits<T: Copy + Into<f64>>(a: &ArrayD<T>) -> Vec<u64> {
+    a.iter()
+        .map(|&v| {
+            let v: f64 = v.into();
+            if v.is_nan() {
+                u64::MAX
+            } else {
+                v.to_bits()
+            }
+        })
+        .collect()
+}
+
+fn assert_same<T: Copy + Into<f64>>(
+    what: &str,
+    a: &(ArrayD<T>, ArrayD<T>),
+    b: &(ArrayD<T>, ArrayD<T>),
+) {
+    assert_eq!(a.0.shape(), b.0.shape(), "{what}: shapes");
+    let (da, db) = (bits(&a.0), bits(&b.0));
+    let differ = da.iter().zip(&db).filter(|(x, y)| x != y).count();
+    assert_eq!(differ, 0, "{what}: {differ} values differ");
+    assert_eq!(bits(&a.1), bits(&b.1), "{what}: footprints differ");
+}
+
+#[test]
+fn every_path_gives_the_cpu_bits_on_the_simulator() {
+    if !SimDriver::has_kernels() {
+        panic!("the CUDA simulator was built without its host kernels (no C++ compiler)");
+    }
+    for case in cases() {
+        let source = source(&case);
+        let base = Options {
+            order: case.order,
+            ..Options::default()
+        };
+        let cpu = compute::<f64>(&plan(&case, &source, &base));
+        assert!(
+            cpu.1.iter().any(|&f| f == 1.0),
+            "{}: no coverage",
+            case.name
+        );
+        assert!(cpu.1.iter().any(|&f| f == 0.0), "{}: no edge", case.name);
+        let variants = [
+            ("serial, automatic blocks", Parallel::Serial, None),
+            (
+                "2 threads, 17x23 blocks",
+                Parallel::Threads(2),
+                Some((17, 23)),
+            ),
+            (
+                "3 threads, 64x8 blocks",
+                Parallel::Threads(3),
+                Some((64, 8)),
+            ),
+        ];
+        for (what, parallel, block_size) in variants {
+            let options = Options {
+                parallel,
+                block_size,
+                ..base.clone()
+            };
+            let driver = sim(SimConfig::default());
+            let (p, executor) = on_sim(plan(&case, &source, &options), &[driver.clone()]);
+            let gpu = compute::<f64>(&p);
+            assert_same(&format!("{} ({what})", case.name), &gpu, &cpu);
+            assert!(
+                executor.failure().is_none(),
+                "{}: {:?}",
+                case.name,
+                executor.failure()
+            );
+            assert!(
+                driver.stats().launches > 0,
+                "{}: nothing ran on the simulator",
+                case.name
+            );
+            assert!(
+                driver.hazards().is_empty(),
+                "{}: {:?}",
+                case.name,
+                driver.hazards()
+            );
+        }
+        // Lazy handles, in a scrambled order, into float32 and float64 blocks.
+        let options = Options {
+            block_size: Some((16, 20)),
+            ..base.clone()
+        };
+        let driver = sim(SimConfig::default());
+        let (p, _) = on_sim(plan(&case, &source, &options), &[driver.clone()]);
+        let lazy = LazyReprojection::new(p);
+        let mut handles = lazy.blocks();
+        let n = handles.len();
+        handles.sort_by_key(|h| (h.index() * 7919) % n);
+        let shape = lazy.plan().shape_out().to_vec();
+        let planes = lazy.plan().planes();
+        let (ny, nx) = lazy.plan().plane_shape_out();
+        let mut data = Array3::<f32>::zeros((planes, ny, nx));
+        let mut footprint = data.clone();
+        for h in &handles {
+            let b = h.block().clone();
+            let s = ndarray::s![.., b.rows.clone(), b.cols.clone()];
+            h.compute_into(data.slice_mut(s), footprint.slice_mut(s))
+                .unwrap();
+        }
+        let lazy32 = (
+            data.into_shape_with_order(IxDyn(&shape)).unwrap(),
+            footprint.into_shape_with_order(IxDyn(&shape)).unwrap(),
+        );
+        let cpu32 = compute::<f32>(&plan(&case, &source, &base));
+        assert_same(
+            &format!("{} (lazy handles, float32)", case.name),
+            &lazy32,
+            &cpu32,
+        );
+        assert!(driver.hazards().is_empty());
+    }
+}
+
+#[test]
+fn random_completion_orders_give_the_same_bits_and_move_the_minimum() {
+    let case = &cases()[2]; // the cube
+    let source = source(case);
+    let options = Options {
+        parallel: Parallel::Threads(3),
+        block_size: Some((13, 17)),
+        ..Options::default()
+    };
+    let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
+    let planes = 3;
+    let (ny, nx) = case.shape;
+    for seed in 1..=6u64 {
+        let driver = sim(SimConfig {
+            seed: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            ..SimConfig::default()
+        });
+        let (p, _) = on_sim(plan(case, &source, &options), &[driver.clone()]);
+        let gpu = compute::<f64>(&p);
+        assert_same(&format!("seed {seed}"), &gpu, &cpu);
+        assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+        drop(p);
+        let stats = driver.stats();
+        // Down: values and footprint of every output pixel, once.
+        assert_eq!(stats.downloaded, (2 * planes * ny * nx * 8) as u64);
+        // Up: the input planes once (float64), and the two parameter arrays.
+        let params = stats.uploaded - (planes * 64 * 72 * 8) as u64;
+        assert!(params > 0 && params < 16 * 1024, "parameter bytes {params}");
+        assert_eq!(stats.device_bytes_in_use, 0, "device memory left allocated");
+    }
+}
+
+#[test]
+fn a_fault_at_any_driver_call_ends_with_the_right_image() {
+    let case = &cases()[4]; // CAR galactic -> ZEA, bilinear, NaN holes
+    let source = source(case);
+    let options = Options {
+        block_size: Some((26, 30)),
+        ..Options::default()
+    };
+    let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
+    let clean = sim(SimConfig::default());
+    let (p, _) = on_sim(plan(case, &source, &options), &[clean.clone()]);
+    assert_same("clean run", &compute::<f64>(&p), &cpu);
+    // The calls of the computation (not those of dropping the plan's device state after it).
+    let calls: Vec<usize> = clean
+        .calls()
+        .iter()
+        .filter(|c| c.fallible)
+        .map(|c| c.index)
+        .collect();
+    drop(p);
+    assert!(calls.len() > 20, "only {} calls", calls.len());
+    let mut fell_back = 0;
+    for &index in &calls {
+        for kind in [FaultKind::OutOfMemory, FaultKind::Sticky, FaultKind::Other] {
+            let driver = sim(SimConfig {
+                fail_at: Some((index, kind)),
+                ..SimConfig::default()
+            });
+            let (p, executor) = on_sim(plan(case, &source, &options), &[driver.clone()]);
+            let result = compute::<f64>(&p);
+            assert_same(&format!("fault {kind:?} at call {index}"), &result, &cpu);
+            match (executor.failure(), kind) {
+                (Some(_), _) => fell_back += 1,
+                // An out-of-memory error while the input planes go up is handled on the GPU:
+                // each block then uploads its own window.
+                (None, FaultKind::OutOfMemory) => {}
+                (None, _) => panic!("a {kind:?} fault at call {index} went unnoticed"),
+            }
+            if kind == FaultKind::Sticky && executor.failure().is_some() {
+                assert!(driver.poisoned().is_some());
+                let after = driver.calls().len();
+                // The poisoned context is not used again by this executor.
+                let again = compute::<f64>(&p);
+                assert_same("after the sticky error", &again, &cpu);
+                let used = driver.calls()[after..]
+                    .iter()
+                    .filter(|c| c.fallible)
+                    .count();
+                assert_eq!(used, 0, "the poisoned context was used again");
+            }
+            assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+        }
+    }
+    assert!(
+        fell_back >= 2 * calls.len(),
+        "{fell_back} fallbacks for {} calls",
+        calls.len()
+    );
+}
+
+#[test]
+fn blocks_spread_over_two_devices() {
+    let case = &cases()[0];
+    let source = source(case);
+    let options = Options {
+        parallel: Parallel::Threads(2),
+        block_size: Some((13, 15)),
+        ..Options::default()
+    };
+    let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
+    let devices = [
+        sim(SimConfig {
+            ordinal: 0,
+            ..SimConfig::default()
+        }),
+        sim(SimConfig {
+            ordinal: 1,
+            ..SimConfig::default()
+        }),
+    ];
+    let (p, executor) = on_sim(plan(case, &source, &options), &devices);
+    assert_eq!(executor.name(), "cuda:0,1");
+    assert_same("two devices", &compute::<f64>(&p), &cpu);
+    for d in &devices {
+        assert!(
+            d.stats().launches > 0,
+            "device {} got no block",
+            d.ordinal()
+        );
+    }
+}
