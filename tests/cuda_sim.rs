@@ -272,7 +272,10 @@ fn every_path_gives_the_cpu_bits_on_the_simulator() {
                 ..base.clone()
             };
             let driver = sim(SimConfig::default());
-            let (p, executor) = on_sim(plan(&case, &source, &options), &[driver.clone()]);
+            let (p, executor) = on_sim(
+                plan(&case, &source, &options),
+                std::slice::from_ref(&driver),
+            );
             let gpu = compute::<f64>(&p);
             assert_same(&format!("{} ({what})", case.name), &gpu, &cpu);
             assert!(
@@ -299,7 +302,10 @@ fn every_path_gives_the_cpu_bits_on_the_simulator() {
             ..base.clone()
         };
         let driver = sim(SimConfig::default());
-        let (p, _) = on_sim(plan(&case, &source, &options), &[driver.clone()]);
+        let (p, _) = on_sim(
+            plan(&case, &source, &options),
+            std::slice::from_ref(&driver),
+        );
         let lazy = LazyReprojection::new(p);
         let mut handles = lazy.blocks();
         let n = handles.len();
@@ -346,7 +352,7 @@ fn random_completion_orders_give_the_same_bits_and_move_the_minimum() {
             seed: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
             ..SimConfig::default()
         });
-        let (p, _) = on_sim(plan(case, &source, &options), &[driver.clone()]);
+        let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
         let gpu = compute::<f64>(&p);
         assert_same(&format!("seed {seed}"), &gpu, &cpu);
         assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
@@ -371,7 +377,7 @@ fn a_fault_at_any_driver_call_ends_with_the_right_image() {
     };
     let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
     let clean = sim(SimConfig::default());
-    let (p, _) = on_sim(plan(case, &source, &options), &[clean.clone()]);
+    let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&clean));
     assert_same("clean run", &compute::<f64>(&p), &cpu);
     // The calls of the computation (not those of dropping the plan's device state after it).
     let calls: Vec<usize> = clean
@@ -389,7 +395,8 @@ fn a_fault_at_any_driver_call_ends_with_the_right_image() {
                 fail_at: Some((index, kind)),
                 ..SimConfig::default()
             });
-            let (p, executor) = on_sim(plan(case, &source, &options), &[driver.clone()]);
+            let (p, executor) =
+                on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
             let result = compute::<f64>(&p);
             assert_same(&format!("fault {kind:?} at call {index}"), &result, &cpu);
             match (executor.failure(), kind) {
