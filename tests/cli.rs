@@ -651,3 +651,81 @@ fn non_celestial_axes() {
         text(&info.stdout)
     );
 }
+
+/// `--device cuda`, `cuda:1` and `cuda:all` under the CUDA simulator (two simulated GPUs):
+/// threads and worker processes (one per GPU) give the library's values; a GPU that does not
+/// exist is a clean error.
+#[test]
+fn gpu_devices_under_the_cuda_simulator() {
+    let d = dir("gpu-sim");
+    let (input, target) = (d.join("in.fits"), d.join("target.hdr"));
+    write_input(&input);
+    std::fs::write(&target, TARGET).unwrap();
+    let (want, want_fp) = library(&input, Order::Bilinear);
+    let sim = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .env("REPROJECT_RS_CUDA_SIM", "2")
+            .output()
+            .expect("the binary runs")
+    };
+    for (name, extra) in [
+        ("threads.fits", vec!["--device", "cuda", "--threads", "2"]),
+        (
+            "gpu1.fits",
+            vec!["--device", "cuda:1", "--block-size", "16"],
+        ),
+        (
+            "procs.fits",
+            vec![
+                "--device",
+                "cuda:all",
+                "--processes",
+                "3",
+                "--block-size",
+                "16",
+            ],
+        ),
+    ] {
+        let out = d.join(name);
+        let mut args = vec![s(&input), "--to", s(&target), "-o", s(&out)];
+        args.extend(extra.iter().copied());
+        let o = sim(&args);
+        ok(&o);
+        if name == "procs.fits" {
+            assert!(
+                text(&o.stdout).contains("2 worker process(es)"),
+                "{}",
+                text(&o.stdout)
+            );
+        }
+        let (_, data) = read_plane(&out, 0);
+        let (_, footprint) = read_plane(&out, 1);
+        assert!(same(&data, &want) && same(&footprint, &want_fp), "{name}");
+    }
+    let out = d.join("none.fits");
+    fails(
+        &sim(&[
+            s(&input),
+            "--to",
+            s(&target),
+            "-o",
+            s(&out),
+            "--device",
+            "cuda:2",
+        ]),
+        "no GPU 2",
+    );
+    fails(
+        &run(&[
+            s(&input),
+            "--to",
+            s(&target),
+            "-o",
+            s(&out),
+            "--device",
+            "cpu:1",
+        ]),
+        "--device",
+    );
+}

@@ -11,8 +11,8 @@ use ndarray::ArrayViewMut3;
 use rayon::prelude::*;
 use reproject::engine::lazy::{InputSpec, ReprojectPlan};
 use reproject::engine::processes::{
-    missing_blocks, prepare_job, run_processes, FileRequest, FootprintRequest, OutputRequest,
-    WorkerCommand,
+    missing_blocks, prepare_job, run_processes, worker_count, worker_gpus, FileRequest,
+    FootprintRequest, OutputRequest, WorkerCommand,
 };
 use reproject::engine::schedule::{self, Schedule};
 use reproject::engine::{Options, OutputSample, Parallel, Plan};
@@ -61,6 +61,8 @@ pub struct Report {
     /// Blocks computed and threads used.
     pub blocks: usize,
     pub threads: usize,
+    /// Where the blocks were computed (`cpu`, `cuda:0`, ...).
+    pub device: String,
     /// Fraction of output pixels inside the footprint.
     pub coverage: f64,
     /// Opening the inputs and preparing the plan (spline coefficients included).
@@ -110,6 +112,10 @@ impl Report {
         let workers = match job.processes {
             Some(_) => format!("{} worker process(es)", self.threads),
             None => format!("{} thread(s)", self.threads),
+        };
+        let workers = match self.device.as_str() {
+            "" | "cpu" => workers,
+            device => format!("{workers} ({device})"),
         };
         format!(
             "wrote {} ({shape} {dtype}, {footprint}{png}): {coverage}, {} block(s) computed on \
@@ -501,6 +507,7 @@ fn with_processes(
             shape,
             blocks: 0,
             threads: 0,
+            device: String::new(),
             coverage: f64::NAN,
             t_prepare,
             t_compute: Duration::ZERO,
@@ -523,12 +530,25 @@ fn with_processes(
         bar.set(done as u64);
     };
     run_processes(&spec, &request, workers, &command, &mut on_progress).map_err(out_err)?;
+    // GPU jobs run one worker per GPU at most.
+    let workers = worker_count(worker_gpus(&spec).as_deref(), workers);
     bar.finish();
     let t_compute = t.elapsed();
     Ok(Report {
         shape: shape.clone(),
         blocks: blocks - already.unwrap_or(0),
         threads: workers,
+        device: match worker_gpus(&spec) {
+            Some(gpus) => format!(
+                "cuda:{}",
+                gpus[..workers.min(gpus.len())]
+                    .iter()
+                    .map(|g| g.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            None => "cpu".into(),
+        },
         coverage: published_coverage(job, plan).unwrap_or(f64::NAN),
         t_prepare,
         t_compute,
@@ -611,6 +631,7 @@ where
         shape: shape.to_vec(),
         blocks,
         threads: plan.options().parallel.threads(),
+        device: plan.executor().map(|e| e.name()).unwrap_or_default(),
         coverage,
         t_prepare,
         t_compute,

@@ -181,11 +181,23 @@ pub const WORKER_GPU_VAR: &str = "REPROJECT_RS_WORKER_GPU";
 
 /// The GPUs the workers of a GPU plan spread over, one process per GPU (`None` for a CPU
 /// plan, or an `Auto` one without a GPU, whose workers all run on the CPU).
-fn worker_gpus(plan: &ReprojectPlan) -> Option<Vec<usize>> {
+pub fn worker_gpus(plan: &ReprojectPlan) -> Option<Vec<usize>> {
     match plan.options.backend {
         crate::gpu::Backend::Cpu => None,
         _ => crate::gpu::visible_devices(plan.options.devices).ok(),
     }
+}
+
+/// How many workers a run starts when `requested` are asked for: at most one per GPU of
+/// `gpus` ([`worker_gpus`]).
+///
+/// ```
+/// use reproject::engine::processes::worker_count;
+/// assert_eq!(worker_count(None, 4), 4);
+/// assert_eq!(worker_count(Some(&[0, 1]), 4), 2);
+/// ```
+pub fn worker_count(gpus: Option<&[usize]>, requested: usize) -> usize {
+    gpus.map_or(requested, |g| requested.min(g.len()))
 }
 
 /// Worker processes, killed and reaped if they are dropped while running (so that no worker
@@ -215,7 +227,7 @@ fn run_workers(
     on_progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<String>> {
     let job = &prepared.job;
-    let workers = gpus.map_or(workers, |g| workers.min(g.len()));
+    let workers = worker_count(gpus, workers);
     let mut children = Workers(Vec::with_capacity(workers));
     for k in 0..workers {
         let mut worker = Command::new(&command.program);
