@@ -22,6 +22,9 @@ echo "== cargo test"
 REPROJECT_RS_REQUIRE_HOST_KERNELS=1 cargo test --all-targets
 cargo test --doc
 
+echo "== the GPU pipeline on the CUDA simulator (no GPU needed: the kernels run as host C++)"
+REPROJECT_RS_CUDA_SIM=1 cargo test --test gpu_parity --test gpu_runtime
+
 echo "== heavy tests (release): memory of a 16384^2 memory-mapped reprojection"
 cargo test --release --test engine_memory -- --ignored --nocapture
 
