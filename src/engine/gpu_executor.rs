@@ -195,7 +195,7 @@ fn fill_rows(
         .len()
         .div_ceil(rayon::current_num_threads().max(1))
         .max(8);
-    let (_, nx) = plan.shape_in;
+    let (_, nx) = plan.plane_shape_in;
     out[..rows.len() * row_bytes]
         .par_chunks_mut(band * row_bytes)
         .enumerate()
@@ -413,7 +413,7 @@ impl CudaExecutor {
         };
         let transform = upload(&self.params.transform)?;
         let sampling = upload(&self.params.sampling)?;
-        let (ny, nx) = plan.shape_in;
+        let (ny, nx) = plan.plane_shape_in;
         let sizes: Vec<usize> = (0..plan.planes_in)
             .map(|p| ny * nx * input_of(plan, p).elem())
             .collect();
@@ -447,7 +447,7 @@ impl CudaExecutor {
         plan: &Plan,
         sizes: &[usize],
     ) -> std::result::Result<Vec<DeviceAlloc>, Failure> {
-        let (ny, nx) = plan.shape_in;
+        let (ny, nx) = plan.plane_shape_in;
         let largest = sizes.iter().copied().max().unwrap_or(8);
         let mut staging = HostAlloc::new(driver, largest.clamp(8, CHUNK))?;
         let stream = driver.create_stream()?;
@@ -559,7 +559,7 @@ impl CudaExecutor {
     ) -> std::result::Result<(), Failure> {
         let driver = slot.driver.clone();
         let stream = slot.stream;
-        let (in_ny, in_nx) = plan.shape_in;
+        let (in_ny, in_nx) = plan.plane_shape_in;
         let (blk_ny, blk_nx) = (block.rows.len(), block.cols.len());
         let (mut xs, mut ys) = (Vec::new(), Vec::new());
         for plane in 0..plan.planes {
@@ -794,10 +794,10 @@ impl Plan<'_> {
         footprint: u64,
         out_f64: bool,
     ) -> Result<()> {
-        if input.pitch < self.shape_in.1 {
+        if input.pitch < self.plane_shape_in.1 {
             return Err(Error::InvalidArgument(format!(
                 "device input pitch {} is narrower than the input's {} columns",
-                input.pitch, self.shape_in.1
+                input.pitch, self.plane_shape_in.1
             )));
         }
         let Some(input_type) = input_type(input.sample) else {
@@ -824,7 +824,7 @@ impl Plan<'_> {
         let stream = driver
             .create_stream()
             .map_err(|f| gpu_err(Failure::Driver(f)))?;
-        let (in_ny, in_nx) = self.shape_in;
+        let (in_ny, in_nx) = self.plane_shape_in;
         let (ny, nx) = self.plane_shape_out();
         let out_elem = if out_f64 { 8 } else { 4 };
         let elem = crate::io::sample_size(input.sample);

@@ -30,37 +30,41 @@
 //! ```
 
 pub mod blocks;
+mod checks;
 pub mod coefficients;
 pub mod coords;
+mod cpu;
 pub mod executor;
 mod gpu_executor;
 pub mod kernel_params;
 pub mod lazy;
+mod memory;
 mod precision;
 pub mod processes;
 pub mod schedule;
 mod spectral;
 
-use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
-use ndarray::{ArrayD, ArrayView2, ArrayViewMut3, ArrayViewMutD, Axis, IxDyn};
+use ndarray::{ArrayD, ArrayView2, ArrayViewMut3, ArrayViewMutD};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 pub use crate::gpu::{Backend, Devices};
 use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
-use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Sample, Window};
-use crate::io::{available_memory, ImageSource};
-use crate::pixel_transform::{PixelTransform, PositionTable};
-use crate::wcs::distortion::sip::SipInversion;
-use crate::wcs::plane::{world_conversions, WorldClass};
-use crate::wcs::{spectral_kind, Wcs};
+use crate::interp::{NanPolicy, Order, Window};
+use crate::io::ImageSource;
+use crate::pixel_transform::PositionTable;
+use crate::wcs::Wcs;
 use blocks::{auto_block_size, blocks, Block};
+pub use checks::check_plan;
+use checks::plan_geometry;
 use coefficients::{Placement, PlaneStore};
 use coords::{Bounds, CoordinateMap};
 use executor::{BlockExecutor, BlockOut, CpuExecutor};
 pub use gpu_executor::CudaExecutor;
+pub(crate) use memory::check_working_memory;
+pub use memory::{check_output_memory, zeroed_output};
 pub use precision::Precision;
 use precision::Rounding;
 use spectral::SpectralAxis;
@@ -259,7 +263,7 @@ pub struct Plan<'a> {
     /// Output shape: leading dimensions, rows, columns.
     shape_out: Vec<usize>,
     /// Input plane shape (rows, columns).
-    shape_in: (usize, usize),
+    plane_shape_in: (usize, usize),
     /// Output planes (product of the output's leading dimensions).
     planes: usize,
     /// Input planes.
@@ -293,25 +297,6 @@ enum Geometry<'w> {
     Wcs { wcs_in: &'w Wcs, wcs_out: &'w Wcs },
     /// Given for every pixel of the output plane.
     Positions(PositionTable),
-}
-
-/// Per-thread working memory of [`Plan::compute_block`].
-#[derive(Default)]
-struct Scratch {
-    xs: Vec<f64>,
-    ys: Vec<f64>,
-    window: Vec<f64>,
-    /// The window of a float32 input, as stored (orders 0 and 1).
-    window32: Vec<f32>,
-    raw: Vec<f64>,
-    mask: Vec<f64>,
-    values: Vec<f64>,
-    /// Accumulator along a third axis.
-    sum: Vec<f64>,
-}
-
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 impl<'a> Plan<'a> {
@@ -430,7 +415,7 @@ impl<'a> Plan<'a> {
             planes_in,
             lead_in: lead_in.to_vec(),
             spectral,
-            shape_in: plane_shape,
+            plane_shape_in: plane_shape,
             shape_out,
             options: options.clone(),
             rounding,
@@ -580,7 +565,7 @@ impl<'a> Plan<'a> {
     }
 
     fn prefilter_all(&self) -> Result<Coefficients> {
-        let (ny, nx) = self.shape_in;
+        let (ny, nx) = self.plane_shape_in;
         let planes_in = self.planes_in;
         let order = self.options.order;
         let renormalize = self.options.nan_policy == NanPolicy::Renormalize;
@@ -688,99 +673,6 @@ impl<'a> Plan<'a> {
         self.executor()?.compute(self, block, out)
     }
 
-    /// The CPU engine's computation of one block ([`CpuExecutor`]); blocks must lie within the
-    /// output plane and the views have the shapes [`Plan::compute_block`] checks.
-    pub fn compute_block_on_cpu<T: OutputSample>(
-        &self,
-        block: &Block,
-        mut data: ArrayViewMut3<T>,
-        mut footprint: ArrayViewMut3<T>,
-    ) -> Result<()> {
-        let expected = [self.planes, block.rows.len(), block.cols.len()];
-        if data.shape() != expected || footprint.shape() != expected {
-            return Err(Error::ShapeMismatch(format!(
-                "block buffers of shapes {:?} and {:?}, expected {expected:?}",
-                data.shape(),
-                footprint.shape()
-            )));
-        }
-        if block.is_empty() {
-            return Ok(());
-        }
-        // Coordinates and values of every pixel of the block, per thread.
-        check_working_memory(block.len().saturating_mul(4 * 8), || {
-            let (r, c) = (block.rows.len(), block.cols.len());
-            (
-                format!("a block of {r}x{c} output pixels"),
-                "use a smaller block_size",
-            )
-        })?;
-        SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            let n = block.len();
-            scratch.xs.resize(n, 0.0);
-            scratch.ys.resize(n, 0.0);
-            let bounds = self
-                .coords
-                .block_coords(block, &mut scratch.xs, &mut scratch.ys);
-            let window = bounds.map(|b| self.window_for(b));
-            let width = block.cols.len();
-            let rounding = self.rounding;
-            for plane in 0..self.planes {
-                let mut data = data.index_axis_mut(Axis(0), plane);
-                let mut footprint = footprint.index_axis_mut(Axis(0), plane);
-                // Each row is stored as soon as it is sampled, while it is in L1 cache (and
-                // the stores drain while the next row is sampled).
-                let mut store = |r: usize, values: &[f64]| {
-                    let (Some(out), Some(fp)) = (
-                        data.row_mut(r).into_slice(),
-                        footprint.row_mut(r).into_slice(),
-                    ) else {
-                        unreachable!("block rows of a C-order output are contiguous");
-                    };
-                    write_row(values, out, fp, rounding);
-                };
-                let itself = [(plane, 1.0)];
-                let taps = match (&window, &self.spectral) {
-                    (None, _) => None,
-                    (Some(_), None) => Some(&itself[..]),
-                    (Some(_), Some(spectral)) => spectral.taps[plane].as_deref(),
-                };
-                match (&window, taps) {
-                    (Some(w), Some(&[(p, _)])) => {
-                        self.sample_plane(p, w, width, scratch, &mut store)?
-                    }
-                    (Some(w), Some(taps)) => {
-                        // Weighted sum of the input planes' samples along the third axis
-                        // (NaN * 0 stays NaN, as in scipy).
-                        scratch.sum.clear();
-                        scratch.sum.resize(n, 0.0);
-                        for &(p, weight) in taps {
-                            let mut sum = std::mem::take(&mut scratch.sum);
-                            self.sample_plane(p, w, width, scratch, &mut |r, values| {
-                                for (acc, v) in sum[r * width..].iter_mut().zip(values) {
-                                    *acc += weight * v;
-                                }
-                            })?;
-                            scratch.sum = sum;
-                        }
-                        for (r, values) in scratch.sum.chunks_exact(width).enumerate() {
-                            store(r, values);
-                        }
-                    }
-                    _ => {
-                        scratch.values.clear();
-                        scratch.values.resize(width, f64::NAN);
-                        for r in 0..block.rows.len() {
-                            store(r, &scratch.values);
-                        }
-                    }
-                }
-            }
-            Ok(())
-        })
-    }
-
     /// What the kernel parameter encoder needs ([`kernel_params`]).
     pub(crate) fn kernel_view(&self) -> KernelView<'_> {
         KernelView {
@@ -809,7 +701,7 @@ impl<'a> Plan<'a> {
     /// The input window holding every tap of positions within `b` (mirrored taps included:
     /// they fall within `degree/2 + 1` of an edge the window then reaches).
     fn window_for(&self, b: Bounds) -> Window {
-        let (ny, nx) = self.shape_in;
+        let (ny, nx) = self.plane_shape_in;
         let margin = self.options.order.degree() / 2 + 2;
         let span = |(lo, hi): (f64, f64), n: usize| {
             let lo = lo.max(0.0).floor() as usize;
@@ -820,74 +712,6 @@ impl<'a> Plan<'a> {
             rows: span(b.y, ny),
             cols: span(b.x, nx),
         }
-    }
-
-    /// Samples input plane `plane` at the block's coordinates (`s.ys`, `s.xs`, rows of
-    /// `width`), row by row, handing each row's values to `store(row, values)`.
-    fn sample_plane<F: FnMut(usize, &[f64])>(
-        &self,
-        plane: usize,
-        w: &Window,
-        width: usize,
-        s: &mut Scratch,
-        store: &mut F,
-    ) -> Result<()> {
-        let (ny, nx) = self.shape_in;
-        let order = self.options.order;
-        let policy = self.options.nan_policy;
-        let (rows, cols) = (w.rows.clone(), w.cols.clone());
-        let len = rows.len() * cols.len();
-        let mut points = BlockRows {
-            ys: &s.ys,
-            xs: &s.xs,
-            values: &mut s.values,
-            width,
-        };
-        match &self.coefficients {
-            None => {
-                check_working_memory(len.saturating_mul(8), || {
-                    (
-                        format!("the {}x{} input window of a block", rows.len(), cols.len()),
-                        "use a smaller block_size",
-                    )
-                })?;
-                // Float32 samples are sampled as stored (the same values, half the bytes).
-                let as_f32 = !self.rounding.rounds_values()
-                    && self.source.raw_plane(plane).is_some_and(|raw| {
-                        raw.read_f32_window(nx, rows.clone(), cols.clone(), &mut s.window32)
-                    });
-                if as_f32 {
-                    let p = Plane::new(&s.window32, rows, cols, ny, nx)?;
-                    points.sample_raw(&p, order, policy, store);
-                } else {
-                    s.window.resize(len, 0.0);
-                    self.source
-                        .read_window(plane, rows.clone(), cols.clone(), &mut s.window)?;
-                    self.rounding.convert_values(&mut s.window);
-                    let p = Plane::new(&s.window, rows, cols, ny, nx)?;
-                    points.sample_raw(&p, order, policy, store);
-                }
-            }
-            Some(c) => {
-                copy_window(c.planes.plane(plane), w, &mut s.window);
-                let coeffs = Plane::new(&s.window, rows.clone(), cols.clone(), ny, nx)?;
-                match &c.masks {
-                    Some(masks) if c.masked[plane] => {
-                        copy_window(masks.plane(plane), w, &mut s.mask);
-                        s.raw.resize(len, 0.0);
-                        self.source
-                            .read_window(plane, rows.clone(), cols.clone(), &mut s.raw)?;
-                        self.rounding.convert_values(&mut s.raw);
-                        let mask = Plane::new(&s.mask, rows.clone(), cols.clone(), ny, nx)?;
-                        let raw = Plane::new(&s.raw, rows, cols, ny, nx)?;
-                        let spline = MaskedSpline::new(coeffs, mask, raw)?;
-                        points.sample(|y, x, v| spline.sample_many(order, y, x, v), store);
-                    }
-                    _ => points.sample(|y, x, v| coeffs.sample_many(order, y, x, v), store),
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Computes every block into `data` and `footprint` (full output shape), on the threads
@@ -923,65 +747,6 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The points of a block (`ys`, `xs`: rows of `width` points) and a one-row buffer for
-/// their samples.
-struct BlockRows<'s> {
-    ys: &'s [f64],
-    xs: &'s [f64],
-    values: &'s mut Vec<f64>,
-    width: usize,
-}
-
-impl BlockRows<'_> {
-    /// Samples the block row by row with `sample(ys, xs, values)`, handing each row to
-    /// `store(row, values)`.
-    fn sample(
-        &mut self,
-        mut sample: impl FnMut(&[f64], &[f64], &mut [f64]),
-        store: &mut impl FnMut(usize, &[f64]),
-    ) {
-        let width = self.width;
-        self.values.resize(width, 0.0);
-        let rows = self.ys.chunks_exact(width).zip(self.xs.chunks_exact(width));
-        for (r, (ys, xs)) in rows.enumerate() {
-            sample(ys, xs, self.values);
-            store(r, self.values);
-        }
-    }
-
-    /// [`sample`](BlockRows::sample) of raw values (orders 0 and 1).
-    fn sample_raw<S: Sample>(
-        &mut self,
-        p: &Plane<'_, S>,
-        order: Order,
-        policy: NanPolicy,
-        store: &mut impl FnMut(usize, &[f64]),
-    ) {
-        self.sample(
-            |ys, xs, values| match policy {
-                NanPolicy::Propagate => p.sample_many(order, ys, xs, values),
-                NanPolicy::Renormalize => p.sample_many_renormalized(order, ys, xs, values),
-            },
-            store,
-        )
-    }
-}
-
-/// Stores one row of results (rounded as `rounding` says) and its footprint: 1 where the
-/// value is not NaN, 0 where it is.
-fn write_row<T: OutputSample>(values: &[f64], out: &mut [T], fp: &mut [T], rounding: Rounding) {
-    let write = |v: f64, o: &mut T, f: &mut T| {
-        *o = T::from_f64(v);
-        *f = T::from_f64(if v.is_nan() { 0.0 } else { 1.0 });
-    };
-    let pixels = out.iter_mut().zip(fp.iter_mut()).zip(values);
-    if rounding.rounds_results() {
-        pixels.for_each(|((o, f), &v)| write(rounding.round_result(v), o, f));
-    } else {
-        pixels.for_each(|((o, f), &v)| write(v, o, f));
-    }
-}
-
 /// Prints `msg` on stderr once per process per key.
 fn log_once(key: &'static str, msg: &str) {
     use std::collections::HashSet;
@@ -991,226 +756,6 @@ fn log_once(key: &'static str, msg: &str) {
     if seen.get_or_insert_with(HashSet::new).insert(key) {
         eprintln!("reproject: {msg}");
     }
-}
-
-/// Copies window `w` of `plane` into `out` (row-major).
-fn copy_window(plane: ArrayView2<f64>, w: &Window, out: &mut Vec<f64>) {
-    out.clear();
-    for row in plane
-        .slice(ndarray::s![w.rows.clone(), w.cols.clone()])
-        .outer_iter()
-    {
-        match row.as_slice() {
-            Some(values) => out.extend_from_slice(values),
-            None => out.extend(row.iter()),
-        }
-    }
-}
-
-/// The full output shape, checked against the input as reproject does.
-fn check_shapes(
-    shape_in: &[usize],
-    shape_out: &[usize],
-    leading_may_differ: bool,
-) -> Result<Vec<usize>> {
-    if shape_in.len() < 2 {
-        return Err(Error::ShapeMismatch(format!(
-            "too few dimensions in input data: {shape_in:?}"
-        )));
-    }
-    if shape_out.len() < 2 {
-        return Err(Error::ShapeMismatch(format!(
-            "too few dimensions in shape_out: {shape_out:?}"
-        )));
-    }
-    if shape_in.contains(&0) {
-        return Err(Error::ShapeMismatch(format!(
-            "empty input shape {shape_in:?}"
-        )));
-    }
-    if shape_out.contains(&0) {
-        return Err(Error::ShapeMismatch(format!(
-            "empty output shape {shape_out:?}"
-        )));
-    }
-    let lead = &shape_in[..shape_in.len() - 2];
-    let full = if shape_out.len() == 2 {
-        lead.iter().chain(shape_out).copied().collect()
-    } else {
-        if shape_out.len() != shape_in.len() {
-            return Err(Error::ShapeMismatch(format!(
-                "number of dimensions in input {shape_in:?} and output {shape_out:?} should match"
-            )));
-        }
-        if !leading_may_differ && &shape_out[..shape_out.len() - 2] != lead {
-            return Err(Error::ShapeMismatch(format!(
-                "dimensions to be looped over must match exactly: input {shape_in:?}, output \
-                 {shape_out:?}"
-            )));
-        }
-        shape_out.to_vec()
-    };
-    Ok(full)
-}
-
-/// Both WCS must be celestial, with identical non-celestial axes (reprojected plane by plane).
-/// What a plan needs of its geometry: the coordinate map of the output plane, the
-/// interpolation along the axes beyond it, and the full output shape. Checks the WCS pair
-/// (reproject's rules and the engine's own limits) and the shapes.
-fn plan_geometry(
-    geometry: Geometry<'_>,
-    shape_in: &[usize],
-    shape_out: &[usize],
-    options: &Options,
-) -> Result<(CoordinateMap, Option<SpectralAxis>, Vec<usize>)> {
-    if let Geometry::Wcs { wcs_in, wcs_out } = geometry {
-        check_wcs(wcs_in, wcs_out)?;
-    }
-    let lead_in = &shape_in[..shape_in.len().saturating_sub(2)];
-    let lead_out = match shape_out.len() {
-        0..=2 => lead_in,
-        n => &shape_out[..n - 2],
-    };
-    let spectral = match geometry {
-        Geometry::Wcs { wcs_in, wcs_out } => {
-            SpectralAxis::new(wcs_in, wcs_out, lead_in, lead_out, options.order)?
-        }
-        Geometry::Positions(_) => None,
-    };
-    if spectral.is_some() && options.nan_policy == NanPolicy::Renormalize {
-        return Err(Error::Unsupported(
-            "nan_policy Renormalize is not available when the third axis is interpolated too"
-                .into(),
-        ));
-    }
-    let shape_out = check_shapes(shape_in, shape_out, spectral.is_some())?;
-    let n = shape_in.len();
-    let plane_in = (shape_in[n - 2], shape_in[n - 1]);
-    let coords = match geometry {
-        Geometry::Wcs { wcs_in, wcs_out } => {
-            // reproject inverts SIP with astropy's default tolerance (1e-4 px, 20 iterations);
-            // its input positions, and so its values, are that close to the exact inverse.
-            let (wcs_in, wcs_out) = match options.precision {
-                Precision::Reproject => (
-                    wcs_in.clone().with_sip_inversion(SipInversion::astropy()),
-                    wcs_out.clone().with_sip_inversion(SipInversion::astropy()),
-                ),
-                Precision::Float64 => (wcs_in.clone(), wcs_out.clone()),
-            };
-            CoordinateMap::new(&wcs_out, &wcs_in, options.roundtrip_coords, plane_in)?
-        }
-        Geometry::Positions(table) => {
-            let n = shape_out.len();
-            let plane_out = (shape_out[n - 2], shape_out[n - 1]);
-            if table.shape() != plane_out {
-                return Err(Error::ShapeMismatch(format!(
-                    "input positions for an output plane of {:?}, the output plane is \
-                     {plane_out:?}",
-                    table.shape()
-                )));
-            }
-            CoordinateMap::from_transform(PixelTransform::from_positions(table), plane_in)
-        }
-    };
-    Ok((coords, spectral, shape_out))
-}
-
-/// Whether the engine can reproject data of `shape_in` from `wcs_in` onto `wcs_out` with
-/// `shape_out` (see [`Plan::new`]): the checks and transforms of a plan without its data, so
-/// a caller can learn early that a pair is refused, e.g. as not implemented.
-///
-/// ```
-/// use reproject::engine::{check_plan, Options};
-/// use reproject::wcs::Wcs;
-/// let sky = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n").unwrap();
-/// let pixels = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\n").unwrap();
-/// assert!(check_plan(&sky, &sky, &[10, 10], &[5, 5], &Options::default()).is_ok());
-/// assert!(check_plan(&sky, &pixels, &[10, 10], &[5, 5], &Options::default()).is_err());
-/// ```
-pub fn check_plan(
-    wcs_in: &Wcs,
-    wcs_out: &Wcs,
-    shape_in: &[usize],
-    shape_out: &[usize],
-    options: &Options,
-) -> Result<()> {
-    plan_geometry(
-        Geometry::Wcs { wcs_in, wcs_out },
-        shape_in,
-        shape_out,
-        options,
-    )
-    .map(|_| ())
-}
-
-/// reproject's checks of the two WCS (`_validate_wcs`), then the engine's own limits.
-fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
-    let (pi, po) = (wcs_in.params(), wcs_out.params());
-    let both_celestial = match (wcs_in.has_celestial(), wcs_out.has_celestial()) {
-        (true, true) => true,
-        (true, false) => {
-            return Err(Error::InvalidArgument(
-                "input WCS has celestial components but output WCS does not".into(),
-            ))
-        }
-        (false, true) => {
-            return Err(Error::InvalidArgument(
-                "output WCS has celestial components but input WCS does not".into(),
-            ))
-        }
-        (false, false) => false,
-    };
-    // A celestial 2-D WCS may describe the plane of a cube's input or output (the leading
-    // axes broadcast); otherwise the dimensions agree, as reproject requires.
-    let celestial_plane = both_celestial && (pi.naxis() == 2 || po.naxis() == 2);
-    if pi.naxis() != po.naxis() && !celestial_plane {
-        return Err(Error::InvalidArgument(
-            "number of dimensions in input and output WCS should match".into(),
-        ));
-    }
-    // WCSLIB's spectral axis: the first one of a spectral type (compared between WCS of the
-    // same dimension; a 2-D WCS of a cube's plane has none).
-    let spectral = |w: &Wcs| (0..w.naxis()).find(|&i| WorldClass::of(w, i) == WorldClass::Spectral);
-    let spectral_axes = match pi.naxis() == po.naxis() {
-        true => (spectral(wcs_in), spectral(wcs_out)),
-        false => (None, None),
-    };
-    match spectral_axes {
-        (Some(i), Some(o)) => {
-            let (ti, to) = (&pi.ctype[i], &po.ctype[o]);
-            if spectral_kind(ti) != spectral_kind(to) {
-                return Err(Error::InvalidArgument(format!(
-                    "the input ({ti}) and output ({to}) spectral coordinate types are not \
-                     equivalent"
-                )));
-            }
-        }
-        (Some(_), None) => {
-            return Err(Error::InvalidArgument(
-                "input WCS has a spectral component but output WCS does not".into(),
-            ))
-        }
-        (None, Some(_)) => {
-            return Err(Error::InvalidArgument(
-                "output WCS has a spectral component but input WCS does not".into(),
-            ))
-        }
-        (None, None) => {}
-    }
-    if pi.naxis() == po.naxis() {
-        // astropy's pixel_to_pixel: world axes of the same kinds, units that convert.
-        world_conversions(wcs_out, wcs_in)?;
-    }
-    for (p, which) in [(pi, "input"), (po, "output")] {
-        if let Some((lng, lat)) = p.celestial_axes() {
-            if lng.max(lat) > 1 {
-                return Err(Error::Unsupported(format!(
-                    "the {which} WCS's celestial axes must be its first two axes"
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Reprojects `source` (with WCS `wcs_in`) onto `wcs_out` with `shape_out`, returning
@@ -1247,113 +792,6 @@ pub fn reproject_interp_into<T: OutputSample>(
     let shape_out = data.shape().to_vec();
     let plan = Plan::new(source, wcs_in, wcs_out, &shape_out, options)?;
     plan.compute_into(data, footprint)
-}
-
-/// A zero-filled output array whose pages the kernel may back with transparent huge pages:
-/// a fresh output is written once, and 2 MiB pages cut the page-fault work of that first
-/// write by 512 (the zeroing itself stays). This is how [`reproject_interp`] allocates.
-///
-/// ```
-/// let a = reproject::engine::zeroed_output::<f64>(&[2, 3]);
-/// assert_eq!(a.shape(), &[2, 3]);
-/// let b = reproject::engine::zeroed_output::<f32>(&[4]);
-/// assert_eq!(b.as_slice().unwrap(), &[0.0f32; 4]);
-/// ```
-pub fn zeroed_output<T: OutputSample>(shape: &[usize]) -> ArrayD<T> {
-    let len: usize = shape.iter().product();
-    let buffer = vec![T::from_f64(0.0); len];
-    advise_huge_pages(&buffer);
-    ArrayD::from_shape_vec(IxDyn(shape), buffer).expect("length matches the shape")
-}
-
-/// `madvise(MADV_HUGEPAGE)` over the whole 2 MiB pages of a large, still untouched buffer.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages<T>(buffer: &[T]) {
-    const HUGE: usize = 2 << 20;
-    let start = buffer.as_ptr() as usize;
-    let end = start + std::mem::size_of_val(buffer);
-    let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
-    if last > first {
-        // SAFETY: the range lies inside `buffer`'s allocation and madvise only changes how
-        // the kernel backs those pages, not their contents; failure is harmless.
-        unsafe {
-            libc::madvise(
-                first as *mut libc::c_void,
-                last - first,
-                libc::MADV_HUGEPAGE,
-            );
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages<T>(_buffer: &[T]) {}
-
-/// Refuses an in-memory output of `shape` (`bytes_per_pixel` bytes per pixel, all arrays
-/// together) larger than the memory available ([`available_memory`]), before it is
-/// allocated, with [`Error::InvalidArgument`] naming the fix: write the output to a file
-/// (a memory-mapped [`crate::io::MappedOutput`] through [`reproject_interp_into`], the CLI's
-/// `-o`, a `numpy.memmap` as Python's `output_array`) or compute it block by block. Every
-/// in-memory output of the engine, its lazy blocks and the Python bindings goes through it.
-///
-/// ```
-/// use reproject::engine::check_output_memory;
-/// assert!(check_output_memory(&[4, 4], 16).is_ok());
-/// let err = check_output_memory(&[1 << 30, 1 << 30], 16).unwrap_err();
-/// assert!(err.to_string().contains("output file"));
-/// ```
-pub fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()> {
-    let pixels = shape
-        .iter()
-        .try_fold(1usize, |acc, &n| acc.checked_mul(n))
-        .ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "output shape {shape:?} overflows: it cannot be held in memory; write it to an \
-                 output file instead"
-            ))
-        })?;
-    let bytes = (pixels as u128) * bytes_per_pixel as u128;
-    let too_big = || {
-        Error::InvalidArgument(format!(
-            "the output {shape:?} needs {bytes} bytes in memory but only {} are available; \
-             write it to an output file instead (a memory-mapped MappedOutput with \
-             reproject_interp_into, the CLI's -o, or Python's output_array=numpy.memmap or \
-             return_type='dask')",
-            available_memory().map_or("an unknown number of".to_string(), |a| a.to_string())
-        ))
-    };
-    if bytes > isize::MAX as u128 {
-        return Err(too_big());
-    }
-    if let Some(available) = available_memory() {
-        if bytes > available as u128 {
-            return Err(too_big());
-        }
-    }
-    Ok(())
-}
-
-/// Refuses working buffers larger than the memory available, before allocating them (an
-/// [`Error::InvalidArgument`] naming what they are for and the fix). Buffers under 256 MiB are not checked: reading
-/// the memory figures would cost more than it saves.
-pub(crate) fn check_working_memory(
-    bytes: usize,
-    what: impl FnOnce() -> (String, &'static str),
-) -> Result<()> {
-    const UNCHECKED: usize = 256 << 20;
-    if bytes <= UNCHECKED {
-        return Ok(());
-    }
-    if let Some(available) = available_memory() {
-        if bytes as u64 > available {
-            let (what, fix) = what();
-            return Err(Error::InvalidArgument(format!(
-                "{what} needs {bytes} bytes of working memory but only {available} are \
-                 available; {fix}"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Adds which output block failed to an error raised while computing it (I/O, FITS, argument,

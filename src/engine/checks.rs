@@ -1,0 +1,218 @@
+//! What a plan is checked against before anything is computed: reproject's rules for the WCS
+//! pair, the shapes, and the geometry (coordinate map, interpolation beyond the plane, full
+//! output shape) that [`Plan`](super::Plan)'s constructors share.
+
+use super::coords::CoordinateMap;
+use super::spectral::SpectralAxis;
+use super::{Geometry, Options, Precision};
+use crate::error::{Error, Result};
+use crate::interp::NanPolicy;
+use crate::pixel_transform::PixelTransform;
+use crate::wcs::distortion::sip::SipInversion;
+use crate::wcs::plane::{world_conversions, WorldClass};
+use crate::wcs::{spectral_kind, Wcs};
+
+/// The full output shape, checked against the input as reproject does.
+pub(super) fn check_shapes(
+    shape_in: &[usize],
+    shape_out: &[usize],
+    leading_may_differ: bool,
+) -> Result<Vec<usize>> {
+    if shape_in.len() < 2 {
+        return Err(Error::ShapeMismatch(format!(
+            "too few dimensions in input data: {shape_in:?}"
+        )));
+    }
+    if shape_out.len() < 2 {
+        return Err(Error::ShapeMismatch(format!(
+            "too few dimensions in shape_out: {shape_out:?}"
+        )));
+    }
+    if shape_in.contains(&0) {
+        return Err(Error::ShapeMismatch(format!(
+            "empty input shape {shape_in:?}"
+        )));
+    }
+    if shape_out.contains(&0) {
+        return Err(Error::ShapeMismatch(format!(
+            "empty output shape {shape_out:?}"
+        )));
+    }
+    let lead = &shape_in[..shape_in.len() - 2];
+    let full = if shape_out.len() == 2 {
+        lead.iter().chain(shape_out).copied().collect()
+    } else {
+        if shape_out.len() != shape_in.len() {
+            return Err(Error::ShapeMismatch(format!(
+                "number of dimensions in input {shape_in:?} and output {shape_out:?} should match"
+            )));
+        }
+        if !leading_may_differ && &shape_out[..shape_out.len() - 2] != lead {
+            return Err(Error::ShapeMismatch(format!(
+                "dimensions to be looped over must match exactly: input {shape_in:?}, output \
+                 {shape_out:?}"
+            )));
+        }
+        shape_out.to_vec()
+    };
+    Ok(full)
+}
+
+/// What a plan needs of its geometry: the coordinate map of the output plane, the
+/// interpolation along the axes beyond it, and the full output shape. Checks the WCS pair
+/// (reproject's rules and the engine's own limits) and the shapes.
+pub(super) fn plan_geometry(
+    geometry: Geometry<'_>,
+    shape_in: &[usize],
+    shape_out: &[usize],
+    options: &Options,
+) -> Result<(CoordinateMap, Option<SpectralAxis>, Vec<usize>)> {
+    if let Geometry::Wcs { wcs_in, wcs_out } = geometry {
+        check_wcs(wcs_in, wcs_out)?;
+    }
+    let lead_in = &shape_in[..shape_in.len().saturating_sub(2)];
+    let lead_out = match shape_out.len() {
+        0..=2 => lead_in,
+        n => &shape_out[..n - 2],
+    };
+    let spectral = match geometry {
+        Geometry::Wcs { wcs_in, wcs_out } => {
+            SpectralAxis::new(wcs_in, wcs_out, lead_in, lead_out, options.order)?
+        }
+        Geometry::Positions(_) => None,
+    };
+    if spectral.is_some() && options.nan_policy == NanPolicy::Renormalize {
+        return Err(Error::Unsupported(
+            "nan_policy Renormalize is not available when the third axis is interpolated too"
+                .into(),
+        ));
+    }
+    let shape_out = check_shapes(shape_in, shape_out, spectral.is_some())?;
+    let n = shape_in.len();
+    let plane_in = (shape_in[n - 2], shape_in[n - 1]);
+    let coords = match geometry {
+        Geometry::Wcs { wcs_in, wcs_out } => {
+            // reproject inverts SIP with astropy's default tolerance (1e-4 px, 20 iterations);
+            // its input positions, and so its values, are that close to the exact inverse.
+            let (wcs_in, wcs_out) = match options.precision {
+                Precision::Reproject => (
+                    wcs_in.clone().with_sip_inversion(SipInversion::astropy()),
+                    wcs_out.clone().with_sip_inversion(SipInversion::astropy()),
+                ),
+                Precision::Float64 => (wcs_in.clone(), wcs_out.clone()),
+            };
+            CoordinateMap::new(&wcs_out, &wcs_in, options.roundtrip_coords, plane_in)?
+        }
+        Geometry::Positions(table) => {
+            let n = shape_out.len();
+            let plane_out = (shape_out[n - 2], shape_out[n - 1]);
+            if table.shape() != plane_out {
+                return Err(Error::ShapeMismatch(format!(
+                    "input positions for an output plane of {:?}, the output plane is \
+                     {plane_out:?}",
+                    table.shape()
+                )));
+            }
+            CoordinateMap::from_transform(PixelTransform::from_positions(table), plane_in)
+        }
+    };
+    Ok((coords, spectral, shape_out))
+}
+
+/// Whether the engine can reproject data of `shape_in` from `wcs_in` onto `wcs_out` with
+/// `shape_out` (see [`Plan::new`]): the checks and transforms of a plan without its data, so
+/// a caller can learn early that a pair is refused, e.g. as not implemented.
+///
+/// ```
+/// use reproject::engine::{check_plan, Options};
+/// use reproject::wcs::Wcs;
+/// let sky = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n").unwrap();
+/// let pixels = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\n").unwrap();
+/// assert!(check_plan(&sky, &sky, &[10, 10], &[5, 5], &Options::default()).is_ok());
+/// assert!(check_plan(&sky, &pixels, &[10, 10], &[5, 5], &Options::default()).is_err());
+/// ```
+pub fn check_plan(
+    wcs_in: &Wcs,
+    wcs_out: &Wcs,
+    shape_in: &[usize],
+    shape_out: &[usize],
+    options: &Options,
+) -> Result<()> {
+    plan_geometry(
+        Geometry::Wcs { wcs_in, wcs_out },
+        shape_in,
+        shape_out,
+        options,
+    )
+    .map(|_| ())
+}
+
+/// reproject's checks of the two WCS (`_validate_wcs`), then the engine's own limits.
+pub(super) fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
+    let (pi, po) = (wcs_in.params(), wcs_out.params());
+    let both_celestial = match (wcs_in.has_celestial(), wcs_out.has_celestial()) {
+        (true, true) => true,
+        (true, false) => {
+            return Err(Error::InvalidArgument(
+                "input WCS has celestial components but output WCS does not".into(),
+            ))
+        }
+        (false, true) => {
+            return Err(Error::InvalidArgument(
+                "output WCS has celestial components but input WCS does not".into(),
+            ))
+        }
+        (false, false) => false,
+    };
+    // A celestial 2-D WCS may describe the plane of a cube's input or output (the leading
+    // axes broadcast); otherwise the dimensions agree, as reproject requires.
+    let celestial_plane = both_celestial && (pi.naxis() == 2 || po.naxis() == 2);
+    if pi.naxis() != po.naxis() && !celestial_plane {
+        return Err(Error::InvalidArgument(
+            "number of dimensions in input and output WCS should match".into(),
+        ));
+    }
+    // WCSLIB's spectral axis: the first one of a spectral type (compared between WCS of the
+    // same dimension; a 2-D WCS of a cube's plane has none).
+    let spectral = |w: &Wcs| (0..w.naxis()).find(|&i| WorldClass::of(w, i) == WorldClass::Spectral);
+    let spectral_axes = match pi.naxis() == po.naxis() {
+        true => (spectral(wcs_in), spectral(wcs_out)),
+        false => (None, None),
+    };
+    match spectral_axes {
+        (Some(i), Some(o)) => {
+            let (ti, to) = (&pi.ctype[i], &po.ctype[o]);
+            if spectral_kind(ti) != spectral_kind(to) {
+                return Err(Error::InvalidArgument(format!(
+                    "the input ({ti}) and output ({to}) spectral coordinate types are not \
+                     equivalent"
+                )));
+            }
+        }
+        (Some(_), None) => {
+            return Err(Error::InvalidArgument(
+                "input WCS has a spectral component but output WCS does not".into(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(Error::InvalidArgument(
+                "output WCS has a spectral component but input WCS does not".into(),
+            ))
+        }
+        (None, None) => {}
+    }
+    if pi.naxis() == po.naxis() {
+        // astropy's pixel_to_pixel: world axes of the same kinds, units that convert.
+        world_conversions(wcs_out, wcs_in)?;
+    }
+    for (p, which) in [(pi, "input"), (po, "output")] {
+        if let Some((lng, lat)) = p.celestial_axes() {
+            if lng.max(lat) > 1 {
+                return Err(Error::Unsupported(format!(
+                    "the {which} WCS's celestial axes must be its first two axes"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
