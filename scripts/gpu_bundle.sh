@@ -76,6 +76,42 @@ echo "== every kernel compiles with NVRTC"
 REPROJECT_RS_REQUIRE_NVRTC=1 ./gpu_kernels_compile --nocapture || status=1
 echo "== GPU parity suite (GPU vs CPU)"
 ./gpu_parity --nocapture --test-threads=1 || status=1
+echo "== GPU paths of the CLI: threads, one worker process per GPU (cuda:all), same values as the CPU"
+demo=/tmp/reproject-rs-demo
+./reproject-rs demo --out-dir "$demo" --size 1800 -q || status=1
+for device in "cpu" "cuda --threads 4" "cuda:all --processes 4 --block-size 128"; do
+  tag="${device%% *}"
+  ./reproject-rs "$demo/galactic_survey_car.fits" --to "$demo/galactic_centre_tan.hdr" \
+    -o "$demo/paths-$tag.fits" --footprint "$demo/paths-$tag-fp.fits" --overwrite --device $device \
+    || status=1
+done
+python3 - "$demo" <<'PY' || status=1
+import sys, numpy as np
+def fits(path):
+    """The primary HDU's image of a FITS file (no astropy on GPU machines)."""
+    buf = open(path, "rb").read()
+    cards, i = {}, 0
+    while True:
+        card = buf[i:i + 80].decode("ascii")
+        i += 80
+        if card.startswith("END"):
+            break
+        if card[8:10] == "= ":
+            cards[card[:8].strip()] = card[10:].split("/")[0].strip()
+    start = -(-i // 2880) * 2880
+    dtype = {"-64": ">f8", "-32": ">f4"}[cards["BITPIX"]]
+    shape = (int(cards["NAXIS2"]), int(cards["NAXIS1"]))
+    return np.frombuffer(buf, dtype, shape[0] * shape[1], start).reshape(shape).astype(float)
+d = sys.argv[1]
+cpu, fp = fits(f"{d}/paths-cpu.fits"), fits(f"{d}/paths-cpu-fp.fits")
+for tag in ("cuda", "cuda:all"):
+    v, f = fits(f"{d}/paths-{tag}.fits"), fits(f"{d}/paths-{tag}-fp.fits")
+    ok = np.array_equal(f, fp) and np.allclose(v, cpu, rtol=1e-9, atol=0, equal_nan=True)
+    rel = np.nanmax(np.abs(v - cpu) / np.maximum(np.abs(cpu), 1e-300))
+    print(f"  {tag:9s} footprints identical: {np.array_equal(f, fp)}, max rel {rel:.2e}: {'ok' if ok else 'FAIL'}")
+    if not ok:
+        sys.exit(1)
+PY
 echo "== GPU benchmark"
 ./gpu_bench "${SIZE:-16384}" || status=1
 exit $status
