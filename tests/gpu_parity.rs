@@ -614,3 +614,116 @@ fn every_path_computes_on_the_gpu_with_the_same_bits() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Device-resident inputs and outputs (as CuPy arrays are): the whole output at once and block
+/// by block (as the chunks of a dask array of CuPy arrays) give the same bits, and the host
+/// path's values; bilinear reads the device input, bicubic the plan's coefficients uploaded
+/// once. Runs on the CUDA simulator in CI.
+#[test]
+fn device_resident_blocks_match_the_whole_and_the_host_path() {
+    use reproject::engine::blocks::Block;
+    use reproject::gpu::{DeviceBuffer, DeviceImage};
+    use reproject::io::SampleType;
+    if !gpu_or_skip("device_resident_blocks_match_the_whole_and_the_host_path") {
+        return;
+    }
+    let case = &cases()[2]; // CAR -> TAN
+    let wcs_in = Wcs::from_header_str(&case.input_header).unwrap();
+    let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
+    let input32 = case.input.mapv(|v| v as f32);
+    let source = ArraySource::new(input32.view().into_dyn()).unwrap();
+    let bytes: Vec<u8> = input32.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let d_input = DeviceBuffer::from_host(&bytes).unwrap();
+    let (ny, nx) = case.shape;
+    let image = DeviceImage {
+        ptr: d_input.device_ptr(),
+        sample: SampleType::F32,
+        big_endian: false,
+        pitch: input32.shape()[1],
+    };
+    let f64s = |b: &DeviceBuffer| -> Vec<f64> {
+        b.to_host()
+            .unwrap()
+            .chunks_exact(8)
+            .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    for order in [Order::Bilinear, Order::Bicubic] {
+        let options = Options {
+            order,
+            ..Options::default()
+        };
+        let plan = Plan::new(&source, &wcs_in, &wcs_out, &[ny, nx], &options).unwrap();
+        let (data, footprint) = (
+            DeviceBuffer::zeros(ny * nx * 8).unwrap(),
+            DeviceBuffer::zeros(ny * nx * 8).unwrap(),
+        );
+        // SAFETY: device buffers of the sizes described.
+        unsafe {
+            plan.compute_on_device(&image, data.device_ptr(), footprint.device_ptr(), true)
+                .unwrap()
+        };
+        let whole = (f64s(&data), f64s(&footprint));
+        let mut blocks = (vec![0.0; ny * nx], vec![0.0; ny * nx]);
+        for rows in [0..30, 30..ny] {
+            for cols in [0..41, 41..nx] {
+                let block = Block {
+                    rows: rows.clone(),
+                    cols: cols.clone(),
+                };
+                let n = block.len();
+                let (d, f) = (
+                    DeviceBuffer::zeros(n * 8).unwrap(),
+                    DeviceBuffer::zeros(n * 8).unwrap(),
+                );
+                // SAFETY: as above, sized for the block.
+                unsafe {
+                    plan.compute_block_on_device(
+                        &block,
+                        &image,
+                        d.device_ptr(),
+                        f.device_ptr(),
+                        true,
+                    )
+                    .unwrap()
+                };
+                let (vd, vf) = (f64s(&d), f64s(&f));
+                for (r, y) in rows.clone().enumerate() {
+                    for (c, x) in cols.clone().enumerate() {
+                        blocks.0[y * nx + x] = vd[r * cols.len() + c];
+                        blocks.1[y * nx + x] = vf[r * cols.len() + c];
+                    }
+                }
+            }
+        }
+        let bits = |v: &[f64]| -> Vec<u64> {
+            v.iter()
+                .map(|x| if x.is_nan() { u64::MAX } else { x.to_bits() })
+                .collect()
+        };
+        assert_eq!(bits(&blocks.0), bits(&whole.0), "{order:?}: block values");
+        assert_eq!(
+            bits(&blocks.1),
+            bits(&whole.1),
+            "{order:?}: block footprints"
+        );
+        let host = reproject_interp(&source, &wcs_in, &wcs_out, &[ny, nx], &options).unwrap();
+        let device = (
+            ArrayD::from_shape_vec(IxDyn(&[ny, nx]), whole.0).unwrap(),
+            ArrayD::from_shape_vec(IxDyn(&[ny, nx]), whole.1).unwrap(),
+        );
+        let named = Case {
+            name: format!("device-resident {order:?}"),
+            input_header: case.input_header.clone(),
+            input: case.input.clone(),
+            output_header: case.output_header.clone(),
+            shape: case.shape,
+            order,
+            nan_policy: case.nan_policy,
+        };
+        assert!(
+            compare(&named, &device, &host).is_none(),
+            "{order:?}: device vs host"
+        );
+    }
+}

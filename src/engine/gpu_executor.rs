@@ -283,7 +283,7 @@ fn upload_rows(
 }
 
 /// What stays on a device for the whole plan.
-struct Resident {
+pub(crate) struct Resident {
     transform: DeviceAlloc,
     sampling: DeviceAlloc,
     /// Every input plane, when they fit (else each block uploads its window).
@@ -754,19 +754,40 @@ impl BlockExecutor for CudaExecutor {
 }
 
 impl Plan<'_> {
+    /// The plan's executor for device-resident jobs: made once (parameters and, for orders
+    /// ≥ 2, the spline coefficients uploaded to the first device), reused by every call.
+    fn device_resident(&self) -> Result<&(CudaExecutor, Resident)> {
+        let made = self.device_resident.get_or_init(|| {
+            let drivers = crate::gpu::drivers(crate::gpu::Devices::First)?;
+            let executor = CudaExecutor::new(self, drivers)?;
+            let driver = executor.devices[0].driver.clone();
+            // The spline coefficients of orders >= 2 go up with the parameters; orders 0 and 1
+            // read the caller's device input.
+            let with_planes = self.coefficients.is_some();
+            let resident = executor
+                .make_resident(&driver, self, with_planes)
+                .map_err(|f| gpu_error("(device-resident job)", &f))?;
+            if with_planes && resident.planes.is_none() {
+                return Err(Error::Gpu {
+                    block: "(device-resident job)".into(),
+                    message: "the spline coefficients do not fit in GPU memory".into(),
+                });
+            }
+            Ok(Arc::new((executor, resident)))
+        });
+        match made {
+            Ok(made) => Ok(made),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
     /// Computes the whole output on the GPU with the input and the outputs in GPU memory
-    /// (device-resident: no host copies at all). The plan's source describes the input (shape,
-    /// sample type; for orders ≥ 2 its pixels give the spline coefficients); `input` holds the
-    /// same pixels on the device. `data` and `footprint` are device addresses of the full
+    /// (device-resident: no host copies at all): [`Plan::compute_block_on_device`] for one
+    /// block covering the output plane. `data` and `footprint` are device addresses of the full
     /// output (planes × rows × columns, C order) of float64 (`out_f64`) or float32.
     ///
-    /// Errors: [`Error::GpuUnavailable`] without a usable GPU or for a job the kernels do not
-    /// cover; [`Error::Gpu`] when the GPU fails.
-    ///
     /// # Safety
-    /// `input`, `data` and `footprint` must be valid memory of the first device's primary
-    /// context, of at least the sizes described, not written by anything else until this
-    /// returns.
+    /// As for [`Plan::compute_block_on_device`].
     ///
     /// ```no_run
     /// use ndarray::Array2;
@@ -794,11 +815,72 @@ impl Plan<'_> {
         footprint: u64,
         out_f64: bool,
     ) -> Result<()> {
-        if input.pitch < self.plane_shape_in.1 {
+        let (ny, nx) = self.plane_shape_out();
+        let whole = Block {
+            rows: 0..ny,
+            cols: 0..nx,
+        };
+        self.compute_block_on_device(&whole, input, data, footprint, out_f64)
+    }
+
+    /// Computes one block on the GPU with the input and the block's outputs in GPU memory
+    /// (e.g. one chunk of a dask array of CuPy arrays). The plan's source describes the input
+    /// (shape, sample type; for orders ≥ 2 its pixels give the spline coefficients, uploaded
+    /// once per plan); `input` holds the same pixels on the device. `data` and `footprint` are
+    /// device addresses of the block's outputs (planes × block rows × block columns, C order)
+    /// of float64 (`out_f64`) or float32.
+    ///
+    /// Errors: [`Error::GpuUnavailable`] without a usable GPU or for a job the kernels do not
+    /// cover; [`Error::Gpu`] when the GPU fails.
+    ///
+    /// # Safety
+    /// `input`, `data` and `footprint` must be valid memory of the first device's primary
+    /// context (the simulator's under `REPROJECT_RS_CUDA_SIM`), of at least the sizes
+    /// described, not written by anything else until this returns.
+    ///
+    /// ```no_run
+    /// use ndarray::Array2;
+    /// use reproject::engine::blocks::Block;
+    /// use reproject::engine::{Options, Plan};
+    /// use reproject::gpu::{DeviceBuffer, DeviceImage};
+    /// use reproject::io::{ArraySource, SampleType};
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?;
+    /// let bytes: Vec<u8> = image.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    /// let input = DeviceBuffer::from_host(&bytes)?;
+    /// let block = Block { rows: 32..64, cols: 0..16 };
+    /// let (data, footprint) = (DeviceBuffer::zeros(32 * 16 * 4)?, DeviceBuffer::zeros(32 * 16 * 4)?);
+    /// let image = DeviceImage { ptr: input.device_ptr(), sample: SampleType::F32, big_endian: false, pitch: 64 };
+    /// unsafe { plan.compute_block_on_device(&block, &image, data.device_ptr(), footprint.device_ptr(), false)? };
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub unsafe fn compute_block_on_device(
+        &self,
+        block: &Block,
+        input: &crate::gpu::DeviceImage,
+        data: u64,
+        footprint: u64,
+        out_f64: bool,
+    ) -> Result<()> {
+        let (in_ny, in_nx) = self.plane_shape_in;
+        if input.pitch < in_nx {
             return Err(Error::InvalidArgument(format!(
-                "device input pitch {} is narrower than the input's {} columns",
-                input.pitch, self.plane_shape_in.1
+                "device input pitch {} is narrower than the input's {in_nx} columns",
+                input.pitch
             )));
+        }
+        let (ny, nx) = self.plane_shape_out();
+        if block.rows.end > ny || block.cols.end > nx {
+            return Err(Error::ShapeMismatch(format!(
+                "block rows {:?}, columns {:?} outside the {ny}x{nx} output plane",
+                block.rows, block.cols
+            )));
+        }
+        if block.is_empty() {
+            return Ok(());
         }
         let Some(input_type) = input_type(input.sample) else {
             return Err(Error::GpuUnavailable(format!(
@@ -806,44 +888,30 @@ impl Plan<'_> {
                 input.sample
             )));
         };
-        let drivers = crate::gpu::drivers(crate::gpu::Devices::First)?;
-        let executor = CudaExecutor::new(self, drivers)?;
-        let device = &executor.devices[0];
-        let gpu_err = |f: Failure| match f {
-            Failure::Driver(fault) => Error::Gpu {
-                block: "(device-resident job)".into(),
-                message: fault.to_string(),
-            },
-            Failure::Engine(e) => e,
-        };
-        let driver = device.driver.clone();
-        // The spline coefficients of orders >= 2 go up with the parameters.
-        let resident = executor
-            .make_resident(&driver, self, self.coefficients.is_some())
-            .map_err(|f| gpu_err(Failure::Driver(f)))?;
-        let stream = driver
-            .create_stream()
-            .map_err(|f| gpu_err(Failure::Driver(f)))?;
-        let (in_ny, in_nx) = self.plane_shape_in;
-        let (ny, nx) = self.plane_shape_out();
+        let (executor, resident) = self.device_resident()?;
+        let driver = executor.devices[0].driver.clone();
+        let (blk_ny, blk_nx) = (block.rows.len(), block.cols.len());
         let out_elem = if out_f64 { 8 } else { 4 };
         let elem = crate::io::sample_size(input.sample);
+        let stream = driver
+            .create_stream()
+            .map_err(|f| gpu_error("(device-resident job)", &f))?;
         let launched = || -> std::result::Result<(), DriverFault> {
             for plane in 0..self.planes {
                 // Orders >= 2 sample the plan's prefiltered coefficients (resident planes).
-                let (ptr, (t, big), pitch) = match (&self.coefficients, &resident.planes) {
-                    (Some(_), Some(planes)) => (planes[plane].ptr, (1, 0), in_nx),
-                    _ => (
+                let (ptr, (t, big), pitch) = match &resident.planes {
+                    Some(planes) => (planes[plane].ptr, (1, 0), in_nx),
+                    None => (
                         DevicePtr(input.ptr).offset(plane * in_ny * input.pitch * elem),
                         (input_type, i32::from(input.big_endian)),
                         input.pitch,
                     ),
                 };
-                let offset = plane * ny * nx * out_elem;
+                let offset = plane * blk_ny * blk_nx * out_elem;
                 let launch = BlockLaunch {
                     grid: (
-                        (nx as u32).div_ceil(THREADS.0),
-                        (ny as u32).div_ceil(THREADS.1),
+                        (blk_nx as u32).div_ceil(THREADS.0),
+                        (blk_ny as u32).div_ceil(THREADS.1),
                     ),
                     threads: THREADS,
                     transform: resident.transform.ptr,
@@ -854,30 +922,35 @@ impl Plan<'_> {
                     in_pitch: pitch as i64,
                     window: (0, 0, in_ny as i32, in_nx as i32),
                     plane: (in_ny as i32, in_nx as i32),
-                    out_origin: (0, 0),
-                    block: (ny as i32, nx as i32),
+                    out_origin: (block.rows.start as i32, block.cols.start as i32),
+                    block: (blk_ny as i32, blk_nx as i32),
                     out: DevicePtr(data).offset(offset),
                     footprint: DevicePtr(footprint).offset(offset),
                     out_f64: i32::from(out_f64),
-                    out_pitch: nx as i64,
+                    out_pitch: blk_nx as i64,
                 };
                 // SAFETY: the caller vouches for the device memory (see the function's
-                // safety section); the parameters and coefficients are ours.
+                // safety section); the parameters and coefficients are the plan's.
                 unsafe { driver.launch(stream, &launch)? };
             }
             driver.synchronize(stream)
         };
-        let coefficients_missing = self.coefficients.is_some() && resident.planes.is_none();
-        let r = if coefficients_missing {
-            Err(Error::Gpu {
-                block: "(device-resident job)".into(),
-                message: "the spline coefficients do not fit in GPU memory".into(),
-            })
-        } else {
-            launched().map_err(|f| gpu_err(Failure::Driver(f)))
-        };
-        let _ = driver.synchronize(stream);
+        let r = launched().map_err(|f| {
+            let at = format!("rows {:?}, columns {:?}", block.rows, block.cols);
+            gpu_error(&at, &f)
+        });
+        if r.is_err() {
+            let _ = driver.synchronize(stream);
+        }
         driver.destroy_stream(stream);
         r
+    }
+}
+
+/// A driver fault as an error naming where it happened.
+fn gpu_error(block: &str, fault: &DriverFault) -> Error {
+    Error::Gpu {
+        block: block.to_string(),
+        message: fault.to_string(),
     }
 }

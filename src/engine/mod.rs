@@ -277,6 +277,8 @@ pub struct Plan<'a> {
     coefficients: Option<Coefficients>,
     /// What computes the blocks, chosen on first use from the options ([`Plan::executor`]).
     executor: OnceLock<Arc<dyn BlockExecutor>>,
+    /// The GPU state of device-resident calls ([`Plan::compute_block_on_device`]).
+    device_resident: OnceLock<Result<Arc<(CudaExecutor, gpu_executor::Resident)>>>,
 }
 
 /// The parts of a plan the GPU kernels' parameters are made of ([`Plan::kernel_view`]).
@@ -421,6 +423,7 @@ impl<'a> Plan<'a> {
             rounding,
             coefficients: None,
             executor: OnceLock::new(),
+            device_resident: OnceLock::new(),
         };
         if options.order.needs_prefilter() {
             plan.coefficients = Some(plan.prefilter_all()?);
@@ -542,7 +545,7 @@ impl<'a> Plan<'a> {
     /// use reproject::engine::{Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\n")?;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.1\nCDELT2 = 0.1\n")?;
     /// let image = ndarray::Array2::<f64>::ones((8, 8));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let plan = Plan::new(&source, &wcs, &wcs, &[8, 8], &Options::default())?
