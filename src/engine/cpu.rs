@@ -10,7 +10,7 @@ use super::blocks::Block;
 use super::memory::check_working_memory;
 use super::precision::Rounding;
 use super::{OutputSample, Plan};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::interp::{MaskedSpline, NanPolicy, Order, Plane, Sample, Window};
 
 /// Per-thread working memory of [`Plan::compute_block`].
@@ -106,22 +106,15 @@ fn copy_window(plane: ArrayView2<f64>, w: &Window, out: &mut Vec<f64>) {
 }
 
 impl Plan<'_> {
-    /// The CPU engine's computation of one block ([`CpuExecutor`]); blocks must lie within the
-    /// output plane and the views have the shapes [`Plan::compute_block`] checks.
+    /// The CPU engine's computation of one block ([`CpuExecutor`](super::executor::CpuExecutor)),
+    /// with the checks of [`Plan::compute_block`].
     pub fn compute_block_on_cpu<T: OutputSample>(
         &self,
         block: &Block,
         mut data: ArrayViewMut3<T>,
         mut footprint: ArrayViewMut3<T>,
     ) -> Result<()> {
-        let expected = [self.planes, block.rows.len(), block.cols.len()];
-        if data.shape() != expected || footprint.shape() != expected {
-            return Err(Error::ShapeMismatch(format!(
-                "block buffers of shapes {:?} and {:?}, expected {expected:?}",
-                data.shape(),
-                footprint.shape()
-            )));
-        }
+        self.check_block(block, Some((data.shape(), footprint.shape())))?;
         if block.is_empty() {
             return Ok(());
         }

@@ -290,6 +290,55 @@ pub(crate) struct Resident {
     planes: Option<Vec<DeviceAlloc>>,
 }
 
+/// The input of one launch: where, of what type, and which window of the plane.
+struct KernelInput {
+    ptr: DevicePtr,
+    input_type: i32,
+    big_endian: i32,
+    /// Elements per row.
+    pitch: usize,
+    /// First row, first column, rows, columns of the plane.
+    window: (usize, usize, usize, usize),
+}
+
+impl Resident {
+    /// The launch computing `block` of one plane from `input` into compact block outputs
+    /// (values, footprint) of float64 (`out_f64`) or float32.
+    fn launch(
+        &self,
+        plan: &Plan,
+        block: &Block,
+        input: &KernelInput,
+        (out, footprint): (DevicePtr, DevicePtr),
+        out_f64: bool,
+    ) -> BlockLaunch {
+        let (in_ny, in_nx) = plan.plane_shape_in;
+        let (blk_ny, blk_nx) = (block.rows.len(), block.cols.len());
+        let w = input.window;
+        BlockLaunch {
+            grid: (
+                (blk_nx as u32).div_ceil(THREADS.0),
+                (blk_ny as u32).div_ceil(THREADS.1),
+            ),
+            threads: THREADS,
+            transform: self.transform.ptr,
+            sampling: self.sampling.ptr,
+            input: input.ptr,
+            input_type: input.input_type,
+            big_endian: input.big_endian,
+            in_pitch: input.pitch as i64,
+            window: (w.0 as i32, w.1 as i32, w.2 as i32, w.3 as i32),
+            plane: (in_ny as i32, in_nx as i32),
+            out_origin: (block.rows.start as i32, block.cols.start as i32),
+            block: (blk_ny as i32, blk_nx as i32),
+            out,
+            footprint,
+            out_f64: i32::from(out_f64),
+            out_pitch: blk_nx as i64,
+        }
+    }
+}
+
 /// One thread's stream and buffers.
 struct Slot {
     stream: StreamId,
@@ -560,7 +609,7 @@ impl CudaExecutor {
         let driver = slot.driver.clone();
         let stream = slot.stream;
         let (in_ny, in_nx) = plan.plane_shape_in;
-        let (blk_ny, blk_nx) = (block.rows.len(), block.cols.len());
+        let blk_nx = block.cols.len();
         let (mut xs, mut ys) = (Vec::new(), Vec::new());
         for plane in 0..plan.planes {
             let input = input_of(plan, plane);
@@ -609,32 +658,20 @@ impl CudaExecutor {
                 }
             };
             let (input_type, big_endian) = input.kernel_type();
-            let launch = BlockLaunch {
-                grid: (
-                    (blk_nx as u32).div_ceil(THREADS.0),
-                    (blk_ny as u32).div_ceil(THREADS.1),
-                ),
-                threads: THREADS,
-                transform: resident.transform.ptr,
-                sampling: resident.sampling.ptr,
-                input: input_ptr,
+            let source = KernelInput {
+                ptr: input_ptr,
                 input_type,
                 big_endian,
-                in_pitch: pitch as i64,
-                window: (
-                    window.0 as i32,
-                    window.1 as i32,
-                    window.2 as i32,
-                    window.3 as i32,
-                ),
-                plane: (in_ny as i32, in_nx as i32),
-                out_origin: (block.rows.start as i32, block.cols.start as i32),
-                block: (blk_ny as i32, blk_nx as i32),
-                out: slot.out.ptr,
-                footprint: slot.footprint.ptr,
-                out_f64: i32::from(out_f64),
-                out_pitch: blk_nx as i64,
+                pitch,
+                window,
             };
+            let launch = resident.launch(
+                plan,
+                block,
+                &source,
+                (slot.out.ptr, slot.footprint.ptr),
+                out_f64,
+            );
             let bytes = launch.output_bytes();
             // SAFETY: the input holds the window (pitch elements per row), the outputs hold
             // block_bytes >= blk_ny * blk_nx elements; the host copies are read only after
@@ -872,13 +909,7 @@ impl Plan<'_> {
                 input.pitch
             )));
         }
-        let (ny, nx) = self.plane_shape_out();
-        if block.rows.end > ny || block.cols.end > nx {
-            return Err(Error::ShapeMismatch(format!(
-                "block rows {:?}, columns {:?} outside the {ny}x{nx} output plane",
-                block.rows, block.cols
-            )));
-        }
+        self.check_block(block, None)?;
         if block.is_empty() {
             return Ok(());
         }
@@ -908,27 +939,18 @@ impl Plan<'_> {
                     ),
                 };
                 let offset = plane * blk_ny * blk_nx * out_elem;
-                let launch = BlockLaunch {
-                    grid: (
-                        (blk_nx as u32).div_ceil(THREADS.0),
-                        (blk_ny as u32).div_ceil(THREADS.1),
-                    ),
-                    threads: THREADS,
-                    transform: resident.transform.ptr,
-                    sampling: resident.sampling.ptr,
-                    input: ptr,
+                let source = KernelInput {
+                    ptr,
                     input_type: t,
                     big_endian: big,
-                    in_pitch: pitch as i64,
-                    window: (0, 0, in_ny as i32, in_nx as i32),
-                    plane: (in_ny as i32, in_nx as i32),
-                    out_origin: (block.rows.start as i32, block.cols.start as i32),
-                    block: (blk_ny as i32, blk_nx as i32),
-                    out: DevicePtr(data).offset(offset),
-                    footprint: DevicePtr(footprint).offset(offset),
-                    out_f64: i32::from(out_f64),
-                    out_pitch: blk_nx as i64,
+                    pitch,
+                    window: (0, 0, in_ny, in_nx),
                 };
+                let outputs = (
+                    DevicePtr(data).offset(offset),
+                    DevicePtr(footprint).offset(offset),
+                );
+                let launch = resident.launch(self, block, &source, outputs, out_f64);
                 // SAFETY: the caller vouches for the device memory (see the function's
                 // safety section); the parameters and coefficients are the plan's.
                 unsafe { driver.launch(stream, &launch)? };

@@ -654,13 +654,28 @@ impl<'a> Plan<'a> {
         mut data: ArrayViewMut3<T>,
         mut footprint: ArrayViewMut3<T>,
     ) -> Result<()> {
+        self.check_block(block, Some((data.shape(), footprint.shape())))?;
+        if block.is_empty() {
+            return Ok(());
+        }
+        let out = T::block_out(data.view_mut(), footprint.view_mut());
+        self.executor()?.compute(self, block, out)
+    }
+
+    /// Checks that `block` lies within the output plane and, when given, that the shapes of
+    /// its two output views are (planes, block rows, block columns).
+    pub(crate) fn check_block(
+        &self,
+        block: &Block,
+        views: Option<(&[usize], &[usize])>,
+    ) -> Result<()> {
         let expected = [self.planes, block.rows.len(), block.cols.len()];
-        if data.shape() != expected || footprint.shape() != expected {
-            return Err(Error::ShapeMismatch(format!(
-                "block buffers of shapes {:?} and {:?}, expected {expected:?}",
-                data.shape(),
-                footprint.shape()
-            )));
+        if let Some((data, footprint)) = views {
+            if data != expected || footprint != expected {
+                return Err(Error::ShapeMismatch(format!(
+                    "block buffers of shapes {data:?} and {footprint:?}, expected {expected:?}"
+                )));
+            }
         }
         let (ny, nx) = self.plane_shape_out();
         if block.rows.end > ny || block.cols.end > nx {
@@ -669,11 +684,7 @@ impl<'a> Plan<'a> {
                 block.rows, block.cols
             )));
         }
-        if block.is_empty() {
-            return Ok(());
-        }
-        let out = T::block_out(data.view_mut(), footprint.view_mut());
-        self.executor()?.compute(self, block, out)
+        Ok(())
     }
 
     /// What the kernel parameter encoder needs ([`kernel_params`]).
