@@ -3,12 +3,15 @@
 //! ```text
 //! numpy array ──kept alive (Py ref), read in place──▶ KeptArray: ImageSource
 //!      └─ Plan::with_shared_source (WCS set-up, spline coefficients for orders ≥ 2: once)
+//!           ├─ executor (device=): CPU, or CUDA with the plan's device state (uploads once)
 //!           └─ LazyReprojection ─▶ BlockHandle × n ─▶ compute_block(i) on any thread, any order
 //! ```
 //!
 //! The plan owns everything a block needs, so every block of one `LazyPlan` shares the
-//! prefiltered coefficients instead of recomputing them. The object pickles as its
-//! constructor arguments (`__reduce__`) and is rebuilt, coefficients included, on unpickling.
+//! prefiltered coefficients (and, on a GPU, the uploaded input) instead of recomputing them.
+//! The object pickles as its small description, the constructor arguments (`__reduce__`:
+//! the input array, header texts, shape and options, never the coefficients), and is
+//! rebuilt, coefficients and executor included, on unpickling.
 
 use ndarray::IxDyn;
 use numpy::{PyArrayDyn, PyUntypedArray};
@@ -23,7 +26,7 @@ use std::sync::Arc;
 
 use crate::arrays::borrow_bytes;
 use crate::errors::{guard_panics, new_err, run_detached, Kind};
-use crate::options::{OptionArgs, OrderArg};
+use crate::options::{device_name, OptionArgs, OrderArg};
 use crate::{compute_stacked_window, full_shape, parse_wcs, to_numpy};
 
 /// `(data, footprint)` numpy arrays.
@@ -90,14 +93,20 @@ impl ImageSource for KeptArray {
 /// block.
 ///
 /// ``LazyPlan(array, header_in, header_out, shape_out, order=None, roundtrip_coords=True,
-/// block_size=None, threads=1, nan_policy='propagate', precision='reproject')`` takes the
-/// arguments of ``_core.reproject_interp``. The array is read in place, never copied, and
-/// kept alive: do not modify it while the plan exists (``reproject_rs.reproject_interp(...,
-/// return_type='lazy')`` hands it a private copy).
+/// block_size=None, threads=1, nan_policy='propagate', precision='reproject', device='cpu')``
+/// takes the arguments of ``_core.reproject_interp``. The array is read in place, never
+/// copied, and kept alive: do not modify it while the plan exists
+/// (``reproject_rs.reproject_interp(..., return_type='lazy')`` hands it a private copy).
+///
+/// ``device`` picks the plan's block executor once ('cpu', 'auto', 'cuda', 'cuda:N',
+/// 'cuda:all'); every block then computes on it, the GPU's device state (parameters, input
+/// planes) uploaded once per plan. ``device='cuda'`` raises ``DeviceUnavailableError`` here,
+/// not at the first block, when the GPU cannot do the job.
 ///
 /// Every ``compute*`` method releases the GIL and may be called from any thread, in any
-/// order, any number of times: the values are bit-identical to ``_core.reproject_interp``.
-/// Pickles as its constructor arguments (the array included) and is rebuilt on unpickling.
+/// order, any number of times: the values are bit-identical to ``_core.reproject_interp``
+/// on the same device. Pickles as its constructor arguments (the array included, never the
+/// coefficients) and is rebuilt on unpickling.
 #[pyclass(frozen, weakref, module = "reproject_rs._core")]
 pub struct LazyPlan {
     lazy: LazyReprojection<'static>,
@@ -115,6 +124,8 @@ pub struct LazyPlan {
     threads: usize,
     nan_policy: String,
     precision: String,
+    /// The canonical device name (`cpu`, `auto`, `cuda`, `cuda:N`, `cuda:all`).
+    device: String,
 }
 
 impl LazyPlan {
@@ -145,7 +156,7 @@ impl LazyPlan {
 impl LazyPlan {
     #[new]
     #[pyo3(signature = (array, header_in, header_out, shape_out, order=None, roundtrip_coords=true,
-        block_size=None, threads=1, nan_policy="propagate", precision="reproject"))]
+        block_size=None, threads=1, nan_policy="propagate", precision="reproject", device="cpu"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -159,22 +170,28 @@ impl LazyPlan {
         threads: usize,
         nan_policy: &str,
         precision: &str,
+        device: &str,
     ) -> PyResult<LazyPlan> {
         guard_panics(|| {
             let options = OptionArgs {
                 block_size,
                 threads,
+                device,
                 ..OptionArgs::serial(order, roundtrip_coords, nan_policy, precision)
             }
             .options(py)?;
+            let device = device_name(options.backend, options.devices);
             let wcs_in = parse_wcs(py, &header_in, "input")?;
             let wcs_out = parse_wcs(py, &header_out, "output")?;
             let source = KeptArray::new(array)?;
             let shape = full_shape(source.shape(), &shape_out);
             let source: Arc<dyn ImageSource> = Arc::new(source);
             let lazy = run_detached(py, || {
-                Plan::with_shared_source(source, &wcs_in, &wcs_out, &shape_out, &options)
-                    .map(LazyReprojection::new)
+                let plan =
+                    Plan::with_shared_source(source, &wcs_in, &wcs_out, &shape_out, &options)?;
+                // The executor now: a GPU that cannot do the job fails here, not in a block.
+                plan.executor()?;
+                Ok(LazyReprojection::new(plan))
             })?;
             // One handle per block: refuse a block count that would not fit in memory.
             let (by, bx) = lazy.plan().block_shape();
@@ -208,6 +225,7 @@ impl LazyPlan {
                 threads,
                 nan_policy: nan_policy.to_string(),
                 precision: precision.to_string(),
+                device,
                 lazy,
             })
         })
@@ -223,6 +241,20 @@ impl LazyPlan {
     #[getter]
     fn block_shape(&self) -> (usize, usize) {
         self.lazy.plan().block_shape()
+    }
+
+    /// The device the plan was made for (canonical name: 'cpu', 'auto', 'cuda', 'cuda:N',
+    /// 'cuda:all').
+    #[getter]
+    fn device(&self) -> String {
+        self.device.clone()
+    }
+
+    /// What computes the blocks: ``'cpu'``, or ``'cuda:0'`` (the GPUs' ordinals) when they
+    /// run on the GPU (``device='auto'`` without a usable GPU gives ``'cpu'``).
+    #[getter]
+    fn executor(&self, py: Python<'_>) -> PyResult<String> {
+        run_detached(py, || self.lazy.plan().executor().map(|e| e.name()))
     }
 
     /// The input array the plan reads (kept alive, never copied).
@@ -308,6 +340,7 @@ impl LazyPlan {
             this.threads,
             this.nan_policy.clone(),
             this.precision.clone(),
+            this.device.clone(),
         )
             .into_pyobject(py)?;
         Ok((slf.get_type(), args))
@@ -316,9 +349,10 @@ impl LazyPlan {
     fn __repr__(&self) -> String {
         let (by, bx) = self.lazy.plan().block_shape();
         format!(
-            "LazyPlan(shape={:?}, order={}, blocks={} of {by}x{bx})",
+            "LazyPlan(shape={:?}, order={}, device={}, blocks={} of {by}x{bx})",
             self.shape,
             self.order,
+            self.device,
             self.handles.len()
         )
     }

@@ -17,6 +17,12 @@
 //! * [`reproject_positions`]: the whole output at input positions given for every output
 //!   pixel (computed by astropy for a WCS pair the engine does not evaluate).
 //! * [`check_plan`]: the engine's checks of a WCS pair and shapes, without data.
+//! * [`parse_device`], [`warmup`], [`gpu_info`]: the `device=` names, and the GPUs opened
+//!   (kernels compiled) ahead of the first job.
+//!
+//! Every computing entry point takes `device=`: `'cpu'`, `'auto'`, `'cuda'`, `'cuda:N'` or
+//! `'cuda:all'` (the core's `Options::backend` and `Options::devices`); the plan's executor
+//! then computes every block, whole outputs and single blocks alike.
 //!
 //! Errors are `ReprojectError` subclasses (see [`errors`]); a panic becomes a
 //! `ReprojectError` too, never an abort.
@@ -254,6 +260,39 @@ where
     Ok((data, fp))
 }
 
+/// The GPU the `device='cuda'` backend would use, as one line of text; raises
+/// `DeviceUnavailableError` with the reason when there is none (no driver, no device, no
+/// libnvrtc, kernels that do not build). The first call compiles the kernels (or loads them
+/// from the on-disk cache).
+#[pyfunction]
+fn gpu_info(py: Python<'_>) -> PyResult<String> {
+    run_detached(py, || reproject::gpu::gpu_info().map(|i| i.to_string()))
+}
+
+/// The canonical name of ``device`` ('cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all'; 'gpu' and
+/// any case accepted), parsed by the core's ``parse_device``; ``InvalidArgumentError`` (a
+/// ``ValueError``) for anything else.
+#[pyfunction]
+fn parse_device(py: Python<'_>, device: &str) -> PyResult<String> {
+    let (backend, devices) = options::parse_device(py, device)?;
+    Ok(options::device_name(backend, devices))
+}
+
+/// Opens the GPUs ``device`` names ('cuda', 'cuda:N', 'cuda:all'; 'auto' as 'cuda') and
+/// compiles (or loads) their kernels now, once per process, so that no job pays for it:
+/// one line of text per device. ``[]`` for 'cpu'. ``DeviceUnavailableError`` with the reason
+/// when a device cannot be used.
+#[pyfunction]
+fn warmup(py: Python<'_>, device: &str) -> PyResult<Vec<String>> {
+    guard_panics(|| {
+        let (backend, devices) = options::parse_device(py, device)?;
+        if backend == reproject::engine::Backend::Cpu {
+            return Ok(Vec::new());
+        }
+        run_detached(py, || reproject::gpu::warmup(devices))
+    })
+}
+
 /// Reprojects `array` from the WCS of `header_in` onto that of `header_out`, with bilinear
 /// (or another order) interpolation, exactly as astropy reproject's ``reproject_interp``.
 ///
@@ -282,20 +321,14 @@ where
 /// output_array, output_footprint : numpy.ndarray, optional
 ///     C-contiguous native float64 or float32 arrays (both the same dtype) of the full output
 ///     shape, written in place and returned.
+/// device : str
+///     'cpu' (default), 'auto' (the GPU when one can do the job, else the CPU), 'cuda' (the
+///     first GPU), 'cuda:N' (GPU N) or 'cuda:all' (blocks spread over every GPU).
 ///
 /// Returns
 /// -------
 /// (data, footprint) : numpy arrays of the full output shape (float64 unless output arrays
 /// were given).
-/// The GPU the `device='cuda'` backend would use, as one line of text; raises
-/// `DeviceUnavailableError` with the reason when there is none (no driver, no device, no
-/// libnvrtc, kernels that do not build). The first call compiles the kernels (or loads them
-/// from the on-disk cache).
-#[pyfunction]
-fn gpu_info(py: Python<'_>) -> PyResult<String> {
-    run_detached(py, || reproject::gpu::gpu_info().map(|i| i.to_string()))
-}
-
 #[pyfunction]
 #[pyo3(signature = (array, header_in, header_out, shape_out, *, order=None, roundtrip_coords=true,
     block_size=None, threads=1, nan_policy="propagate", precision="reproject",
@@ -318,14 +351,14 @@ fn reproject_interp<'py>(
     device: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     guard_panics(|| {
-        let mut options = OptionArgs {
+        // 'auto' | 'cpu' | 'cuda[:N|:all]': the engine falls back to the CPU for 'auto' only.
+        let options = OptionArgs {
             block_size,
             threads,
+            device,
             ..OptionArgs::serial(order, roundtrip_coords, nan_policy, precision)
         }
         .options(py)?;
-        // 'auto' | 'cpu' | 'cuda': the engine falls back to the CPU for 'auto' only.
-        options.backend = device.parse().map_err(|e| to_pyerr(py, e))?;
         let wcs_in = parse_wcs(py, header_in, "input")?;
         let wcs_out = parse_wcs(py, header_out, "output")?;
         let geometry = Geometry::Wcs(&wcs_in, &wcs_out);
@@ -407,8 +440,10 @@ fn reproject_outputs<'py>(
 /// ``row_start:row_stop`` and columns ``col_start:col_stop`` of the output plane.
 ///
 /// The result is bit-identical to the same pixels of a whole :func:`reproject_interp` call
-/// with the same arguments. Every argument is a numpy array, a string or a number, so the
-/// call pickles (dask.distributed, process pools).
+/// with the same arguments (and device). Every argument is a numpy array, a string or a
+/// number, so the call pickles (dask.distributed, process pools). Each call prepares its own
+/// engine plan (spline coefficients, GPU uploads): for many blocks of one reprojection, use
+/// a ``LazyPlan`` (or ``return_type='dask'``, whose blocks share one plan per process).
 ///
 /// Returns
 /// -------
@@ -417,7 +452,7 @@ fn reproject_outputs<'py>(
 ///     footprint.
 #[pyfunction]
 #[pyo3(signature = (array, header_in, header_out, shape_out, rows, cols, *, order=None,
-    roundtrip_coords=true, nan_policy="propagate", precision="reproject"))]
+    roundtrip_coords=true, nan_policy="propagate", precision="reproject", device="cpu"))]
 #[allow(clippy::too_many_arguments)]
 fn reproject_block<'py>(
     py: Python<'py>,
@@ -431,10 +466,14 @@ fn reproject_block<'py>(
     roundtrip_coords: bool,
     nan_policy: &str,
     precision: &str,
+    device: &str,
 ) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
     guard_panics(|| {
-        let options =
-            OptionArgs::serial(order, roundtrip_coords, nan_policy, precision).options(py)?;
+        let options = OptionArgs {
+            device,
+            ..OptionArgs::serial(order, roundtrip_coords, nan_policy, precision)
+        }
+        .options(py)?;
         let wcs_in = parse_wcs(py, header_in, "input")?;
         let wcs_out = parse_wcs(py, header_out, "output")?;
         let bytes = borrow_bytes(array)?;
@@ -455,16 +494,17 @@ fn reproject_block<'py>(
     })
 }
 
-/// Parses FITS header text as the engine does and raises the engine's error if it cannot
-/// use it (a `WcsError`, `UnsupportedError`, ...). Returns the number of WCS axes.
 /// Reprojects `array` with the input position of every output pixel given: ``xs`` (columns)
 /// and ``ys`` (rows), float64 arrays of the output plane's shape (the last two dimensions of
 /// ``shape_out``), NaN where an output pixel has no input position. The interpolation, edge
 /// rule, NaN rule and footprint are :func:`reproject_interp`'s; the positions are used as
-/// given (a round-trip check, if any, is already applied).
+/// given (a round-trip check, if any, is already applied). ``device``: as for
+/// :func:`reproject_interp`; the GPU kernels do not read position tables, so 'cuda' raises
+/// ``DeviceUnavailableError`` and 'auto' computes on the CPU.
 #[pyfunction]
 #[pyo3(signature = (array, xs, ys, shape_out, *, order=None, block_size=None, threads=1,
-    nan_policy="propagate", precision="reproject", output_array=None, output_footprint=None))]
+    nan_policy="propagate", precision="reproject", output_array=None, output_footprint=None,
+    device="cpu"))]
 #[allow(clippy::too_many_arguments)]
 fn reproject_positions<'py>(
     py: Python<'py>,
@@ -479,11 +519,13 @@ fn reproject_positions<'py>(
     precision: &str,
     output_array: Option<&Bound<'py, PyAny>>,
     output_footprint: Option<&Bound<'py, PyAny>>,
+    device: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     guard_panics(|| {
         let options = OptionArgs {
             block_size,
             threads,
+            device,
             ..OptionArgs::serial(order, false, nan_policy, precision)
         }
         .options(py)?;
@@ -534,6 +576,8 @@ fn check_plan(
     })
 }
 
+/// Parses FITS header text as the engine does and raises the engine's error if it cannot
+/// use it (a `WcsError`, `UnsupportedError`, ...). Returns the number of WCS axes.
 #[pyfunction]
 fn check_header(py: Python<'_>, header: &str) -> PyResult<usize> {
     guard_panics(|| {
@@ -551,7 +595,8 @@ mod _core {
     use super::lazy::LazyPlan;
     #[pymodule_export]
     use super::{
-        check_header, check_plan, gpu_info, reproject_block, reproject_interp, reproject_positions,
+        check_header, check_plan, gpu_info, parse_device, reproject_block, reproject_interp,
+        reproject_positions, warmup,
     };
 
     #[pymodule_init]

@@ -15,6 +15,12 @@ the GIL while it computes. Lower level:
 * ``reproject_interp(..., return_type='lazy')``: a :class:`LazyReprojection`, whose
   ``.blocks()`` handles compute on demand from one prepared engine plan (``_core.LazyPlan``).
 
+``device=`` ('cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all') picks where every block computes,
+for numpy, dask and lazy results alike; :func:`warmup` opens the GPUs and compiles their
+kernels ahead of the first job (e.g. on each dask worker). Setting the environment variable
+``REPROJECT_RS_CUDA_SIM=1`` before the first GPU use runs the GPU pipeline on a simulated
+GPU (for tests on machines without one).
+
 Errors derive from :class:`ReprojectError`; bad arguments and shapes are also
 :class:`ValueError`.
 """
@@ -32,10 +38,12 @@ from ._core import (
 )
 from ._high_level import reproject_interp
 from ._lazy import BlockHandle, LazyReprojection
+from ._warmup import warmup
 
 __all__ = [
     "reproject_interp",
     "reproject_block",
+    "warmup",
     "LazyReprojection",
     "BlockHandle",
     "ReprojectError",

@@ -1,5 +1,11 @@
 """``return_type='dask'`` (and ``parallel='current-scheduler'``): lazy dask arrays of the
-output, one Rust engine call per output block."""
+output, one Rust engine call per output block.
+
+Each block carries the description of its engine plan (a
+:class:`~reproject_rs._lazy.SharedPlan`, device included), never the plan: a process builds
+the plan on the first block of the job it computes and its later blocks reuse it (the plan
+cache, :mod:`reproject_rs._plan_cache`), so they share the spline coefficients and, with a
+GPU ``device``, one block executor and its device state."""
 
 from __future__ import annotations
 
@@ -41,16 +47,10 @@ def dask_arrays(job, block_size):
         # per process (spline coefficients computed once), shared by its blocks.
         result = _map_engine_blocks(dask_block, template, source, plan=shared_plan(job))
     else:
-        # Blocks along the leading dimensions: each prepares only its own planes.
-        result = _map_engine_blocks(
-            dask_planes_block,
-            template,
-            source,
-            header_in=job.header_in,
-            header_out=job.header_out,
-            plane_shape=tuple(shape[-2:]),
-            **job.engine_options,
-        )
+        # Blocks along the leading dimensions: a plan per set of planes, shared by the
+        # blocks of those planes.
+        planes_plan = shared_plan(job, shape_out=tuple(shape[-2:]))
+        result = _map_engine_blocks(dask_planes_block, template, source, plan=planes_plan)
     data, footprint = result[0], result[1]
     if job.out_axes is not None:
         inverse = tuple(np.argsort(job.out_axes))

@@ -56,12 +56,14 @@ def _reproject_gpu_arrays(
     array_in, wcs_in, wcs_out, shape_out, options, output_array, output_footprint,
     return_footprint, block_size, parallel,
 ):
-    """GPU (CuPy) input or output arrays: in GPU memory when the GPU can do it, else through
-    host copies, the results copied back (untested on hardware here)."""
+    """GPU (CuPy) input or output arrays: in GPU memory when the GPU can do it (numpy return
+    type, the input on the GPU the device names), else through host copies computed on the
+    requested device, the numpy results copied back (dask and lazy results stay host
+    results). Untested on hardware here."""
     import cupy  # a CUDA array without CuPy: ImportError says what is missing
 
     input_on_gpu = is_cuda_array(array_in)
-    if input_on_gpu and options.device != "cpu" and options.return_type == "numpy":
+    if input_on_gpu and options.return_type == "numpy" and _device_resident(options.device, array_in):
         try:
             job = Job(
                 cupy.ascontiguousarray(array_in), wcs_in, wcs_out, shape_out, options.engine,
@@ -69,14 +71,11 @@ def _reproject_gpu_arrays(
             )
             return reproject_on_device(cupy, job, output_array, output_footprint, return_footprint)
         except _core.DeviceUnavailableError as e:
-            if options.device == "cuda":
+            if options.device != "auto":
                 raise
             logger.info("reproject_rs: CuPy input computed on the CPU: %s", e)
     # Through the host: the same reprojection of numpy copies, the results copied back.
-    job = Job(
-        to_host(cupy, array_in), wcs_in, wcs_out, shape_out, options.engine,
-        "cpu" if options.device == "cpu" else "auto",
-    )
+    job = Job(to_host(cupy, array_in), wcs_in, wcs_out, shape_out, options.engine, options.device)
     result = _reproject_job(
         job, options.return_type, to_host(cupy, output_array), to_host(cupy, output_footprint),
         return_footprint, block_size, parallel,
@@ -86,6 +85,16 @@ def _reproject_gpu_arrays(
     return results_to_device(
         cupy, result, input_on_gpu, output_array, output_footprint, return_footprint
     )
+
+
+def _device_resident(device, array) -> bool:
+    """Whether a GPU input is reprojected where it lies: the device-resident path runs on
+    GPU 0 (the core's ``compute_on_device``), so for 'auto', 'cuda' and 'cuda:0' with the
+    array on GPU 0; other devices go through the host."""
+    if device not in ("auto", "cuda", "cuda:0"):
+        return False
+    on = getattr(getattr(array, "device", None), "id", 0)
+    return on == 0
 
 
 def _reproject_job(

@@ -90,17 +90,27 @@ def reproject_interp(
     precision : {'reproject', 'float64'}, keyword-only
         ``'reproject'`` reproduces reproject's float32 rounding for float32/integer inputs and
         its SIP inversion tolerance; ``'float64'`` keeps every value in float64.
-    device : {'cpu', 'auto', 'cuda'}, keyword-only
-        Where to compute. ``'cpu'`` (default) uses the CPU engine; ``'auto'`` the GPU when
-        one is present and can do the job (NVIDIA driver, libnvrtc, a transform the kernels
-        cover), else the CPU with the same results; ``'cuda'`` the GPU, raising
-        :class:`~reproject_rs.DeviceUnavailableError` (with the reason) when it cannot be
-        used. The GPU computes ``return_type='numpy'`` only. When CuPy is installed, the
-        array of an ``(array, wcs)`` input may be a CuPy array (or any
-        ``__cuda_array_interface__`` array): with ``'auto'`` or ``'cuda'`` it is reprojected
-        in GPU memory and CuPy arrays are returned (``output_array``/``output_footprint`` may
-        then be CuPy arrays too); with ``'cpu'`` it is copied to the host and the results
-        copied back. The GPU paths are untested on hardware in this build's CI.
+    device : {'cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all'}, keyword-only
+        Where to compute. ``'cpu'`` (default) uses the CPU engine; ``'auto'`` the first GPU
+        when one is present and can do the job (NVIDIA driver, libnvrtc, a transform the
+        kernels cover), else the CPU; ``'cuda'`` the first GPU, ``'cuda:N'`` GPU N and
+        ``'cuda:all'`` every visible GPU (the blocks spread over them), raising
+        :class:`~reproject_rs.DeviceUnavailableError` (with the reason) when they cannot be
+        used. Every return type computes on the device: numpy results, and the blocks of
+        ``return_type='lazy'`` and ``'dask'`` (in worker processes too; see
+        :func:`~reproject_rs.warmup` to prepare them). The blocks of ``return_type='dask'``
+        and ``parallel='current-scheduler'`` check the device where they run (a dask worker
+        may have a GPU that this process lacks): a missing GPU raises when they are
+        computed. Within one device, every return type
+        and blocking gives the same bits; a GPU's values are within 1e-9 relative of the
+        CPU's, with the same footprints. When CuPy is installed, the array of an ``(array,
+        wcs)`` input may be a CuPy array (or any ``__cuda_array_interface__`` array): with
+        ``return_type='numpy'`` and ``'auto'``, ``'cuda'`` or ``'cuda:0'`` it is reprojected
+        in GPU memory (on GPU 0) and CuPy arrays are returned
+        (``output_array``/``output_footprint`` may then be CuPy arrays too); otherwise it is
+        copied to the host, computed on ``device``, and numpy results copied back (dask and
+        lazy results stay on the host). The CuPy paths are untested on hardware in this
+        build's CI.
 
     Returns
     -------
@@ -119,6 +129,7 @@ def reproject_interp(
         return_type=return_type,
         dask_method=dask_method,
         device=device,
+        parallel=parallel,
     )
     with contextlib.ExitStack() as stack:  # files opened while parsing stay open until done
         array_in, wcs_in = parse_input_data(input_data, hdu_in=hdu_in, stack=stack)

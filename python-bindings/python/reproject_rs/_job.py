@@ -21,7 +21,7 @@ class Job:
     ``array_in`` is a numpy array (anything numpy converts), a dask array or a GPU array;
     ``wcs_in``/``wcs_out`` are :class:`~reproject_rs._parse.ParsedWCS`; ``engine_options``
     the engine keyword arguments (order, roundtrip_coords, nan_policy, precision); ``device``
-    the engine backend ('cpu', 'auto' or 'cuda').
+    the engine device, canonical ('cpu', 'auto', 'cuda', 'cuda:N' or 'cuda:all').
 
     Attributes: ``array_in`` (in the engine's axis order), ``is_dask``, ``dtype_in``,
     ``n_wcs`` (WCS pixel dimensions), ``shape_out`` (caller's axis order), ``engine_shape``

@@ -1,17 +1,20 @@
 """Lazy results (``return_type='lazy'``) and the per-process shared plans behind them and
 behind the dask blocks.
 
-A :class:`SharedPlan` stands for one ``_core.LazyPlan`` (WCS set up and, for spline orders
->= 2, the prefiltered coefficients of the whole input, computed once). It pickles as a
-token plus the plan's small arguments (header texts, shape, options), never the data;
-unpickling in a process that already holds the token returns the same object, so every
-block a process computes for one reprojection shares one plan, built on first use from the
-input array the block receives.
+A :class:`SharedPlan` is the small description of one ``_core.LazyPlan`` (WCS set up, the
+block executor of its device and, for spline orders >= 2, the prefiltered coefficients of
+the whole input, computed once): a token unique to the ``reproject_interp`` call plus the
+plan's arguments (header texts, shape, options, device), never the data. It pickles as that
+description. Unpickling in a process that already holds the token returns the same object;
+otherwise the plan is looked up in the process's plan cache
+(:mod:`reproject_rs._plan_cache`, keyed by the description), so every block a process
+computes for one reprojection shares one plan, built on first use from the input array the
+block receives.
 """
 
 from __future__ import annotations
 
-import collections
+import os
 import threading
 import uuid
 import weakref
@@ -19,64 +22,113 @@ import weakref
 import numpy as np
 
 from . import _core
+from ._plan_cache import new_plan, plan_cache
 
-__all__ = ["LazyReprojection", "BlockHandle", "SharedPlan"]
-
-#: Plans built in this process (a counter, for tests and diagnostics).
-_built = 0
+__all__ = ["LazyReprojection", "BlockHandle", "SharedPlan", "plans_built"]
 
 _registry: "weakref.WeakValueDictionary[str, SharedPlan]" = weakref.WeakValueDictionary()
-# Plans unpickled in this process (dask workers, process pools) are also kept alive here, the
-# most recently used few, since a worker typically drops each task's copy before the next
-# task of the same reprojection arrives. Plans made by reproject_interp in this process live
-# exactly as long as the lazy or dask results referring to them.
-_recent: "collections.OrderedDict[str, SharedPlan]" = collections.OrderedDict()
-RECENT_PLANS = 4
 _registry_lock = threading.Lock()
+#: Plans built in this process, by originals and through the cache.
+_built = 0
 
 
 def plans_built() -> int:
     """How many engine plans this process has built (each one runs the spline prefilter of
-    its input once, for orders >= 2)."""
+    its input once, for orders >= 2, and opens its executor's device state)."""
     return _built
 
 
-class SharedPlan:
-    """One engine plan per process for one reprojection, identified by a random token.
+def _counted(build):
+    """``build()``, counted in :func:`plans_built`."""
+    global _built
+    plan = build()
+    with _registry_lock:
+        _built += 1
+    return plan
 
-    ``args``/``kwargs`` are ``_core.LazyPlan``'s arguments after the array.
+
+def _hashable(value):
+    """Lists (shapes) as tuples, so that a description can key the plan cache."""
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+class SharedPlan:
+    """One engine plan per process for one reprojection: its description (a random token
+    and ``_core.LazyPlan``'s arguments after the array: ``args`` and ``kwargs``, the device
+    included).
+
+    The original (made by :meth:`new` where ``reproject_interp`` runs) builds and keeps its
+    plan, which lives as long as the results referring to it. A copy unpickled in a process
+    without the original (a dask worker, a process pool) finds its plan in the process's
+    plan cache, built by the first block of the job that process computes and kept while it
+    is among the most recently used.
     """
 
-    __slots__ = ("token", "args", "kwargs", "_plan", "_lock", "__weakref__")
+    __slots__ = ("token", "args", "kwargs", "key", "_plan", "_lock", "_cached", "__weakref__")
 
-    def __init__(self, token, args, kwargs):
+    def __init__(self, token, args, kwargs, cached=True):
         self.token = token
         self.args = tuple(args)
         self.kwargs = dict(kwargs)
+        #: The description as a hashable key of the plan cache.
+        self.key = (
+            self.token,
+            _hashable(list(self.args)),
+            tuple(sorted((k, _hashable(v)) for k, v in self.kwargs.items())),
+        )
         self._plan = None
         self._lock = threading.Lock()
+        self._cached = bool(cached)
 
     @classmethod
     def new(cls, args, kwargs) -> "SharedPlan":
-        plan = cls(uuid.uuid4().hex, args, kwargs)
+        """A new description (fresh token), registered in this process."""
+        plan = cls(uuid.uuid4().hex, args, kwargs, cached=False)
         with _registry_lock:
             _registry[plan.token] = plan
         return plan
 
-    def get(self, array) -> "_core.LazyPlan":
+    def get(self, array, planes=None) -> "_core.LazyPlan":
         """The engine plan over ``array``, built on the first call in this process (every
-        call of one plan must pass the same data)."""
+        call of one plan must pass the same data).
+
+        ``planes``: for a dask block along the leading dimensions, the ``(start, stop)``
+        ranges of the planes ``array`` holds (a slice of the input), which key a plan of
+        their own. Copies (unpickled) and plans of planes are looked up in the plan cache on
+        every call (so that the plans in use stay the most recently used); the original
+        keeps its own plan."""
+        def build():
+            return _counted(lambda: self._build(array))
+
+        if planes is not None:
+            return plan_cache.get((self.key, tuple(planes)), build)
+        if self._cached:
+            return plan_cache.get(self.key, build)
         plan = self._plan
         if plan is None:
             with self._lock:
                 plan = self._plan
                 if plan is None:
-                    plan = _core.LazyPlan(array, *self.args, **self.kwargs)
-                    global _built
-                    with _registry_lock:
-                        _built += 1
-                    self._plan = plan
+                    plan = self._plan = build()
         return plan
+
+    def _build(self, array):
+        try:
+            return new_plan(array, self.args, self.kwargs)
+        except _core.DeviceUnavailableError as e:
+            device = self.kwargs.get("device", "cpu")
+            raise _core.DeviceUnavailableError(
+                f"device={device!r} cannot compute this job in this process "
+                f"(pid {os.getpid()}): {e}"
+            ) from None
+
+    def __eq__(self, other):
+        return isinstance(other, SharedPlan) and self.key == other.key
+
+    def __hash__(self):
+        return hash(self.key)
 
     def __reduce__(self):
         return (_shared_plan, (self.token, self.args, self.kwargs))
@@ -85,21 +137,21 @@ class SharedPlan:
         return ("reproject_rs.SharedPlan", self.token)
 
     def __repr__(self):
+        device = self.kwargs.get("device", "cpu")
+        if self._cached:
+            return f"<SharedPlan {self.token[:8]} on {device} (cached copy)>"
         state = "built" if self._plan is not None else "not built"
-        return f"<SharedPlan {self.token[:8]} ({state})>"
+        return f"<SharedPlan {self.token[:8]} on {device} ({state})>"
 
 
 def _shared_plan(token, args, kwargs) -> SharedPlan:
-    """Unpickles a :class:`SharedPlan`: this process's one for ``token``."""
+    """Unpickles a :class:`SharedPlan`: this process's one for ``token`` when it has one,
+    else a copy whose plan comes from the plan cache."""
     with _registry_lock:
         plan = _registry.get(token)
         if plan is None:
-            plan = SharedPlan(token, args, kwargs)
+            plan = SharedPlan(token, args, kwargs, cached=True)
             _registry[token] = plan
-        _recent[token] = plan
-        _recent.move_to_end(token)
-        while len(_recent) > RECENT_PLANS:
-            _recent.popitem(last=False)
     return plan
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from . import _core
 
-__all__ = ["ORDER", "Options", "parse_options", "parse_order", "select_device"]
+__all__ = ["DEVICES", "ORDER", "Options", "parse_device", "parse_options", "parse_order",
+           "select_device"]
 
 #: reproject's order names (plus the engine's orders 4 and 5).
 ORDER = {
@@ -23,7 +24,8 @@ ORDER = {
 _NAN_POLICIES = ("propagate", "renormalize")
 _PRECISIONS = ("reproject", "float64")
 _RETURN_TYPES = ("numpy", "dask", "lazy")
-_DEVICES = ("auto", "cpu", "cuda")
+#: The device names ``device=`` takes (N: a GPU number).
+DEVICES = ("cpu", "auto", "cuda", "cuda:N", "cuda:all")
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class Options:
     #: 'memmap' or 'none': accepted for compatibility, dask inputs are computed to memory
     #: either way.
     dask_method: str
-    #: 'cpu', 'auto' or 'cuda' (checked usable).
+    #: 'cpu', 'auto', 'cuda', 'cuda:N' or 'cuda:all' (canonical; GPUs checked usable).
     device: str
 
     @property
@@ -55,16 +57,16 @@ class Options:
 
 
 def parse_options(
-    *, order, roundtrip_coords, nan_policy, precision, return_type, dask_method, device
+    *, order, roundtrip_coords, nan_policy, precision, return_type, dask_method, device,
+    parallel=False,
 ):
     """:class:`Options` from ``reproject_interp``'s arguments, or the exception (and message)
     reproject_interp raises for the first bad one: device, return_type, dask_method,
-    nan_policy, precision, order, in this order."""
-    device = select_device(device)
-    if device == "cuda" and return_type not in (None, "numpy"):
-        raise _core.DeviceUnavailableError(
-            f"device='cuda' computes return_type='numpy' only, not {return_type!r}"
-        )
+    nan_policy, precision, order, in this order; then whether the GPUs of a 'cuda' device
+    can be used here, when the blocks are computed in this process (not for
+    ``return_type='dask'`` or ``parallel='current-scheduler'``, whose blocks may run on other
+    machines: those check where they run)."""
+    device = parse_device(device)
     if return_type is None:
         return_type = "numpy"
     elif not isinstance(return_type, str) or return_type not in _RETURN_TYPES:
@@ -83,8 +85,11 @@ def parse_options(
         raise _core.InvalidArgumentError(
             f"precision should be one of {_PRECISIONS}, got {precision!r}"
         )
+    order = parse_order(order)
+    if return_type != "dask" and not isinstance(parallel, str):
+        select_device(device)
     return Options(
-        order=parse_order(order),
+        order=order,
         roundtrip_coords=bool(roundtrip_coords),
         nan_policy=nan_policy,
         precision=precision,
@@ -94,18 +99,31 @@ def parse_options(
     )
 
 
-def select_device(device):
-    """The engine backend for ``device``: 'cpu'; 'auto' (the GPU when one is present and can
-    do the job, else the CPU, with the same results); 'cuda' (the GPU, checked now:
-    DeviceUnavailableError saying why when it cannot be used)."""
-    if not isinstance(device, str) or device not in _DEVICES:
-        raise ValueError(f"device should be one of {_DEVICES}, got {device!r}")
-    if device == "cuda":
+def parse_device(device) -> str:
+    """The canonical name of ``device`` ('cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all'; the
+    core's ``parse_device`` also takes 'gpu' for 'cuda', in any case), or a ValueError
+    (``InvalidArgumentError``) naming the accepted values."""
+    if not isinstance(device, str):
+        raise _core.InvalidArgumentError(
+            f"device should be one of 'cpu', 'auto', 'cuda', 'cuda:N' or 'cuda:all', "
+            f"got {device!r}"
+        )
+    return _core.parse_device(device)
+
+
+def select_device(device) -> str:
+    """The engine device for ``device`` (canonical name), checked usable in this process:
+    'cpu'; 'auto' (the GPU when one is present and can do the job, else the CPU, with
+    values within 1e-9 relative); 'cuda' (the first GPU), 'cuda:N' (GPU N) or 'cuda:all'
+    (every GPU), opened now (kernels compiled): DeviceUnavailableError saying why when they
+    cannot be used."""
+    device = parse_device(device)
+    if device.startswith("cuda"):
         try:
-            _core.gpu_info()  # the driver, a device, libnvrtc and the compiled kernels
+            _core.warmup(device)  # the driver, the devices, libnvrtc and the compiled kernels
         except _core.DeviceUnavailableError as e:
             raise _core.DeviceUnavailableError(
-                f"device='cuda' was requested, but no CUDA GPU can be used: {e}"
+                f"device={device!r} was requested, but no CUDA GPU can be used: {e}"
             ) from None
     return device
 

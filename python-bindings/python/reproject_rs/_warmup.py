@@ -1,0 +1,76 @@
+"""``reproject_rs.warmup``: the GPUs of a ``device`` opened and their kernels compiled
+before the first job, e.g. once per dask worker process."""
+
+from __future__ import annotations
+
+import logging
+
+from . import _core
+from ._engine import warmup_devices
+from ._options import parse_device
+
+__all__ = ["warmup"]
+
+logger = logging.getLogger("reproject_rs")
+
+
+def warmup(device="cuda", *, verbose=False) -> list[str]:
+    """Prepares this process for ``device`` ahead of its first job: opens the GPUs it names
+    and compiles (or loads from the on-disk cache) their kernels, so that no block pays for
+    it. Each process does this once whatever the number of calls; later calls are cheap.
+
+    Parameters
+    ----------
+    device : str
+        ``'cuda'`` (default: the first GPU), ``'cuda:N'`` (GPU N), ``'cuda:all'`` (every
+        visible GPU), ``'auto'`` (the first GPU if one can be used, else nothing to do) or
+        ``'cpu'`` (nothing to do).
+    verbose : bool
+        Also print the lines (they are always logged, at INFO level, to the
+        ``reproject_rs`` logger).
+
+    Returns
+    -------
+    list of str
+        One line per device, e.g. ``'GPU 0: NVIDIA H100 ...'``; for ``'cpu'``, or
+        ``'auto'`` without a usable GPU, one line saying the CPU computes.
+
+    Raises
+    ------
+    DeviceUnavailableError
+        For ``'cuda'``, ``'cuda:N'`` and ``'cuda:all'`` when no GPU (or not GPU N) can be
+        used, with the reason (no NVIDIA driver, no such device, no libnvrtc, kernels that
+        do not build).
+    ValueError
+        (``InvalidArgumentError``) for a device name that is none of the above.
+
+    Examples
+    --------
+    On every worker of a dask.distributed cluster, now and as workers join::
+
+        import functools
+        client.register_worker_callbacks(
+            setup=functools.partial(reproject_rs.warmup, device="cuda")
+        )
+        lines = client.run(reproject_rs.warmup, device="cuda")  # {worker: [lines]}
+    """
+    device = parse_device(device)
+    if device == "cpu":
+        lines = ["cpu: nothing to prepare"]
+    elif device.startswith("auto"):
+        try:
+            lines = warmup_devices(device)
+        except _core.DeviceUnavailableError as e:
+            lines = [f"cpu: no GPU can be used ({e})"]
+    else:
+        try:
+            lines = warmup_devices(device)
+        except _core.DeviceUnavailableError as e:
+            raise _core.DeviceUnavailableError(
+                f"device={device!r} was requested, but no CUDA GPU can be used: {e}"
+            ) from None
+    for line in lines:
+        logger.info("reproject_rs.warmup(%r): %s", device, line)
+        if verbose:
+            print(line)
+    return lines
