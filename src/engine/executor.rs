@@ -76,6 +76,12 @@ pub trait BlockExecutor: Send + Sync {
     fn parallel(&self, requested: Parallel) -> Parallel {
         requested
     }
+
+    /// Why this executor stopped using its device and computes on the CPU, if it did (the
+    /// GPU failed mid-run); `None` for the CPU executor.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The CPU engine ([`Plan::compute_block_on_cpu`]).

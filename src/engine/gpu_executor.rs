@@ -431,10 +431,6 @@ impl CudaExecutor {
         })
     }
 
-    /// Why the GPU stopped, if it did (every block since went to the CPU).
-    pub fn failure(&self) -> Option<&str> {
-        self.failed.get().map(String::as_str)
-    }
 
     fn resident<'d>(
         &self,
@@ -783,6 +779,10 @@ impl BlockExecutor for CudaExecutor {
         Some(gpu_block(shape))
     }
 
+    fn failure(&self) -> Option<String> {
+        self.failed.get().cloned()
+    }
+
     fn parallel(&self, requested: Parallel) -> Parallel {
         // Two blocks in flight per device at least, so copies overlap kernels.
         let n = requested.threads().max(2 * self.devices.len());
@@ -795,7 +795,9 @@ impl Plan<'_> {
     /// ≥ 2, the spline coefficients uploaded to the first device), reused by every call.
     fn device_resident(&self) -> Result<&(CudaExecutor, Resident)> {
         let made = self.device_resident.get_or_init(|| {
-            let drivers = crate::gpu::drivers(crate::gpu::Devices::First)?;
+            // The device the options name (the first of them for `cuda:all`).
+            let mut drivers = crate::gpu::drivers(self.options.devices)?;
+            drivers.truncate(1);
             let executor = CudaExecutor::new(self, drivers)?;
             let driver = executor.devices[0].driver.clone();
             // The spline coefficients of orders >= 2 go up with the parameters; orders 0 and 1
@@ -871,8 +873,9 @@ impl Plan<'_> {
     /// cover; [`Error::Gpu`] when the GPU fails.
     ///
     /// # Safety
-    /// `input`, `data` and `footprint` must be valid memory of the first device's primary
-    /// context (the simulator's under `REPROJECT_RS_CUDA_SIM`), of at least the sizes
+    /// `input`, `data` and `footprint` must be valid memory of the primary context of the
+    /// device the plan's [`Options::devices`](super::Options::devices) names (the first of them
+    /// for all devices; the simulator's under `REPROJECT_RS_CUDA_SIM`), of at least the sizes
     /// described, not written by anything else until this returns.
     ///
     /// ```no_run
