@@ -57,6 +57,7 @@ pub mod error;
 pub mod gpu;
 pub mod interp;
 pub mod io;
+pub mod mosaic;
 pub mod pixel_transform;
 pub mod wcs;
 

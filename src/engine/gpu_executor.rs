@@ -431,7 +431,6 @@ impl CudaExecutor {
         })
     }
 
-
     fn resident<'d>(
         &self,
         device: &'d Device,

@@ -102,7 +102,7 @@ pub fn run<T: OutputSample>(
 
 /// Disjoint views, one per block in row-major order: bands of rows, then columns within each
 /// band.
-fn cut<'a, T>(
+pub(crate) fn cut<'a, T>(
     data: ArrayViewMut3<'a, T>,
     footprint: ArrayViewMut3<'a, T>,
     (by, bx): (usize, usize),

@@ -1,0 +1,736 @@
+//! `reproject_and_coadd` on the engine: every input reprojected onto one output grid and
+//! combined, block by block.
+//!
+//! ```text
+//! per input:  its edges (11 samples a side) → output pixels → the output rectangle it covers
+//! [background matching: per overlapping pair, the median difference (or a fitted plane) over
+//!  the overlap → one correction per image (least squares)]
+//! per output block (threads):  for each input covering it, in order: reproject that part of
+//!     the block (Plan::compute_block on the input's executor), weights too; combine
+//! ```
+//! Memory stays bounded by the blocks in flight (an input's pixels are read through its
+//! `ImageSource`, the output may be a memory-mapped file); nothing is kept per input but its
+//! plan.
+//!
+//! ```
+//! use ndarray::Array2;
+//! use reproject::mosaic::coadd::{reproject_and_coadd, MosaicInput, MosaicOptions};
+//! use reproject::io::ArraySource;
+//! use reproject::wcs::Wcs;
+//! let header = |crpix1: f64| Wcs::from_header_str(&format!(
+//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+//!      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+//! let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+//! let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+//! let (sa, sb) = (ArraySource::new(a.view().into_dyn())?, ArraySource::new(b.view().into_dyn())?);
+//! let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+//! let mosaic = reproject_and_coadd(&inputs, &out, &[32, 52], &MosaicOptions::default())?;
+//! assert_eq!(mosaic.data[[16, 15]], 1.0);    // only the left image
+//! assert_eq!(mosaic.data[[16, 35]], 2.0);    // both: the mean
+//! assert_eq!(mosaic.footprint[[16, 35]], 2.0);
+//! assert_eq!(mosaic.data[[16, 5]], 0.0);     // neither: reproject's blank value
+//! # Ok::<(), reproject::Error>(())
+//! ```
+
+use std::ops::Range;
+use std::str::FromStr;
+
+use ndarray::{s, Array3, ArrayD, ArrayViewMut3, ArrayViewMutD, Axis, IxDyn};
+use rayon::prelude::*;
+
+use super::background::{fit_plane, median, solve_corrections};
+use crate::engine::blocks::{blocks, Block};
+use crate::engine::{check_output_memory, in_block, Options, Parallel, Plan};
+use crate::error::{Error, Result};
+use crate::io::{ImageSource, RawPlane, StoredType};
+use crate::pixel_transform::PixelTransform;
+use crate::wcs::Wcs;
+
+/// One input of a mosaic: an image, its WCS, and optional weights.
+#[derive(Clone, Copy)]
+pub struct MosaicInput<'a> {
+    /// The image (any number of leading planes, as the output).
+    pub source: &'a dyn ImageSource,
+    /// Its WCS.
+    pub wcs: &'a Wcs,
+    /// Per-pixel weights of the same shape (NaN weights count as 0), and their WCS (`None`:
+    /// the image's).
+    pub weights: Option<(&'a dyn ImageSource, Option<&'a Wcs>)>,
+}
+
+impl<'a> MosaicInput<'a> {
+    /// An input without weights.
+    pub fn new(source: &'a dyn ImageSource, wcs: &'a Wcs) -> MosaicInput<'a> {
+        MosaicInput {
+            source,
+            wcs,
+            weights: None,
+        }
+    }
+}
+
+/// How the values of overlapping inputs combine into one output pixel. `Mean` and `Sum` are
+/// footprint- (and weight-) weighted as in reproject; `First`/`Last` overlay the inputs in
+/// order; `Min`/`Max` keep the extreme value; `Median` and `Clipped` go beyond reproject.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Combine {
+    /// Σ w·v / Σ w (reproject's `mean`).
+    Mean,
+    /// Σ w·v (reproject's `sum`).
+    Sum,
+    /// The first input covering the pixel.
+    First,
+    /// The last input covering the pixel.
+    Last,
+    /// The smallest value.
+    Min,
+    /// The largest value.
+    Max,
+    /// The median of the values of the inputs covering the pixel (unweighted).
+    Median,
+    /// SWarp's CLIPPED: the weighted mean of the values within `sigma` standard deviations (and
+    /// `ampfrac` × |median|) of the median, the rejection repeated until nothing changes.
+    Clipped {
+        /// Rejection threshold in standard deviations (SWarp's CLIP_SIGMA, default 4).
+        sigma: f64,
+        /// Extra tolerance as a fraction of |median| (SWarp's CLIP_AMPFRAC, default 0.3).
+        ampfrac: f64,
+    },
+}
+
+impl FromStr for Combine {
+    type Err = Error;
+
+    /// `mean`, `sum`, `first`, `last`, `min`, `max`, `median`, `clipped` (SWarp's defaults).
+    ///
+    /// ```
+    /// use reproject::mosaic::coadd::Combine;
+    /// assert_eq!("max".parse::<Combine>()?, Combine::Max);
+    /// assert!("mode".parse::<Combine>().is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    fn from_str(s: &str) -> Result<Combine> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "mean" => Combine::Mean,
+            "sum" => Combine::Sum,
+            "first" => Combine::First,
+            "last" => Combine::Last,
+            "min" => Combine::Min,
+            "max" => Combine::Max,
+            "median" => Combine::Median,
+            "clipped" => Combine::Clipped {
+                sigma: 4.0,
+                ampfrac: 0.3,
+            },
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "combine_function should be one of mean/sum/first/last/min/max/median/clipped, \
+                     got '{s}'"
+                )))
+            }
+        })
+    }
+}
+
+/// Background matching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Background {
+    /// None (reproject's `match_background=False`).
+    #[default]
+    None,
+    /// One offset per image (reproject's `match_background=True`).
+    Offset,
+    /// One plane (offset and slopes in x and y of the output grid) per image, as Montage fits.
+    Plane,
+}
+
+/// Options of [`reproject_and_coadd`], with reproject's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MosaicOptions {
+    /// How each input is reprojected (order, precision, threads, backend, ...). Its
+    /// `block_size` is the mosaic's output block.
+    pub reprojection: Options,
+    /// How values combine.
+    pub combine: Combine,
+    /// Background matching.
+    pub background: Background,
+    /// The image whose correction is zero (`None`: the corrections average to zero).
+    pub background_reference: Option<usize>,
+    /// The value of output pixels no input covers (reproject's default 0).
+    pub blank_pixel_value: f64,
+}
+
+impl Default for MosaicOptions {
+    fn default() -> Self {
+        MosaicOptions {
+            reprojection: Options::default(),
+            combine: Combine::Mean,
+            background: Background::None,
+            background_reference: None,
+            blank_pixel_value: 0.0,
+        }
+    }
+}
+
+/// A finished mosaic.
+#[derive(Debug, Clone)]
+pub struct Mosaic {
+    /// The combined values.
+    pub data: ArrayD<f64>,
+    /// reproject's footprint: the summed weights (footprint × weights) for mean, sum, median and
+    /// clipped; the footprint of the chosen input for first, last, min and max.
+    pub footprint: ArrayD<f64>,
+    /// The background correction subtracted from each input (all zero without matching).
+    pub corrections: Vec<Correction>,
+}
+
+/// A background correction: `offset + slope_x·x + slope_y·y` at output pixel (x, y).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Correction {
+    /// Constant part.
+    pub offset: f64,
+    /// Slope along output columns.
+    pub slope_x: f64,
+    /// Slope along output rows.
+    pub slope_y: f64,
+}
+
+impl Correction {
+    fn at(&self, x: f64, y: f64) -> f64 {
+        self.offset + self.slope_x * x + self.slope_y * y
+    }
+}
+
+/// An image source with NaN values read as 0 (reproject's `np.nan_to_num` of weights).
+struct NanAsZero<'a>(&'a dyn ImageSource);
+
+impl ImageSource for NanAsZero<'_> {
+    fn shape(&self) -> &[usize] {
+        self.0.shape()
+    }
+
+    fn stored_type(&self) -> StoredType {
+        self.0.stored_type()
+    }
+
+    fn read_window(
+        &self,
+        plane: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut [f64],
+    ) -> Result<()> {
+        self.0.read_window(plane, rows, cols, out)?;
+        out.iter_mut().filter(|v| v.is_nan()).for_each(|v| *v = 0.0);
+        Ok(())
+    }
+
+    fn raw_plane(&self, _plane: usize) -> Option<RawPlane<'_>> {
+        None
+    }
+}
+
+/// The output rectangle (rows, columns) an input covers, as reproject finds it: 11 samples
+/// along each edge of the input, mapped to output pixels, rounded outwards by half a pixel;
+/// the whole output when any edge sample has no output position; `None` when it misses the
+/// output.
+pub fn covered_rectangle(
+    input_plane: (usize, usize),
+    wcs_in: &Wcs,
+    wcs_out: &Wcs,
+    plane_out: (usize, usize),
+) -> Result<Option<(Range<usize>, Range<usize>)>> {
+    let (ny, nx) = (input_plane.0 as f64, input_plane.1 as f64);
+    let (oy, ox) = plane_out;
+    let to_out = PixelTransform::new(wcs_in, wcs_out)?;
+    let samples = 11;
+    let along = |n: f64, k: usize| -0.5 + n * k as f64 / (samples - 1) as f64;
+    let mut points = Vec::with_capacity(4 * samples);
+    for k in 0..samples {
+        for (x, y) in [
+            (along(nx, k), -0.5),
+            (along(nx, k), ny - 0.5),
+            (-0.5, along(ny, k)),
+            (nx - 0.5, along(ny, k)),
+        ] {
+            points.push((x, y));
+        }
+    }
+    let mut mapped = Vec::with_capacity(points.len());
+    for (x, y) in points {
+        match to_out.map(x, y) {
+            Some((px, py)) if px.is_finite() && py.is_finite() => mapped.push((px, py)),
+            _ => return Ok(Some((0..oy, 0..ox))),
+        }
+    }
+    let range = |values: &mut dyn Iterator<Item = f64>, n: usize| {
+        let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        let start = ((lo + 0.5).floor().max(0.0) as usize).min(n);
+        let end = ((hi + 0.5).ceil().max(0.0) as usize).min(n);
+        start..end
+    };
+    let cols = range(&mut mapped.iter().map(|p| p.0), ox);
+    let rows = range(&mut mapped.iter().map(|p| p.1), oy);
+    Ok((!rows.is_empty() && !cols.is_empty()).then_some((rows, cols)))
+}
+
+/// An input ready to sample: its plans (values, weights) and the output rectangle it covers.
+struct Prepared<'a> {
+    plan: Plan<'a>,
+    weights: Option<Plan<'a>>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+}
+
+/// One input's values over a block: NaN reset to 0, footprint × weights (0 where reset).
+struct Sampled {
+    values: Array3<f64>,
+    footprint: Array3<f64>,
+}
+
+impl Prepared<'_> {
+    /// The part of `block` this input covers.
+    fn clip(&self, block: &Block) -> Option<Block> {
+        let rows = block.rows.start.max(self.rows.start)..block.rows.end.min(self.rows.end);
+        let cols = block.cols.start.max(self.cols.start)..block.cols.end.min(self.cols.end);
+        (!rows.is_empty() && !cols.is_empty()).then_some(Block { rows, cols })
+    }
+
+    /// Reprojects the input over `block`, as reproject prepares each input for combining.
+    fn sample(&self, block: &Block) -> Result<Sampled> {
+        let shape = (self.plan.planes(), block.rows.len(), block.cols.len());
+        let mut values = Array3::<f64>::zeros(shape);
+        let mut footprint = Array3::<f64>::zeros(shape);
+        self.plan
+            .compute_block(block, values.view_mut(), footprint.view_mut())?;
+        let weights = match &self.weights {
+            Some(w) => {
+                let mut weights = Array3::<f64>::zeros(shape);
+                let mut unused = Array3::<f64>::zeros(shape);
+                w.compute_block(block, weights.view_mut(), unused.view_mut())?;
+                Some(weights)
+            }
+            None => None,
+        };
+        for (i, (v, f)) in values.iter_mut().zip(footprint.iter_mut()).enumerate() {
+            let w = weights
+                .as_ref()
+                .map(|w| w.as_slice().expect("contiguous")[i]);
+            if v.is_nan() || w.is_some_and(f64::is_nan) {
+                *v = 0.0;
+                *f = 0.0;
+            } else if let Some(w) = w {
+                *f *= w;
+            }
+        }
+        Ok(Sampled { values, footprint })
+    }
+}
+
+/// Reprojects every input onto `wcs_out` (output shape `shape_out`: rows and columns, or the
+/// full shape with the inputs' leading dimensions) and combines them (see the module
+/// documentation).
+///
+/// Errors: an empty input list, weights whose shape differs from their image's, a background
+/// reference out of range, and whatever a reprojection of an input refuses; never a panic.
+pub fn reproject_and_coadd(
+    inputs: &[MosaicInput],
+    wcs_out: &Wcs,
+    shape_out: &[usize],
+    options: &MosaicOptions,
+) -> Result<Mosaic> {
+    let first = inputs
+        .first()
+        .ok_or_else(|| Error::InvalidArgument("no input data to mosaic".into()))?;
+    let full = full_shape(first.source.shape(), shape_out);
+    check_output_memory(&full, 2 * std::mem::size_of::<f64>())?;
+    let mut data = ArrayD::zeros(IxDyn(&full));
+    let mut footprint = ArrayD::zeros(IxDyn(&full));
+    let corrections = reproject_and_coadd_into(
+        inputs,
+        wcs_out,
+        data.view_mut(),
+        footprint.view_mut(),
+        options,
+    )?;
+    Ok(Mosaic {
+        data,
+        footprint,
+        corrections,
+    })
+}
+
+/// The full output shape for an input of shape `input`: `shape_out` itself, or the input's
+/// leading dimensions followed by `shape_out` when it has only rows and columns.
+fn full_shape(input: &[usize], shape_out: &[usize]) -> Vec<usize> {
+    if shape_out.len() == 2 && input.len() > 2 {
+        let mut full = input[..input.len() - 2].to_vec();
+        full.extend_from_slice(shape_out);
+        full
+    } else {
+        shape_out.to_vec()
+    }
+}
+
+/// [`reproject_and_coadd`] into caller arrays of the full output shape (e.g. memory-mapped
+/// files), which are overwritten; returns the background corrections.
+pub fn reproject_and_coadd_into(
+    inputs: &[MosaicInput],
+    wcs_out: &Wcs,
+    data: ArrayViewMutD<f64>,
+    footprint: ArrayViewMutD<f64>,
+    options: &MosaicOptions,
+) -> Result<Vec<Correction>> {
+    if inputs.is_empty() {
+        return Err(Error::InvalidArgument("no input data to mosaic".into()));
+    }
+    if data.shape() != footprint.shape() {
+        return Err(Error::ShapeMismatch(format!(
+            "output arrays of shapes {:?} and {:?}",
+            data.shape(),
+            footprint.shape()
+        )));
+    }
+    let shape = data.shape().to_vec();
+    if shape.len() < 2 {
+        return Err(Error::ShapeMismatch(format!(
+            "the output shape {shape:?} has fewer than two dimensions"
+        )));
+    }
+    if let Some(r) = options.background_reference {
+        if r >= inputs.len() {
+            return Err(Error::InvalidArgument(format!(
+                "background_reference {r} is not one of the {} inputs",
+                inputs.len()
+            )));
+        }
+    }
+    let plane_out = (shape[shape.len() - 2], shape[shape.len() - 1]);
+    // Each input reprojects on one thread per output block; blocks run in parallel.
+    let reprojection = Options {
+        parallel: Parallel::Serial,
+        block_size: None,
+        ..options.reprojection.clone()
+    };
+    // Weights read with NaN as 0, living as long as the plans that read them.
+    let weight_sources: Vec<Option<NanAsZero>> = inputs
+        .iter()
+        .map(|i| i.weights.map(|(w, _)| NanAsZero(w)))
+        .collect();
+    let mut prepared = Vec::with_capacity(inputs.len());
+    for (k, input) in inputs.iter().enumerate() {
+        let in_shape = input.source.shape();
+        if in_shape.len() < 2 {
+            return Err(Error::ShapeMismatch(format!(
+                "input {k} has shape {in_shape:?}: not an image"
+            )));
+        }
+        if let Some((w, _)) = input.weights {
+            if w.shape() != in_shape {
+                return Err(Error::ShapeMismatch(format!(
+                    "the weights of input {k} have shape {:?}, the image {in_shape:?}",
+                    w.shape()
+                )));
+            }
+        }
+        let input_plane = input.source.plane_shape();
+        let Some((rows, cols)) = covered_rectangle(input_plane, input.wcs, wcs_out, plane_out)?
+        else {
+            continue;
+        };
+        let plan = Plan::new(input.source, input.wcs, wcs_out, &shape, &reprojection)
+            .map_err(|e| with_input(e, k))?;
+        let weights = match (&weight_sources[k], input.weights) {
+            (Some(w), Some((_, w_wcs))) => {
+                let wcs = w_wcs.unwrap_or(input.wcs);
+                let plan = Plan::new(w, wcs, wcs_out, &shape, &reprojection)
+                    .map_err(|e| with_input(e, k))?;
+                Some(plan)
+            }
+            _ => None,
+        };
+        prepared.push((
+            k,
+            Prepared {
+                plan,
+                weights,
+                rows,
+                cols,
+            },
+        ));
+    }
+    let corrections = match options.background {
+        Background::None => vec![Correction::default(); inputs.len()],
+        mode => match_backgrounds(&prepared, inputs.len(), mode, options)?,
+    };
+    combine_blocks(&prepared, &corrections, data, footprint, plane_out, options)?;
+    Ok(corrections)
+}
+
+/// The output block edge of mosaics when the options leave it open.
+const MOSAIC_BLOCK: usize = 256;
+
+/// The blocks of `rows` × `cols`, `size` at most.
+fn blocks_of(rows: &Range<usize>, cols: &Range<usize>, size: (usize, usize)) -> Vec<Block> {
+    blocks((rows.len(), cols.len()), size)
+        .map(|b| Block {
+            rows: rows.start + b.rows.start..rows.start + b.rows.end,
+            cols: cols.start + b.cols.start..cols.start + b.cols.end,
+        })
+        .collect()
+}
+
+/// One correction per input from the pairwise differences of the overlapping inputs.
+fn match_backgrounds(
+    prepared: &[(usize, Prepared)],
+    n_inputs: usize,
+    mode: Background,
+    options: &MosaicOptions,
+) -> Result<Vec<Correction>> {
+    let n = prepared.len();
+    let size = options
+        .reprojection
+        .block_size
+        .unwrap_or((MOSAIC_BLOCK, MOSAIC_BLOCK));
+    let pairs: Vec<(usize, usize)> = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .collect();
+    // Per pair: the differences (x, y, first - second) where both have data.
+    let fits = options.reprojection.parallel.install(|| {
+        pairs
+            .par_iter()
+            .map(|&(a, b)| -> Result<Option<(f64, f64, f64)>> {
+                let (pa, pb) = (&prepared[a].1, &prepared[b].1);
+                let rows = pa.rows.start.max(pb.rows.start)..pa.rows.end.min(pb.rows.end);
+                let cols = pa.cols.start.max(pb.cols.start)..pa.cols.end.min(pb.cols.end);
+                if rows.is_empty() || cols.is_empty() {
+                    return Ok(None);
+                }
+                let mut points = Vec::new();
+                for block in blocks_of(&rows, &cols, size) {
+                    let (sa, sb) = (pa.sample(&block)?, pb.sample(&block)?);
+                    let width = block.cols.len();
+                    for (i, ((va, fa), (vb, fb))) in sa
+                        .values
+                        .iter()
+                        .zip(&sa.footprint)
+                        .zip(sb.values.iter().zip(&sb.footprint))
+                        .enumerate()
+                    {
+                        if *fa > 0.0 && *fb > 0.0 {
+                            let p = i % (block.rows.len() * width);
+                            let x = (block.cols.start + p % width) as f64;
+                            let y = (block.rows.start + p / width) as f64;
+                            points.push((x, y, va - vb));
+                        }
+                    }
+                }
+                Ok(match mode {
+                    Background::Plane => fit_plane(&points),
+                    _ => {
+                        let mut d: Vec<f64> = points.iter().map(|p| p.2).collect();
+                        let m = median(&mut d);
+                        m.is_finite().then_some((m, 0.0, 0.0))
+                    }
+                })
+            })
+            .collect::<Result<Vec<_>>>()
+    })??;
+    // One least-squares system per coefficient (offset, x slope, y slope).
+    let mut solved = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
+    for (c, out) in solved.iter_mut().enumerate() {
+        let mut matrix = vec![vec![f64::NAN; n]; n];
+        for (&(a, b), fit) in pairs.iter().zip(&fits) {
+            if let Some(f) = fit {
+                let v = [f.0, f.1, f.2][c];
+                matrix[a][b] = v;
+                matrix[b][a] = -v;
+            }
+        }
+        *out = solve_corrections(&matrix);
+    }
+    let mut corrections = vec![Correction::default(); n_inputs];
+    for (p, (k, _)) in prepared.iter().enumerate() {
+        corrections[*k] = Correction {
+            offset: solved[0][p],
+            slope_x: solved[1][p],
+            slope_y: solved[2][p],
+        };
+    }
+    if let Some(r) = options.background_reference {
+        let reference = corrections[r];
+        for c in &mut corrections {
+            c.offset -= reference.offset;
+            c.slope_x -= reference.slope_x;
+            c.slope_y -= reference.slope_y;
+        }
+    }
+    Ok(corrections)
+}
+
+/// Combines every output block (in parallel), then blanks the pixels no input covers.
+fn combine_blocks(
+    prepared: &[(usize, Prepared)],
+    corrections: &[Correction],
+    data: ArrayViewMutD<f64>,
+    footprint: ArrayViewMutD<f64>,
+    (ny, nx): (usize, usize),
+    options: &MosaicOptions,
+) -> Result<()> {
+    let planes = data.len() / (ny * nx).max(1);
+    let contiguous =
+        || Error::ShapeMismatch("the output arrays must be contiguous (C order)".into());
+    let mut data = data
+        .into_shape_with_order((planes, ny, nx))
+        .map_err(|_| contiguous())?;
+    let mut footprint = footprint
+        .into_shape_with_order((planes, ny, nx))
+        .map_err(|_| contiguous())?;
+    let size = options
+        .reprojection
+        .block_size
+        .unwrap_or((MOSAIC_BLOCK, MOSAIC_BLOCK));
+    let work = crate::engine::schedule::cut(data.view_mut(), footprint.view_mut(), size);
+    let run = |(block, d, f): (Block, ArrayViewMut3<f64>, ArrayViewMut3<f64>)| {
+        combine_block(prepared, corrections, &block, d, f, options).map_err(|e| in_block(e, &block))
+    };
+    options
+        .reprojection
+        .parallel
+        .install(|| work.into_par_iter().try_for_each(run))?
+}
+
+/// Combines the inputs covering `block` into its views.
+fn combine_block(
+    prepared: &[(usize, Prepared)],
+    corrections: &[Correction],
+    block: &Block,
+    mut data: ArrayViewMut3<f64>,
+    mut footprint: ArrayViewMut3<f64>,
+    options: &MosaicOptions,
+) -> Result<()> {
+    let combine = options.combine;
+    let initial = match combine {
+        Combine::Min => f64::INFINITY,
+        Combine::Max => f64::NEG_INFINITY,
+        _ => 0.0,
+    };
+    data.fill(initial);
+    footprint.fill(0.0);
+    // Median and clipped: every covering input's (value, weight) per pixel.
+    let stacked = matches!(combine, Combine::Median | Combine::Clipped { .. });
+    let mut stack: Vec<Vec<(f64, f64)>> = if stacked {
+        vec![Vec::new(); data.len()]
+    } else {
+        Vec::new()
+    };
+    let width = block.cols.len();
+    for (k, input) in prepared {
+        let Some(part) = input.clip(block) else {
+            continue;
+        };
+        let sampled = input.sample(&part)?;
+        let correction = corrections[*k];
+        let corrected = correction != Correction::default();
+        let (r0, c0) = (
+            part.rows.start - block.rows.start,
+            part.cols.start - block.cols.start,
+        );
+        for p in 0..data.shape()[0] {
+            let mut d = data.slice_mut(s![p, r0..r0 + part.rows.len(), c0..c0 + part.cols.len()]);
+            let mut f =
+                footprint.slice_mut(s![p, r0..r0 + part.rows.len(), c0..c0 + part.cols.len()]);
+            let values = sampled.values.index_axis(Axis(0), p);
+            let weights = sampled.footprint.index_axis(Axis(0), p);
+            for ((r, c), v) in values.indexed_iter() {
+                let w = weights[[r, c]];
+                let v = if corrected {
+                    v - correction.at((part.cols.start + c) as f64, (part.rows.start + r) as f64)
+                } else {
+                    *v
+                };
+                let (out, fp) = (&mut d[[r, c]], &mut f[[r, c]]);
+                match combine {
+                    Combine::Mean | Combine::Sum => {
+                        // reproject zeroes values outside the footprint before summing.
+                        let v = if w == 0.0 { 0.0 } else { v };
+                        *out += v * w;
+                        *fp += w;
+                    }
+                    Combine::First | Combine::Last | Combine::Min | Combine::Max => {
+                        let take = match combine {
+                            Combine::First => *fp == 0.0,
+                            Combine::Last => w > 0.0,
+                            Combine::Min => w > 0.0 && v < *out,
+                            _ => w > 0.0 && v > *out,
+                        };
+                        if take {
+                            *fp = w;
+                            *out = v;
+                        }
+                    }
+                    Combine::Median | Combine::Clipped { .. } => {
+                        *fp += w;
+                        if w > 0.0 {
+                            let i = (p * block.rows.len() + r0 + r) * width + c0 + c;
+                            stack[i].push((v, w));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let blank = options.blank_pixel_value;
+    // Iterated in logical order, the stack's order.
+    for (i, (out, fp)) in data.iter_mut().zip(footprint.iter()).enumerate() {
+        match combine {
+            Combine::Mean => *out /= *fp,
+            Combine::Median => {
+                let mut v: Vec<f64> = stack[i].iter().map(|p| p.0).collect();
+                *out = median(&mut v);
+            }
+            Combine::Clipped { sigma, ampfrac } => *out = clipped_mean(&stack[i], sigma, ampfrac),
+            _ => {}
+        }
+        if *fp == 0.0 {
+            *out = blank;
+        }
+    }
+    Ok(())
+}
+
+/// SWarp's CLIPPED combination of (value, weight) pairs: values further than
+/// `sigma`·σ + `ampfrac`·|median| from the median are rejected (σ the standard deviation of
+/// the values kept), repeatedly until none is; the weighted mean of the rest.
+fn clipped_mean(points: &[(f64, f64)], sigma: f64, ampfrac: f64) -> f64 {
+    let mut kept: Vec<(f64, f64)> = points.to_vec();
+    loop {
+        if kept.is_empty() {
+            return f64::NAN;
+        }
+        let mut values: Vec<f64> = kept.iter().map(|p| p.0).collect();
+        let m = median(&mut values);
+        let n = kept.len() as f64;
+        let mean = kept.iter().map(|p| p.0).sum::<f64>() / n;
+        let var = kept.iter().map(|p| (p.0 - mean).powi(2)).sum::<f64>() / n;
+        let limit = sigma * var.sqrt() + ampfrac * m.abs();
+        let before = kept.len();
+        kept.retain(|p| (p.0 - m).abs() <= limit);
+        if kept.len() == before || kept.is_empty() {
+            let (sw, swv) = kept
+                .iter()
+                .fold((0.0, 0.0), |(sw, swv), &(v, w)| (sw + w, swv + w * v));
+            return if kept.is_empty() { m } else { swv / sw };
+        }
+    }
+}
+
+fn with_input(e: Error, k: usize) -> Error {
+    match e {
+        Error::InvalidArgument(m) => Error::InvalidArgument(format!("input {k}: {m}")),
+        Error::ShapeMismatch(m) => Error::ShapeMismatch(format!("input {k}: {m}")),
+        e => e,
+    }
+}

@@ -1,0 +1,5 @@
+//! Mosaics: many overlapping images reprojected onto one output grid and combined
+//! (reproject's `reproject.mosaicking`), block by block on the engine's executors.
+
+pub mod background;
+pub mod coadd;
