@@ -134,6 +134,25 @@ def test_cube_with_spectral_third_axis():
         assert_same(*both((data, w_in), w_out, shape_out=(5, 14, 15), order=order))
 
 
+def test_cube_with_identical_spectral_axis_and_nan_holes():
+    """A celestial cube whose third axis is the same in both WCS: reproject interpolates in 3-D
+    (scipy), so a NaN pixel reaches the next plane through its weight-0 tap, and spline orders
+    prefilter along the third axis."""
+    def cube_wcs(crpix, crval):
+        w = WCS(naxis=3)
+        w.wcs.ctype = ["RA---TAN", "DEC--TAN", "FREQ"]
+        w.wcs.crpix = [crpix[0], crpix[1], 1]
+        w.wcs.crval = [crval[0], crval[1], 1.4e9]
+        w.wcs.cdelt = [-0.002, 0.002, 1e6]
+        return w
+
+    data = np.stack([image((20, 24), seed=k) for k in range(4)])
+    data.reshape(-1)[::37] = np.nan
+    w_in, w_out = cube_wcs((12, 10), (150, 30)), cube_wcs((10.3, 11.6), (150.001, 30.002))
+    for order in [0, 1, 3]:
+        assert_same(*both((data, w_in), w_out, shape_out=(4, 18, 21), order=order))
+
+
 @pytest.mark.parametrize(
     "w_in, w_out",
     [

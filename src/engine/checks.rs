@@ -77,7 +77,15 @@ pub(super) fn plan_geometry(
     };
     let spectral = match geometry {
         Geometry::Wcs { wcs_in, wcs_out } => {
-            SpectralAxis::new(wcs_in, wcs_out, lead_in, lead_out, options.order)?
+            let renormalize = options.nan_policy == NanPolicy::Renormalize;
+            SpectralAxis::new(
+                wcs_in,
+                wcs_out,
+                lead_in,
+                lead_out,
+                options.order,
+                !renormalize,
+            )?
         }
         Geometry::Positions(_) => None,
     };

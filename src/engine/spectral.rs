@@ -23,8 +23,9 @@ pub(crate) struct SpectralAxis {
 type AxisTaps = Vec<Option<Vec<(usize, f64)>>>;
 
 impl SpectralAxis {
-    /// The map for cubes whose axes beyond the plane differ; `None` when there is nothing to
-    /// interpolate (2-D WCS, or identical extra axes). `lead_in` and `lead_out` are the
+    /// The map for cubes whose axes beyond the plane differ, or are identical and
+    /// `interpolate_identical` (scipy's NaN propagation along them); `None` when there is
+    /// nothing to interpolate (2-D WCS, identical extra axes otherwise). `lead_in` and `lead_out` are the
     /// leading (numpy-order) dimensions of the input data and of the output: one per extra
     /// WCS axis, the last WCS axis first.
     pub(crate) fn new(
@@ -33,6 +34,7 @@ impl SpectralAxis {
         lead_in: &[usize],
         lead_out: &[usize],
         order: Order,
+        interpolate_identical: bool,
     ) -> Result<Option<SpectralAxis>> {
         let (pi, po) = (wcs_in.params(), wcs_out.params());
         let n = pi.naxis();
@@ -47,7 +49,16 @@ impl SpectralAxis {
                 && pi.pc[i] == po.pc[i]
                 && pi.cunit[i] == po.cunit[i]
         };
-        if (2..n).all(same_axis) {
+        // Identical extra axes are interpolated too, as scipy does in reproject's 3-D call: an
+        // output plane takes its own input plane with weight 1 and, for orders >= 1, the next
+        // ones with weight 0 (which carry their NaN along, as in scipy), and spline orders
+        // prefilter along the axis. Nearest-neighbour sampling has nothing to add, and the
+        // engine's own NaN renormalisation works plane by plane.
+        let plane_by_plane = order == Order::NearestNeighbor
+            || !interpolate_identical
+            || lead_in.len() != n - 2
+            || lead_out.len() != n - 2;
+        if (2..n).all(same_axis) && plane_by_plane {
             return Ok(None);
         }
         for p in [pi, po] {
