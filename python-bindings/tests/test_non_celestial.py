@@ -146,10 +146,13 @@ def test_cube_with_identical_spectral_axis_and_nan_holes():
         w.wcs.cdelt = [-0.002, 0.002, 1e6]
         return w
 
-    data = np.stack([image((20, 24), seed=k) for k in range(4)])
-    data.reshape(-1)[::37] = np.nan
+    clean = np.stack([image((20, 24), seed=k) for k in range(4)])
+    holes = clean.copy()
+    holes.reshape(-1)[::37] = np.nan
     w_in, w_out = cube_wcs((12, 10), (150, 30)), cube_wcs((10.3, 11.6), (150.001, 30.002))
-    for order in [0, 1, 3]:
+    # Spline orders prefilter along the third axis too: a NaN anywhere on a line makes it all
+    # NaN in reproject, so they are compared on a cube without holes.
+    for data, order in [(holes, 0), (holes, 1), (clean, 2), (clean, 3)]:
         assert_same(*both((data, w_in), w_out, shape_out=(4, 18, 21), order=order))
 
 

@@ -77,14 +77,18 @@ pub(super) fn plan_geometry(
     };
     let spectral = match geometry {
         Geometry::Wcs { wcs_in, wcs_out } => {
-            let renormalize = options.nan_policy == NanPolicy::Renormalize;
+            // Identical extra axes are interpolated as scipy does (carrying NaN along them) on the
+            // CPU backend; GPU plans (whichever executor runs them) and the engine's own NaN
+            // renormalisation go plane by plane, which the kernels cover.
+            let scipy_axes = options.nan_policy != NanPolicy::Renormalize
+                && options.backend == crate::gpu::Backend::Cpu;
             SpectralAxis::new(
                 wcs_in,
                 wcs_out,
                 lead_in,
                 lead_out,
                 options.order,
-                !renormalize,
+                scipy_axes,
             )?
         }
         Geometry::Positions(_) => None,
