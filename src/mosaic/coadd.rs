@@ -383,6 +383,19 @@ pub fn reproject_and_coadd_into(
     footprint: ArrayViewMutD<f64>,
     options: &MosaicOptions,
 ) -> Result<Vec<Correction>> {
+    reproject_and_coadd_with_progress(inputs, wcs_out, data, footprint, options, &|_, _| {})
+}
+
+/// [`reproject_and_coadd_into`], calling `progress(done, total)` (from any thread) as output
+/// blocks are combined.
+pub fn reproject_and_coadd_with_progress(
+    inputs: &[MosaicInput],
+    wcs_out: &Wcs,
+    data: ArrayViewMutD<f64>,
+    footprint: ArrayViewMutD<f64>,
+    options: &MosaicOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Correction>> {
     if inputs.is_empty() {
         return Err(Error::InvalidArgument("no input data to mosaic".into()));
     }
@@ -465,7 +478,15 @@ pub fn reproject_and_coadd_into(
         Background::None => vec![Correction::default(); inputs.len()],
         mode => match_backgrounds(&prepared, inputs.len(), mode, options)?,
     };
-    combine_blocks(&prepared, &corrections, data, footprint, plane_out, options)?;
+    combine_blocks(
+        &prepared,
+        &corrections,
+        data,
+        footprint,
+        plane_out,
+        options,
+        progress,
+    )?;
     Ok(corrections)
 }
 
@@ -578,6 +599,7 @@ fn combine_blocks(
     footprint: ArrayViewMutD<f64>,
     (ny, nx): (usize, usize),
     options: &MosaicOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<()> {
     let planes = data.len() / (ny * nx).max(1);
     let contiguous =
@@ -593,8 +615,16 @@ fn combine_blocks(
         .block_size
         .unwrap_or((MOSAIC_BLOCK, MOSAIC_BLOCK));
     let work = crate::engine::schedule::cut(data.view_mut(), footprint.view_mut(), size);
+    let total = work.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let run = |(block, d, f): (Block, ArrayViewMut3<f64>, ArrayViewMut3<f64>)| {
-        combine_block(prepared, corrections, &block, d, f, options).map_err(|e| in_block(e, &block))
+        combine_block(prepared, corrections, &block, d, f, options)
+            .map_err(|e| in_block(e, &block))?;
+        progress(
+            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+            total,
+        );
+        Ok(())
     };
     options
         .reprojection

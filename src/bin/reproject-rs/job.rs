@@ -131,7 +131,7 @@ impl Report {
 }
 
 /// Whether a file starts like a FITS file (or a gzipped one, which CFITSIO reads).
-fn is_fits(path: &Path) -> bool {
+pub fn is_fits(path: &Path) -> bool {
     let mut magic = [0u8; 9];
     File::open(path)
         .and_then(|mut f| f.read_exact(&mut magic))
@@ -147,7 +147,7 @@ fn is_npy(path: &Path) -> bool {
 }
 
 /// An error unless `path` is an existing file.
-fn must_exist(path: &Path, what: &str) -> CliResult<()> {
+pub fn must_exist(path: &Path, what: &str) -> CliResult<()> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(format!("{what} {} is a directory", path.display())),
         Ok(_) => Ok(()),
@@ -204,7 +204,7 @@ pub fn read_header(path: &Path, hdu: usize, what: &str) -> CliResult<String> {
 }
 
 /// NAXIS1 and NAXIS2 of header text, as (rows, columns).
-fn plane_shape(text: &str, path: &Path) -> CliResult<(usize, usize)> {
+pub fn plane_shape(text: &str, path: &Path) -> CliResult<(usize, usize)> {
     let what = || format!("target header {}", path.display());
     let header = Header::parse(text).map_err(|e| format!("{}: {e}", what()))?;
     let axis = |i: usize| -> CliResult<usize> {

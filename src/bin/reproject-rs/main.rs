@@ -13,6 +13,7 @@ mod demo;
 mod header;
 mod info;
 mod job;
+mod mosaic;
 mod preview;
 mod progress;
 
@@ -54,11 +55,97 @@ enum Command {
     /// Build a synthetic all-sky galactic survey and reproject it to an equatorial TAN tile
     /// and an all-sky AIT map, with PNG previews (no data or network needed)
     Demo(DemoArgs),
+    /// Reproject several FITS images onto one target grid and combine them (reproject's
+    /// reproject_and_coadd): mean, sum, first, last, min, max, median or clipped mean, with
+    /// optional weights and background matching
+    Mosaic(MosaicArgs),
     /// Print the WCS summary of a FITS image or header file
     Info(InfoArgs),
     /// Compute blocks of a prepared multi-process job (started by `--processes`, or by an
     /// external scheduler after `--plan-only`)
     Worker(WorkerArgs),
+}
+
+/// Background matching of `mosaic`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum MatchBackground {
+    /// None
+    None,
+    /// One offset per image (reproject's match_background=True)
+    Offset,
+    /// One plane (offset and slopes) per image, as Montage fits
+    Plane,
+}
+
+#[derive(Args, Debug)]
+struct MosaicArgs {
+    /// Input images (FITS; the HDU given by --hdu)
+    #[arg(required = true, value_name = "IN.fits")]
+    inputs: Vec<PathBuf>,
+    /// Target WCS and shape: a FITS image (its header) or a header text file; NAXIS1/NAXIS2
+    /// give the output shape
+    #[arg(long, value_name = "TARGET")]
+    to: PathBuf,
+    /// Output FITS file (mosaic in the primary HDU, footprint (summed weights) in a FOOTPRINT
+    /// extension unless --footprint is given)
+    #[arg(short, long, value_name = "OUT.fits")]
+    output: PathBuf,
+    /// Weight images, one per input in the same order (comma-separated)
+    #[arg(long, value_delimiter = ',', value_name = "W1.fits,W2.fits,...")]
+    weights: Vec<PathBuf>,
+    /// HDU of the input FITS files (0 = primary)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    hdu: usize,
+    /// HDU of the target FITS file (0 = primary)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    to_hdu: usize,
+    /// How overlapping values combine: mean, sum, first, last, min, max, median, clipped
+    #[arg(long, default_value = "mean", value_parser = parse_combine, value_name = "MODE")]
+    combine: reproject::mosaic::coadd::Combine,
+    /// Background matching between overlapping images
+    #[arg(long, value_enum, default_value_t = MatchBackground::None)]
+    match_background: MatchBackground,
+    /// The input (0-based) whose background is kept [default: corrections average to zero]
+    #[arg(long, value_name = "K")]
+    background_reference: Option<usize>,
+    /// Value of output pixels no input covers
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "VALUE",
+        allow_negative_numbers = true
+    )]
+    blank: f64,
+    /// Interpolation order: nearest-neighbor, bilinear, biquadratic, bicubic, quartic,
+    /// quintic, or 0-5
+    #[arg(long, default_value = "bilinear", value_parser = parse_order, value_name = "ORDER")]
+    order: Order,
+    /// Output block size in pixels: N (N x N blocks) or ROWSxCOLS [default: 256]
+    #[arg(long, value_parser = parse_block_size, value_name = "N")]
+    block_size: Option<(usize, usize)>,
+    /// Worker threads [default: all cores]
+    #[arg(long, value_parser = parse_threads, value_name = "N")]
+    threads: Option<u32>,
+    /// Where the inputs are reprojected: cpu, cuda, cuda:N, cuda:all, or auto
+    #[arg(long, default_value = "cpu", value_parser = parse_device, value_name = "DEVICE")]
+    device: (reproject::gpu::Backend, reproject::gpu::Devices),
+    /// Write the footprint to this FITS file instead of a second HDU of the output
+    #[arg(long, value_name = "FOOT.fits")]
+    footprint: Option<PathBuf>,
+    /// Also write a PNG preview of the mosaic
+    #[arg(long, value_name = "PREVIEW.png")]
+    png: Option<PathBuf>,
+    /// Replace existing output files
+    #[arg(long)]
+    overwrite: bool,
+    /// Print nothing but errors, and no progress bar
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn parse_combine(s: &str) -> Result<reproject::mosaic::coadd::Combine, String> {
+    s.parse()
+        .map_err(|_| "expected mean, sum, first, last, min, max, median or clipped".to_string())
 }
 
 #[derive(Args, Debug)]
@@ -252,9 +339,10 @@ fn parallel(threads: Option<u32>) -> Parallel {
 /// Inserts the default `reproject` subcommand when the first argument is not a subcommand or
 /// a top-level flag, so that `reproject-rs IN.fits --to T -o OUT.fits` works.
 fn with_default_command(mut args: Vec<OsString>) -> Vec<OsString> {
-    const TOP: [&str; 9] = [
+    const TOP: [&str; 10] = [
         "reproject",
         "demo",
+        "mosaic",
         "info",
         "worker",
         "help",
@@ -306,6 +394,42 @@ fn run(cli: Cli) -> CliResult<()> {
             parallel: parallel(a.threads),
             quiet: a.quiet,
         }),
+        Command::Mosaic(a) => {
+            use reproject::mosaic::coadd::Background;
+            let job = mosaic::MosaicJob {
+                inputs: a.inputs,
+                weights: a.weights,
+                hdu: a.hdu,
+                target: a.to,
+                target_hdu: a.to_hdu,
+                output: a.output,
+                footprint: a.footprint,
+                png: a.png,
+                combine: a.combine,
+                background: match a.match_background {
+                    MatchBackground::None => Background::None,
+                    MatchBackground::Offset => Background::Offset,
+                    MatchBackground::Plane => Background::Plane,
+                },
+                background_reference: a.background_reference,
+                blank: a.blank,
+                options: reproject::engine::Options {
+                    order: a.order,
+                    block_size: a.block_size,
+                    parallel: parallel(a.threads),
+                    backend: a.device.0,
+                    devices: a.device.1,
+                    ..reproject::engine::Options::default()
+                },
+                overwrite: a.overwrite,
+                quiet: a.quiet,
+            };
+            let summary = mosaic::run(&job)?;
+            if !a.quiet {
+                println!("{summary}");
+            }
+            Ok(())
+        }
         Command::Info(a) => info::run(&a.file, a.hdu),
         Command::Worker(a) => {
             let selection = match (&a.share, &a.blocks) {

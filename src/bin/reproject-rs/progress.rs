@@ -55,6 +55,11 @@ impl Progress {
         self.bar.set_position(done);
     }
 
+    /// Sets the number of items (for work whose size is known only once it starts).
+    pub fn set_length(&self, total: u64) {
+        self.bar.set_length(total);
+    }
+
     /// Draws the bar from now on if the work has lasted long enough.
     fn show_if_due(&self) {
         if self.enabled

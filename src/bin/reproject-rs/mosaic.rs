@@ -1,0 +1,218 @@
+//! `reproject-rs mosaic`: several FITS images reprojected onto one grid and combined (the
+//! library's `mosaic::coadd`), written to a memory-mapped FITS file with its footprint, with a
+//! progress bar and an optional PNG preview.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use reproject::engine::processes::{FileRequest, FootprintRequest, OutputRequest};
+use reproject::engine::Options;
+use reproject::io::{FitsSource, ImageSource, MappedOutput, OutputType, PendingFile};
+use reproject::mosaic::coadd::{
+    reproject_and_coadd_with_progress, Background, Combine, MosaicInput, MosaicOptions,
+};
+use reproject::wcs::Wcs;
+
+use crate::header::{card_str, history};
+use crate::job::{is_fits, may_write, must_exist, output_error, plane_shape, read_header};
+use crate::preview;
+use crate::progress::Progress;
+use crate::CliResult;
+
+/// What `reproject-rs mosaic` was asked to do.
+#[derive(Debug)]
+pub struct MosaicJob {
+    pub inputs: Vec<PathBuf>,
+    pub weights: Vec<PathBuf>,
+    pub hdu: usize,
+    pub target: PathBuf,
+    pub target_hdu: usize,
+    pub output: PathBuf,
+    pub footprint: Option<PathBuf>,
+    pub png: Option<PathBuf>,
+    pub combine: Combine,
+    pub background: Background,
+    pub background_reference: Option<usize>,
+    pub blank: f64,
+    pub options: Options,
+    pub overwrite: bool,
+    pub quiet: bool,
+}
+
+/// Runs a mosaic job; returns the summary line.
+pub fn run(job: &MosaicJob) -> CliResult<String> {
+    let start = Instant::now();
+    if job.inputs.is_empty() {
+        return Err("mosaic: give at least one input image".into());
+    }
+    if !job.weights.is_empty() && job.weights.len() != job.inputs.len() {
+        return Err(format!(
+            "--weights: {} weight images for {} inputs (give one per input, in order)",
+            job.weights.len(),
+            job.inputs.len()
+        ));
+    }
+    for p in job.inputs.iter().chain(&job.weights) {
+        must_exist(p, "input")?;
+        if !is_fits(p) {
+            return Err(format!("input {} is not a FITS file", p.display()));
+        }
+    }
+    must_exist(&job.target, "target")?;
+    let mut outputs = vec![&job.output];
+    outputs.extend(job.footprint.iter());
+    outputs.extend(job.png.iter());
+    for (i, p) in outputs.iter().enumerate() {
+        may_write(p, job.overwrite)?;
+        if outputs[..i].contains(p) {
+            return Err(format!("{} is given as two different outputs", p.display()));
+        }
+    }
+    let open = |p: &PathBuf| -> CliResult<(FitsSource, Wcs)> {
+        let src = FitsSource::open(p, job.hdu).map_err(|e| format!("{}: {e}", p.display()))?;
+        let wcs = Wcs::from_header_str(src.header_text())
+            .map_err(|e| format!("{}: bad WCS: {e}", p.display()))?;
+        Ok((src, wcs))
+    };
+    let images = job.inputs.iter().map(open).collect::<CliResult<Vec<_>>>()?;
+    let weights = job
+        .weights
+        .iter()
+        .map(open)
+        .collect::<CliResult<Vec<_>>>()?;
+    let inputs: Vec<MosaicInput> = images
+        .iter()
+        .enumerate()
+        .map(|(k, (src, wcs))| MosaicInput {
+            source: src,
+            wcs,
+            weights: weights
+                .get(k)
+                .map(|(w, w_wcs)| (w as &dyn ImageSource, Some(w_wcs))),
+        })
+        .collect();
+
+    let target_text = read_header(&job.target, job.target_hdu, "target")?;
+    let wcs_out = Wcs::from_header_str(&target_text)
+        .map_err(|e| format!("target header {}: {e}", job.target.display()))?;
+    let (ny, nx) = plane_shape(&target_text, &job.target)?;
+    let lead = images[0].0.shape();
+    let mut shape: Vec<usize> = lead[..lead.len() - 2].to_vec();
+    shape.extend([ny, nx]);
+
+    let mut cards: Vec<String> = target_text
+        .lines()
+        .filter(|c| !c.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    cards.extend(history(&format!(
+        "reproject-rs {} mosaic of {} image(s): combine {:?}, background {:?}",
+        env!("CARGO_PKG_VERSION"),
+        job.inputs.len(),
+        job.combine,
+        job.background
+    )));
+    let header_text = cards.join("\n");
+    let footprint = match &job.footprint {
+        None => FootprintRequest::Extension,
+        Some(fp) => {
+            let text = format!("{header_text}\n{}", card_str("EXTNAME", "FOOTPRINT", ""));
+            FootprintRequest::File(FileRequest::fits(fp, &text))
+        }
+    };
+    let request = OutputRequest {
+        data: FileRequest::fits(&job.output, &header_text),
+        dtype: OutputType::F64,
+        footprint,
+        overwrite: job.overwrite,
+    };
+    let out_err = |e: reproject::Error| output_error(&job.output, e);
+    let (mut main, mut foot) = request.create(&shape).map_err(out_err)?;
+    let (data, fp): (&mut [f64], &mut [f64]) = match foot.as_mut() {
+        None => main.data_and_footprint_mut::<f64, f64>().map_err(out_err)?,
+        Some(f) => (
+            main.data_mut::<f64>().map_err(out_err)?,
+            f.data_mut::<f64>().map_err(out_err)?,
+        ),
+    };
+    let t_prepare = start.elapsed();
+    let t = Instant::now();
+    let options = MosaicOptions {
+        reprojection: job.options.clone(),
+        combine: job.combine,
+        background: job.background,
+        background_reference: job.background_reference,
+        blank_pixel_value: job.blank,
+    };
+    let bar = Progress::new(0, "mosaicking", job.quiet);
+    let progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set(done as u64);
+    };
+    let dim = ndarray::IxDyn(&shape);
+    let data_view =
+        ndarray::ArrayViewMutD::from_shape(dim.clone(), data).map_err(|e| e.to_string())?;
+    let fp_view = ndarray::ArrayViewMutD::from_shape(dim, fp).map_err(|e| e.to_string())?;
+    let corrections = reproject_and_coadd_with_progress(
+        &inputs, &wcs_out, data_view, fp_view, &options, &progress,
+    )
+    .map_err(|e| format!("mosaic failed: {e}"))?;
+    bar.finish();
+    let t_compute = t.elapsed();
+
+    let (data, fp): (&[f64], &[f64]) = match foot.as_mut() {
+        None => {
+            let (d, f) = main.data_and_footprint_mut::<f64, f64>().map_err(out_err)?;
+            (d, f)
+        }
+        Some(f) => (
+            main.data_mut::<f64>().map_err(out_err)?,
+            f.data_mut::<f64>().map_err(out_err)?,
+        ),
+    };
+    let covered = fp.iter().filter(|&&v| v > 0.0).count() as f64 / fp.len().max(1) as f64;
+    let preview = match &job.png {
+        None => None,
+        Some(path) => {
+            let n = ny * nx;
+            let mask: Vec<f64> = fp[..n]
+                .iter()
+                .map(|&v| f64::from(u8::from(v > 0.0)))
+                .collect();
+            let (bytes, _) = preview::encode_png(&data[..n], Some(&mask[..]), ny, nx)?;
+            Some(
+                PendingFile::write(path, &bytes, job.overwrite)
+                    .map_err(|e| output_error(path, e))?,
+            )
+        }
+    };
+    let outputs: Vec<MappedOutput> = std::iter::once(main).chain(foot).collect();
+    MappedOutput::finish_together(outputs, preview.into_iter().collect()).map_err(out_err)?;
+    let shifts: Vec<String> = corrections
+        .iter()
+        .map(|c| format!("{:.4}", c.offset))
+        .collect();
+    Ok(format!(
+        "wrote {} ({nx} x {ny}{}, f64, footprint {}): {} input(s), coverage {:.1}%{}, {:.2} s \
+         (prepare {:.2} s, mosaic {:.2} s)",
+        job.output.display(),
+        shape[..shape.len() - 2]
+            .iter()
+            .rev()
+            .map(|d| format!(" x {d}"))
+            .collect::<String>(),
+        job.footprint
+            .as_ref()
+            .map_or("in HDU 1".to_string(), |p| format!("in {}", p.display())),
+        job.inputs.len(),
+        100.0 * covered,
+        if job.background == Background::None {
+            String::new()
+        } else {
+            format!(", background offsets [{}]", shifts.join(", "))
+        },
+        start.elapsed().as_secs_f64(),
+        t_prepare.as_secs_f64(),
+        t_compute.as_secs_f64(),
+    ))
+}
