@@ -802,7 +802,7 @@ fn mosaic_matches_the_library() {
     let want_fp: Vec<f64> = want.footprint.iter().copied().collect();
     assert!(same(&data, &want_data) && same(&footprint, &want_fp));
     assert!(
-        footprint.iter().any(|&f| f == 3.0),
+        footprint.contains(&3.0),
         "no pixel covered by all three inputs"
     );
     // The three backgrounds differ by 2.5 and 1: matched, the overlaps agree.
