@@ -42,7 +42,7 @@ use super::background::{fit_plane, median, solve_corrections};
 use crate::engine::blocks::{blocks, Block};
 use crate::engine::{check_output_memory, in_block, Options, Parallel, Plan};
 use crate::error::{Error, Result};
-use crate::io::{ImageSource, RawPlane, StoredType};
+use crate::io::{available_memory, ImageSource, RawPlane, StoredType};
 use crate::pixel_transform::PixelTransform;
 use crate::wcs::Wcs;
 
@@ -282,6 +282,9 @@ struct Prepared<'a> {
     weights: Option<Plan<'a>>,
     rows: Range<usize>,
     cols: Range<usize>,
+    /// Its samples over the whole rectangle, when background matching reads them several times
+    /// and they fit in the memory budget.
+    cache: Option<Sampled>,
 }
 
 /// One input's values over a block: NaN reset to 0, footprint × weights (0 where reset).
@@ -298,8 +301,51 @@ impl Prepared<'_> {
         (!rows.is_empty() && !cols.is_empty()).then_some(Block { rows, cols })
     }
 
-    /// Reprojects the input over `block`, as reproject prepares each input for combining.
+    /// The input's samples over `block` (within its rectangle): from the cache, or computed.
     fn sample(&self, block: &Block) -> Result<Sampled> {
+        match &self.cache {
+            Some(c) => {
+                let (r, k) = (
+                    block.rows.start - self.rows.start..block.rows.end - self.rows.start,
+                    block.cols.start - self.cols.start..block.cols.end - self.cols.start,
+                );
+                Ok(Sampled {
+                    values: c.values.slice(s![.., r.clone(), k.clone()]).to_owned(),
+                    footprint: c.footprint.slice(s![.., r, k]).to_owned(),
+                })
+            }
+            None => self.compute(block),
+        }
+    }
+
+    /// Samples the whole rectangle into the cache, block by block.
+    fn fill_cache(&mut self, size: (usize, usize)) -> Result<()> {
+        let shape = (self.plan.planes(), self.rows.len(), self.cols.len());
+        let mut cache = Sampled {
+            values: Array3::zeros(shape),
+            footprint: Array3::zeros(shape),
+        };
+        for block in blocks_of(&self.rows, &self.cols, size) {
+            let part = self.compute(&block)?;
+            let (r, k) = (
+                block.rows.start - self.rows.start..block.rows.end - self.rows.start,
+                block.cols.start - self.cols.start..block.cols.end - self.cols.start,
+            );
+            cache
+                .values
+                .slice_mut(s![.., r.clone(), k.clone()])
+                .assign(&part.values);
+            cache
+                .footprint
+                .slice_mut(s![.., r, k])
+                .assign(&part.footprint);
+        }
+        self.cache = Some(cache);
+        Ok(())
+    }
+
+    /// Reprojects the input over `block`, as reproject prepares each input for combining.
+    fn compute(&self, block: &Block) -> Result<Sampled> {
         let shape = (self.plan.planes(), block.rows.len(), block.cols.len());
         let mut values = Array3::<f64>::zeros(shape);
         let mut footprint = Array3::<f64>::zeros(shape);
@@ -471,8 +517,28 @@ pub fn reproject_and_coadd_with_progress(
                 weights,
                 rows,
                 cols,
+                cache: None,
             },
         ));
+    }
+    // Background matching reads every overlap twice or more: the inputs' samples are kept
+    // when they fit in a quarter of the memory available (else recomputed).
+    if options.background != Background::None {
+        let bytes: u64 = prepared
+            .iter()
+            .map(|(_, p)| (p.plan.planes() * p.rows.len() * p.cols.len() * 16) as u64)
+            .sum();
+        if available_memory().is_none_or(|m| bytes <= m / 4) {
+            let size = options
+                .reprojection
+                .block_size
+                .unwrap_or((MOSAIC_BLOCK, MOSAIC_BLOCK));
+            options.reprojection.parallel.install(|| {
+                prepared
+                    .par_iter_mut()
+                    .try_for_each(|(_, p)| p.fill_cache(size))
+            })??;
+        }
     }
     let corrections = match options.background {
         Background::None => vec![Correction::default(); inputs.len()],
@@ -529,32 +595,35 @@ fn match_backgrounds(
                 if rows.is_empty() || cols.is_empty() {
                     return Ok(None);
                 }
-                let mut points = Vec::new();
+                let plane = mode == Background::Plane;
+                let (mut points, mut differences) = (Vec::new(), Vec::new());
                 for block in blocks_of(&rows, &cols, size) {
                     let (sa, sb) = (pa.sample(&block)?, pb.sample(&block)?);
                     let width = block.cols.len();
-                    for (i, ((va, fa), (vb, fb))) in sa
+                    let pixels = block.rows.len() * width;
+                    let pairs = sa
                         .values
                         .iter()
                         .zip(&sa.footprint)
-                        .zip(sb.values.iter().zip(&sb.footprint))
-                        .enumerate()
-                    {
+                        .zip(sb.values.iter().zip(&sb.footprint));
+                    for (i, ((va, fa), (vb, fb))) in pairs.enumerate() {
                         if *fa > 0.0 && *fb > 0.0 {
-                            let p = i % (block.rows.len() * width);
-                            let x = (block.cols.start + p % width) as f64;
-                            let y = (block.rows.start + p / width) as f64;
-                            points.push((x, y, va - vb));
+                            if plane {
+                                let p = i % pixels;
+                                let x = (block.cols.start + p % width) as f64;
+                                let y = (block.rows.start + p / width) as f64;
+                                points.push((x, y, va - vb));
+                            } else {
+                                differences.push(va - vb);
+                            }
                         }
                     }
                 }
-                Ok(match mode {
-                    Background::Plane => fit_plane(&points),
-                    _ => {
-                        let mut d: Vec<f64> = points.iter().map(|p| p.2).collect();
-                        let m = median(&mut d);
-                        m.is_finite().then_some((m, 0.0, 0.0))
-                    }
+                Ok(if plane {
+                    fit_plane(&points)
+                } else {
+                    let m = median(&mut differences);
+                    m.is_finite().then_some((m, 0.0, 0.0))
                 })
             })
             .collect::<Result<Vec<_>>>()
