@@ -439,11 +439,17 @@ fn demo_writes_fits_and_previews() {
         ok(&o);
         let stdout = text(&o.stdout);
         assert!(
-            stdout.contains("[3/3]") && stdout.contains("done in"),
+            stdout.contains("[4/4]") && stdout.contains("done in"),
             "{stdout}"
         );
     }
     assert_eq!(std::fs::read(out_dir.join("mine.txt")).unwrap(), b"keep");
+    // The mosaic step: six exposures, background-matched into the tile's grid.
+    let mosaic = FitsSource::open(out_dir.join("galactic_centre_mosaic.fits"), 0).unwrap();
+    assert_eq!(mosaic.shape(), &[28, 28]);
+    assert!(FitsSource::open(out_dir.join("galactic_centre_mosaic.fits"), 1).is_ok());
+    assert!(out_dir.join("galactic_centre_mosaic.png").exists());
+    assert!(out_dir.join("mosaic_exposure5.fits").exists());
     let survey = FitsSource::open(out_dir.join("galactic_survey_car.fits"), 0).unwrap();
     assert_eq!(survey.shape(), &[64, 128]);
     for (name, shape, grey) in [
