@@ -42,7 +42,7 @@ pub fn median(values: &mut [f64]) -> f64 {
         .copied()
         .fold(f64::NEG_INFINITY, f64::max);
     // numpy's mean of the two middle values.
-    lower + (upper - lower) * 0.5
+    (lower + upper) / 2.0
 }
 
 /// The corrections `c` (one per image) for a matrix of pairwise offsets (`offsets[i][j]`: how

@@ -35,7 +35,7 @@
 use std::ops::Range;
 use std::str::FromStr;
 
-use ndarray::{s, Array3, ArrayD, ArrayViewMut3, ArrayViewMutD, Axis, IxDyn};
+use ndarray::{s, Array3, ArrayD, ArrayViewMut3, ArrayViewMutD, IxDyn};
 use rayon::prelude::*;
 
 use super::background::{fit_plane, median, solve_corrections};
@@ -326,19 +326,15 @@ impl Prepared<'_> {
             footprint: Array3::zeros(shape),
         };
         for block in blocks_of(&self.rows, &self.cols, size) {
-            let part = self.compute(&block)?;
             let (r, k) = (
                 block.rows.start - self.rows.start..block.rows.end - self.rows.start,
                 block.cols.start - self.cols.start..block.cols.end - self.cols.start,
             );
-            cache
-                .values
-                .slice_mut(s![.., r.clone(), k.clone()])
-                .assign(&part.values);
-            cache
-                .footprint
-                .slice_mut(s![.., r, k])
-                .assign(&part.footprint);
+            self.compute_into(
+                &block,
+                cache.values.slice_mut(s![.., r.clone(), k.clone()]),
+                cache.footprint.slice_mut(s![.., r, k]),
+            )?;
         }
         self.cache = Some(cache);
         Ok(())
@@ -349,10 +345,23 @@ impl Prepared<'_> {
         let shape = (self.plan.planes(), block.rows.len(), block.cols.len());
         let mut values = Array3::<f64>::zeros(shape);
         let mut footprint = Array3::<f64>::zeros(shape);
+        self.compute_into(block, values.view_mut(), footprint.view_mut())?;
+        Ok(Sampled { values, footprint })
+    }
+
+    /// [`Prepared::compute`] into views (planes, block rows, block columns): NaN values (or
+    /// weights) become 0 with a zero footprint; the footprint is multiplied by the weight.
+    fn compute_into(
+        &self,
+        block: &Block,
+        mut values: ArrayViewMut3<f64>,
+        mut footprint: ArrayViewMut3<f64>,
+    ) -> Result<()> {
         self.plan
             .compute_block(block, values.view_mut(), footprint.view_mut())?;
         let weights = match &self.weights {
             Some(w) => {
+                let shape = (self.plan.planes(), block.rows.len(), block.cols.len());
                 let mut weights = Array3::<f64>::zeros(shape);
                 let mut unused = Array3::<f64>::zeros(shape);
                 w.compute_block(block, weights.view_mut(), unused.view_mut())?;
@@ -360,18 +369,28 @@ impl Prepared<'_> {
             }
             None => None,
         };
-        for (i, (v, f)) in values.iter_mut().zip(footprint.iter_mut()).enumerate() {
-            let w = weights
-                .as_ref()
-                .map(|w| w.as_slice().expect("contiguous")[i]);
-            if v.is_nan() || w.is_some_and(f64::is_nan) {
-                *v = 0.0;
-                *f = 0.0;
-            } else if let Some(w) = w {
-                *f *= w;
-            }
+        match weights {
+            None => ndarray::Zip::from(&mut values)
+                .and(&mut footprint)
+                .for_each(|v, f| {
+                    if v.is_nan() {
+                        *v = 0.0;
+                        *f = 0.0;
+                    }
+                }),
+            Some(w) => ndarray::Zip::from(&mut values)
+                .and(&mut footprint)
+                .and(&w)
+                .for_each(|v, f, &w| {
+                    if v.is_nan() || w.is_nan() {
+                        *v = 0.0;
+                        *f = 0.0;
+                    } else {
+                        *f *= w;
+                    }
+                }),
         }
-        Ok(Sampled { values, footprint })
+        Ok(())
     }
 }
 
@@ -595,6 +614,9 @@ fn match_backgrounds(
                 if rows.is_empty() || cols.is_empty() {
                     return Ok(None);
                 }
+                if pa.cache.is_some() && pb.cache.is_some() {
+                    return Ok(cached_pair_fit(pa, pb, &rows, &cols, mode));
+                }
                 let plane = mode == Background::Plane;
                 let (mut points, mut differences) = (Vec::new(), Vec::new());
                 for block in blocks_of(&rows, &cols, size) {
@@ -658,6 +680,221 @@ fn match_backgrounds(
         }
     }
     Ok(corrections)
+}
+
+/// Calls `f(x, y, a - b)` for every pixel of the overlap `rows` × `cols` where both inputs
+/// have data, from their caches.
+fn for_each_difference(
+    pa: &Prepared,
+    pb: &Prepared,
+    rows: &Range<usize>,
+    cols: &Range<usize>,
+    mut f: impl FnMut(usize, usize, f64),
+) {
+    let (Some(ca), Some(cb)) = (&pa.cache, &pb.cache) else {
+        return;
+    };
+    let (xa, xb, w) = (
+        cols.start - pa.cols.start,
+        cols.start - pb.cols.start,
+        cols.len(),
+    );
+    for p in 0..ca.values.shape()[0] {
+        for y in rows.clone() {
+            let (ya, yb) = (y - pa.rows.start, y - pb.rows.start);
+            let ((va, fa), (vb, fb)) = (row_of(ca, p, ya, xa, w), row_of(cb, p, yb, xb, w));
+            for i in 0..va.len().min(vb.len()) {
+                if fa[i] > 0.0 && fb[i] > 0.0 {
+                    f(cols.start + i, y, va[i] - vb[i]);
+                }
+            }
+        }
+    }
+}
+
+/// Row `y` of plane `p` of a cache, columns `x..x + w`: (values, footprint).
+fn row_of(c: &Sampled, p: usize, y: usize, x: usize, w: usize) -> (&[f64], &[f64]) {
+    (
+        c.values
+            .slice(s![p, y, x..x + w])
+            .to_slice()
+            .unwrap_or_default(),
+        c.footprint
+            .slice(s![p, y, x..x + w])
+            .to_slice()
+            .unwrap_or_default(),
+    )
+}
+
+/// The order-preserving integer of a finite f64 (for radix selection).
+fn sort_key(v: f64) -> u64 {
+    let b = v.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
+    }
+}
+
+/// The pair's offset (median difference, numpy's) or plane from the cached samples, without
+/// storing the differences: a histogram of the top 20 bits of their sort keys finds the bins
+/// of the middle ranks, a second pass collects only those bins.
+fn cached_pair_fit(
+    pa: &Prepared,
+    pb: &Prepared,
+    rows: &Range<usize>,
+    cols: &Range<usize>,
+    mode: Background,
+) -> Option<(f64, f64, f64)> {
+    if mode == Background::Plane {
+        let mut fit = PlaneFit::new(
+            (cols.start + cols.end) as f64 / 2.0,
+            (rows.start + rows.end) as f64 / 2.0,
+        );
+        for_each_difference(pa, pb, rows, cols, |x, y, d| fit.add(x as f64, y as f64, d));
+        return fit.solve();
+    }
+    // The differences, in a buffer each thread reuses (no fresh pages per pair).
+    thread_local! {
+        static DIFFERENCES: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    DIFFERENCES.with(|buffer| {
+        let mut differences = buffer.borrow_mut();
+        differences.clear();
+        for_each_difference(pa, pb, rows, cols, |_, _, d| differences.push(d));
+        radix_median(&mut differences).map(|m| (m, 0.0, 0.0))
+    })
+}
+
+/// numpy's median of finite `values` (the mean of the values at ranks (n - 1) / 2 and n / 2),
+/// found by a histogram of the top 20 bits of their sort keys and a selection within the bins
+/// of those ranks only; `None` for none. Reorders `values`.
+fn radix_median(values: &mut [f64]) -> Option<f64> {
+    const SHIFT: u32 = 44;
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let mut histogram = vec![0u32; 1 << (64 - SHIFT)];
+    for &v in values.iter() {
+        histogram[(sort_key(v) >> SHIFT) as usize] += 1;
+    }
+    let ranks = [(n - 1) / 2, n / 2];
+    let mut bins = [0usize; 2];
+    let mut before = [0usize; 2];
+    for (k, &rank) in ranks.iter().enumerate() {
+        let mut seen = 0usize;
+        for (bin, &count) in histogram.iter().enumerate() {
+            if seen + count as usize > rank {
+                bins[k] = bin;
+                before[k] = seen;
+                break;
+            }
+            seen += count as usize;
+        }
+    }
+    // Move the values of the two bins to the front (the lower bin's first).
+    let mut end = 0;
+    for k in 0..2 {
+        if k == 1 && bins[1] == bins[0] {
+            break;
+        }
+        let first = end;
+        for i in first..n {
+            if (sort_key(values[i]) >> SHIFT) as usize == bins[k] {
+                values.swap(i, end);
+                end += 1;
+            }
+        }
+    }
+    let lower_count = if bins[1] == bins[0] {
+        end
+    } else {
+        histogram[bins[0]] as usize
+    };
+    let mut at = |k: usize| -> f64 {
+        let (start, len) = if k == 1 && bins[1] != bins[0] {
+            (lower_count, end - lower_count)
+        } else {
+            (0, lower_count)
+        };
+        let slot = &mut values[start..start + len];
+        *slot
+            .select_nth_unstable_by(ranks[k] - before[k], f64::total_cmp)
+            .1
+    };
+    let (lower, upper) = (at(0), at(1));
+    let m = (lower + upper) / 2.0;
+    m.is_finite().then_some(m)
+}
+
+/// A least-squares plane `a + b·x + c·y` accumulated point by point (coordinates taken
+/// relative to a fixed centre for conditioning).
+pub(crate) struct PlaneFit {
+    centre: (f64, f64),
+    sums: [f64; 9],
+}
+
+impl PlaneFit {
+    pub(crate) fn new(cx: f64, cy: f64) -> PlaneFit {
+        PlaneFit {
+            centre: (cx, cy),
+            sums: [0.0; 9],
+        }
+    }
+
+    pub(crate) fn add(&mut self, x: f64, y: f64, v: f64) {
+        let (x, y) = (x - self.centre.0, y - self.centre.1);
+        let s = &mut self.sums;
+        s[0] += 1.0;
+        s[1] += x;
+        s[2] += y;
+        s[3] += x * x;
+        s[4] += x * y;
+        s[5] += y * y;
+        s[6] += v;
+        s[7] += x * v;
+        s[8] += y * v;
+    }
+
+    /// (a, b, c) in the original coordinates; `None` when the points do not fix a plane.
+    pub(crate) fn solve(&self) -> Option<(f64, f64, f64)> {
+        let [n, sx, sy, sxx, sxy, syy, sv, sxv, syv] = self.sums;
+        if n < 3.0 {
+            return None;
+        }
+        let m = [[n, sx, sy, sv], [sx, sxx, sxy, sxv], [sy, sxy, syy, syv]];
+        let det3 = |a: [[f64; 3]; 3]| {
+            a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
+                - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+                + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+        };
+        let column = |k: usize| {
+            let mut a = [[0.0; 3]; 3];
+            for r in 0..3 {
+                for c in 0..3 {
+                    a[r][c] = if c == k { m[r][3] } else { m[r][c] };
+                }
+            }
+            a
+        };
+        let base = [
+            [m[0][0], m[0][1], m[0][2]],
+            [m[1][0], m[1][1], m[1][2]],
+            [m[2][0], m[2][1], m[2][2]],
+        ];
+        let d = det3(base);
+        let scale = (n * sxx * syy).abs().max(1e-300);
+        if d.abs() <= 1e-12 * scale || d.is_nan() {
+            return None;
+        }
+        let (a0, b, c) = (
+            det3(column(0)) / d,
+            det3(column(1)) / d,
+            det3(column(2)) / d,
+        );
+        Some((a0 - b * self.centre.0 - c * self.centre.1, b, c))
+    }
 }
 
 /// Combines every output block (in parallel), then blanks the pixels no input covers.
@@ -730,51 +967,79 @@ fn combine_block(
         let Some(part) = input.clip(block) else {
             continue;
         };
-        let sampled = input.sample(&part)?;
+        // The input's samples over the part: its cache (no copy) or computed now.
+        let computed;
+        let (values, weights) = match &input.cache {
+            Some(c) => {
+                let r = part.rows.start - input.rows.start..part.rows.end - input.rows.start;
+                let k = part.cols.start - input.cols.start..part.cols.end - input.cols.start;
+                (
+                    c.values.slice(s![.., r.clone(), k.clone()]),
+                    c.footprint.slice(s![.., r, k]),
+                )
+            }
+            None => {
+                computed = input.compute(&part)?;
+                (computed.values.view(), computed.footprint.view())
+            }
+        };
         let correction = corrections[*k];
         let corrected = correction != Correction::default();
-        let (r0, c0) = (
+        let (r0, c0, w) = (
             part.rows.start - block.rows.start,
             part.cols.start - block.cols.start,
+            part.cols.len(),
         );
         for p in 0..data.shape()[0] {
-            let mut d = data.slice_mut(s![p, r0..r0 + part.rows.len(), c0..c0 + part.cols.len()]);
-            let mut f =
-                footprint.slice_mut(s![p, r0..r0 + part.rows.len(), c0..c0 + part.cols.len()]);
-            let values = sampled.values.index_axis(Axis(0), p);
-            let weights = sampled.footprint.index_axis(Axis(0), p);
-            for ((r, c), v) in values.indexed_iter() {
-                let w = weights[[r, c]];
-                let v = if corrected {
-                    v - correction.at((part.cols.start + c) as f64, (part.rows.start + r) as f64)
-                } else {
-                    *v
+            for r in 0..part.rows.len() {
+                let mut d = data.slice_mut(s![p, r0 + r, c0..c0 + w]);
+                let mut f = footprint.slice_mut(s![p, r0 + r, c0..c0 + w]);
+                let (Some(d), Some(f)) = (d.as_slice_mut(), f.as_slice_mut()) else {
+                    unreachable!("rows of C-order blocks are contiguous");
                 };
-                let (out, fp) = (&mut d[[r, c]], &mut f[[r, c]]);
+                let vs = values.slice(s![p, r, ..]);
+                let ws = weights.slice(s![p, r, ..]);
+                let y = (part.rows.start + r) as f64;
+                let value = |c: usize| {
+                    if corrected {
+                        vs[c] - correction.at((part.cols.start + c) as f64, y)
+                    } else {
+                        vs[c]
+                    }
+                };
                 match combine {
                     Combine::Mean | Combine::Sum => {
-                        // reproject zeroes values outside the footprint before summing.
-                        let v = if w == 0.0 { 0.0 } else { v };
-                        *out += v * w;
-                        *fp += w;
+                        for c in 0..w {
+                            let wt = ws[c];
+                            // reproject zeroes values outside the footprint before summing.
+                            let v = if wt == 0.0 { 0.0 } else { value(c) };
+                            d[c] += v * wt;
+                            f[c] += wt;
+                        }
                     }
                     Combine::First | Combine::Last | Combine::Min | Combine::Max => {
-                        let take = match combine {
-                            Combine::First => *fp == 0.0,
-                            Combine::Last => w > 0.0,
-                            Combine::Min => w > 0.0 && v < *out,
-                            _ => w > 0.0 && v > *out,
-                        };
-                        if take {
-                            *fp = w;
-                            *out = v;
+                        for c in 0..w {
+                            let (wt, v) = (ws[c], value(c));
+                            let take = match combine {
+                                Combine::First => f[c] == 0.0,
+                                Combine::Last => wt > 0.0,
+                                Combine::Min => wt > 0.0 && v < d[c],
+                                _ => wt > 0.0 && v > d[c],
+                            };
+                            if take {
+                                f[c] = wt;
+                                d[c] = v;
+                            }
                         }
                     }
                     Combine::Median | Combine::Clipped { .. } => {
-                        *fp += w;
-                        if w > 0.0 {
-                            let i = (p * block.rows.len() + r0 + r) * width + c0 + c;
-                            stack[i].push((v, w));
+                        for c in 0..w {
+                            let wt = ws[c];
+                            f[c] += wt;
+                            if wt > 0.0 {
+                                let i = (p * block.rows.len() + r0 + r) * width + c0 + c;
+                                stack[i].push((value(c), wt));
+                            }
                         }
                     }
                 }
@@ -831,5 +1096,32 @@ fn with_input(e: Error, k: usize) -> Error {
         Error::InvalidArgument(m) => Error::InvalidArgument(format!("input {k}: {m}")),
         Error::ShapeMismatch(m) => Error::ShapeMismatch(format!("input {k}: {m}")),
         e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn radix_median_is_numpys_median() {
+        let mut state = 12345u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 100_000) as f64 / 997.0 - 40.0
+        };
+        for n in [1, 2, 3, 10, 11, 1000, 4097] {
+            let values: Vec<f64> = (0..n).map(|_| next()).collect();
+            let mut a = values.clone();
+            let mut b = values.clone();
+            assert_eq!(radix_median(&mut a), Some(median(&mut b)), "n = {n}");
+        }
+        // Duplicates, signs and zeros.
+        let mut v = vec![-0.0, 0.0, 1.5, 1.5, -2.0, 1.5, -0.0, 3.0];
+        let mut w = v.clone();
+        assert_eq!(radix_median(&mut v), Some(median(&mut w)));
+        assert_eq!(radix_median(&mut []), None);
     }
 }
