@@ -727,3 +727,55 @@ fn device_resident_blocks_match_the_whole_and_the_host_path() {
         );
     }
 }
+
+/// Mosaics reproject their inputs on the GPU when the options ask for it (each input's plan
+/// runs on the CUDA executor), with the CPU's values within the parity tolerance. Runs on the
+/// CUDA simulator in CI.
+#[test]
+fn mosaics_reproject_their_inputs_on_the_gpu() {
+    use reproject::mosaic::coadd::{reproject_and_coadd, Background, MosaicInput, MosaicOptions};
+    if !gpu_or_skip("mosaics_reproject_their_inputs_on_the_gpu") {
+        return;
+    }
+    let all = cases();
+    let case = &all[2]; // CAR -> TAN
+    let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
+    let shifted_in: Vec<String> = [(0.0, 0.0), (6.0, -4.0), (-5.0, 3.0)]
+        .iter()
+        .map(|&d| shifted(&case.input_header, d))
+        .collect();
+    let wcss: Vec<Wcs> = shifted_in
+        .iter()
+        .map(|h| Wcs::from_header_str(h).unwrap())
+        .collect();
+    let images: Vec<Array2<f64>> = (0..3).map(|k| case.input.mapv(|v| v + k as f64)).collect();
+    let sources: Vec<ArraySource<f64>> = images
+        .iter()
+        .map(|i| ArraySource::new(i.view().into_dyn()).unwrap())
+        .collect();
+    let inputs: Vec<MosaicInput> = sources
+        .iter()
+        .zip(&wcss)
+        .map(|(s, w)| MosaicInput::new(s, w))
+        .collect();
+    let run = |backend| {
+        let options = MosaicOptions {
+            background: Background::Offset,
+            reprojection: Options {
+                backend,
+                ..Options::default()
+            },
+            ..MosaicOptions::default()
+        };
+        reproject_and_coadd(&inputs, &wcs_out, &[case.shape.0, case.shape.1], &options).unwrap()
+    };
+    let (cpu, gpu) = (run(Backend::Cpu), run(Backend::Cuda));
+    assert_eq!(cpu.footprint, gpu.footprint);
+    for (a, b) in cpu.data.iter().zip(gpu.data.iter()) {
+        assert!(
+            a == b || (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+            "{a} vs {b}"
+        );
+    }
+    assert!(cpu.footprint.iter().any(|&f| f == 3.0));
+}
