@@ -3,3 +3,4 @@
 
 pub mod background;
 pub mod coadd;
+pub mod optimal_wcs;
