@@ -816,6 +816,30 @@ fn mosaic_matches_the_library() {
     assert!((offsets[1] - offsets[0] - 2.5).abs() < 0.05, "{offsets:?}");
     assert!(std::fs::metadata(&png).unwrap().len() > 100);
 
+    // --auto-wcs: the grid reproject's find_optimal_celestial_wcs would choose, its header
+    // published beside the mosaic.
+    let auto = d.join("auto.fits");
+    let mut args = vec!["mosaic"];
+    args.extend(paths.iter().map(|p| s(p)));
+    args.extend(["-o", s(&auto), "--auto-wcs", "--projection", "CAR"]);
+    ok(&run(&args));
+    let shapes: Vec<((usize, usize), &Wcs)> = sources
+        .iter()
+        .zip(&wcss)
+        .map(|(s, w)| (s.plane_shape(), w))
+        .collect();
+    let options = reproject::mosaic::optimal_wcs::OptimalWcsOptions {
+        projection: "CAR".into(),
+        ..Default::default()
+    };
+    let optimal = reproject::mosaic::optimal_wcs::optimal_celestial_wcs(&shapes, &options).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(d.join("auto.fits.hdr")).unwrap(),
+        optimal.header
+    );
+    let (src, _) = read_plane(&auto, 0);
+    assert_eq!(src.plane_shape(), optimal.shape);
+
     let out2 = d.join("mosaic2.fits");
     let mut bad = vec!["mosaic"];
     bad.extend(paths.iter().map(|p| s(p)));

@@ -259,7 +259,7 @@ fn mosaic_step(
         inputs,
         weights: Vec::new(),
         hdu: 0,
-        target: file(TILE, "hdr"),
+        target: crate::mosaic::Target::File(file(TILE, "hdr")),
         target_hdu: 0,
         output: file(name, "fits"),
         footprint: None,

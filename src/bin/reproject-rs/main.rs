@@ -84,8 +84,31 @@ struct MosaicArgs {
     inputs: Vec<PathBuf>,
     /// Target WCS and shape: a FITS image (its header) or a header text file; NAXIS1/NAXIS2
     /// give the output shape
-    #[arg(long, value_name = "TARGET")]
-    to: PathBuf,
+    #[arg(long, value_name = "TARGET", required_unless_present = "auto_wcs")]
+    to: Option<PathBuf>,
+    /// Choose the target as reproject's find_optimal_celestial_wcs does: every input covered,
+    /// at the finest input resolution (see --projection, --frame, --resolution,
+    /// --auto-rotate); the header is written beside the output as OUT.fits.hdr
+    #[arg(long, conflicts_with = "to")]
+    auto_wcs: bool,
+    /// With --auto-wcs: the projection code of the target
+    #[arg(
+        long,
+        default_value = "TAN",
+        value_name = "CODE",
+        requires = "auto_wcs"
+    )]
+    projection: String,
+    /// With --auto-wcs: the celestial frame of the target (icrs, fk5, fk4, galactic, ...)
+    /// [default: the first input's]
+    #[arg(long, value_name = "FRAME", requires = "auto_wcs")]
+    frame: Option<String>,
+    /// With --auto-wcs: the pixel size in degrees [default: the finest input's]
+    #[arg(long, value_name = "DEG", requires = "auto_wcs")]
+    resolution: Option<f64>,
+    /// With --auto-wcs: rotate the target to minimise its area
+    #[arg(long, requires = "auto_wcs")]
+    auto_rotate: bool,
     /// Output FITS file (mosaic in the primary HDU, footprint (summed weights) in a FOOTPRINT
     /// extension unless --footprint is given)
     #[arg(short, long, value_name = "OUT.fits")]
@@ -400,7 +423,15 @@ fn run(cli: Cli) -> CliResult<()> {
                 inputs: a.inputs,
                 weights: a.weights,
                 hdu: a.hdu,
-                target: a.to,
+                target: match a.to {
+                    Some(path) => mosaic::Target::File(path),
+                    None => mosaic::Target::Optimal {
+                        projection: a.projection,
+                        frame: a.frame,
+                        resolution: a.resolution,
+                        auto_rotate: a.auto_rotate,
+                    },
+                },
                 target_hdu: a.to_hdu,
                 output: a.output,
                 footprint: a.footprint,

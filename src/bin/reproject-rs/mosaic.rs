@@ -11,6 +11,7 @@ use reproject::io::{FitsSource, ImageSource, MappedOutput, OutputType, PendingFi
 use reproject::mosaic::coadd::{
     reproject_and_coadd_with_progress, Background, Combine, MosaicInput, MosaicOptions,
 };
+use reproject::mosaic::optimal_wcs::{frame_from_name, optimal_celestial_wcs, OptimalWcsOptions};
 use reproject::wcs::Wcs;
 
 use crate::header::{card_str, history};
@@ -19,13 +20,27 @@ use crate::preview;
 use crate::progress::Progress;
 use crate::CliResult;
 
+/// The mosaic's grid.
+#[derive(Debug)]
+pub enum Target {
+    /// A FITS image or header file.
+    File(PathBuf),
+    /// reproject's find_optimal_celestial_wcs of the inputs.
+    Optimal {
+        projection: String,
+        frame: Option<String>,
+        resolution: Option<f64>,
+        auto_rotate: bool,
+    },
+}
+
 /// What `reproject-rs mosaic` was asked to do.
 #[derive(Debug)]
 pub struct MosaicJob {
     pub inputs: Vec<PathBuf>,
     pub weights: Vec<PathBuf>,
     pub hdu: usize,
-    pub target: PathBuf,
+    pub target: Target,
     pub target_hdu: usize,
     pub output: PathBuf,
     pub footprint: Option<PathBuf>,
@@ -58,8 +73,14 @@ pub fn run(job: &MosaicJob) -> CliResult<String> {
             return Err(format!("input {} is not a FITS file", p.display()));
         }
     }
-    must_exist(&job.target, "target")?;
+    if let Target::File(path) = &job.target {
+        must_exist(path, "target")?;
+    }
+    let header_file = job.output.with_extension("fits.hdr");
     let mut outputs = vec![&job.output];
+    if matches!(job.target, Target::Optimal { .. }) {
+        outputs.push(&header_file);
+    }
     outputs.extend(job.footprint.iter());
     outputs.extend(job.png.iter());
     for (i, p) in outputs.iter().enumerate() {
@@ -92,10 +113,45 @@ pub fn run(job: &MosaicJob) -> CliResult<String> {
         })
         .collect();
 
-    let target_text = read_header(&job.target, job.target_hdu, "target")?;
-    let wcs_out = Wcs::from_header_str(&target_text)
-        .map_err(|e| format!("target header {}: {e}", job.target.display()))?;
-    let (ny, nx) = plane_shape(&target_text, &job.target)?;
+    // The chosen header, published with the mosaic.
+    let mut pending_header = None;
+    let (target_text, wcs_out, (ny, nx)) = match &job.target {
+        Target::File(path) => {
+            let text = read_header(path, job.target_hdu, "target")?;
+            let wcs = Wcs::from_header_str(&text)
+                .map_err(|e| format!("target header {}: {e}", path.display()))?;
+            let shape = plane_shape(&text, path)?;
+            (text, wcs, shape)
+        }
+        Target::Optimal {
+            projection,
+            frame,
+            resolution,
+            auto_rotate,
+        } => {
+            let options = OptimalWcsOptions {
+                frame: frame
+                    .as_deref()
+                    .map(frame_from_name)
+                    .transpose()
+                    .map_err(|e| format!("--frame: {e}"))?,
+                projection: projection.clone(),
+                resolution: *resolution,
+                auto_rotate: *auto_rotate,
+                ..OptimalWcsOptions::default()
+            };
+            let shapes: Vec<((usize, usize), &Wcs)> = images
+                .iter()
+                .map(|(src, wcs)| (src.plane_shape(), wcs))
+                .collect();
+            let optimal =
+                optimal_celestial_wcs(&shapes, &options).map_err(|e| format!("--auto-wcs: {e}"))?;
+            let file = PendingFile::write(&header_file, optimal.header.as_bytes(), job.overwrite)
+                .map_err(|e| output_error(&header_file, e))?;
+            pending_header = Some(file);
+            (optimal.header, optimal.wcs, optimal.shape)
+        }
+    };
     let lead = images[0].0.shape();
     let mut shape: Vec<usize> = lead[..lead.len() - 2].to_vec();
     shape.extend([ny, nx]);
@@ -187,7 +243,8 @@ pub fn run(job: &MosaicJob) -> CliResult<String> {
         }
     };
     let outputs: Vec<MappedOutput> = std::iter::once(main).chain(foot).collect();
-    MappedOutput::finish_together(outputs, preview.into_iter().collect()).map_err(out_err)?;
+    let extra: Vec<PendingFile> = preview.into_iter().chain(pending_header).collect();
+    MappedOutput::finish_together(outputs, extra).map_err(out_err)?;
     let shifts: Vec<String> = corrections
         .iter()
         .map(|c| format!("{:.4}", c.offset))
