@@ -19,6 +19,8 @@
 //! * [`check_plan`]: the engine's checks of a WCS pair and shapes, without data.
 //! * [`parse_device`], [`warmup`], [`gpu_info`]: the `device=` names, and the GPUs opened
 //!   (kernels compiled) ahead of the first job.
+//! * [`optimal::optimal_celestial_wcs_header`]: the mosaic grid reproject's
+//!   `find_optimal_celestial_wcs` chooses, as header text and shape.
 //!
 //! Every computing entry point takes `device=`: `'cpu'`, `'auto'`, `'cuda'`, `'cuda:N'` or
 //! `'cuda:all'` (the core's `Options::backend` and `Options::devices`); the plan's executor
@@ -31,6 +33,7 @@ mod arrays;
 mod device;
 mod errors;
 mod lazy;
+mod optimal;
 mod options;
 
 use ndarray::{ArrayD, ArrayViewMut3, Axis, IxDyn};
@@ -593,6 +596,8 @@ mod _core {
     use super::device::reproject_device;
     #[pymodule_export]
     use super::lazy::LazyPlan;
+    #[pymodule_export]
+    use super::optimal::optimal_celestial_wcs_header;
     #[pymodule_export]
     use super::{
         check_header, check_plan, gpu_info, parse_device, reproject_block, reproject_interp,
