@@ -30,10 +30,10 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   (cd "$root" && VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop --release -m python-bindings/Cargo.toml)
 fi
 
-plugin=(-p substitute_reproject_interp)
+plugin=(-p substitute_reproject_interp -p substitute_reproject_and_coadd)
 [ "${BASELINE:-0}" = 1 ] && plugin=()
 cd "$here/tests/upstream"
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$here/tests/upstream${PYTHONPATH:+:$PYTHONPATH}" \
   exec "$VENV/bin/python" -m pytest -c pytest.ini --rootdir=. -p no:cacheprovider "${plugin[@]}" \
   -k "not test_blocked_against_single" \
-  --pyargs reproject.interpolation reproject.tests.test_high_level "$@"
+  --pyargs reproject.interpolation reproject.tests.test_high_level reproject.mosaicking "$@"

@@ -16,6 +16,8 @@
 //!   compute on demand, for `return_type='lazy'` and the dask blocks.
 //! * [`reproject_positions`]: the whole output at input positions given for every output
 //!   pixel (computed by astropy for a WCS pair the engine does not evaluate).
+//! * [`mosaic::reproject_and_coadd`]: a mosaic of many inputs (the core's
+//!   `reproject::mosaic::coadd`), for `reproject_rs.mosaicking.reproject_and_coadd`.
 //! * [`check_plan`]: the engine's checks of a WCS pair and shapes, without data.
 //! * [`parse_device`], [`warmup`], [`gpu_info`]: the `device=` names, and the GPUs opened
 //!   (kernels compiled) ahead of the first job.
@@ -33,6 +35,7 @@ mod arrays;
 mod device;
 mod errors;
 mod lazy;
+mod mosaic;
 mod optimal;
 mod options;
 
@@ -596,6 +599,8 @@ mod _core {
     use super::device::reproject_device;
     #[pymodule_export]
     use super::lazy::LazyPlan;
+    #[pymodule_export]
+    use super::mosaic::reproject_and_coadd;
     #[pymodule_export]
     use super::optimal::optimal_celestial_wcs_header;
     #[pymodule_export]

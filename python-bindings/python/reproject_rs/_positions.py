@@ -34,6 +34,12 @@ def astropy_positions(parsed_in, parsed_out, header_in, header_out, shape_in, en
         except _core.UnsupportedError:
             if not _two_dimensional(parsed_in, parsed_out):
                 raise
+        except _core.InvalidArgumentError:
+            # Solar frames the core cannot convert between (e.g. helioprojective to Stonyhurst
+            # heliographic: the core reports an InvalidArgumentError), which astropy (with
+            # sunpy) converts as reproject does.
+            if not (_two_dimensional(parsed_in, parsed_out) and _solar(parsed_in, parsed_out)):
+                return None  # the engine reports it where it computes (lazily for dask)
         except _core.ReprojectError:
             return None  # the engine reports it where it computes (lazily for dask)
     elif not _two_dimensional(parsed_in, parsed_out):
@@ -55,6 +61,21 @@ def _two_dimensional(parsed_in, parsed_out) -> bool:
         and parsed_in.pixel_n_dim == 2
         and parsed_out.pixel_n_dim == 2
     )
+
+
+#: CTYPE prefixes of the solar frames (helioprojective, heliographic Stonyhurst and
+#: Carrington, heliocentric, helioprojective-radial).
+_SOLAR_CTYPES = ("HPLN", "HPLT", "HGLN", "HGLT", "CRLN", "CRLT", "SOLX", "SOLY", "SOLZ",
+                 "HRLN", "HRLT")
+
+
+def _solar(*parsed) -> bool:
+    """Whether any of the WCS has a solar celestial frame."""
+    for p in parsed:
+        ctype = getattr(getattr(p.wcs, "wcs", None), "ctype", None)
+        if ctype is not None and any(c[:4].upper() in _SOLAR_CTYPES for c in ctype):
+            return True
+    return False
 
 
 def _high_level(wcs):

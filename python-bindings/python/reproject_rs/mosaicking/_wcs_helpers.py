@@ -1,0 +1,180 @@
+"""``find_optimal_celestial_wcs``, a drop-in for reproject 0.21's, computed by the Rust core
+(``reproject::mosaic::optimal_wcs``) for FITS WCS; other WCS (and frames the core does not
+know) go to reproject's own function when reproject is installed."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .. import _core
+from .._parse import _parsed_from_header, _parsed_from_text, _parsed_from_wcs
+
+__all__ = ["find_optimal_celestial_wcs"]
+
+#: Longitude CTYPEs for which reproject's 'auto' gives a negative CDELT1.
+NEGATIVE_CDELT_CTYPES = ["RA--", "GLON", "ELON", "HLON", "SLON"]
+
+#: astropy frame names the core knows (default equinoxes only).
+_FRAMES = {"icrs", "fk5", "fk4", "fk4noeterms", "galactic", "supergalactic"}
+
+
+class _Fallback(Exception):
+    """The core cannot take this request: reproject's function can."""
+
+
+def _is_single(input_data):
+    from astropy.io.fits import Header
+    from astropy.wcs.wcsapi import BaseHighLevelWCS, BaseLowLevelWCS
+
+    if isinstance(input_data, (str, Path)):
+        return True
+    if np.iterable(input_data):
+        return len(input_data) == 2 and isinstance(
+            input_data[1], (BaseLowLevelWCS, BaseHighLevelWCS, Header)
+        )
+    return True
+
+
+def _shape_and_header(item, hdu_in):
+    """(shape, header text) of one input, in every form reproject accepts."""
+    from astropy.io import fits
+    from astropy.io.fits import Header
+    from astropy.nddata import NDDataBase
+    from astropy.wcs.wcsapi import BaseHighLevelWCS, BaseLowLevelWCS
+
+    if isinstance(item, (str, Path)):
+        with fits.open(item) as hdul:
+            return _shape_and_header(hdul, hdu_in)
+    if isinstance(item, fits.HDUList):
+        if hdu_in is None:
+            if len(item) > 1:
+                raise ValueError(
+                    "More than one HDU is present, please specify HDU to use with "
+                    "``hdu_in=`` option"
+                )
+            hdu_in = 0
+        return _shape_and_header(item[hdu_in], hdu_in)
+    if isinstance(item, (fits.PrimaryHDU, fits.ImageHDU, fits.CompImageHDU)):
+        return tuple(item.shape), _parsed_from_header(item.header)
+    if isinstance(item, NDDataBase):
+        return tuple(item.data.shape), _parsed_from_wcs(item.wcs)
+    if isinstance(item, (BaseLowLevelWCS, BaseHighLevelWCS)):
+        low = getattr(item, "low_level_wcs", item)
+        if low.array_shape is None:
+            raise ValueError("The WCS object should have array_shape set")
+        return tuple(low.array_shape), _parsed_from_wcs(item)
+    if isinstance(item, tuple) and len(item) == 2:
+        first, wcs = item
+        shape = tuple(first.shape) if hasattr(first, "shape") else tuple(first)
+        if isinstance(wcs, str):
+            return shape, _parsed_from_text(wcs)
+        if isinstance(wcs, Header):
+            return shape, _parsed_from_header(wcs)
+        return shape, _parsed_from_wcs(wcs)
+    raise TypeError(
+        "input_data should either be an HDU object or a tuple of (array, WCS) or (array, Header)"
+    )
+
+
+def _frame_name(frame):
+    """The core's name of an astropy frame (or frame name), or _Fallback."""
+    if frame is None:
+        return None
+    if isinstance(frame, str):
+        name = frame.lower()
+    else:
+        name = frame.name
+        equinox = getattr(frame, "equinox", None)
+        defaults = {"fk5": "J2000.000", "fk4": "B1950.000", "fk4noeterms": "B1950.000"}
+        if equinox is not None and name in defaults and equinox.to_string() != defaults[name]:
+            raise _Fallback
+    if name not in _FRAMES:
+        raise _Fallback
+    return name
+
+
+def find_optimal_celestial_wcs(
+    input_data,
+    hdu_in=None,
+    frame=None,
+    auto_rotate=False,
+    projection="TAN",
+    resolution=None,
+    reference=None,
+    negative_lon_cdelt=None,
+):
+    """Given one or more images, return an optimal WCS projection object and shape, as
+    ``reproject.mosaicking.find_optimal_celestial_wcs`` (reproject 0.21) does: same inputs,
+    keywords, results and errors. Computed by the reproject-rs core for FITS WCS.
+
+    Returns ``(wcs, shape)``: an ``astropy.wcs.WCS`` and the ``(rows, columns)`` covering
+    every input.
+    """
+    from astropy import units as u
+    from astropy.wcs import WCS
+
+    items = [input_data] if _is_single(input_data) else list(input_data)
+    try:
+        shapes, headers = [], []
+        for item in items:
+            shape, parsed = _shape_and_header(item, hdu_in)
+            if parsed.header is None:
+                raise _Fallback
+            shapes.append([int(s) for s in shape])
+            headers.append(parsed.header)
+        name = _frame_name(frame)
+        ref = None
+        if reference is not None:
+            sph = reference.spherical
+            ref = (float(sph.lon.deg), float(sph.lat.deg), _frame_name(reference.frame))
+        res = None if resolution is None else float(u.Quantity(resolution).to_value(u.deg))
+        sign = {None: "true", True: "true", False: "false", "auto": "auto"}.get(
+            negative_lon_cdelt, "true"
+        )
+        try:
+            text, shape = _core.optimal_celestial_wcs_header(
+                shapes,
+                headers,
+                frame=name,
+                projection=projection,
+                resolution=res,
+                reference=ref,
+                auto_rotate=bool(auto_rotate),
+                negative_lon_cdelt=sign,
+            )
+        except _core.UnsupportedError:
+            raise _Fallback from None
+    except _Fallback:
+        try:
+            from reproject.mosaicking import find_optimal_celestial_wcs as theirs
+        except ImportError:
+            raise _core.UnsupportedError(
+                "this find_optimal_celestial_wcs request (a non-FITS WCS or a frame the "
+                "reproject-rs core does not know) needs astropy reproject installed"
+            ) from None
+        return theirs(
+            input_data,
+            hdu_in=hdu_in,
+            frame=frame,
+            auto_rotate=auto_rotate,
+            projection=projection,
+            resolution=resolution,
+            reference=reference,
+            negative_lon_cdelt=negative_lon_cdelt,
+        )
+    from astropy.io.fits import Header
+
+    wcs = WCS(Header.fromstring(text, sep="\n"))
+    if negative_lon_cdelt is None and wcs.wcs.ctype[0][:4] not in NEGATIVE_CDELT_CTYPES:
+        warnings.warn(
+            "negative_lon_cdelt is not set, and currently defaults to True, but in future "
+            "will change to 'auto', and for this WCS this will evaluate to False in future. "
+            "It is recommended that you set negative_lon_cdelt explicitly, either to 'auto', "
+            "or to True/False.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    return wcs, tuple(shape)

@@ -1,0 +1,293 @@
+//! `_core.reproject_and_coadd`: the core's mosaic ([`reproject::mosaic::coadd`]) on numpy
+//! arrays and FITS header text.
+//!
+//! ```text
+//! numpy arrays (any dtype, byte order, strides) ──borrowed bytes──▶ RawSource ┐
+//! weights (same)                                ──borrowed bytes──▶ RawSource ├▶ MosaicInput
+//! header text per input (and per weights)       ──Wcs::from_header_str──▶ Wcs ┘
+//!     └─ GIL released ─▶ reproject_and_coadd_with_progress (blocks in parallel)
+//!        ─▶ the caller's float64 arrays, or fresh ones moved into numpy
+//! ```
+
+use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray};
+use pyo3::prelude::*;
+use reproject::io::{ImageSource, RawSource};
+use reproject::mosaic::coadd::{
+    reproject_and_coadd_with_progress, Background, Combine, MosaicInput, MosaicOptions,
+};
+use reproject::wcs::Wcs;
+
+use crate::arrays::{borrow_bytes, mut_view, BorrowedBytes};
+use crate::errors::{guard_panics, new_err, run_detached, to_pyerr, Kind};
+use crate::options::{OptionArgs, OrderArg};
+use crate::{check_memory, full_shape, parse_wcs, to_numpy, zeros};
+
+/// `background=`: 'none', 'offset' or 'plane'.
+fn parse_background(py: Python<'_>, background: &str) -> PyResult<Background> {
+    match background {
+        "none" => Ok(Background::None),
+        "offset" => Ok(Background::Offset),
+        "plane" => Ok(Background::Plane),
+        other => Err(new_err(
+            py,
+            Kind::InvalidArgument,
+            format!("background should be 'none', 'offset' or 'plane', got '{other}'"),
+        )),
+    }
+}
+
+/// Reprojects every input onto the WCS of ``header_out`` and combines them, as astropy
+/// reproject's ``reproject_and_coadd`` with ``reproject_interp`` (the core's
+/// ``reproject::mosaic::coadd``): each input reprojected over the output rectangle its edges
+/// cover, weighted by its footprint (times its reprojected weights), background-matched if
+/// asked, then combined, block by block in parallel.
+///
+/// Parameters
+/// ----------
+/// arrays : list of numpy.ndarray
+///     The inputs, at least 2-D, any of f4 f8 i1 u1 b1 i2 u2 i4 u4 i8 u8 in either byte order,
+///     any strides (read in place, never copied). Leading dimensions are independent planes,
+///     the same for every input.
+/// headers_in : list of str
+///     The FITS header text of each input's WCS.
+/// header_out : str
+///     The FITS header text of the output WCS.
+/// shape_out : sequence of int
+///     (rows, columns), or the full shape with the inputs' leading dimensions.
+/// weights : list of (numpy.ndarray or None), optional
+///     Per-input weights of the input's shape (NaN counts as 0); None for an input without.
+/// weight_headers : list of (str or None), optional
+///     The header text of each weights array's WCS; None: the input's.
+/// combine : str
+///     'mean' (default), 'sum', 'first', 'last', 'min', 'max', 'median' or 'clipped'.
+/// background : str
+///     'none' (default), 'offset' (one offset per input, reproject's
+///     ``match_background=True``) or 'plane' (a plane per input).
+/// background_reference : int, optional
+///     The input whose correction is zero (None: the corrections average to zero).
+/// blank_pixel_value : float
+///     The value of output pixels no input covers (default 0).
+/// order, roundtrip_coords, nan_policy, precision, device
+///     As for :func:`reproject_interp`, for every input and its weights.
+/// block_size : (int, int) or None
+///     The output block (rows, columns); None: the core's choice. Never changes a value.
+/// threads : int
+///     1 (default): serial; 0: every core; n: n threads. Never changes a value.
+/// output_array, output_footprint : numpy.ndarray, optional
+///     C-contiguous native float64 arrays of the full output shape, overwritten and returned.
+/// progress : callable, optional
+///     Called as ``progress(done, total)`` (with the GIL, from any thread) as output blocks
+///     are combined; its exceptions are reported as unraisable and otherwise ignored.
+///
+/// Returns
+/// -------
+/// (data, footprint, corrections)
+///     float64 arrays of the full output shape, and the background correction
+///     ``(offset, slope_x, slope_y)`` subtracted from each input (zeros without matching).
+#[pyfunction]
+#[pyo3(signature = (arrays, headers_in, header_out, shape_out, *, weights=None,
+    weight_headers=None, combine="mean", background="none", background_reference=None,
+    blank_pixel_value=0.0, order=None, roundtrip_coords=true, block_size=None, threads=1,
+    nan_policy="propagate", precision="reproject", output_array=None, output_footprint=None,
+    device="cpu", progress=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn reproject_and_coadd<'py>(
+    py: Python<'py>,
+    arrays: Vec<Bound<'py, PyUntypedArray>>,
+    headers_in: Vec<String>,
+    header_out: &str,
+    shape_out: Vec<usize>,
+    weights: Option<Vec<Option<Bound<'py, PyUntypedArray>>>>,
+    weight_headers: Option<Vec<Option<String>>>,
+    combine: &str,
+    background: &str,
+    background_reference: Option<usize>,
+    blank_pixel_value: f64,
+    order: Option<OrderArg>,
+    roundtrip_coords: bool,
+    block_size: Option<(usize, usize)>,
+    threads: usize,
+    nan_policy: &str,
+    precision: &str,
+    output_array: Option<Bound<'py, PyAny>>,
+    output_footprint: Option<Bound<'py, PyAny>>,
+    device: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Vec<(f64, f64, f64)>)> {
+    guard_panics(|| {
+        let reprojection = OptionArgs {
+            block_size,
+            threads,
+            device,
+            ..OptionArgs::serial(order, roundtrip_coords, nan_policy, precision)
+        }
+        .options(py)?;
+        let combine: Combine = combine.parse().map_err(|e| to_pyerr(py, e))?;
+        let options = MosaicOptions {
+            reprojection,
+            combine,
+            background: parse_background(py, background)?,
+            background_reference,
+            blank_pixel_value,
+        };
+        let n = arrays.len();
+        if headers_in.len() != n {
+            return Err(new_err(
+                py,
+                Kind::InvalidArgument,
+                format!("{n} arrays but {} input headers", headers_in.len()),
+            ));
+        }
+        let weights = weights.unwrap_or_else(|| vec![None; n]);
+        let weight_headers = weight_headers.unwrap_or_else(|| vec![None; n]);
+        if weights.len() != n || weight_headers.len() != n {
+            return Err(new_err(
+                py,
+                Kind::InvalidArgument,
+                format!(
+                    "{n} arrays but {} weights and {} weight headers",
+                    weights.len(),
+                    weight_headers.len()
+                ),
+            ));
+        }
+        let wcs_out = parse_wcs(py, header_out, "output")?;
+        let wcs_in = headers_in
+            .iter()
+            .enumerate()
+            .map(|(k, h)| parse_wcs(py, h, &format!("input {k}")))
+            .collect::<PyResult<Vec<Wcs>>>()?;
+        let wcs_weights = weight_headers
+            .iter()
+            .enumerate()
+            .map(|(k, h)| {
+                h.as_deref()
+                    .map(|h| parse_wcs(py, h, &format!("weights {k}")))
+                    .transpose()
+            })
+            .collect::<PyResult<Vec<Option<Wcs>>>>()?;
+        // Borrowed, never copied: the arrays stay alive (and their buffers in place) while
+        // `arrays` and `weights` hold them.
+        let bytes = arrays
+            .iter()
+            .map(borrow_bytes)
+            .collect::<PyResult<Vec<BorrowedBytes>>>()?;
+        let sources = bytes
+            .iter()
+            .map(|b| b.source(py))
+            .collect::<PyResult<Vec<RawSource>>>()?;
+        let weight_bytes = weights
+            .iter()
+            .map(|w| w.as_ref().map(borrow_bytes).transpose())
+            .collect::<PyResult<Vec<Option<BorrowedBytes>>>>()?;
+        let weight_sources = weight_bytes
+            .iter()
+            .map(|w| w.as_ref().map(|b| b.source(py)).transpose())
+            .collect::<PyResult<Vec<Option<RawSource>>>>()?;
+        let inputs: Vec<MosaicInput> = (0..n)
+            .map(|k| MosaicInput {
+                source: &sources[k] as &dyn ImageSource,
+                wcs: &wcs_in[k],
+                weights: weight_sources[k]
+                    .as_ref()
+                    .map(|w| (w as &dyn ImageSource, wcs_weights[k].as_ref())),
+            })
+            .collect();
+        let shape = match bytes.first() {
+            Some(b) => full_shape(&b.shape, &shape_out),
+            None => shape_out.clone(),
+        };
+
+        let cast = |a: &Option<Bound<'py, PyAny>>, what: &str| {
+            a.as_ref()
+                .map(|a| {
+                    a.cast::<PyArrayDyn<f64>>().cloned().map_err(|_| {
+                        new_err(
+                            py,
+                            Kind::InvalidArgument,
+                            format!("{what} must be a native float64 numpy array"),
+                        )
+                    })
+                })
+                .transpose()
+        };
+        let out = cast(&output_array, "output_array")?;
+        let fp = cast(&output_footprint, "output_footprint")?;
+        let borrow_err = |e: numpy::BorrowError| {
+            new_err(
+                py,
+                Kind::InvalidArgument,
+                format!("cannot write to the output array: {e}"),
+            )
+        };
+        // numpy read-write borrows held for the whole computation (this also refuses the
+        // same array given as data and footprint).
+        let out_guard = out
+            .as_ref()
+            .map(|a| a.try_readwrite())
+            .transpose()
+            .map_err(borrow_err)?;
+        let fp_guard = fp
+            .as_ref()
+            .map(|a| a.try_readwrite())
+            .transpose()
+            .map_err(borrow_err)?;
+        let fresh = usize::from(out.is_none()) + usize::from(fp.is_none());
+        check_memory(py, &shape, fresh * std::mem::size_of::<f64>())?;
+        let mut fresh_data = out.is_none().then(|| zeros::<f64>(&shape));
+        let mut fresh_fp = fp.is_none().then(|| zeros::<f64>(&shape));
+        // SAFETY: the read-write guards above are held until after the computation.
+        let data_view = match (&out, fresh_data.as_mut()) {
+            (Some(a), _) => unsafe { mut_view(a)? },
+            (None, Some(d)) => d.view_mut(),
+            (None, None) => unreachable!(),
+        };
+        let fp_view = match (&fp, fresh_fp.as_mut()) {
+            (Some(a), _) => unsafe { mut_view(a)? },
+            (None, Some(f)) => f.view_mut(),
+            (None, None) => unreachable!(),
+        };
+        if data_view.shape() != shape.as_slice() || fp_view.shape() != shape.as_slice() {
+            return Err(new_err(
+                py,
+                Kind::Shape,
+                format!(
+                    "output arrays of shapes {:?} and {:?}, expected {:?}",
+                    data_view.shape(),
+                    fp_view.shape(),
+                    shape
+                ),
+            ));
+        }
+        let report = |done: usize, total: usize| {
+            if let Some(callback) = &progress {
+                Python::attach(|py| {
+                    if let Err(e) = callback.call1(py, (done, total)) {
+                        e.write_unraisable(py, Some(callback.bind(py)));
+                    }
+                });
+            }
+        };
+        let corrections = run_detached(py, || {
+            reproject_and_coadd_with_progress(
+                &inputs, &wcs_out, data_view, fp_view, &options, &report,
+            )
+        })?;
+        drop((out_guard, fp_guard));
+        let data = match (out, fresh_data) {
+            (Some(a), _) => a.into_any(),
+            (None, Some(d)) => to_numpy(py, d)?.into_any(),
+            (None, None) => unreachable!(),
+        };
+        let footprint = match (fp, fresh_fp) {
+            (Some(a), _) => a.into_any(),
+            (None, Some(f)) => to_numpy(py, f)?.into_any(),
+            (None, None) => unreachable!(),
+        };
+        let corrections = corrections
+            .iter()
+            .map(|c| (c.offset, c.slope_x, c.slope_y))
+            .collect();
+        Ok((data, footprint, corrections))
+    })
+}
