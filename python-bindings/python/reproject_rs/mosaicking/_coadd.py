@@ -27,7 +27,7 @@ from .._arrays import is_dask, normalise_dtype
 from .._blocks import parallel_threads
 from .._job import _celestial_first, validate_wcs
 from .._options import parse_device, parse_order, select_device
-from .._parse import ParsedWCS, _is_ape14, parse_input_data, parse_output_projection
+from .._parse import ParsedWCS, parse_input_data, parse_output_projection
 
 __all__ = ["reproject_and_coadd", "COMBINE_FUNCTIONS"]
 
