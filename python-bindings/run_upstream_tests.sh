@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Runs astropy reproject's own interpolation and high-level tests with reproject_rs's
-# reproject_interp substituted for reproject's (tests/upstream/substitute_reproject_interp.py).
+# Runs astropy reproject's own interpolation, high-level and mosaicking tests with reproject_rs
+# substituted for reproject:
+#   * reproject_interp by reproject_rs.reproject_interp (tests/upstream/substitute_reproject_interp.py);
+#   * reproject_and_coadd by reproject_rs.mosaicking.reproject_and_coadd, and the
+#     ReprojectedArraySubset / solve_corrections_sgd / determine_offset_matrix that
+#     test_subset_array.py and test_background.py test by the ports reproject_rs's generic
+#     mosaic path uses (tests/upstream/substitute_reproject_and_coadd.py). test_wcs_helpers.py
+#     still tests reproject's own find_optimal_celestial_wcs.
 #
 #   python-bindings/run_upstream_tests.sh [extra pytest arguments]
 #
 # VENV (default: <repo>/.venv, as scripts/test.sh) gets the test plugins reproject's suite
 # needs (pytest-arraydiff, pytest-astropy-header, pytest-doctestplus); SKIP_BUILD=1 reuses
 # the installed reproject_rs instead of rebuilding it; BASELINE=1 runs the same tests on
-# reproject's own reproject_interp, for comparison. scripts/test.sh runs it (about 45 s).
+# reproject's own functions, for comparison. scripts/test.sh runs it (about 4 minutes, most
+# of it reproject_exact itself in test_coadd.py's 'exact' cases, which reproject_rs's generic
+# mosaic path calls).
 #
 # Deselected, because they need network access (they download astropy's galactic-centre 2MASS
 # image with astropy.utils.data.download_file, and CI has no network):
@@ -15,8 +23,10 @@
 # Nothing else is deselected or skipped by this script. sunpy, asdf and gwcs are installed so
 # that the solar-map and generalized-WCS tests run (their positions come from astropy, see
 # reproject_rs/_positions.py). reproject's own suite still skips, in the BASELINE=1 run too:
-# input/output combinations of test_interp_input_output_types that do not apply (96 cases)
-# and reproject_exact with gwcs (3).
+# input/output combinations of test_interp_input_output_types that do not apply (96 cases),
+# reproject_exact with gwcs (3), and test_wcs_helpers.py's input-type cases that do not apply
+# (41). tests/upstream/pytest.ini ignores one sunpy warning that test_coadd_solar_map's own
+# weight maps raise before any reprojection (an error in the BASELINE=1 run too otherwise).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"

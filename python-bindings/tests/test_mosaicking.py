@@ -421,3 +421,22 @@ def test_inputs_missing_the_output_are_skipped():
     for kwargs in ({}, {"match_background": True}, {"combine_function": "first"}):
         assert_same(ours(inputs, WCS_OUT, shape_out=SHAPE_OUT, **kwargs),
                     theirs(inputs, WCS_OUT, shape_out=SHAPE_OUT, **kwargs))
+
+
+def test_device_and_return_type_arguments():
+    inputs = tiles(3)
+    want = theirs(inputs, WCS_OUT, shape_out=SHAPE_OUT)
+    for device in ("cpu", "auto"):
+        assert_same(ours(inputs, WCS_OUT, shape_out=SHAPE_OUT, device=device), want)
+    try:
+        reproject_rs._core.gpu_info()
+    except reproject_rs.DeviceUnavailableError:
+        with pytest.raises(reproject_rs.DeviceUnavailableError):
+            ours(inputs, WCS_OUT, shape_out=SHAPE_OUT, device="cuda")
+    with pytest.raises(ValueError, match="device"):
+        ours(inputs, WCS_OUT, shape_out=SHAPE_OUT, device="tpu")
+    with pytest.raises(ValueError, match="device= is for reproject_rs.reproject_interp"):
+        ours(inputs, WCS_OUT, shape_out=SHAPE_OUT, device="cpu",
+             reproject_function=reproject.reproject_adaptive)
+    with pytest.raises(ValueError, match="return_type"):
+        ours(inputs, WCS_OUT, shape_out=SHAPE_OUT, return_type="lazy")

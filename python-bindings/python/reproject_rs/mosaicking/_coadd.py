@@ -26,8 +26,8 @@ from .. import _core
 from .._arrays import is_dask, normalise_dtype
 from .._blocks import parallel_threads
 from .._job import _celestial_first, validate_wcs
-from .._options import parse_device, parse_order
-from .._parse import ParsedWCS, _is_ape14, parse_input_data, parse_output_projection
+from .._options import parse_device, parse_order, select_device
+from .._parse import ParsedWCS, parse_input_data, parse_output_projection
 
 __all__ = ["reproject_and_coadd", "COMBINE_FUNCTIONS"]
 
@@ -483,6 +483,8 @@ def _fast_coadd(
             arrays, headers, weights, weight_headers, parsed_out.header, full, block,
             core_kwargs,
         )
+    if device is not None:
+        select_device(device)  # a 'cuda' GPU that cannot be used: the reason, now
     if not inputs:
         for _ in progress_bar(range(0)):
             pass
