@@ -35,7 +35,7 @@ VENV="${VENV:-$root/.venv}"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 VENV="$(cd "$VENV" && pwd)"  # absolute: the tests run from another folder
 "$VENV/bin/pip" install -q maturin pytest numpy astropy "reproject==0.21.*" "dask[array,distributed]" \
-  pytest-arraydiff pytest-astropy-header pytest-doctestplus "sunpy[map]" asdf asdf-astropy gwcs
+  pytest-arraydiff pytest-astropy-header pytest-doctestplus "sunpy[map]" asdf asdf-astropy gwcs shapely
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   (cd "$root" && VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop --release -m python-bindings/Cargo.toml)
 fi

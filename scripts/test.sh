@@ -33,7 +33,7 @@ if [ -f python-bindings/pyproject.toml ]; then
   VENV="${VENV:-.venv}"
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --upgrade pip
-  "$VENV/bin/pip" install -q maturin pytest numpy astropy "reproject==0.21.*" "dask[array,distributed]" nvidia-cuda-nvrtc-cu12
+  "$VENV/bin/pip" install -q maturin pytest numpy astropy "reproject==0.21.*" "dask[array,distributed]" shapely nvidia-cuda-nvrtc-cu12
   echo "== every kernel compiles with NVRTC (no GPU needed; libnvrtc from the nvidia-cuda-nvrtc-cu12 wheel)"
   NVRTC_LIB="$("$VENV/bin/python" -c 'import nvidia.cuda_nvrtc, os; print(os.path.join(list(nvidia.cuda_nvrtc.__path__)[0], "lib"))')"
   REPROJECT_RS_NVRTC="$NVRTC_LIB" REPROJECT_RS_REQUIRE_NVRTC=1 cargo test --test gpu_kernels_compile -- --nocapture

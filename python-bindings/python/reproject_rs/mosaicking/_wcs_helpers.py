@@ -21,6 +21,11 @@ NEGATIVE_CDELT_CTYPES = ["RA--", "GLON", "ELON", "HLON", "SLON"]
 _FRAMES = {"icrs", "fk5", "fk4", "fk4noeterms", "galactic", "supergalactic"}
 
 
+#: reproject's own function, when a test harness has put ours in its place (see
+#: python-bindings/tests/upstream/substitute_reproject_and_coadd.py).
+_THEIRS = None
+
+
 class _Fallback(Exception):
     """The core cannot take this request: reproject's function can."""
 
@@ -46,6 +51,8 @@ def _shape_and_header(item, hdu_in):
     from astropy.wcs.wcsapi import BaseHighLevelWCS, BaseLowLevelWCS
 
     if isinstance(item, (str, Path)):
+        if str(item).lower().endswith((".png", ".jpg", ".jpeg")):
+            raise _Fallback  # AVM-tagged images: reproject reads their WCS
         with fits.open(item) as hdul:
             return _shape_and_header(hdul, hdu_in)
     if isinstance(item, fits.HDUList):
@@ -121,7 +128,19 @@ def find_optimal_celestial_wcs(
         shapes, headers = [], []
         for item in items:
             shape, parsed = _shape_and_header(item, hdu_in)
-            if parsed.header is None:
+            # reproject's checks and messages.
+            n = parsed.wcs.pixel_n_dim if parsed.wcs is not None else len(shape)
+            if len(shape) > n:
+                shape = shape[-n:]
+            if len(shape) != 2:
+                raise ValueError(f"Input data is not 2-dimensional (got shape {shape!r})")
+            if parsed.wcs is not None and (
+                parsed.wcs.pixel_n_dim != 2 or parsed.wcs.world_n_dim != 2
+            ):
+                raise ValueError("Input WCS is not 2-dimensional")
+            # A WCS given through APE-14 (not astropy.wcs.WCS) has its reference at the
+            # image centre in reproject, not at CRPIX: reproject's function takes it.
+            if parsed.header is None or not parsed.is_fits:
                 raise _Fallback
             shapes.append([int(s) for s in shape])
             headers.append(parsed.header)
@@ -149,7 +168,9 @@ def find_optimal_celestial_wcs(
             raise _Fallback from None
     except _Fallback:
         try:
-            from reproject.mosaicking import find_optimal_celestial_wcs as theirs
+            theirs = _THEIRS
+            if theirs is None:
+                from reproject.mosaicking._wcs_helpers import find_optimal_celestial_wcs as theirs
         except ImportError:
             raise _core.UnsupportedError(
                 "this find_optimal_celestial_wcs request (a non-FITS WCS or a frame the "
