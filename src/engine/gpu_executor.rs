@@ -384,11 +384,6 @@ pub struct CudaExecutor {
     failed: OnceLock<String>,
 }
 
-/// Why the GPU kernels cannot compute this plan, if they cannot.
-pub(crate) fn unsupported(plan: &Plan) -> Option<String> {
-    kernel_support(plan).err()
-}
-
 fn f64_bytes(values: &[f64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_ne_bytes()).collect()
 }
@@ -399,9 +394,7 @@ impl CudaExecutor {
     /// Errors: [`Error::GpuUnavailable`] when the kernels do not cover the plan or no
     /// driver is given.
     pub fn new(plan: &Plan, drivers: Vec<Arc<dyn Driver>>) -> Result<CudaExecutor> {
-        if let Some(why) = unsupported(plan) {
-            return Err(Error::GpuUnavailable(why));
-        }
+        kernel_support(plan).map_err(Error::GpuUnavailable)?;
         if drivers.is_empty() {
             return Err(Error::GpuUnavailable("no GPU given".into()));
         }

@@ -151,32 +151,96 @@ fn gauss_solve(mut a: Vec<Vec<f64>>) -> Vec<f64> {
 /// assert!((a - 1.0).abs() < 1e-9 && (b - 0.5).abs() < 1e-9 && (c + 2.0).abs() < 1e-9);
 /// ```
 pub fn fit_plane(points: &[(f64, f64, f64)]) -> Option<(f64, f64, f64)> {
-    if points.len() < 3 {
-        return None;
-    }
-    // Centred coordinates keep the normal equations well conditioned.
-    let n = points.len() as f64;
-    let (mx, my) = points
+    let n = points.len().max(1) as f64;
+    let (cx, cy) = points
         .iter()
         .fold((0.0, 0.0), |(sx, sy), &(x, y, _)| (sx + x / n, sy + y / n));
-    let (mut sxx, mut sxy, mut syy, mut sv, mut sxv, mut syv) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut fit = PlaneFit::new(cx, cy);
     for &(x, y, v) in points {
-        let (x, y) = (x - mx, y - my);
-        sxx += x * x;
-        sxy += x * y;
-        syy += y * y;
-        sv += v;
-        sxv += x * v;
-        syv += y * v;
+        fit.add(x, y, v);
     }
-    let det = sxx * syy - sxy * sxy;
-    if det.abs() <= 1e-12 * (sxx * syy).max(1e-300) || det.is_nan() {
-        return None;
+    fit.solve()
+}
+
+/// A least-squares plane `a + b·x + c·y` accumulated point by point, without storing the
+/// points (coordinates taken relative to a fixed centre for conditioning).
+///
+/// ```
+/// use reproject::mosaic::background::PlaneFit;
+/// let mut fit = PlaneFit::new(2.0, 2.0);
+/// for (x, y) in [(0.0, 0.0), (4.0, 0.0), (0.0, 4.0), (4.0, 4.0)] {
+///     fit.add(x, y, 3.0 - x + 0.25 * y);
+/// }
+/// let (a, b, c) = fit.solve().unwrap();
+/// assert!((a - 3.0).abs() < 1e-12 && (b + 1.0).abs() < 1e-12 && (c - 0.25).abs() < 1e-12);
+/// ```
+pub struct PlaneFit {
+    centre: (f64, f64),
+    sums: [f64; 9],
+}
+
+impl PlaneFit {
+    /// An empty fit whose coordinates are taken relative to (`cx`, `cy`).
+    pub fn new(cx: f64, cy: f64) -> PlaneFit {
+        PlaneFit {
+            centre: (cx, cy),
+            sums: [0.0; 9],
+        }
     }
-    let b = (sxv * syy - syv * sxy) / det;
-    let c = (syv * sxx - sxv * sxy) / det;
-    let a0 = sv / n;
-    Some((a0 - b * mx - c * my, b, c))
+
+    /// Adds the point (`x`, `y`) with value `v`.
+    pub fn add(&mut self, x: f64, y: f64, v: f64) {
+        let (x, y) = (x - self.centre.0, y - self.centre.1);
+        let s = &mut self.sums;
+        s[0] += 1.0;
+        s[1] += x;
+        s[2] += y;
+        s[3] += x * x;
+        s[4] += x * y;
+        s[5] += y * y;
+        s[6] += v;
+        s[7] += x * v;
+        s[8] += y * v;
+    }
+
+    /// (a, b, c) in the original coordinates; `None` when the points do not fix a plane.
+    pub fn solve(&self) -> Option<(f64, f64, f64)> {
+        let [n, sx, sy, sxx, sxy, syy, sv, sxv, syv] = self.sums;
+        if n < 3.0 {
+            return None;
+        }
+        let m = [[n, sx, sy, sv], [sx, sxx, sxy, sxv], [sy, sxy, syy, syv]];
+        let det3 = |a: [[f64; 3]; 3]| {
+            a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
+                - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+                + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+        };
+        let column = |k: usize| {
+            let mut a = [[0.0; 3]; 3];
+            for r in 0..3 {
+                for c in 0..3 {
+                    a[r][c] = if c == k { m[r][3] } else { m[r][c] };
+                }
+            }
+            a
+        };
+        let base = [
+            [m[0][0], m[0][1], m[0][2]],
+            [m[1][0], m[1][1], m[1][2]],
+            [m[2][0], m[2][1], m[2][2]],
+        ];
+        let d = det3(base);
+        let scale = (n * sxx * syy).abs().max(1e-300);
+        if d.abs() <= 1e-12 * scale || d.is_nan() {
+            return None;
+        }
+        let (a0, b, c) = (
+            det3(column(0)) / d,
+            det3(column(1)) / d,
+            det3(column(2)) / d,
+        );
+        Some((a0 - b * self.centre.0 - c * self.centre.1, b, c))
+    }
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ use std::str::FromStr;
 use ndarray::{s, Array3, ArrayD, ArrayViewMut3, ArrayViewMutD, IxDyn};
 use rayon::prelude::*;
 
-use super::background::{fit_plane, median, solve_corrections};
+use super::background::{fit_plane, median, solve_corrections, PlaneFit};
 use crate::engine::blocks::{blocks, Block};
 use crate::engine::{check_output_memory, in_block, Options, Parallel, Plan};
 use crate::error::{Error, Result};
@@ -826,75 +826,6 @@ fn radix_median(values: &mut [f64]) -> Option<f64> {
     let (lower, upper) = (at(0), at(1));
     let m = (lower + upper) / 2.0;
     m.is_finite().then_some(m)
-}
-
-/// A least-squares plane `a + b·x + c·y` accumulated point by point (coordinates taken
-/// relative to a fixed centre for conditioning).
-pub(crate) struct PlaneFit {
-    centre: (f64, f64),
-    sums: [f64; 9],
-}
-
-impl PlaneFit {
-    pub(crate) fn new(cx: f64, cy: f64) -> PlaneFit {
-        PlaneFit {
-            centre: (cx, cy),
-            sums: [0.0; 9],
-        }
-    }
-
-    pub(crate) fn add(&mut self, x: f64, y: f64, v: f64) {
-        let (x, y) = (x - self.centre.0, y - self.centre.1);
-        let s = &mut self.sums;
-        s[0] += 1.0;
-        s[1] += x;
-        s[2] += y;
-        s[3] += x * x;
-        s[4] += x * y;
-        s[5] += y * y;
-        s[6] += v;
-        s[7] += x * v;
-        s[8] += y * v;
-    }
-
-    /// (a, b, c) in the original coordinates; `None` when the points do not fix a plane.
-    pub(crate) fn solve(&self) -> Option<(f64, f64, f64)> {
-        let [n, sx, sy, sxx, sxy, syy, sv, sxv, syv] = self.sums;
-        if n < 3.0 {
-            return None;
-        }
-        let m = [[n, sx, sy, sv], [sx, sxx, sxy, sxv], [sy, sxy, syy, syv]];
-        let det3 = |a: [[f64; 3]; 3]| {
-            a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1])
-                - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
-                + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
-        };
-        let column = |k: usize| {
-            let mut a = [[0.0; 3]; 3];
-            for r in 0..3 {
-                for c in 0..3 {
-                    a[r][c] = if c == k { m[r][3] } else { m[r][c] };
-                }
-            }
-            a
-        };
-        let base = [
-            [m[0][0], m[0][1], m[0][2]],
-            [m[1][0], m[1][1], m[1][2]],
-            [m[2][0], m[2][1], m[2][2]],
-        ];
-        let d = det3(base);
-        let scale = (n * sxx * syy).abs().max(1e-300);
-        if d.abs() <= 1e-12 * scale || d.is_nan() {
-            return None;
-        }
-        let (a0, b, c) = (
-            det3(column(0)) / d,
-            det3(column(1)) / d,
-            det3(column(2)) / d,
-        );
-        Some((a0 - b * self.centre.0 - c * self.centre.1, b, c))
-    }
 }
 
 /// Combines every output block (in parallel), then blanks the pixels no input covers.
