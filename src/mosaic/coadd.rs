@@ -284,13 +284,161 @@ struct Prepared<'a> {
     cols: Range<usize>,
     /// Its samples over the whole rectangle, when background matching reads them several times
     /// and they fit in the memory budget.
-    cache: Option<Sampled>,
+    cache: Option<Cache>,
 }
 
 /// One input's values over a block: NaN reset to 0, footprint × weights (0 where reset).
 struct Sampled {
     values: Array3<f64>,
     footprint: Array3<f64>,
+}
+
+/// An input's samples over its whole rectangle (planes, rows, columns), in the smallest form
+/// that holds them exactly. Without weights the engine's footprint is 1 where the value is not
+/// NaN and 0 where it is, so one array of values (NaN where the footprint is 0) holds both, in
+/// float32 when every value is one (reproject rounds the results of float32 inputs to float32).
+enum Cache {
+    /// Footprints 0 or 1 and float32 values: the value, NaN where the footprint is 0.
+    F32(Array3<f32>),
+    /// Footprints 0 or 1: the value, NaN where the footprint is 0.
+    F64(Array3<f64>),
+    /// Anything else (weights): [`Sampled`].
+    Full(Sampled),
+}
+
+/// Bytes per pixel of an input's cache at most: 8 without weights (see [`Cache`]; an input
+/// whose samples do not fit that form is not cached), 16 with.
+fn cache_bytes_per_pixel(p: &Prepared) -> usize {
+    if p.weights.is_some() {
+        16
+    } else {
+        8
+    }
+}
+
+/// One row of cached samples: `&[f32]` and `&[f64]` (NaN where the footprint is 0) or
+/// (values, footprints).
+trait Row: Copy {
+    /// The number of pixels.
+    fn width(self) -> usize;
+    /// The first `n` pixels.
+    fn prefix(self, n: usize) -> Self;
+    /// (value, footprint) of pixel `i`, as [`Prepared::compute`] gives them.
+    fn sample(self, i: usize) -> (f64, f64);
+    /// The value of pixel `i` where its footprint is positive.
+    fn valid(self, i: usize) -> Option<f64>;
+}
+
+/// [`Row`] of one array of values, NaN where the footprint is 0 (and 1 elsewhere).
+macro_rules! unit_row {
+    ($t:ty) => {
+        impl Row for &[$t] {
+            #[inline(always)]
+            fn width(self) -> usize {
+                self.len()
+            }
+            #[inline(always)]
+            fn prefix(self, n: usize) -> Self {
+                &self[..n]
+            }
+            #[inline(always)]
+            fn sample(self, i: usize) -> (f64, f64) {
+                let v = self[i];
+                if v.is_nan() {
+                    (0.0, 0.0)
+                } else {
+                    (f64::from(v), 1.0)
+                }
+            }
+            #[inline(always)]
+            fn valid(self, i: usize) -> Option<f64> {
+                let v = self[i];
+                (!v.is_nan()).then_some(f64::from(v))
+            }
+        }
+    };
+}
+unit_row!(f32);
+unit_row!(f64);
+
+impl Row for (&[f64], &[f64]) {
+    #[inline(always)]
+    fn width(self) -> usize {
+        self.0.len().min(self.1.len())
+    }
+    #[inline(always)]
+    fn prefix(self, n: usize) -> Self {
+        (&self.0[..n], &self.1[..n])
+    }
+    #[inline(always)]
+    fn sample(self, i: usize) -> (f64, f64) {
+        (self.0[i], self.1[i])
+    }
+    #[inline(always)]
+    fn valid(self, i: usize) -> Option<f64> {
+        (self.1[i] > 0.0).then_some(self.0[i])
+    }
+}
+
+/// Row `y` of plane `p` of `a`, columns `x..x + w`.
+fn row_of<T>(a: &Array3<T>, p: usize, y: usize, x: usize, w: usize) -> &[T] {
+    a.slice(s![p, y, x..x + w]).to_slice().unwrap_or_default()
+}
+
+/// Runs `$body` with `$rows` bound to a function (plane, row, first column, width) → that row
+/// of the cache `$cache` as a [`Row`] (one instantiation of `$body` per form).
+macro_rules! with_rows {
+    ($cache:expr, |$rows:ident| $body:expr) => {
+        match $cache {
+            Cache::F32(a) => {
+                let $rows = move |p: usize, y: usize, x: usize, w: usize| row_of(a, p, y, x, w);
+                $body
+            }
+            Cache::F64(a) => {
+                let $rows = move |p: usize, y: usize, x: usize, w: usize| row_of(a, p, y, x, w);
+                $body
+            }
+            Cache::Full(c) => {
+                let $rows = move |p: usize, y: usize, x: usize, w: usize| {
+                    (
+                        row_of(&c.values, p, y, x, w),
+                        row_of(&c.footprint, p, y, x, w),
+                    )
+                };
+                $body
+            }
+        }
+    };
+}
+
+impl Cache {
+    /// Values and footprints over `rows` × `cols` (relative to the cached rectangle).
+    fn sampled(&self, rows: Range<usize>, cols: Range<usize>) -> Sampled {
+        let unit = |v: f64| if v.is_nan() { (0.0, 0.0) } else { (v, 1.0) };
+        match self {
+            Cache::F32(a) => {
+                let a = a.slice(s![.., rows, cols]);
+                Sampled {
+                    values: a.mapv(|v| unit(f64::from(v)).0),
+                    footprint: a.mapv(|v| unit(f64::from(v)).1),
+                }
+            }
+            Cache::F64(a) => {
+                let a = a.slice(s![.., rows, cols]);
+                Sampled {
+                    values: a.mapv(|v| unit(v).0),
+                    footprint: a.mapv(|v| unit(v).1),
+                }
+            }
+            Cache::Full(c) => Sampled {
+                values: c
+                    .values
+                    .slice(s![.., rows.clone(), cols.clone()])
+                    .to_owned(),
+                footprint: c.footprint.slice(s![.., rows, cols]).to_owned(),
+            },
+        }
+    }
 }
 
 impl Prepared<'_> {
@@ -301,40 +449,102 @@ impl Prepared<'_> {
         (!rows.is_empty() && !cols.is_empty()).then_some(Block { rows, cols })
     }
 
+    /// `block` relative to the input's rectangle.
+    fn local(&self, block: &Block) -> (Range<usize>, Range<usize>) {
+        (
+            block.rows.start - self.rows.start..block.rows.end - self.rows.start,
+            block.cols.start - self.cols.start..block.cols.end - self.cols.start,
+        )
+    }
+
     /// The input's samples over `block` (within its rectangle): from the cache, or computed.
     fn sample(&self, block: &Block) -> Result<Sampled> {
         match &self.cache {
             Some(c) => {
-                let (r, k) = (
-                    block.rows.start - self.rows.start..block.rows.end - self.rows.start,
-                    block.cols.start - self.cols.start..block.cols.end - self.cols.start,
-                );
-                Ok(Sampled {
-                    values: c.values.slice(s![.., r.clone(), k.clone()]).to_owned(),
-                    footprint: c.footprint.slice(s![.., r, k]).to_owned(),
-                })
+                let (r, k) = self.local(block);
+                Ok(c.sampled(r, k))
             }
             None => self.compute(block),
         }
     }
 
-    /// Samples the whole rectangle into the cache, block by block.
+    /// Samples the whole rectangle into the cache, block by block; leaves the input uncached
+    /// when its samples do not fit the form [`cache_bytes_per_pixel`] counted.
     fn fill_cache(&mut self, size: (usize, usize)) -> Result<()> {
-        let shape = (self.plan.planes(), self.rows.len(), self.cols.len());
-        let mut cache = Sampled {
-            values: Array3::zeros(shape),
-            footprint: Array3::zeros(shape),
+        let planes = self.plan.planes();
+        let shape = (planes, self.rows.len(), self.cols.len());
+        let mut cache = match self.weights {
+            Some(_) => Cache::Full(Sampled {
+                values: Array3::zeros(shape),
+                footprint: Array3::zeros(shape),
+            }),
+            None => Cache::F32(Array3::zeros(shape)),
         };
+        let (mut values, mut footprint) = (Vec::new(), Vec::new());
         for block in blocks_of(&self.rows, &self.cols, size) {
-            let (r, k) = (
-                block.rows.start - self.rows.start..block.rows.end - self.rows.start,
-                block.cols.start - self.cols.start..block.cols.end - self.cols.start,
-            );
+            let (bh, bw) = (block.rows.len(), block.cols.len());
+            let n = planes * bh * bw;
+            values.resize(n, 0.0);
+            footprint.resize(n, 0.0);
+            fn view(b: &mut [f64], shape: (usize, usize, usize)) -> Result<ArrayViewMut3<'_, f64>> {
+                ArrayViewMut3::from_shape(shape, b).map_err(|e| Error::ShapeMismatch(e.to_string()))
+            }
+            let shape = (planes, bh, bw);
             self.compute_into(
                 &block,
-                cache.values.slice_mut(s![.., r.clone(), k.clone()]),
-                cache.footprint.slice_mut(s![.., r, k]),
+                view(&mut values[..n], shape)?,
+                view(&mut footprint[..n], shape)?,
             )?;
+            let (v, f) = (&values[..n], &footprint[..n]);
+            let unit = !matches!(cache, Cache::Full(_));
+            if unit && f.iter().any(|&f| f != 0.0 && f != 1.0) {
+                return Ok(());
+            }
+            if let Cache::F32(a) = &cache {
+                if v.iter().any(|&v| f64::from(v as f32) != v) {
+                    cache = Cache::F64(a.mapv(f64::from));
+                }
+            }
+            let (r, k) = self.local(&block);
+            // Block row (p, y) into the cache, each pixel through `put`.
+            fn store<T>(
+                a: &mut Array3<T>,
+                (r, k): (&Range<usize>, &Range<usize>),
+                (v, f): (&[f64], &[f64]),
+                put: impl Fn(f64, f64) -> T,
+            ) {
+                let (bh, bw) = (r.len(), k.len());
+                for p in 0..a.shape()[0] {
+                    for (y, ry) in r.clone().enumerate() {
+                        let at = (p * bh + y) * bw;
+                        let pixels = v[at..at + bw].iter().zip(&f[at..at + bw]);
+                        let mut row = a.slice_mut(s![p, ry, k.clone()]);
+                        for (o, (&v, &f)) in row.iter_mut().zip(pixels) {
+                            *o = put(v, f);
+                        }
+                    }
+                }
+            }
+            let at = (&r, &k);
+            match &mut cache {
+                Cache::F32(a) => store(
+                    a,
+                    at,
+                    (v, f),
+                    |v, f| {
+                        if f == 0.0 {
+                            f32::NAN
+                        } else {
+                            v as f32
+                        }
+                    },
+                ),
+                Cache::F64(a) => store(a, at, (v, f), |v, f| if f == 0.0 { f64::NAN } else { v }),
+                Cache::Full(c) => {
+                    store(&mut c.values, at, (v, f), |v, _| v);
+                    store(&mut c.footprint, at, (v, f), |_, f| f);
+                }
+            }
         }
         self.cache = Some(cache);
         Ok(())
@@ -545,7 +755,9 @@ pub fn reproject_and_coadd_with_progress(
     if options.background != Background::None {
         let bytes: u64 = prepared
             .iter()
-            .map(|(_, p)| (p.plan.planes() * p.rows.len() * p.cols.len() * 16) as u64)
+            .map(|(_, p)| {
+                (p.plan.planes() * p.rows.len() * p.cols.len() * cache_bytes_per_pixel(p)) as u64
+            })
             .sum();
         if available_memory().is_none_or(|m| bytes <= m / 4) {
             let size = options
@@ -683,47 +895,28 @@ fn match_backgrounds(
 }
 
 /// Calls `f(x, y, a - b)` for every pixel of the overlap `rows` × `cols` where both inputs
-/// have data, from their caches.
-fn for_each_difference(
-    pa: &Prepared,
-    pb: &Prepared,
+/// have data, from rows of their caches (`ra(p, y)`, `rb(p, y)`: plane `p`, output row `y`,
+/// over `cols`), plane by plane, row by row.
+fn for_each_difference<A: Row, B: Row>(
+    planes: usize,
     rows: &Range<usize>,
     cols: &Range<usize>,
+    ra: impl Fn(usize, usize) -> A,
+    rb: impl Fn(usize, usize) -> B,
     mut f: impl FnMut(usize, usize, f64),
 ) {
-    let (Some(ca), Some(cb)) = (&pa.cache, &pb.cache) else {
-        return;
-    };
-    let (xa, xb, w) = (
-        cols.start - pa.cols.start,
-        cols.start - pb.cols.start,
-        cols.len(),
-    );
-    for p in 0..ca.values.shape()[0] {
+    for p in 0..planes {
         for y in rows.clone() {
-            let (ya, yb) = (y - pa.rows.start, y - pb.rows.start);
-            let ((va, fa), (vb, fb)) = (row_of(ca, p, ya, xa, w), row_of(cb, p, yb, xb, w));
-            for i in 0..va.len().min(vb.len()) {
-                if fa[i] > 0.0 && fb[i] > 0.0 {
-                    f(cols.start + i, y, va[i] - vb[i]);
+            let (a, b) = (ra(p, y), rb(p, y));
+            let n = a.width().min(b.width());
+            let (a, b) = (a.prefix(n), b.prefix(n));
+            for i in 0..n {
+                if let (Some(va), Some(vb)) = (a.valid(i), b.valid(i)) {
+                    f(cols.start + i, y, va - vb);
                 }
             }
         }
     }
-}
-
-/// Row `y` of plane `p` of a cache, columns `x..x + w`: (values, footprint).
-fn row_of(c: &Sampled, p: usize, y: usize, x: usize, w: usize) -> (&[f64], &[f64]) {
-    (
-        c.values
-            .slice(s![p, y, x..x + w])
-            .to_slice()
-            .unwrap_or_default(),
-        c.footprint
-            .slice(s![p, y, x..x + w])
-            .to_slice()
-            .unwrap_or_default(),
-    )
 }
 
 /// The order-preserving integer of a finite f64 (for radix selection).
@@ -746,12 +939,43 @@ fn cached_pair_fit(
     cols: &Range<usize>,
     mode: Background,
 ) -> Option<(f64, f64, f64)> {
+    let (Some(ca), Some(cb)) = (&pa.cache, &pb.cache) else {
+        return None;
+    };
+    let planes = pa.plan.planes();
+    let (xa, xb, w) = (
+        cols.start - pa.cols.start,
+        cols.start - pb.cols.start,
+        cols.len(),
+    );
+    let (ya, yb) = (pa.rows.start, pb.rows.start);
+    with_rows!(ca, |row_a| with_rows!(cb, |row_b| pair_fit(
+        planes,
+        rows,
+        cols,
+        move |p, y| row_a(p, y - ya, xa, w),
+        move |p, y| row_b(p, y - yb, xb, w),
+        mode
+    )))
+}
+
+/// [`cached_pair_fit`] from rows of the two caches (see [`for_each_difference`]).
+fn pair_fit<A: Row, B: Row>(
+    planes: usize,
+    rows: &Range<usize>,
+    cols: &Range<usize>,
+    ra: impl Fn(usize, usize) -> A + Copy,
+    rb: impl Fn(usize, usize) -> B + Copy,
+    mode: Background,
+) -> Option<(f64, f64, f64)> {
     if mode == Background::Plane {
         let mut fit = PlaneFit::new(
             (cols.start + cols.end) as f64 / 2.0,
             (rows.start + rows.end) as f64 / 2.0,
         );
-        for_each_difference(pa, pb, rows, cols, |x, y, d| fit.add(x as f64, y as f64, d));
+        for_each_difference(planes, rows, cols, ra, rb, |x, y, d| {
+            fit.add(x as f64, y as f64, d)
+        });
         return fit.solve();
     }
     // The differences, in a buffer each thread reuses (no fresh pages per pair).
@@ -761,7 +985,7 @@ fn cached_pair_fit(
     DIFFERENCES.with(|buffer| {
         let mut differences = buffer.borrow_mut();
         differences.clear();
-        for_each_difference(pa, pb, rows, cols, |_, _, d| differences.push(d));
+        for_each_difference(planes, rows, cols, ra, rb, |_, _, d| differences.push(d));
         radix_median(&mut differences).map(|m| (m, 0.0, 0.0))
     })
 }
@@ -893,87 +1117,35 @@ fn combine_block(
     } else {
         Vec::new()
     };
-    let width = block.cols.len();
+    let mut target = Target {
+        block,
+        data: data.view_mut(),
+        footprint: footprint.view_mut(),
+        stack: &mut stack,
+        combine,
+    };
     for (k, input) in prepared {
         let Some(part) = input.clip(block) else {
             continue;
         };
+        let correction = corrections[*k];
+        let w = part.cols.len();
         // The input's samples over the part: its cache (no copy) or computed now.
-        let computed;
-        let (values, weights) = match &input.cache {
-            Some(c) => {
-                let r = part.rows.start - input.rows.start..part.rows.end - input.rows.start;
-                let k = part.cols.start - input.cols.start..part.cols.end - input.cols.start;
-                (
-                    c.values.slice(s![.., r.clone(), k.clone()]),
-                    c.footprint.slice(s![.., r, k]),
-                )
+        match &input.cache {
+            Some(cache) => {
+                let (r, c) = input.local(&part);
+                with_rows!(cache, |rows| target.add(&part, correction, move |p, y| {
+                    rows(p, r.start + y, c.start, w)
+                }))
             }
             None => {
-                computed = input.compute(&part)?;
-                (computed.values.view(), computed.footprint.view())
-            }
-        };
-        let correction = corrections[*k];
-        let corrected = correction != Correction::default();
-        let (r0, c0, w) = (
-            part.rows.start - block.rows.start,
-            part.cols.start - block.cols.start,
-            part.cols.len(),
-        );
-        for p in 0..data.shape()[0] {
-            for r in 0..part.rows.len() {
-                let mut d = data.slice_mut(s![p, r0 + r, c0..c0 + w]);
-                let mut f = footprint.slice_mut(s![p, r0 + r, c0..c0 + w]);
-                let (Some(d), Some(f)) = (d.as_slice_mut(), f.as_slice_mut()) else {
-                    unreachable!("rows of C-order blocks are contiguous");
-                };
-                let vs = values.slice(s![p, r, ..]);
-                let ws = weights.slice(s![p, r, ..]);
-                let y = (part.rows.start + r) as f64;
-                let value = |c: usize| {
-                    if corrected {
-                        vs[c] - correction.at((part.cols.start + c) as f64, y)
-                    } else {
-                        vs[c]
-                    }
-                };
-                match combine {
-                    Combine::Mean | Combine::Sum => {
-                        for c in 0..w {
-                            let wt = ws[c];
-                            // reproject zeroes values outside the footprint before summing.
-                            let v = if wt == 0.0 { 0.0 } else { value(c) };
-                            d[c] += v * wt;
-                            f[c] += wt;
-                        }
-                    }
-                    Combine::First | Combine::Last | Combine::Min | Combine::Max => {
-                        for c in 0..w {
-                            let (wt, v) = (ws[c], value(c));
-                            let take = match combine {
-                                Combine::First => f[c] == 0.0,
-                                Combine::Last => wt > 0.0,
-                                Combine::Min => wt > 0.0 && v < d[c],
-                                _ => wt > 0.0 && v > d[c],
-                            };
-                            if take {
-                                f[c] = wt;
-                                d[c] = v;
-                            }
-                        }
-                    }
-                    Combine::Median | Combine::Clipped { .. } => {
-                        for c in 0..w {
-                            let wt = ws[c];
-                            f[c] += wt;
-                            if wt > 0.0 {
-                                let i = (p * block.rows.len() + r0 + r) * width + c0 + c;
-                                stack[i].push((value(c), wt));
-                            }
-                        }
-                    }
-                }
+                let s = input.compute(&part)?;
+                target.add(&part, correction, |p, y| {
+                    (
+                        row_of(&s.values, p, y, 0, w),
+                        row_of(&s.footprint, p, y, 0, w),
+                    )
+                })
             }
         }
     }
@@ -994,6 +1166,93 @@ fn combine_block(
         }
     }
     Ok(())
+}
+
+/// An output block being combined: its views and, for median and clipped, the stack of
+/// (value, weight) per pixel.
+struct Target<'a, 'b> {
+    block: &'a Block,
+    data: ArrayViewMut3<'b, f64>,
+    footprint: ArrayViewMut3<'b, f64>,
+    stack: &'a mut Vec<Vec<(f64, f64)>>,
+    combine: Combine,
+}
+
+impl Target<'_, '_> {
+    /// Adds one input's samples over `part` (of the block), `rows(p, r)` giving row `r` of the
+    /// part in plane `p`, less `correction`.
+    fn add<R: Row>(
+        &mut self,
+        part: &Block,
+        correction: Correction,
+        rows: impl Fn(usize, usize) -> R,
+    ) {
+        let block = self.block;
+        let width = block.cols.len();
+        let corrected = correction != Correction::default();
+        let (r0, c0, w) = (
+            part.rows.start - block.rows.start,
+            part.cols.start - block.cols.start,
+            part.cols.len(),
+        );
+        for p in 0..self.data.shape()[0] {
+            for r in 0..part.rows.len() {
+                let mut d = self.data.slice_mut(s![p, r0 + r, c0..c0 + w]);
+                let mut f = self.footprint.slice_mut(s![p, r0 + r, c0..c0 + w]);
+                let (Some(d), Some(f)) = (d.as_slice_mut(), f.as_slice_mut()) else {
+                    unreachable!("rows of C-order blocks are contiguous");
+                };
+                let row = rows(p, r);
+                let n = row.width().min(w);
+                let (row, d, f) = (row.prefix(n), &mut d[..n], &mut f[..n]);
+                let y = (part.rows.start + r) as f64;
+                let value = |v: f64, c: usize| {
+                    if corrected {
+                        v - correction.at((part.cols.start + c) as f64, y)
+                    } else {
+                        v
+                    }
+                };
+                match self.combine {
+                    Combine::Mean | Combine::Sum => {
+                        for c in 0..n {
+                            let (v, wt) = row.sample(c);
+                            // reproject zeroes values outside the footprint before summing.
+                            let v = if wt == 0.0 { 0.0 } else { value(v, c) };
+                            d[c] += v * wt;
+                            f[c] += wt;
+                        }
+                    }
+                    combine @ (Combine::First | Combine::Last | Combine::Min | Combine::Max) => {
+                        for c in 0..n {
+                            let (v, wt) = row.sample(c);
+                            let v = value(v, c);
+                            let take = match combine {
+                                Combine::First => f[c] == 0.0,
+                                Combine::Last => wt > 0.0,
+                                Combine::Min => wt > 0.0 && v < d[c],
+                                _ => wt > 0.0 && v > d[c],
+                            };
+                            if take {
+                                f[c] = wt;
+                                d[c] = v;
+                            }
+                        }
+                    }
+                    Combine::Median | Combine::Clipped { .. } => {
+                        for (c, f) in f.iter_mut().enumerate() {
+                            let (v, wt) = row.sample(c);
+                            *f += wt;
+                            if wt > 0.0 {
+                                let i = (p * block.rows.len() + r0 + r) * width + c0 + c;
+                                self.stack[i].push((value(v, c), wt));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// SWarp's CLIPPED combination of (value, weight) pairs: values further than
