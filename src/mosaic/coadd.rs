@@ -919,7 +919,7 @@ fn for_each_difference<A: Row, B: Row>(
     }
 }
 
-/// The order-preserving integer of a finite f64 (for radix selection).
+/// The order-preserving integer of an f64 (`f64::total_cmp`'s order; for radix selection).
 fn sort_key(v: f64) -> u64 {
     let b = v.to_bits();
     if b >> 63 == 1 {
@@ -978,6 +978,9 @@ fn pair_fit<A: Row, B: Row>(
         });
         return fit.solve();
     }
+    if let Some(m) = sampled_median(planes, rows, &ra, &rb) {
+        return m.map(|m| (m, 0.0, 0.0));
+    }
     // The differences, in a buffer each thread reuses (no fresh pages per pair).
     thread_local! {
         static DIFFERENCES: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -987,6 +990,88 @@ fn pair_fit<A: Row, B: Row>(
         differences.clear();
         for_each_difference(planes, rows, cols, ra, rb, |_, _, d| differences.push(d));
         radix_median(&mut differences).map(|m| (m, 0.0, 0.0))
+    })
+}
+
+/// The pair's median difference (numpy's; `None` for a non-finite one) in one pass over the
+/// overlap, without storing the differences: a sample of them (every 8th row and column)
+/// gives a band of sort keys that holds the middle ranks with a wide margin; the pass counts
+/// the differences below the band and keeps those within it, and a selection within the band
+/// finds the two middle values when they are there. `None` when the sample is small or the
+/// band misses the middle ranks: the caller then takes every difference
+/// ([`radix_median`]), with the same result.
+fn sampled_median<A: Row, B: Row>(
+    planes: usize,
+    rows: &Range<usize>,
+    ra: &impl Fn(usize, usize) -> A,
+    rb: &impl Fn(usize, usize) -> B,
+) -> Option<Option<f64>> {
+    const STRIDE: usize = 8;
+    // Per thread: the sample's keys and the differences within the band.
+    thread_local! {
+        static BUFFERS: std::cell::RefCell<(Vec<u64>, Vec<f64>)> =
+            const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    }
+    BUFFERS.with_borrow_mut(|(sample, band)| {
+        sample.clear();
+        for p in 0..planes {
+            for y in rows.clone().skip(STRIDE / 2).step_by(STRIDE) {
+                let (a, b) = (ra(p, y), rb(p, y));
+                let n = a.width().min(b.width());
+                let (a, b) = (a.prefix(n), b.prefix(n));
+                for i in (STRIDE / 2..n).step_by(STRIDE) {
+                    if let (Some(va), Some(vb)) = (a.valid(i), b.valid(i)) {
+                        sample.push(sort_key(va - vb));
+                    }
+                }
+            }
+        }
+        let s = sample.len();
+        if s < 1024 {
+            return None;
+        }
+        // The sample's count below the median is binomial (standard deviation √s / 2): the
+        // band spans 5 of those each side.
+        let margin = (2.5 * (s as f64).sqrt()) as usize + 8;
+        let (first, last) = ((s / 2).saturating_sub(margin), (s / 2 + margin).min(s - 1));
+        let (_, &mut lo, above) = sample.select_nth_unstable(first);
+        let hi = *above.select_nth_unstable(last - first - 1).1;
+        let width = hi - lo;
+        band.clear();
+        let (mut n, mut below) = (0usize, 0usize);
+        for p in 0..planes {
+            for y in rows.clone() {
+                let (a, b) = (ra(p, y), rb(p, y));
+                let w = a.width().min(b.width());
+                let (a, b) = (a.prefix(w), b.prefix(w));
+                let (mut row_n, mut row_below) = (0usize, 0usize);
+                for i in 0..w {
+                    if let (Some(va), Some(vb)) = (a.valid(i), b.valid(i)) {
+                        let d = va - vb;
+                        let k = sort_key(d);
+                        row_n += 1;
+                        row_below += usize::from(k < lo);
+                        if k.wrapping_sub(lo) <= width {
+                            band.push(d);
+                        }
+                    }
+                }
+                n += row_n;
+                below += row_below;
+            }
+        }
+        let ranks = [(n - 1) / 2, n / 2];
+        if ranks[0] < below || ranks[1] >= below + band.len() {
+            return None;
+        }
+        let low = *band
+            .select_nth_unstable_by(ranks[0] - below, f64::total_cmp)
+            .1;
+        let high = *band
+            .select_nth_unstable_by(ranks[1] - below, f64::total_cmp)
+            .1;
+        let m = (low + high) / 2.0;
+        Some(m.is_finite().then_some(m))
     })
 }
 
@@ -1313,5 +1398,50 @@ mod tests {
         let mut w = v.clone();
         assert_eq!(radix_median(&mut v), Some(median(&mut w)));
         assert_eq!(radix_median(&mut []), None);
+    }
+
+    #[test]
+    fn sampled_median_is_numpys_median_or_declines() {
+        let mut state = 987654321u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 1_000_000) as f64 / 7919.0 - 60.0
+        };
+        let (ny, nx) = (400, 240);
+        // Planes 0 and 1: random values (NaN here and there: no data); plane 2: the pixels the
+        // sample reads (every 8th row and column) far above the others.
+        let mut a = Array3::<f64>::zeros((3, ny, nx));
+        let b = Array3::<f64>::from_elem((3, ny, nx), 0.5);
+        for ((p, y, x), v) in a.indexed_iter_mut() {
+            *v = match p {
+                0 if (y * 7 + x * 3) % 41 == 0 => f64::NAN,
+                2 if y % 8 == 4 && x % 8 == 4 => 1000.0 + next(),
+                _ => next(),
+            };
+        }
+        let rows = 0..ny;
+        let all = |a: &Array3<f64>, planes: Range<usize>| {
+            let mut d: Vec<f64> = a
+                .slice(s![planes, .., ..])
+                .iter()
+                .filter(|v| !v.is_nan())
+                .map(|v| v - 0.5)
+                .collect();
+            median(&mut d)
+        };
+        let ra = |p: usize, y: usize| row_of(&a, p, y, 0, nx);
+        let rb = |p: usize, y: usize| row_of(&b, p, y, 0, nx);
+        // Planes 0 and 1, or 0 alone: the sample's band holds the middle.
+        for planes in [2, 1] {
+            let m = sampled_median(planes, &rows, &ra, &rb).unwrap().unwrap();
+            assert_eq!(m.to_bits(), all(&a, 0..planes).to_bits());
+        }
+        // Plane 2 alone: the sample misleads, the band misses the middle ranks.
+        let ra = |_: usize, y: usize| row_of(&a, 2, y, 0, nx);
+        assert_eq!(sampled_median(1, &rows, &ra, &rb), None);
+        // Too few pixels to sample.
+        assert_eq!(sampled_median(1, &(0..20), &ra, &rb), None);
     }
 }
