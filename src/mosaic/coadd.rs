@@ -10,7 +10,9 @@
 //! ```
 //! Memory stays bounded by the blocks in flight (an input's pixels are read through its
 //! `ImageSource`, the output may be a memory-mapped file); nothing is kept per input but its
-//! plan.
+//! plan, and, with background matching, its samples over its rectangle when they fit in a
+//! quarter of the memory (one float32 or float64 per pixel, NaN where it has no data; values
+//! and footprints with weights), which the pairs and the combination then read.
 //!
 //! ```
 //! use ndarray::Array2;
