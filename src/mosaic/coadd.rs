@@ -1237,19 +1237,32 @@ fn combine_block(
         }
     }
     let blank = options.blank_pixel_value;
-    // Iterated in logical order, the stack's order.
-    for (i, (out, fp)) in data.iter_mut().zip(footprint.iter()).enumerate() {
-        match combine {
-            Combine::Mean => *out /= *fp,
-            Combine::Median => {
-                let mut v: Vec<f64> = stack[i].iter().map(|p| p.0).collect();
-                *out = median(&mut v);
+    // Row by row in logical order, the stack's order.
+    let width = block.cols.len();
+    for ((p, r), mut row) in ndarray::indices((data.shape()[0], data.shape()[1]))
+        .into_iter()
+        .zip(data.rows_mut())
+    {
+        let fps = footprint.slice(s![p, r, ..]);
+        let (Some(out), Some(fps)) = (row.as_slice_mut(), fps.to_slice()) else {
+            unreachable!("rows of C-order blocks are contiguous");
+        };
+        let first = (p * block.rows.len() + r) * width;
+        for (c, (out, &fp)) in out.iter_mut().zip(fps).enumerate() {
+            match combine {
+                Combine::Mean => *out /= fp,
+                Combine::Median => {
+                    let mut v: Vec<f64> = stack[first + c].iter().map(|p| p.0).collect();
+                    *out = median(&mut v);
+                }
+                Combine::Clipped { sigma, ampfrac } => {
+                    *out = clipped_mean(&stack[first + c], sigma, ampfrac)
+                }
+                _ => {}
             }
-            Combine::Clipped { sigma, ampfrac } => *out = clipped_mean(&stack[i], sigma, ampfrac),
-            _ => {}
-        }
-        if *fp == 0.0 {
-            *out = blank;
+            if fp == 0.0 {
+                *out = blank;
+            }
         }
     }
     Ok(())
@@ -1277,6 +1290,10 @@ impl Target<'_, '_> {
         let block = self.block;
         let width = block.cols.len();
         let corrected = correction != Correction::default();
+        // Without slopes, the correction at (x, y) ≥ 0 is (offset + slope_x) + slope_y
+        // exactly (a zero slope times x or y is that zero, sign included).
+        let constant = (correction.slope_x == 0.0 && correction.slope_y == 0.0)
+            .then_some(correction.offset + correction.slope_x + correction.slope_y);
         let (r0, c0, w) = (
             part.rows.start - block.rows.start,
             part.cols.start - block.cols.start,
@@ -1293,12 +1310,10 @@ impl Target<'_, '_> {
                 let n = row.width().min(w);
                 let (row, d, f) = (row.prefix(n), &mut d[..n], &mut f[..n]);
                 let y = (part.rows.start + r) as f64;
-                let value = |v: f64, c: usize| {
-                    if corrected {
-                        v - correction.at((part.cols.start + c) as f64, y)
-                    } else {
-                        v
-                    }
+                let value = |v: f64, c: usize| match (corrected, constant) {
+                    (false, _) => v,
+                    (true, Some(k)) => v - k,
+                    (true, None) => v - correction.at((part.cols.start + c) as f64, y),
                 };
                 match self.combine {
                     Combine::Mean | Combine::Sum => {
