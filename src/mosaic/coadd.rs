@@ -329,12 +329,19 @@ trait Row: Copy {
     fn sample(self, i: usize) -> (f64, f64);
     /// The value of pixel `i` where its footprint is positive.
     fn valid(self, i: usize) -> Option<f64>;
+    /// The row as float32 values (NaN: no data), when it is one.
+    fn as_f32(&self) -> Option<&[f32]> {
+        None
+    }
 }
 
 /// [`Row`] of one array of values, NaN where the footprint is 0 (and 1 elsewhere).
 macro_rules! unit_row {
-    ($t:ty) => {
+    ($t:ty, $as_f32:expr) => {
         impl Row for &[$t] {
+            fn as_f32(&self) -> Option<&[f32]> {
+                $as_f32(*self)
+            }
             #[inline(always)]
             fn width(self) -> usize {
                 self.len()
@@ -360,8 +367,8 @@ macro_rules! unit_row {
         }
     };
 }
-unit_row!(f32);
-unit_row!(f64);
+unit_row!(f32, Some);
+unit_row!(f64, |_| None);
 
 impl Row for (&[f64], &[f64]) {
     #[inline(always)]
@@ -921,6 +928,106 @@ fn for_each_difference<A: Row, B: Row>(
     }
 }
 
+/// One row of [`sampled_median`]'s pass: (differences, differences whose sort key is below
+/// `lo`); those within `lo..=lo + width` pushed to `band`.
+#[inline(always)]
+fn classify<A: Row, B: Row>(
+    a: A,
+    b: B,
+    (lo, width): (u64, u64),
+    band: &mut Vec<f64>,
+) -> (usize, usize) {
+    let (mut n, mut below) = (0usize, 0usize);
+    for i in 0..a.width().min(b.width()) {
+        if let (Some(va), Some(vb)) = (a.valid(i), b.valid(i)) {
+            let d = va - vb;
+            let k = sort_key(d);
+            n += 1;
+            below += usize::from(k < lo);
+            if k.wrapping_sub(lo) <= width {
+                band.push(d);
+            }
+        }
+    }
+    (n, below)
+}
+
+/// [`classify`] of two float32 rows (NaN: no data), eight pixels at a time: the same counts,
+/// the same differences in `band` (the sort keys compared as signed integers, `key ^ 1 << 63`).
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn classify_f32_avx2(
+    a: &[f32],
+    b: &[f32],
+    (lo, hi): (u64, u64),
+    band: &mut Vec<f64>,
+) -> (usize, usize) {
+    use std::arch::x86_64::*;
+    let w = a.len().min(b.len());
+    let signed = |k: u64| (k ^ 1 << 63) as i64;
+    let (slo, shi) = (
+        _mm256_set1_epi64x(signed(lo)),
+        _mm256_set1_epi64x(signed(hi)),
+    );
+    let magnitude = _mm256_set1_epi64x(i64::MAX);
+    let zero = _mm256_setzero_si256();
+    let (mut n, mut below) = (0usize, 0usize);
+    let mut lanes = [0.0f64; 4];
+    let mut i = 0;
+    while i + 8 <= w {
+        // SAFETY: i + 8 <= w, within both rows.
+        let (va, vb) = unsafe {
+            (
+                _mm256_loadu_ps(a.as_ptr().add(i)),
+                _mm256_loadu_ps(b.as_ptr().add(i)),
+            )
+        };
+        let valid = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_ORD_Q>(va, vb)) as u32;
+        if valid != 0 {
+            n += valid.count_ones() as usize;
+            let halves = [
+                (
+                    _mm256_castps256_ps128(va),
+                    _mm256_castps256_ps128(vb),
+                    valid & 0xF,
+                ),
+                (
+                    _mm256_extractf128_ps::<1>(va),
+                    _mm256_extractf128_ps::<1>(vb),
+                    valid >> 4,
+                ),
+            ];
+            for (ha, hb, valid) in halves {
+                let d = _mm256_sub_pd(_mm256_cvtps_pd(ha), _mm256_cvtps_pd(hb));
+                let bits = _mm256_castpd_si256(d);
+                // Negative values: every bit but the sign flipped (the signed sort key).
+                let negative = _mm256_cmpgt_epi64(zero, bits);
+                let key = _mm256_xor_si256(bits, _mm256_and_si256(negative, magnitude));
+                let low =
+                    _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(slo, key))) as u32;
+                let high =
+                    _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(key, shi))) as u32;
+                below += (low & valid).count_ones() as usize;
+                let mut inside = valid & !(low | high);
+                if inside != 0 {
+                    // SAFETY: `lanes` holds four f64.
+                    unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), d) };
+                    while inside != 0 {
+                        band.push(lanes[inside.trailing_zeros() as usize]);
+                        inside &= inside - 1;
+                    }
+                }
+            }
+        }
+        i += 8;
+    }
+    let (tail_n, tail_below) = classify(&a[i..w], &b[i..w], (lo, hi - lo), band);
+    (n + tail_n, below + tail_below)
+}
+
 /// The order-preserving integer of an f64 (`f64::total_cmp`'s order; for radix selection).
 fn sort_key(v: f64) -> u64 {
     let b = v.to_bits();
@@ -1039,6 +1146,8 @@ fn sampled_median<A: Row, B: Row>(
         let (_, &mut lo, above) = sample.select_nth_unstable(first);
         let hi = *above.select_nth_unstable(last - first - 1).1;
         let width = hi - lo;
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = std::arch::is_x86_feature_detected!("avx2");
         band.clear();
         let (mut n, mut below) = (0usize, 0usize);
         for p in 0..planes {
@@ -1046,18 +1155,14 @@ fn sampled_median<A: Row, B: Row>(
                 let (a, b) = (ra(p, y), rb(p, y));
                 let w = a.width().min(b.width());
                 let (a, b) = (a.prefix(w), b.prefix(w));
-                let (mut row_n, mut row_below) = (0usize, 0usize);
-                for i in 0..w {
-                    if let (Some(va), Some(vb)) = (a.valid(i), b.valid(i)) {
-                        let d = va - vb;
-                        let k = sort_key(d);
-                        row_n += 1;
-                        row_below += usize::from(k < lo);
-                        if k.wrapping_sub(lo) <= width {
-                            band.push(d);
-                        }
+                let (row_n, row_below) = match (a.as_f32(), b.as_f32()) {
+                    #[cfg(target_arch = "x86_64")]
+                    (Some(a), Some(b)) if avx2 => {
+                        // SAFETY: AVX2 is present.
+                        unsafe { classify_f32_avx2(a, b, (lo, hi), band) }
                     }
-                }
+                    _ => classify(a, b, (lo, width), band),
+                };
                 n += row_n;
                 below += row_below;
             }
@@ -1417,6 +1522,58 @@ mod tests {
         assert_eq!(radix_median(&mut []), None);
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_rows_classify_as_the_scalar_loop() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut state = 424242u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let special = [
+            f32::NAN,
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            1.0,
+            -1.0,
+        ];
+        let mut value = || {
+            let r = next();
+            if r % 5 == 0 {
+                special[(r / 5 % special.len() as u64) as usize]
+            } else {
+                (r % 20_000) as f32 / 997.0 - 10.0
+            }
+        };
+        let (a, b): (Vec<f32>, Vec<f32>) = (0..1003).map(|_| (value(), value())).unzip();
+        let bands = [
+            (sort_key(-3.0), sort_key(5.0)),
+            (sort_key(-0.0), sort_key(0.0)),
+            (sort_key(1.0), sort_key(1.0)),
+            (0, u64::MAX),
+            (sort_key(f64::INFINITY), u64::MAX),
+        ];
+        for (lo, hi) in bands {
+            for start in [0, 3] {
+                let (a, b) = (&a[start..], &b[start..]);
+                let (mut scalar, mut simd) = (Vec::new(), Vec::new());
+                let counts = classify(a, b, (lo, hi - lo), &mut scalar);
+                // SAFETY: AVX2 is present.
+                let simd_counts = unsafe { classify_f32_avx2(a, b, (lo, hi), &mut simd) };
+                assert_eq!(counts, simd_counts);
+                let bits = |v: &[f64]| v.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&scalar), bits(&simd));
+            }
+        }
+    }
+
     #[test]
     fn sampled_median_is_numpys_median_or_declines() {
         let mut state = 987654321u64;
@@ -1455,6 +1612,12 @@ mod tests {
             let m = sampled_median(planes, &rows, &ra, &rb).unwrap().unwrap();
             assert_eq!(m.to_bits(), all(&a, 0..planes).to_bits());
         }
+        // The same in float32 rows (eight pixels at a time where the CPU can).
+        let (a32, b32) = (a.mapv(|v| v as f32), b.mapv(|v| v as f32));
+        let ra32 = |p: usize, y: usize| row_of(&a32, p, y, 0, nx);
+        let rb32 = |p: usize, y: usize| row_of(&b32, p, y, 0, nx);
+        let m = sampled_median(2, &rows, &ra32, &rb32).unwrap().unwrap();
+        assert_eq!(m.to_bits(), all(&a32.mapv(f64::from), 0..2).to_bits());
         // Plane 2 alone: the sample misleads, the band misses the middle ranks.
         let ra = |_: usize, y: usize| row_of(&a, 2, y, 0, nx);
         assert_eq!(sampled_median(1, &rows, &ra, &rb), None);
