@@ -481,16 +481,18 @@ impl Prepared<'_> {
     /// when its samples do not fit the form [`cache_bytes_per_pixel`] counted.
     fn fill_cache(&mut self, size: (usize, usize)) -> Result<()> {
         let planes = self.plan.planes();
-        let shape = (planes, self.rows.len(), self.cols.len());
+        let whole = (planes, self.rows.len(), self.cols.len());
         let mut cache = match self.weights {
             Some(_) => Cache::Full(Sampled {
-                values: Array3::zeros(shape),
-                footprint: Array3::zeros(shape),
+                values: Array3::zeros(whole),
+                footprint: Array3::zeros(whole),
             }),
-            None => Cache::F32(Array3::zeros(shape)),
+            None => Cache::F32(Array3::zeros(whole)),
         };
         let (mut values, mut footprint) = (Vec::new(), Vec::new());
-        for block in blocks_of(&self.rows, &self.cols, size) {
+        let blocks = blocks_of(&self.rows, &self.cols, size);
+        let mut next = 0;
+        while let Some(block) = blocks.get(next) {
             let (bh, bw) = (block.rows.len(), block.cols.len());
             let n = planes * bh * bw;
             values.resize(n, 0.0);
@@ -500,7 +502,7 @@ impl Prepared<'_> {
             }
             let shape = (planes, bh, bw);
             self.compute_into(
-                &block,
+                block,
                 view(&mut values[..n], shape)?,
                 view(&mut footprint[..n], shape)?,
             )?;
@@ -509,12 +511,18 @@ impl Prepared<'_> {
             if unit && f.iter().any(|&f| f != 0.0 && f != 1.0) {
                 return Ok(());
             }
-            if let Cache::F32(a) = &cache {
-                if v.iter().any(|&v| f64::from(v as f32) != v) {
-                    cache = Cache::F64(a.mapv(f64::from));
+            if matches!(cache, Cache::F32(_)) && v.iter().any(|&v| f64::from(v as f32) != v) {
+                // Float64 then: the float32 array is freed first (no more than 8 bytes a
+                // pixel at any time, as counted), and the blocks done are sampled again.
+                if let Cache::F32(a) = &mut cache {
+                    *a = Array3::zeros((0, 0, 0));
                 }
+                cache = Cache::F64(Array3::zeros(whole));
+                next = 0;
+                continue;
             }
-            let (r, k) = self.local(&block);
+            next += 1;
+            let (r, k) = self.local(block);
             // Block row (p, y) into the cache, each pixel through `put`.
             fn store<T>(
                 a: &mut Array3<T>,
