@@ -20,13 +20,13 @@ import random  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import textwrap  # noqa: E402
-import types  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from astropy.coordinates import SkyCoord  # noqa: E402
 from astropy.io import fits  # noqa: E402
 
+import fake_cupy  # noqa: E402
 import reproject_rs  # noqa: E402
 from reproject_rs import _core, _engine, _lazy, _plan_cache  # noqa: E402
 from conftest import tan_header  # noqa: E402
@@ -512,40 +512,24 @@ def test_without_a_gpu():
     assert "refused:" in run.stdout and run.stdout.strip().endswith("OK"), run.stdout
 
 
-class _FakeCudaArray:
-    """A host array posing as a GPU array (``__cuda_array_interface__``), for the routing of
-    GPU inputs without CuPy or a GPU."""
-
-    def __init__(self, array):
-        self.array = np.ascontiguousarray(array)
-        self.shape, self.dtype, self.ndim = self.array.shape, self.array.dtype, self.array.ndim
-
-    @property
-    def __cuda_array_interface__(self):
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (0, True), "version": 3}
-
-
-def _fake_cupy():
-    cupy = types.ModuleType("cupy")
-    cupy.asnumpy = lambda a: a.array.copy() if isinstance(a, _FakeCudaArray) else np.asarray(a)
-    cupy.asarray = _FakeCudaArray
-    return cupy
-
-
-@pytest.mark.parametrize("return_type", ["dask", "lazy"])
-def test_gpu_array_input_with_host_results(return_type, monkeypatch):
-    """A GPU (CuPy) input with return_type='dask' or 'lazy' is copied to the host once and
-    its blocks computed on the requested device."""
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+@pytest.mark.parametrize("return_type,device", [("lazy", "cuda"), ("dask", "cuda:all")])
+def test_gpu_array_input_with_host_results(return_type, device, monkeypatch):
+    """A GPU (CuPy) input the device-resident path does not take (return_type='lazy'; dask
+    arrays on devices other than the first) is copied to the host once and its blocks
+    computed on the requested device (GPU inputs computed where they lie:
+    ``test_gpu_arrays``)."""
+    cupy = fake_cupy.module()
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
     args, kwargs = _case("tan-tan", 1)
     (image, header_in), header_out = args
     gpu = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
-    got = reproject_rs.reproject_interp((_FakeCudaArray(image), header_in), header_out,
-                                        device="cuda", return_type=return_type, block_size=BLOCK,
-                                        **kwargs)
+    got = reproject_rs.reproject_interp((cupy.asarray(image), header_in), header_out,
+                                        device=device, return_type=return_type,
+                                        block_size=BLOCK, **kwargs)
     if return_type == "lazy":
         assert got._plan.executor == "cuda:0"
         got = got.compute()
     else:
+        assert isinstance(got[0]._meta, np.ndarray)
         got = (got[0].compute(), got[1].compute())
     _same_result(got, gpu)

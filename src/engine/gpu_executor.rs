@@ -812,6 +812,30 @@ impl Plan<'_> {
         }
     }
 
+    /// Makes the device-resident state now ([`Plan::compute_block_on_device`] makes it on
+    /// first use otherwise): the GPU opened, the kernels compiled, the parameters and, for
+    /// orders ≥ 2, the spline coefficients uploaded. A GPU that cannot do the plan fails here.
+    ///
+    /// Errors: [`Error::GpuUnavailable`] without a usable GPU or for a job the kernels do not
+    /// cover; [`Error::Gpu`] when the GPU fails.
+    ///
+    /// ```no_run
+    /// use ndarray::Array2;
+    /// use reproject::engine::{Backend, Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let options = Options { backend: Backend::Cuda, ..Options::default() };
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &options)?;
+    /// plan.prepare_on_device()?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn prepare_on_device(&self) -> Result<()> {
+        self.device_resident().map(|_| ())
+    }
+
     /// Computes the whole output on the GPU with the input and the outputs in GPU memory
     /// (device-resident: no host copies at all): [`Plan::compute_block_on_device`] for one
     /// block covering the output plane. `data` and `footprint` are device addresses of the full
