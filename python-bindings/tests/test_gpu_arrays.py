@@ -3,20 +3,20 @@ whose arrays live in the simulator's memory (:mod:`fake_cupy`): numpy return typ
 arrays, ``return_type='dask'`` gives dask arrays of GPU chunks, each chunk computed on the
 device from the device input. Both give the bits of the GPU executor on host arrays, for
 every case of ``test_gpu_paths`` (TAN, CAR, SIP, a frame change, a cube) and orders 0-3;
-orders 0 and 1 never copy the input to the host."""
+orders 0 and 1 never copy the input to the host. With ``REPROJECT_RS_CUDA_SIM=0`` the same
+tests run on the machine's GPU with CuPy itself (the GPU bundle)."""
 
 import os
 
-os.environ["REPROJECT_RS_CUDA_SIM"] = "1"
+os.environ.setdefault("REPROJECT_RS_CUDA_SIM", "1")
 
 import pickle  # noqa: E402
-import sys  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-import fake_cupy  # noqa: E402
 import reproject_rs  # noqa: E402
+from conftest import cupy_for_tests  # noqa: E402
 from reproject_rs import _device, _lazy  # noqa: E402
 from test_gpu_paths import (  # noqa: E402
     BLOCK, CASES, _case, _close_to_cpu, _same_bits, _same_result,
@@ -34,10 +34,14 @@ def simulated_gpu():
 
 @pytest.fixture
 def cupy(monkeypatch):
-    """The stand-in CuPy, as ``import cupy`` finds it."""
-    module = fake_cupy.module()
-    monkeypatch.setitem(sys.modules, "cupy", module)
-    return module
+    """The stand-in CuPy on the simulator (as ``import cupy`` finds it), else CuPy."""
+    return cupy_for_tests(monkeypatch)
+
+
+def _bytes_to_host(cupy):
+    """The bytes the stand-in copied to the host so far (None with CuPy itself)."""
+    calls = getattr(cupy, "calls", None)
+    return None if calls is None else calls["bytes_to_host"]
 
 
 def _on_gpu(cupy, args):
@@ -59,18 +63,18 @@ def test_dask_chunks_on_the_gpu(cupy, name, order):
     expected = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
     cpu = reproject_rs.reproject_interp(*args, device="cpu", **kwargs)
     block = BLOCK if len(expected[0].shape) == 2 else (1,) + BLOCK  # cubes: along planes too
-    copies = cupy.calls["bytes_to_host"]
+    copies = _bytes_to_host(cupy)
     data, footprint = reproject_rs.reproject_interp(
         *_on_gpu(cupy, args), device="cuda", return_type="dask", block_size=block, **kwargs
     )
     if kwargs["order"] in (0, 1):
-        assert cupy.calls["bytes_to_host"] == copies, "the input went to the host"
+        assert _bytes_to_host(cupy) == copies, "the input went to the host"
     assert data.chunksize == block and footprint.chunksize == block
-    assert isinstance(data._meta, fake_cupy.FakeCupyArray)
+    assert isinstance(data._meta, cupy.ndarray)
     chunk = data.blocks[(0,) * data.ndim].compute()
-    assert isinstance(chunk, fake_cupy.FakeCupyArray) and chunk.shape == block
+    assert isinstance(chunk, cupy.ndarray) and chunk.shape == block
     got = (data.compute(), footprint.compute())
-    assert all(isinstance(a, fake_cupy.FakeCupyArray) for a in got)
+    assert all(isinstance(a, cupy.ndarray) for a in got)
     got = _host(got)
     _same_result(got, expected)
     _close_to_cpu(got, cpu)
@@ -137,10 +141,10 @@ def test_numpy_return_type_gives_gpu_arrays(cupy):
     arrays (float32 too) are filled."""
     args, kwargs = _case("galactic-icrs", 1)
     expected = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
-    copies = cupy.calls["bytes_to_host"]
+    copies = _bytes_to_host(cupy)
     got = reproject_rs.reproject_interp(*_on_gpu(cupy, args), device="cuda", **kwargs)
-    assert cupy.calls["bytes_to_host"] == copies
-    assert all(isinstance(a, fake_cupy.FakeCupyArray) for a in got)
+    assert _bytes_to_host(cupy) == copies
+    assert all(isinstance(a, cupy.ndarray) for a in got)
     _same_result(_host(got), expected)
     out = cupy.empty(expected[0].shape, dtype=np.float32)
     fp = cupy.empty(expected[0].shape, dtype=np.float32)
@@ -153,11 +157,12 @@ def test_numpy_return_type_gives_gpu_arrays(cupy):
 
 
 def test_inputs_the_kernels_do_not_read(cupy):
-    """A big-endian GPU input: device='cuda' raises DeviceUnavailableError when the call is
-    made; device='auto' computes through the host (dask arrays of host chunks)."""
-    args, kwargs = _case("tan-tan", 1, dtype=">f8")
+    """A GPU input of a type the kernels do not read (uint32): device='cuda' raises
+    DeviceUnavailableError when the call is made; device='auto' computes through the host
+    (dask arrays of host chunks)."""
+    args, kwargs = _case("tan-tan", 1, dtype="<u4")
     expected = reproject_rs.reproject_interp(*args, device="cpu", **kwargs)
-    with pytest.raises(reproject_rs.DeviceUnavailableError, match="dtype >f8"):
+    with pytest.raises(reproject_rs.DeviceUnavailableError, match="dtype <u4"):
         reproject_rs.reproject_interp(*_on_gpu(cupy, args), device="cuda",
                                       return_type="dask", block_size=BLOCK, **kwargs)
     data, footprint = reproject_rs.reproject_interp(
