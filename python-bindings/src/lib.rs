@@ -602,7 +602,7 @@ mod _core {
     #[pymodule_export]
     use super::lazy::LazyPlan;
     #[pymodule_export]
-    use super::mosaic::reproject_and_coadd;
+    use super::mosaic::{background_corrections, reproject_and_coadd};
     #[pymodule_export]
     use super::optimal::optimal_celestial_wcs_header;
     #[pymodule_export]

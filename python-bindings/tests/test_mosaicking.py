@@ -239,24 +239,39 @@ def test_blank_pixel_value_nan():
                                 combine_function=combine))
 
 
-@pytest.mark.parametrize("match_background", [False, True])
-def test_dask_equals_numpy(match_background):
+@pytest.mark.parametrize("combine", ["mean", "median"])
+@pytest.mark.parametrize("match_background", [False, True, "plane"])
+def test_dask_equals_numpy(match_background, combine, monkeypatch):
+    """Each dask block is one core call on its window, bit-identical to the numpy result;
+    with background matching the corrections are one task, computed once for every block."""
     da = pytest.importorskip("dask.array")
+    import dask
+    from reproject_rs import _core
+
+    calls = []
+    corrections = _core.background_corrections
+    monkeypatch.setattr(_core, "background_corrections",
+                        lambda *a, **k: calls.append(1) or corrections(*a, **k))
     inputs = tiles(4)
     kwargs = dict(shape_out=SHAPE_OUT, match_background=match_background,
-                  input_weights=weights_for(inputs), blank_pixel_value=np.nan)
+                  input_weights=weights_for(inputs), blank_pixel_value=np.nan,
+                  combine_function=combine)
     want = ours(inputs, WCS_OUT, **kwargs)
     data, footprint = ours(inputs, WCS_OUT, return_type="dask", block_size=(32, 48), **kwargs)
     assert isinstance(data, da.Array) and data.chunks == ((32, 32, 6), (48, 48, 14))
-    data, footprint = data.compute(), footprint.compute()
-    np.testing.assert_allclose(data, want[0], rtol=1e-12, equal_nan=True)
-    np.testing.assert_allclose(footprint, want[1], rtol=1e-12)
+    blocks = [k for k in data.__dask_graph__() if "window_stacked" in str(k)]
+    assert len(blocks) == 9, blocks
+    data, footprint = dask.compute(data, footprint)
+    assert len(calls) == (1 if match_background else 0)
+    np.testing.assert_array_equal(data, want[0])
+    np.testing.assert_array_equal(footprint, want[1])
     # Automatic chunks, a cube.
     cube = [(np.stack([a, a]), w) for a, w in inputs]
-    want = ours(cube, WCS_OUT, shape_out=(2, *SHAPE_OUT))
-    data, footprint = ours(cube, WCS_OUT, shape_out=(2, *SHAPE_OUT), return_type="dask")
-    np.testing.assert_allclose(data.compute(), want[0], rtol=1e-12)
-    np.testing.assert_allclose(footprint.compute(), want[1], rtol=1e-12)
+    want = ours(cube, WCS_OUT, shape_out=(2, *SHAPE_OUT), match_background=match_background)
+    data, footprint = ours(cube, WCS_OUT, shape_out=(2, *SHAPE_OUT), return_type="dask",
+                           match_background=match_background)
+    np.testing.assert_array_equal(data.compute(), want[0])
+    np.testing.assert_array_equal(footprint.compute(), want[1])
 
 
 def test_generic_path_with_reproject_adaptive():
