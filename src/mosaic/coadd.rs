@@ -72,7 +72,7 @@ impl<'a> MosaicInput<'a> {
 /// How the values of overlapping inputs combine into one output pixel. `Mean` and `Sum` are
 /// footprint- (and weight-) weighted as in reproject; `First`/`Last` overlay the inputs in
 /// order; `Min`/`Max` keep the extreme value; `Median` and `Clipped` go beyond reproject.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Combine {
     /// Σ w·v / Σ w (reproject's `mean`).
     Mean,
@@ -133,7 +133,7 @@ impl FromStr for Combine {
 }
 
 /// Background matching.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Background {
     /// None (reproject's `match_background=False`).
     #[default]
@@ -145,7 +145,7 @@ pub enum Background {
 }
 
 /// Options of [`reproject_and_coadd`], with reproject's defaults.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MosaicOptions {
     /// How each input is reprojected (order, precision, threads, backend, ...). Its
     /// `block_size` is the mosaic's output block.
@@ -185,7 +185,7 @@ pub struct Mosaic {
 }
 
 /// A background correction: `offset + slope_x·x + slope_y·y` at output pixel (x, y).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Correction {
     /// Constant part.
     pub offset: f64,
@@ -753,7 +753,7 @@ fn corrections(
 }
 
 /// The output block edge of mosaics when the options leave it open.
-const MOSAIC_BLOCK: usize = 256;
+pub(crate) const MOSAIC_BLOCK: usize = 256;
 
 /// The blocks of `rows` × `cols`, `size` at most.
 fn blocks_of(rows: &Range<usize>, cols: &Range<usize>, size: (usize, usize)) -> Vec<Block> {

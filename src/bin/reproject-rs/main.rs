@@ -164,6 +164,11 @@ struct MosaicArgs {
     /// Print nothing but errors, and no progress bar
     #[arg(short, long)]
     quiet: bool,
+    /// Combine bands of output rows in N worker processes of this program (the background
+    /// corrections computed once, here), writing one memory-mapped output; a failed run keeps
+    /// its partial output and the same command resumes it
+    #[arg(long, value_name = "N", value_parser = parse_threads, conflicts_with_all = ["png", "auto_wcs"])]
+    processes: Option<u32>,
 }
 
 fn parse_combine(s: &str) -> Result<reproject::mosaic::coadd::Combine, String> {
@@ -454,6 +459,7 @@ fn run(cli: Cli) -> CliResult<()> {
                 },
                 overwrite: a.overwrite,
                 quiet: a.quiet,
+                processes: a.processes.map(|n| n as usize),
             };
             let summary = mosaic::run(&job)?;
             if !a.quiet {
