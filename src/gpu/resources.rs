@@ -124,16 +124,11 @@ impl KernelResources {
         let sm = limits(arch)?;
         let warps = threads.div_ceil(32).max(1);
         let per_warp = (self.registers * 32).div_ceil(256) * 256;
-        let by_registers = if per_warp == 0 {
-            sm.blocks
-        } else {
-            sm.registers / (per_warp * warps)
-        };
-        let by_shared = if self.shared_memory == 0 {
-            sm.blocks
-        } else {
-            sm.shared_memory / self.shared_memory
-        };
+        let by_registers = sm.registers.checked_div(per_warp * warps).unwrap_or(sm.blocks);
+        let by_shared = sm
+            .shared_memory
+            .checked_div(self.shared_memory)
+            .unwrap_or(sm.blocks);
         let by_threads = sm.threads / (warps * 32);
         let blocks = by_registers.min(by_shared).min(by_threads).min(sm.blocks);
         Some(f64::from(blocks * warps) / f64::from(sm.threads / 32))
