@@ -5,24 +5,17 @@
 //! the whole mosaic bit for bit; a part that matches the backgrounds itself gives the same
 //! bits too. Bad parts get clear errors.
 
-use std::fs::File;
-use std::path::PathBuf;
-
 use ndarray::{ArrayD, IxDyn, SliceInfoElem};
-use ndarray_npy::NpzReader;
 use reproject::engine::blocks::Block;
-use reproject::io::{ArraySource, ImageSource};
+use reproject::io::ArraySource;
 use reproject::mosaic::coadd::{
     background_corrections, reproject_and_coadd, reproject_and_coadd_part, Background, MosaicInput,
     MosaicOptions, MosaicPart,
 };
 use reproject::wcs::Wcs;
 use reproject::Error;
-use serde_json::Value;
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mosaic")
-}
+mod mosaic_fixtures;
 
 /// The same bits (NaN equal to NaN).
 fn same_bits(a: &ArrayD<f64>, b: &ArrayD<f64>) -> bool {
@@ -87,71 +80,33 @@ fn part_of(
 
 #[test]
 fn parts_assemble_into_the_whole_mosaic_bit_for_bit() {
-    let meta: Value =
-        serde_json::from_reader(File::open(fixtures().join("cases.json")).unwrap()).unwrap();
-    let mut npz = NpzReader::new(File::open(fixtures().join("arrays.npz")).unwrap()).unwrap();
+    let (cases, _) = mosaic_fixtures::load();
     let mut checked = 0;
-    for case in meta["cases"].as_array().unwrap() {
-        let name = case["name"].as_str().unwrap();
-        let headers: Vec<Wcs> = case["inputs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| Wcs::from_header_str(h.as_str().unwrap()).unwrap())
-            .collect();
-        let images: Vec<ArrayD<f64>> = (0..headers.len())
-            .map(|k| npz.by_name(&format!("{name}_input{k}")).unwrap())
-            .collect();
-        let weights: Vec<ArrayD<f64>> = (0..headers.len())
-            .map(|k| npz.by_name(&format!("{name}_weights{k}")).unwrap())
-            .collect();
-        let sources: Vec<ArraySource<f64>> = images
-            .iter()
-            .map(|a| ArraySource::new(a.view()).unwrap())
-            .collect();
-        let weight_sources: Vec<ArraySource<f64>> = weights
-            .iter()
-            .map(|a| ArraySource::new(a.view()).unwrap())
-            .collect();
-        let wcs_out = Wcs::from_header_str(case["output_header"].as_str().unwrap()).unwrap();
-        let shape_out: Vec<usize> = case["shape_out"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as usize)
-            .collect();
-        for run in case["runs"].as_array().unwrap() {
+    for case in &cases {
+        let (name, wcs_out, shape_out) = (&case.name, &case.wcs_out, &case.shape_out);
+        let (images, weights) = case.sources();
+        for run in &case.runs {
             let run_name = run["name"].as_str().unwrap();
-            let use_weights = run["weights"].as_bool().unwrap();
-            let inputs: Vec<MosaicInput> = (0..headers.len())
-                .map(|k| MosaicInput {
-                    source: &sources[k],
-                    wcs: &headers[k],
-                    weights: use_weights.then(|| (&weight_sources[k] as &dyn ImageSource, None)),
-                })
-                .collect();
-            let matched = run["match_background"].as_bool().unwrap();
+            let inputs = case.inputs(&images, &weights, run);
             // Offsets as the fixtures have them, and planes on the same runs.
-            let modes: &[Background] = if matched {
+            let modes: &[Background] = if mosaic_fixtures::matched(run) {
                 &[Background::Offset, Background::Plane]
             } else {
                 &[Background::None]
             };
             for &background in modes {
                 let options = MosaicOptions {
-                    combine: run["combine"].as_str().unwrap().parse().unwrap(),
                     background,
-                    blank_pixel_value: if run["blank"] == "nan" { f64::NAN } else { 0.0 },
                     reprojection: reproject::engine::Options {
                         block_size: Some((7, 9)),
                         ..Default::default()
                     },
-                    ..MosaicOptions::default()
+                    ..mosaic_fixtures::options(run)
                 };
-                let whole = reproject_and_coadd(&inputs, &wcs_out, &shape_out, &options).unwrap();
+                let whole = reproject_and_coadd(&inputs, wcs_out, shape_out, &options).unwrap();
                 let full = whole.data.shape().to_vec();
                 let corrections =
-                    background_corrections(&inputs, &wcs_out, &shape_out, &options).unwrap();
+                    background_corrections(&inputs, wcs_out, shape_out, &options).unwrap();
                 assert_eq!(corrections, whole.corrections, "{name} {run_name}");
                 let plane = (full[full.len() - 2], full[full.len() - 1]);
                 for (i, window) in windows(plane).into_iter().enumerate() {
@@ -162,7 +117,7 @@ fn parts_assemble_into_the_whole_mosaic_bit_for_bit() {
                         corrections: (i > 0).then(|| corrections.clone()),
                     };
                     let (data, footprint) =
-                        part_of(&inputs, &wcs_out, &shape_out, &part, &options).unwrap();
+                        part_of(&inputs, wcs_out, shape_out, &part, &options).unwrap();
                     let what = format!("{name} {run_name} {background:?} window {window:?}");
                     assert!(same_bits(&data, &window_of(&whole.data, &window)), "{what}");
                     assert!(

@@ -124,7 +124,10 @@ impl KernelResources {
         let sm = limits(arch)?;
         let warps = threads.div_ceil(32).max(1);
         let per_warp = (self.registers * 32).div_ceil(256) * 256;
-        let by_registers = sm.registers.checked_div(per_warp * warps).unwrap_or(sm.blocks);
+        let by_registers = sm
+            .registers
+            .checked_div(per_warp * warps)
+            .unwrap_or(sm.blocks);
         let by_shared = sm
             .shared_memory
             .checked_div(self.shared_memory)

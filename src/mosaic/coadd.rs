@@ -406,10 +406,7 @@ pub fn reproject_and_coadd(
     shape_out: &[usize],
     options: &MosaicOptions,
 ) -> Result<Mosaic> {
-    let first = inputs
-        .first()
-        .ok_or_else(|| Error::InvalidArgument("no input data to mosaic".into()))?;
-    let full = full_shape(first.source.shape(), shape_out);
+    let full = full_shape_of(inputs, shape_out)?;
     check_output_memory(&full, 2 * std::mem::size_of::<f64>())?;
     let mut data = ArrayD::zeros(IxDyn(&full));
     let mut footprint = ArrayD::zeros(IxDyn(&full));
@@ -515,10 +512,7 @@ pub fn background_corrections(
     shape_out: &[usize],
     options: &MosaicOptions,
 ) -> Result<Vec<Correction>> {
-    let first = inputs
-        .first()
-        .ok_or_else(|| Error::InvalidArgument("no input data to mosaic".into()))?;
-    let full = full_shape(first.source.shape(), shape_out);
+    let full = full_shape_of(inputs, shape_out)?;
     check_inputs(inputs, &full, options)?;
     let weight_sources = weight_sources(inputs);
     let mut prepared = prepare(inputs, &weight_sources, wcs_out, &full, options)?;
@@ -539,10 +533,7 @@ pub fn reproject_and_coadd_part(
     footprint: ArrayViewMutD<f64>,
     options: &MosaicOptions,
 ) -> Result<Vec<Correction>> {
-    let first = inputs
-        .first()
-        .ok_or_else(|| Error::InvalidArgument("no input data to mosaic".into()))?;
-    let full = full_shape(first.source.shape(), shape_out);
+    let full = full_shape_of(inputs, shape_out)?;
     let noop = |_: usize, _: usize| {};
     coadd(
         inputs,
@@ -630,6 +621,14 @@ fn coadd(
         progress,
     )?;
     Ok(corrections)
+}
+
+/// The full output shape of a mosaic of `inputs` (see [`full_shape`]); an error without any.
+fn full_shape_of(inputs: &[MosaicInput], shape_out: &[usize]) -> Result<Vec<usize>> {
+    let first = inputs
+        .first()
+        .ok_or_else(|| Error::InvalidArgument("no input data to mosaic".into()))?;
+    Ok(full_shape(first.source.shape(), shape_out))
 }
 
 /// The checks of the inputs of a mosaic of full output shape `shape`, before any work.
