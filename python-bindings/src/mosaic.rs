@@ -16,7 +16,7 @@ use reproject::engine::blocks::Block;
 use reproject::io::{ImageSource, RawSource};
 use reproject::mosaic::coadd::{
     background_corrections as core_background_corrections, reproject_and_coadd_part,
-    reproject_and_coadd_with_progress, Background, Correction, MosaicInput, MosaicOptions,
+    reproject_and_coadd_with_progress, Background, Combine, Correction, MosaicInput, MosaicOptions,
     MosaicPart,
 };
 use reproject::wcs::Wcs;
@@ -114,10 +114,27 @@ fn with_inputs<'py, R>(
     f(&inputs, bytes.first().map(|b| b.shape.as_slice()))
 }
 
+/// `combine=` with the clipped mean's `clip=(sigma, ampfrac)`.
+fn parse_combine(py: Python<'_>, combine: &str, (sigma, ampfrac): (f64, f64)) -> PyResult<Combine> {
+    match combine.parse().map_err(|e| to_pyerr(py, e))? {
+        Combine::Clipped { .. } => {
+            if !(sigma.is_finite() && sigma >= 0.0 && ampfrac.is_finite() && ampfrac >= 0.0) {
+                return Err(new_err(
+                    py,
+                    Kind::InvalidArgument,
+                    format!("clip_sigma and clip_ampfrac must be finite and non-negative, got {sigma}, {ampfrac}"),
+                ));
+            }
+            Ok(Combine::Clipped { sigma, ampfrac })
+        }
+        other => Ok(other),
+    }
+}
+
 /// The mosaic options of the keyword arguments.
 fn mosaic_options(
     py: Python<'_>,
-    combine: &str,
+    combine: Combine,
     background: &str,
     background_reference: Option<usize>,
     blank_pixel_value: f64,
@@ -125,7 +142,7 @@ fn mosaic_options(
 ) -> PyResult<MosaicOptions> {
     Ok(MosaicOptions {
         reprojection: reprojection.options(py)?,
-        combine: combine.parse().map_err(|e| to_pyerr(py, e))?,
+        combine,
         background: parse_background(py, background)?,
         background_reference,
         blank_pixel_value,
@@ -156,6 +173,10 @@ fn mosaic_options(
 ///     The header text of each weights array's WCS; None: the input's.
 /// combine : str
 ///     'mean' (default), 'sum', 'first', 'last', 'min', 'max', 'median' or 'clipped'.
+/// clip_sigma, clip_ampfrac : float
+///     The clipped mean's rejection threshold in standard deviations (default 4) and extra
+///     tolerance as a fraction of the absolute median (default 0.3), as SWarp's CLIP_SIGMA and
+///     CLIP_AMPFRAC.
 /// background : str
 ///     'none' (default), 'offset' (one offset per input, reproject's
 ///     ``match_background=True``) or 'plane' (a plane per input).
@@ -191,7 +212,8 @@ fn mosaic_options(
 ///     matching).
 #[pyfunction]
 #[pyo3(signature = (arrays, headers_in, header_out, shape_out, *, weights=None,
-    weight_headers=None, combine="mean", background="none", background_reference=None,
+    weight_headers=None, combine="mean", clip_sigma=4.0, clip_ampfrac=0.3, background="none",
+    background_reference=None,
     blank_pixel_value=0.0, order=None, roundtrip_coords=true, block_size=None, threads=1,
     nan_policy="propagate", precision="reproject", output_array=None, output_footprint=None,
     device="cpu", progress=None, window=None, corrections=None))]
@@ -205,6 +227,8 @@ pub fn reproject_and_coadd<'py>(
     weights: Option<Vec<Option<Bound<'py, PyUntypedArray>>>>,
     weight_headers: Option<Vec<Option<String>>>,
     combine: &str,
+    clip_sigma: f64,
+    clip_ampfrac: f64,
     background: &str,
     background_reference: Option<usize>,
     blank_pixel_value: f64,
@@ -230,7 +254,7 @@ pub fn reproject_and_coadd<'py>(
         };
         let options = mosaic_options(
             py,
-            combine,
+            parse_combine(py, combine, (clip_sigma, clip_ampfrac))?,
             background,
             background_reference,
             blank_pixel_value,
@@ -407,7 +431,8 @@ fn as_tuples(corrections: &[Correction]) -> Vec<(f64, f64, f64)> {
 /// (``corrections=``). The arguments are :func:`reproject_and_coadd`'s.
 #[pyfunction]
 #[pyo3(signature = (arrays, headers_in, header_out, shape_out, *, weights=None,
-    weight_headers=None, combine="mean", background="none", background_reference=None,
+    weight_headers=None, combine="mean", clip_sigma=4.0, clip_ampfrac=0.3, background="none",
+    background_reference=None,
     blank_pixel_value=0.0, order=None, roundtrip_coords=true, block_size=None, threads=1,
     nan_policy="propagate", precision="reproject", device="cpu"))]
 #[allow(clippy::too_many_arguments)]
@@ -420,6 +445,8 @@ pub fn background_corrections<'py>(
     weights: Option<Vec<Option<Bound<'py, PyUntypedArray>>>>,
     weight_headers: Option<Vec<Option<String>>>,
     combine: &str,
+    clip_sigma: f64,
+    clip_ampfrac: f64,
     background: &str,
     background_reference: Option<usize>,
     blank_pixel_value: f64,
@@ -440,7 +467,7 @@ pub fn background_corrections<'py>(
         };
         let options = mosaic_options(
             py,
-            combine,
+            parse_combine(py, combine, (clip_sigma, clip_ampfrac))?,
             background,
             background_reference,
             blank_pixel_value,

@@ -352,6 +352,35 @@ def test_median_clipped_and_plane():
         np.testing.assert_allclose(fast[1], generic[1], rtol=1e-9, atol=1e-10)
 
 
+def test_clip_parameters():
+    """SWarp's CLIP_SIGMA and CLIP_AMPFRAC of 'clipped': a tighter clip rejects an input the
+    default keeps; the fast path, dask blocks and the generic path agree; bad values and
+    clip parameters with another combine function are refused."""
+    base = celestial(crpix=(30.0, 25.0))
+    truth = sky((50, 60), 0)
+    # Four inputs 0.0, 0.0, 0.0 and 3.0 above the truth: the default (4 sigma + 0.3 |median|)
+    # keeps the last one; sigma 1 without the median term rejects it.
+    inputs = [(truth.copy(), base)] * 3 + [(truth + 3.0, base)]
+    kwargs = dict(shape_out=(50, 60), combine_function="clipped")
+    kept, _ = ours(inputs, base, **kwargs)
+    np.testing.assert_allclose(kept, truth + 0.75, rtol=1e-12)
+    tight = dict(kwargs, clip_sigma=1.0, clip_ampfrac=0.0)
+    rejected, _ = ours(inputs, base, **tight)
+    np.testing.assert_allclose(rejected, truth, rtol=1e-12)
+
+    def interp(*args, **kwargs):
+        return reproject_rs.reproject_interp(*args, **kwargs)
+
+    generic, _ = ours(inputs, base, reproject_function=interp, **tight)
+    np.testing.assert_allclose(generic, rejected, rtol=1e-12)
+    blocks, _ = ours(inputs, base, return_type="dask", block_size=(16, 20), **tight)
+    np.testing.assert_array_equal(blocks.compute(), rejected)
+    with pytest.raises(ValueError, match="non-negative"):
+        ours(inputs, base, clip_sigma=-1.0, **kwargs)
+    with pytest.raises(ValueError, match="apply to combine_function='clipped'"):
+        ours(inputs, base, shape_out=(50, 60), clip_sigma=2.0)
+
+
 def test_background_reference():
     inputs = tiles(4)
     kwargs = dict(shape_out=SHAPE_OUT, match_background=True)

@@ -178,6 +178,7 @@ pub struct ReprojectPlan {
 impl InputSpec {
     /// Opens the input (memory-mapped) and, when `with_wcs`, reads the WCS of a FITS input's
     /// header (`None` for `.npy`, which carries none).
+    #[cfg_attr(not(feature = "fits"), allow(unused_variables))]
     pub fn open(&self, with_wcs: bool) -> Result<(Arc<dyn ImageSource>, Option<Wcs>)> {
         Ok(match self {
             InputSpec::Npy { path } => (Arc::new(NpySource::open(path)?), None),

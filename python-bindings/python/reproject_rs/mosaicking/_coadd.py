@@ -35,6 +35,9 @@ logger = logging.getLogger("reproject.mosaicking._coadd")
 
 #: reproject's combine functions, then the core's extensions.
 COMBINE_FUNCTIONS = ("mean", "sum", "first", "last", "min", "max", "median", "clipped")
+#: SWarp's CLIPPED defaults (the core's ``Combine::Clipped``).
+CLIP_SIGMA = 4.0
+CLIP_AMPFRAC = 0.3
 _REPROJECT_COMBINES = COMBINE_FUNCTIONS[:6]
 
 #: Keyword arguments of the reprojection that the fast path understands (anything else goes
@@ -62,6 +65,8 @@ def reproject_and_coadd(
     *,
     return_type=None,
     device=None,
+    clip_sigma=CLIP_SIGMA,
+    clip_ampfrac=CLIP_AMPFRAC,
     **kwargs,
 ):
     """
@@ -135,6 +140,10 @@ def reproject_and_coadd(
         the numpy result; with background matching, the corrections, which need every
         overlap, are one task computed once and given to every block; generic path:
         computed now, wrapped).
+    clip_sigma, clip_ampfrac : float, keyword-only, optional
+        SWarp's CLIP_SIGMA (default 4) and CLIP_AMPFRAC (default 0.3) of
+        ``combine_function='clipped'``: values further than ``clip_sigma`` standard deviations
+        plus ``clip_ampfrac`` times the absolute median from the median are rejected.
     device : {'cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all'}, keyword-only, optional
         Where the fast path's reprojections compute (see ``reproject_rs.reproject_interp``);
         passed on to ``reproject_rs.reproject_interp`` on the generic path.
@@ -166,6 +175,7 @@ def reproject_and_coadd(
         block_sizes = kwargs.pop("block_size")
     kwargs.pop("block_size", None)
     background = _parse_background(match_background)
+    clip = _parse_clip(combine_function, clip_sigma, clip_ampfrac)
     if return_type is None:
         return_type = "numpy"
     elif return_type not in ("numpy", "dask"):
@@ -198,6 +208,7 @@ def reproject_and_coadd(
         background_reference=background_reference if background_reference else None,
         blank_pixel_value=blank_pixel_value,
         progress_bar=progress_bar,
+        clip=clip,
     )
     interp = _is_interp(reproject_function)
     with contextlib.ExitStack() as stack:  # files opened while parsing stay open until done
@@ -251,6 +262,19 @@ def reproject_and_coadd(
 
 def _noop(iterable):
     return iterable
+
+
+def _parse_clip(combine_function, sigma, ampfrac):
+    """``(sigma, ampfrac)`` of 'clipped', checked: finite and non-negative, and left at their
+    defaults for the other combine functions."""
+    clip = (float(sigma), float(ampfrac))
+    if not all(np.isfinite(v) and v >= 0 for v in clip):
+        raise ValueError(
+            f"clip_sigma and clip_ampfrac must be finite and non-negative, got {sigma}, {ampfrac}"
+        )
+    if combine_function != "clipped" and clip != (CLIP_SIGMA, CLIP_AMPFRAC):
+        raise ValueError("clip_sigma and clip_ampfrac apply to combine_function='clipped'")
+    return clip
 
 
 def _parse_background(match_background) -> str:
@@ -448,7 +472,7 @@ def _engine_block(block_sizes, shape_out):
 def _fast_coadd(
     inputs, parsed_out, shape_out, output_array, output_footprint, block_sizes, kwargs,
     return_type, device, *, combine_function, background, background_reference,
-    blank_pixel_value, progress_bar,
+    blank_pixel_value, progress_bar, clip,
 ):
     """The mosaic by the core: numpy arrays (in the caller's arrays where it can write
     them), or dask arrays of output blocks."""
@@ -456,6 +480,8 @@ def _fast_coadd(
     parallel = kwargs.get("parallel", False)
     core_kwargs = dict(
         combine=combine_function,
+        clip_sigma=clip[0],
+        clip_ampfrac=clip[1],
         background=background,
         background_reference=background_reference,
         blank_pixel_value=float(blank_pixel_value),
