@@ -78,9 +78,10 @@ RP_GLOBAL void rp_reproject_block(const double* transform, const double* samplin
     w.ny = in_ny;
     w.nx = in_nx;
     double px, py;
-    double v = rp_pixel_value(&params, &w, out_y0 + r, out_x0 + c, &px, &py);
-    // An unknown element type or a pitch shorter than the window reads nothing.
-    if (input_type < 0 || input_type > 5 || in_pitch < win_nx) v = RP_NAN;
+    // An unknown element type or a pitch shorter than the window reads nothing: checked
+    // before any load.
+    int readable = input_type >= 0 && input_type <= 5 && in_pitch >= win_nx;
+    double v = readable ? rp_pixel_value(&params, &w, out_y0 + r, out_x0 + c, &px, &py) : RP_NAN;
     double f = v != v ? 0.0 : 1.0;
     long long at = (long long)r * out_pitch + c;
     if (out_f64) {

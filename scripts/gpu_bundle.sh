@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds the GPU parity suite, the NVRTC compile check and the GPU benchmark as standalone
-# binaries into gpu-bundle/ (git-ignored), with a run.sh that runs them on a machine with an
-# NVIDIA GPU and its driver: no Rust toolchain needed there, only libcuda (the driver) and a
-# libnvrtc (CUDA toolkit, or a pip wheel such as nvidia-cuda-nvrtc-cu12).
+# binaries into gpu-bundle/ (git-ignored), the Python package and its GPU tests with the wheels
+# they need (Python 3.12), and a run.sh that runs them on a machine with an NVIDIA GPU and its
+# driver: no Rust toolchain or network needed there, only libcuda (the driver), a libnvrtc
+# (CUDA toolkit, or a pip wheel such as nvidia-cuda-nvrtc-cu12) and Python with numpy (and
+# CuPy for the GPU-array paths). Here it needs maturin and pip with network access.
 #
 #   scripts/gpu_bundle.sh                # here: builds gpu-bundle/
 #   gpu-bundle/run.sh                    # there: parity suite, compile check, benchmark
+#   REPROJECT_RS_CUDA_SIM=1 PYTHON=python3.12 gpu-bundle/python-paths.sh   # the Python part, here
 #   SIZE=4096 gpu-bundle/run.sh          # a smaller benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,10 +45,51 @@ for f in "$OUT"/*; do
   strip --strip-debug "$f" 2>/dev/null || true
 done
 
+echo "== the Python package and what its GPU tests need, as wheels for the GPU machine's Python 3.12"
+# The GPU machine has Python 3.12 with numpy and CuPy, no network: everything else comes as
+# wheels (its own numpy is used: the numpy wheel pip picks is dropped).
+MATURIN="${MATURIN:-$(command -v maturin || echo .venv/bin/maturin)}"
+PIP="${PIP:-$(command -v pip3 || echo .venv/bin/pip)}"
+"$MATURIN" build --release --strip -m python-bindings/Cargo.toml -o "$OUT/wheels" >/dev/null
+"$PIP" download -q --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 -d "$OUT/wheels" \
+  astropy "dask[array,distributed]" pytest
+rm -f "$OUT"/wheels/numpy-*.whl
+mkdir -p "$OUT/python-tests"
+cp python-bindings/tests/{conftest.py,fake_cupy.py,test_gpu_paths.py,test_gpu_arrays.py} \
+  python-bindings/examples/dask_gpu.py "$OUT/python-tests/"
+
+cat >"$OUT/python-paths.sh" <<'PYPATHS'
+#!/usr/bin/env bash
+# The Python package's GPU tests on this machine's GPU (REPROJECT_RS_CUDA_SIM=0; =1 runs them
+# on the simulator, e.g. to check the bundle where there is no GPU): every path (numpy, lazy,
+# dask threads, a dask.distributed cluster of processes, CuPy in and out, dask arrays of CuPy
+# chunks) gives the same bits on the GPU, within 1e-9 of the CPU. Then the dask example.
+# PYTHON (default python3) needs numpy; CuPy for the GPU-array tests (they skip without it).
+set -uo pipefail
+cd "$(dirname "$0")"
+py="${PYTHON:-python3}"
+site="${TMPDIR:-/tmp}/reproject-rs-python"
+rm -rf "$site"
+"$py" - "$site" wheels/*.whl <<'UNPACK' || exit 1
+import sys, zipfile
+for wheel in sys.argv[2:]:
+    zipfile.ZipFile(wheel).extractall(sys.argv[1])
+UNPACK
+export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" REPROJECT_RS_CUDA_SIM="${REPROJECT_RS_CUDA_SIM:-0}"
+status=0
+"$py" -m pytest -q -p no:cacheprovider -o addopts="" --rootdir python-tests \
+  python-tests/test_gpu_paths.py python-tests/test_gpu_arrays.py || status=1
+"$py" python-tests/dask_gpu.py || status=1
+exit $status
+PYPATHS
+chmod +x "$OUT/python-paths.sh"
+
 cat >"$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs reproject-rs's GPU checks with the prebuilt binaries beside this script: the NVRTC
-# compile check, the GPU parity suite (GPU vs CPU) and the GPU benchmark. Needs the NVIDIA
+# compile check, the GPU parity suite (GPU vs CPU), the CLI's GPU paths, the Python package's
+# GPU paths (python-paths.sh) and the GPU benchmark. Needs the NVIDIA
 # driver; finds libnvrtc on the loader path, in $REPROJECT_RS_NVRTC, the CUDA toolkit or a
 # Python wheel. SIZE (default 16384) sets the benchmark's image size.
 set -uo pipefail
@@ -112,6 +156,8 @@ for tag in ("cuda", "cuda:all"):
     if not ok:
         sys.exit(1)
 PY
+echo "== the Python package's GPU paths"
+./python-paths.sh || status=1
 echo "== GPU benchmark"
 ./gpu_bench "${SIZE:-16384}" || status=1
 exit $status

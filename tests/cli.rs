@@ -816,6 +816,35 @@ fn mosaic_matches_the_library() {
     assert!((offsets[1] - offsets[0] - 2.5).abs() < 0.05, "{offsets:?}");
     assert!(std::fs::metadata(&png).unwrap().len() > 100);
 
+    // --processes: the corrections computed once, bands of rows combined by worker
+    // processes, the same file byte for byte.
+    let by_processes = d.join("mosaic-processes.fits");
+    let mut args = vec!["mosaic"];
+    args.extend(paths.iter().map(|p| s(p)));
+    args.extend([
+        "--to",
+        s(&target),
+        "-o",
+        s(&by_processes),
+        "--match-background",
+        "offset",
+        "--processes",
+        "2",
+        "--block-size",
+        "16",
+    ]);
+    let o = run(&args);
+    ok(&o);
+    assert!(
+        text(&o.stdout).contains("2 worker process(es)"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(
+        std::fs::read(&by_processes).unwrap(),
+        std::fs::read(&out).unwrap()
+    );
+
     // --auto-wcs: the grid reproject's find_optimal_celestial_wcs would choose, its header
     // published beside the mosaic.
     let auto = d.join("auto.fits");

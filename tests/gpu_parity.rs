@@ -728,6 +728,88 @@ fn device_resident_blocks_match_the_whole_and_the_host_path() {
     }
 }
 
+/// An output taller than one launch's grid may be (65,535 thread blocks of 8 rows along y):
+/// the device-resident whole-output call launches bands of rows, with the CPU's bits. The
+/// simulator refuses oversized grids as CUDA does, so CI checks it too.
+#[test]
+fn outputs_taller_than_one_grid_launch_in_bands() {
+    use reproject::gpu::{DeviceBuffer, DeviceImage};
+    use reproject::io::SampleType;
+    if !gpu_or_skip("outputs_taller_than_one_grid_launch_in_bands") {
+        return;
+    }
+    let input = image(40, 48, false);
+    let wcs_in = Wcs::from_header_str(&header(
+        ("RA---TAN", "DEC--TAN"),
+        (150.0, 30.0),
+        (24.5, 20.5),
+        (-0.01, 0.01),
+        "",
+    ))
+    .unwrap();
+    // 530,000 rows of 2 columns, of which the input covers a few dozen.
+    let (ny, nx) = (530_000, 2);
+    let wcs_out = Wcs::from_header_str(&header(
+        ("RA---TAN", "DEC--TAN"),
+        (150.0, 30.0),
+        (1.5, 265_000.0),
+        (-0.01, 0.0001),
+        "",
+    ))
+    .unwrap();
+    let source = ArraySource::new(input.view().into_dyn()).unwrap();
+    let plan = Plan::new(&source, &wcs_in, &wcs_out, &[ny, nx], &Options::default()).unwrap();
+    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let d_input = DeviceBuffer::from_host(&bytes).unwrap();
+    let image = DeviceImage {
+        ptr: d_input.device_ptr(),
+        sample: SampleType::F64,
+        big_endian: false,
+        pitch: 48,
+    };
+    let (data, footprint) = (
+        DeviceBuffer::zeros(ny * nx * 8).unwrap(),
+        DeviceBuffer::zeros(ny * nx * 8).unwrap(),
+    );
+    // SAFETY: device buffers of the sizes described.
+    unsafe {
+        plan.compute_on_device(&image, data.device_ptr(), footprint.device_ptr(), true)
+            .unwrap()
+    };
+    let f64s = |b: &DeviceBuffer| -> Vec<f64> {
+        b.to_host()
+            .unwrap()
+            .chunks_exact(8)
+            .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let (values, covered) = (f64s(&data), f64s(&footprint));
+    let (want, want_fp) =
+        reproject_interp(&source, &wcs_in, &wcs_out, &[ny, nx], &Options::default()).unwrap();
+    let bits = |v: &[f64]| -> Vec<u64> {
+        v.iter()
+            .map(|x| if x.is_nan() { u64::MAX } else { x.to_bits() })
+            .collect()
+    };
+    assert!(
+        want_fp.iter().filter(|&&f| f > 0.0).count() > 50,
+        "the input is not seen"
+    );
+    assert_eq!(covered, want_fp.as_slice().unwrap(), "footprints");
+    let close = values
+        .iter()
+        .zip(want.iter())
+        .all(|(a, b)| (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * b.abs());
+    assert!(close, "values beyond 1e-9 of the CPU's");
+    if gpu_info().is_ok_and(|i| i.name.contains("simulator")) {
+        assert_eq!(
+            bits(&values),
+            bits(want.as_slice().unwrap()),
+            "the simulator's bits"
+        );
+    }
+}
+
 /// Mosaics reproject their inputs on the GPU when the options ask for it (each input's plan
 /// runs on the CUDA executor), with the CPU's values within the parity tolerance. Runs on the
 /// CUDA simulator in CI.

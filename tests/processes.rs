@@ -313,3 +313,99 @@ fn workers_die_with_their_owner() {
     let lock = reproject::io::OutputLock::acquire(&out).unwrap();
     drop(lock);
 }
+
+/// A mosaic job (three `.npy` cubes with different backgrounds, offsets matched): a failed
+/// worker leaves a resumable partial output, a different mosaic into the same output is
+/// refused naming what differs, and the rerun publishes the library's mosaic bit for bit.
+#[test]
+fn mosaic_jobs_fail_resume_and_match_the_library() {
+    use reproject::mosaic::coadd::{
+        background_corrections, reproject_and_coadd, Background, MosaicInput, MosaicOptions,
+    };
+    use reproject::mosaic::plan::{MosaicInputSpec, MosaicPlan};
+
+    let (dir, _, _) = setup("processes_mosaic");
+    let mut images = Vec::new();
+    let mut specs = Vec::new();
+    for (k, (lon, rot, background)) in
+        [(150.0, 0.0, 0.0), (150.02, 10.0, 3.5), (149.99, -7.0, -2.0)]
+            .into_iter()
+            .enumerate()
+    {
+        let image = Array3::from_shape_fn((2, 100, 120), |(p, y, x)| {
+            ((x as f64 * 0.1 + lon * 50.0).sin() + (y as f64 * 0.07).cos()) * 5.0
+                + p as f64
+                + background
+        });
+        let path = dir.join(format!("in{k}.npy"));
+        ndarray_npy::write_npy(&path, &image).unwrap();
+        images.push((image, wcs(lon, rot)));
+        specs.push(MosaicInputSpec {
+            image: InputSpec::Npy { path },
+            wcs: Some(wcs(lon, rot)),
+            weights: None,
+        });
+    }
+    let wcs_out = wcs(150.01, 25.0);
+    let options = MosaicOptions {
+        background: Background::Offset,
+        reprojection: Options {
+            block_size: Some((16, 16)),
+            ..Options::default()
+        },
+        ..MosaicOptions::default()
+    };
+    let sources: Vec<ArraySource<f64>> = images
+        .iter()
+        .map(|(a, _)| ArraySource::new(a.view().into_dyn()).unwrap())
+        .collect();
+    let inputs: Vec<MosaicInput> = sources
+        .iter()
+        .zip(&images)
+        .map(|(s, (_, w))| MosaicInput::new(s, w))
+        .collect();
+    let want = reproject_and_coadd(&inputs, &wcs_out, &[90, 110], &options).unwrap();
+    let corrections = background_corrections(&inputs, &wcs_out, &[90, 110], &options).unwrap();
+    let plan = MosaicPlan {
+        inputs: specs,
+        wcs_out,
+        shape_out: vec![2, 90, 110],
+        options,
+        corrections,
+    };
+    let out = dir.join("mosaic.npy");
+    let request = request(&out);
+    let err = run_processes(
+        &plan,
+        &request,
+        3,
+        &worker_command(Some("2/3")),
+        &mut |_, _| {},
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("worker 2 of 3"), "{err}");
+    assert!(!out.exists(), "an incomplete mosaic must not be published");
+    let job_file = reproject::engine::processes::job_path(&out);
+    let job = reproject::engine::processes::ProcessJob::read(&job_file).unwrap();
+    let missing = missing_blocks(&job).unwrap().len();
+    assert!(
+        missing > 0 && missing < job.blocks,
+        "{missing} of {} missing",
+        job.blocks
+    );
+    // Other corrections are another mosaic: refused, naming them.
+    let mut other = plan.clone();
+    other.corrections[1].offset += 1.0;
+    let refused = prepare_job(&other, &request).unwrap_err().to_string();
+    assert!(refused.contains("the background corrections"), "{refused}");
+    // The rerun computes the missing bands only, and publishes the library's mosaic.
+    let partial = file_id(&dir.join("mosaic.npy.partial"));
+    run_processes(&plan, &request, 2, &worker_command(None), &mut |_, _| {}).unwrap();
+    assert_eq!(file_id(&out), partial, "the rerun must resume, not create");
+    let same = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    assert!(same(&read_all(&out), want.data.as_slice().unwrap()));
+    assert!(same(
+        &read_all(&out.with_extension("footprint.npy")),
+        want.footprint.as_slice().unwrap()
+    ));
+}

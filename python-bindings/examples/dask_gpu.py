@@ -10,6 +10,9 @@ by the GPU block executor of the worker process that runs it. Each worker:
   reuses it for the job's other blocks (a small per-process plan cache; see
   ``reproject_rs._engine.plan_cache_info``).
 
+With CuPy installed, a CuPy input goes the same way and stays on the GPU: a dask array of
+CuPy chunks, computed on the workers' GPUs from the device input.
+
 The cluster is dask_cuda's ``LocalCUDACluster`` when dask_cuda is installed: one worker per
 GPU, each seeing its own GPU as device 0, hence ``device='cuda'``. Otherwise a plain
 ``LocalCluster`` of two single-threaded worker processes; with several GPUs and no dask_cuda,
@@ -115,6 +118,22 @@ def main():
         np.testing.assert_array_equal(footprint, whole[1])
         print(f"valid pixels: {int(footprint.sum())} of {footprint.size}; same bits as the "
               "whole-image call")
+
+        # A CuPy input stays on the GPU: a dask array of CuPy chunks, each computed on its
+        # worker's GPU from the device input, with the same bits.
+        try:
+            import cupy
+        except ImportError:
+            cupy = None
+        if cupy is not None and device == "cuda":
+            chunks = reproject_rs.reproject_interp(
+                (cupy.asarray(image), wcs_in), wcs_out, shape_out=shape_out, order="bicubic",
+                return_type="dask", block_size=(128, 128), device="cuda",
+                return_footprint=False,
+            )
+            on_gpu = client.compute(chunks, sync=True)
+            np.testing.assert_array_equal(cupy.asnumpy(on_gpu), whole[0])
+            print(f"CuPy input: {type(on_gpu).__name__} chunks, the same bits")
 
         # Each worker built the plan once and reused it for its other blocks.
         for worker, info in client.run(reproject_rs._engine.plan_cache_info).items():

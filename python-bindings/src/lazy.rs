@@ -33,7 +33,7 @@ use crate::{compute_stacked_window, full_shape, parse_wcs, to_numpy};
 type Pair<'py> = (Bound<'py, PyArrayDyn<f64>>, Bound<'py, PyArrayDyn<f64>>);
 
 /// A numpy array read in place by a plan that may outlive the call that made it.
-struct KeptArray {
+pub(crate) struct KeptArray {
     // Declared first so it is dropped first: it borrows the buffer of `_array`.
     raw: RawSource<'static>,
     /// Keeps the array, hence its buffer, alive.
@@ -41,7 +41,7 @@ struct KeptArray {
 }
 
 impl KeptArray {
-    fn new(array: &Bound<'_, PyUntypedArray>) -> PyResult<KeptArray> {
+    pub(crate) fn new(array: &Bound<'_, PyUntypedArray>) -> PyResult<KeptArray> {
         let py = array.py();
         let bytes = borrow_bytes(array)?;
         // SAFETY: the slice covers the buffer of `array`, which `_array` keeps alive for as

@@ -14,6 +14,8 @@
 //! * [`reproject_block`]: one output block (rows × columns, all leading planes), for dask.
 //! * [`lazy::LazyPlan`]: a prepared plan (spline coefficients computed once) whose blocks
 //!   compute on demand, for `return_type='lazy'` and the dask blocks.
+//! * [`device::DevicePlan`]: a device-resident plan (CuPy input and outputs), for whole
+//!   outputs and the CuPy chunks of dask arrays.
 //! * [`reproject_positions`]: the whole output at input positions given for every output
 //!   pixel (computed by astropy for a WCS pair the engine does not evaluate).
 //! * [`mosaic::reproject_and_coadd`]: a mosaic of many inputs (the core's
@@ -596,11 +598,11 @@ fn check_header(py: Python<'_>, header: &str) -> PyResult<usize> {
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
-    use super::device::reproject_device;
+    use super::device::{DeviceMemory, DevicePlan};
     #[pymodule_export]
     use super::lazy::LazyPlan;
     #[pymodule_export]
-    use super::mosaic::reproject_and_coadd;
+    use super::mosaic::{background_corrections, reproject_and_coadd};
     #[pymodule_export]
     use super::optimal::optimal_celestial_wcs_header;
     #[pymodule_export]

@@ -5,15 +5,19 @@
 //! numpy arrays (any dtype, byte order, strides) ──borrowed bytes──▶ RawSource ┐
 //! weights (same)                                ──borrowed bytes──▶ RawSource ├▶ MosaicInput
 //! header text per input (and per weights)       ──Wcs::from_header_str──▶ Wcs ┘
-//!     └─ GIL released ─▶ reproject_and_coadd_with_progress (blocks in parallel)
+//!     └─ GIL released ─▶ reproject_and_coadd_with_progress (blocks in parallel), or
+//!        reproject_and_coadd_part (one window, the corrections given: a dask block)
 //!        ─▶ the caller's float64 arrays, or fresh ones moved into numpy
 //! ```
 
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray};
 use pyo3::prelude::*;
+use reproject::engine::blocks::Block;
 use reproject::io::{ImageSource, RawSource};
 use reproject::mosaic::coadd::{
-    reproject_and_coadd_with_progress, Background, Combine, MosaicInput, MosaicOptions,
+    background_corrections as core_background_corrections, reproject_and_coadd_part,
+    reproject_and_coadd_with_progress, Background, Combine, Correction, MosaicInput, MosaicOptions,
+    MosaicPart,
 };
 use reproject::wcs::Wcs;
 
@@ -34,6 +38,115 @@ fn parse_background(py: Python<'_>, background: &str) -> PyResult<Background> {
             format!("background should be 'none', 'offset' or 'plane', got '{other}'"),
         )),
     }
+}
+
+/// The mosaic's inputs (numpy arrays read in place, header texts parsed), given to `f`.
+fn with_inputs<'py, R>(
+    py: Python<'py>,
+    arrays: &[Bound<'py, PyUntypedArray>],
+    headers_in: &[String],
+    weights: Option<Vec<Option<Bound<'py, PyUntypedArray>>>>,
+    weight_headers: Option<Vec<Option<String>>>,
+    f: impl FnOnce(&[MosaicInput], Option<&[usize]>) -> PyResult<R>,
+) -> PyResult<R> {
+    let n = arrays.len();
+    if headers_in.len() != n {
+        return Err(new_err(
+            py,
+            Kind::InvalidArgument,
+            format!("{n} arrays but {} input headers", headers_in.len()),
+        ));
+    }
+    let weights = weights.unwrap_or_else(|| vec![None; n]);
+    let weight_headers = weight_headers.unwrap_or_else(|| vec![None; n]);
+    if weights.len() != n || weight_headers.len() != n {
+        return Err(new_err(
+            py,
+            Kind::InvalidArgument,
+            format!(
+                "{n} arrays but {} weights and {} weight headers",
+                weights.len(),
+                weight_headers.len()
+            ),
+        ));
+    }
+    let wcs_in = headers_in
+        .iter()
+        .enumerate()
+        .map(|(k, h)| parse_wcs(py, h, &format!("input {k}")))
+        .collect::<PyResult<Vec<Wcs>>>()?;
+    let wcs_weights = weight_headers
+        .iter()
+        .enumerate()
+        .map(|(k, h)| {
+            h.as_deref()
+                .map(|h| parse_wcs(py, h, &format!("weights {k}")))
+                .transpose()
+        })
+        .collect::<PyResult<Vec<Option<Wcs>>>>()?;
+    // Borrowed, never copied: the arrays stay alive (and their buffers in place) while the
+    // caller holds them.
+    let bytes = arrays
+        .iter()
+        .map(borrow_bytes)
+        .collect::<PyResult<Vec<BorrowedBytes>>>()?;
+    let sources = bytes
+        .iter()
+        .map(|b| b.source(py))
+        .collect::<PyResult<Vec<RawSource>>>()?;
+    let weight_bytes = weights
+        .iter()
+        .map(|w| w.as_ref().map(borrow_bytes).transpose())
+        .collect::<PyResult<Vec<Option<BorrowedBytes>>>>()?;
+    let weight_sources = weight_bytes
+        .iter()
+        .map(|w| w.as_ref().map(|b| b.source(py)).transpose())
+        .collect::<PyResult<Vec<Option<RawSource>>>>()?;
+    let inputs: Vec<MosaicInput> = (0..n)
+        .map(|k| MosaicInput {
+            source: &sources[k] as &dyn ImageSource,
+            wcs: &wcs_in[k],
+            weights: weight_sources[k]
+                .as_ref()
+                .map(|w| (w as &dyn ImageSource, wcs_weights[k].as_ref())),
+        })
+        .collect();
+    f(&inputs, bytes.first().map(|b| b.shape.as_slice()))
+}
+
+/// `combine=` with the clipped mean's `clip=(sigma, ampfrac)`.
+fn parse_combine(py: Python<'_>, combine: &str, (sigma, ampfrac): (f64, f64)) -> PyResult<Combine> {
+    match combine.parse().map_err(|e| to_pyerr(py, e))? {
+        Combine::Clipped { .. } => {
+            if !(sigma.is_finite() && sigma >= 0.0 && ampfrac.is_finite() && ampfrac >= 0.0) {
+                return Err(new_err(
+                    py,
+                    Kind::InvalidArgument,
+                    format!("clip_sigma and clip_ampfrac must be finite and non-negative, got {sigma}, {ampfrac}"),
+                ));
+            }
+            Ok(Combine::Clipped { sigma, ampfrac })
+        }
+        other => Ok(other),
+    }
+}
+
+/// The mosaic options of the keyword arguments.
+fn mosaic_options(
+    py: Python<'_>,
+    combine: Combine,
+    background: &str,
+    background_reference: Option<usize>,
+    blank_pixel_value: f64,
+    reprojection: OptionArgs,
+) -> PyResult<MosaicOptions> {
+    Ok(MosaicOptions {
+        reprojection: reprojection.options(py)?,
+        combine,
+        background: parse_background(py, background)?,
+        background_reference,
+        blank_pixel_value,
+    })
 }
 
 /// Reprojects every input onto the WCS of ``header_out`` and combines them, as astropy
@@ -60,6 +173,10 @@ fn parse_background(py: Python<'_>, background: &str) -> PyResult<Background> {
 ///     The header text of each weights array's WCS; None: the input's.
 /// combine : str
 ///     'mean' (default), 'sum', 'first', 'last', 'min', 'max', 'median' or 'clipped'.
+/// clip_sigma, clip_ampfrac : float
+///     The clipped mean's rejection threshold in standard deviations (default 4) and extra
+///     tolerance as a fraction of the absolute median (default 0.3), as SWarp's CLIP_SIGMA and
+///     CLIP_AMPFRAC.
 /// background : str
 ///     'none' (default), 'offset' (one offset per input, reproject's
 ///     ``match_background=True``) or 'plane' (a plane per input).
@@ -77,19 +194,29 @@ fn parse_background(py: Python<'_>, background: &str) -> PyResult<Background> {
 ///     C-contiguous native float64 arrays of the full output shape, overwritten and returned.
 /// progress : callable, optional
 ///     Called as ``progress(done, total)`` (with the GIL, from any thread) as output blocks
-///     are combined; its exceptions are reported as unraisable and otherwise ignored.
+///     are combined; its exceptions are reported as unraisable and otherwise ignored (not
+///     called for a ``window``).
+/// window : ((int, int), (int, int)), optional
+///     Only this part of the output: ``((row_start, row_stop), (col_start, col_stop))`` of
+///     the output plane (every leading plane); the arrays then have the part's shape, and its
+///     pixels are bit-identical to the same pixels of the whole mosaic.
+/// corrections : list of (float, float, float), optional
+///     The background correction of each input (from :func:`background_corrections`),
+///     subtracted instead of matching the backgrounds here (e.g. for parts computed apart).
 ///
 /// Returns
 /// -------
 /// (data, footprint, corrections)
-///     float64 arrays of the full output shape, and the background correction
-///     ``(offset, slope_x, slope_y)`` subtracted from each input (zeros without matching).
+///     float64 arrays of the full output shape (or the window's), and the background
+///     correction ``(offset, slope_x, slope_y)`` subtracted from each input (zeros without
+///     matching).
 #[pyfunction]
 #[pyo3(signature = (arrays, headers_in, header_out, shape_out, *, weights=None,
-    weight_headers=None, combine="mean", background="none", background_reference=None,
+    weight_headers=None, combine="mean", clip_sigma=4.0, clip_ampfrac=0.3, background="none",
+    background_reference=None,
     blank_pixel_value=0.0, order=None, roundtrip_coords=true, block_size=None, threads=1,
     nan_policy="propagate", precision="reproject", output_array=None, output_footprint=None,
-    device="cpu", progress=None))]
+    device="cpu", progress=None, window=None, corrections=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn reproject_and_coadd<'py>(
     py: Python<'py>,
@@ -100,6 +227,8 @@ pub fn reproject_and_coadd<'py>(
     weights: Option<Vec<Option<Bound<'py, PyUntypedArray>>>>,
     weight_headers: Option<Vec<Option<String>>>,
     combine: &str,
+    clip_sigma: f64,
+    clip_ampfrac: f64,
     background: &str,
     background_reference: Option<usize>,
     blank_pixel_value: f64,
@@ -113,6 +242,8 @@ pub fn reproject_and_coadd<'py>(
     output_footprint: Option<Bound<'py, PyAny>>,
     device: &str,
     progress: Option<Py<PyAny>>,
+    window: Option<Window>,
+    corrections: Option<Vec<(f64, f64, f64)>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Vec<(f64, f64, f64)>)> {
     guard_panics(|| {
         let reprojection = OptionArgs {
@@ -120,174 +251,241 @@ pub fn reproject_and_coadd<'py>(
             threads,
             device,
             ..OptionArgs::serial(order, roundtrip_coords, nan_policy, precision)
-        }
-        .options(py)?;
-        let combine: Combine = combine.parse().map_err(|e| to_pyerr(py, e))?;
-        let options = MosaicOptions {
-            reprojection,
-            combine,
-            background: parse_background(py, background)?,
+        };
+        let options = mosaic_options(
+            py,
+            parse_combine(py, combine, (clip_sigma, clip_ampfrac))?,
+            background,
             background_reference,
             blank_pixel_value,
-        };
-        let n = arrays.len();
-        if headers_in.len() != n {
-            return Err(new_err(
-                py,
-                Kind::InvalidArgument,
-                format!("{n} arrays but {} input headers", headers_in.len()),
-            ));
-        }
-        let weights = weights.unwrap_or_else(|| vec![None; n]);
-        let weight_headers = weight_headers.unwrap_or_else(|| vec![None; n]);
-        if weights.len() != n || weight_headers.len() != n {
-            return Err(new_err(
-                py,
-                Kind::InvalidArgument,
-                format!(
-                    "{n} arrays but {} weights and {} weight headers",
-                    weights.len(),
-                    weight_headers.len()
-                ),
-            ));
-        }
+            reprojection,
+        )?;
         let wcs_out = parse_wcs(py, header_out, "output")?;
-        let wcs_in = headers_in
-            .iter()
-            .enumerate()
-            .map(|(k, h)| parse_wcs(py, h, &format!("input {k}")))
-            .collect::<PyResult<Vec<Wcs>>>()?;
-        let wcs_weights = weight_headers
-            .iter()
-            .enumerate()
-            .map(|(k, h)| {
-                h.as_deref()
-                    .map(|h| parse_wcs(py, h, &format!("weights {k}")))
-                    .transpose()
-            })
-            .collect::<PyResult<Vec<Option<Wcs>>>>()?;
-        // Borrowed, never copied: the arrays stay alive (and their buffers in place) while
-        // `arrays` and `weights` hold them.
-        let bytes = arrays
-            .iter()
-            .map(borrow_bytes)
-            .collect::<PyResult<Vec<BorrowedBytes>>>()?;
-        let sources = bytes
-            .iter()
-            .map(|b| b.source(py))
-            .collect::<PyResult<Vec<RawSource>>>()?;
-        let weight_bytes = weights
-            .iter()
-            .map(|w| w.as_ref().map(borrow_bytes).transpose())
-            .collect::<PyResult<Vec<Option<BorrowedBytes>>>>()?;
-        let weight_sources = weight_bytes
-            .iter()
-            .map(|w| w.as_ref().map(|b| b.source(py)).transpose())
-            .collect::<PyResult<Vec<Option<RawSource>>>>()?;
-        let inputs: Vec<MosaicInput> = (0..n)
-            .map(|k| MosaicInput {
-                source: &sources[k] as &dyn ImageSource,
-                wcs: &wcs_in[k],
-                weights: weight_sources[k]
-                    .as_ref()
-                    .map(|w| (w as &dyn ImageSource, wcs_weights[k].as_ref())),
-            })
-            .collect();
-        let shape = match bytes.first() {
-            Some(b) => full_shape(&b.shape, &shape_out),
-            None => shape_out.clone(),
-        };
-
-        let cast = |a: &Option<Bound<'py, PyAny>>, what: &str| {
-            a.as_ref()
-                .map(|a| {
-                    a.cast::<PyArrayDyn<f64>>().cloned().map_err(|_| {
-                        new_err(
-                            py,
-                            Kind::InvalidArgument,
-                            format!("{what} must be a native float64 numpy array"),
-                        )
-                    })
-                })
-                .transpose()
-        };
-        let out = cast(&output_array, "output_array")?;
-        let fp = cast(&output_footprint, "output_footprint")?;
-        let borrow_err = |e: numpy::BorrowError| {
-            new_err(
-                py,
-                Kind::InvalidArgument,
-                format!("cannot write to the output array: {e}"),
-            )
-        };
-        // numpy read-write borrows held for the whole computation (this also refuses the
-        // same array given as data and footprint).
-        let out_guard = out
-            .as_ref()
-            .map(|a| a.try_readwrite())
-            .transpose()
-            .map_err(borrow_err)?;
-        let fp_guard = fp
-            .as_ref()
-            .map(|a| a.try_readwrite())
-            .transpose()
-            .map_err(borrow_err)?;
-        let fresh = usize::from(out.is_none()) + usize::from(fp.is_none());
-        check_memory(py, &shape, fresh * std::mem::size_of::<f64>())?;
-        let mut fresh_data = out.is_none().then(|| zeros::<f64>(&shape));
-        let mut fresh_fp = fp.is_none().then(|| zeros::<f64>(&shape));
-        // SAFETY: the read-write guards above are held until after the computation.
-        let data_view = match (&out, fresh_data.as_mut()) {
-            (Some(a), _) => unsafe { mut_view(a)? },
-            (None, Some(d)) => d.view_mut(),
-            (None, None) => unreachable!(),
-        };
-        let fp_view = match (&fp, fresh_fp.as_mut()) {
-            (Some(a), _) => unsafe { mut_view(a)? },
-            (None, Some(f)) => f.view_mut(),
-            (None, None) => unreachable!(),
-        };
-        if data_view.shape() != shape.as_slice() || fp_view.shape() != shape.as_slice() {
-            return Err(new_err(
-                py,
-                Kind::Shape,
-                format!(
-                    "output arrays of shapes {:?} and {:?}, expected {:?}",
-                    data_view.shape(),
-                    fp_view.shape(),
-                    shape
-                ),
-            ));
-        }
-        let report = |done: usize, total: usize| {
-            if let Some(callback) = &progress {
-                Python::attach(|py| {
-                    if let Err(e) = callback.call1(py, (done, total)) {
-                        e.write_unraisable(py, Some(callback.bind(py)));
+        with_inputs(
+            py,
+            &arrays,
+            &headers_in,
+            weights,
+            weight_headers,
+            |inputs, first| {
+                let shape = match first {
+                    Some(shape_in) => full_shape(shape_in, &shape_out),
+                    None => shape_out.clone(),
+                };
+                let plane = match shape.as_slice() {
+                    [.., ny, nx] => (*ny, *nx),
+                    _ => (0, 0),
+                };
+                let part = part_of(window, corrections, plane);
+                // A part's arrays: the leading dimensions, then the window's rows and columns.
+                let shape = match &part {
+                    Some(p) if shape.len() >= 2 => {
+                        let mut s = shape[..shape.len() - 2].to_vec();
+                        s.extend([p.window.rows.len(), p.window.cols.len()]);
+                        s
                     }
-                });
-            }
+                    _ => shape,
+                };
+                let cast = |a: &Option<Bound<'py, PyAny>>, what: &str| {
+                    a.as_ref()
+                        .map(|a| {
+                            a.cast::<PyArrayDyn<f64>>().cloned().map_err(|_| {
+                                new_err(
+                                    py,
+                                    Kind::InvalidArgument,
+                                    format!("{what} must be a native float64 numpy array"),
+                                )
+                            })
+                        })
+                        .transpose()
+                };
+                let out = cast(&output_array, "output_array")?;
+                let fp = cast(&output_footprint, "output_footprint")?;
+                let borrow_err = |e: numpy::BorrowError| {
+                    new_err(
+                        py,
+                        Kind::InvalidArgument,
+                        format!("cannot write to the output array: {e}"),
+                    )
+                };
+                // numpy read-write borrows held for the whole computation (this also refuses the
+                // same array given as data and footprint).
+                let out_guard = out
+                    .as_ref()
+                    .map(|a| a.try_readwrite())
+                    .transpose()
+                    .map_err(borrow_err)?;
+                let fp_guard = fp
+                    .as_ref()
+                    .map(|a| a.try_readwrite())
+                    .transpose()
+                    .map_err(borrow_err)?;
+                let fresh = usize::from(out.is_none()) + usize::from(fp.is_none());
+                check_memory(py, &shape, fresh * std::mem::size_of::<f64>())?;
+                let mut fresh_data = out.is_none().then(|| zeros::<f64>(&shape));
+                let mut fresh_fp = fp.is_none().then(|| zeros::<f64>(&shape));
+                // SAFETY: the read-write guards above are held until after the computation.
+                let data_view = match (&out, fresh_data.as_mut()) {
+                    (Some(a), _) => unsafe { mut_view(a)? },
+                    (None, Some(d)) => d.view_mut(),
+                    (None, None) => unreachable!(),
+                };
+                let fp_view = match (&fp, fresh_fp.as_mut()) {
+                    (Some(a), _) => unsafe { mut_view(a)? },
+                    (None, Some(f)) => f.view_mut(),
+                    (None, None) => unreachable!(),
+                };
+                if data_view.shape() != shape.as_slice() || fp_view.shape() != shape.as_slice() {
+                    return Err(new_err(
+                        py,
+                        Kind::Shape,
+                        format!(
+                            "output arrays of shapes {:?} and {:?}, expected {:?}",
+                            data_view.shape(),
+                            fp_view.shape(),
+                            shape
+                        ),
+                    ));
+                }
+                let report = |done: usize, total: usize| {
+                    if let Some(callback) = &progress {
+                        Python::attach(|py| {
+                            if let Err(e) = callback.call1(py, (done, total)) {
+                                e.write_unraisable(py, Some(callback.bind(py)));
+                            }
+                        });
+                    }
+                };
+                let corrections = run_detached(py, || match &part {
+                    None => reproject_and_coadd_with_progress(
+                        inputs, &wcs_out, data_view, fp_view, &options, &report,
+                    ),
+                    Some(part) => reproject_and_coadd_part(
+                        inputs, &wcs_out, &shape_out, part, data_view, fp_view, &options,
+                    ),
+                })?;
+                drop((out_guard, fp_guard));
+                let data = match (out, fresh_data) {
+                    (Some(a), _) => a.into_any(),
+                    (None, Some(d)) => to_numpy(py, d)?.into_any(),
+                    (None, None) => unreachable!(),
+                };
+                let footprint = match (fp, fresh_fp) {
+                    (Some(a), _) => a.into_any(),
+                    (None, Some(f)) => to_numpy(py, f)?.into_any(),
+                    (None, None) => unreachable!(),
+                };
+                Ok((data, footprint, as_tuples(&corrections)))
+            },
+        )
+    })
+}
+
+/// `((row_start, row_stop), (col_start, col_stop))` of the output plane.
+type Window = ((usize, usize), (usize, usize));
+
+/// The part of the mosaic the keyword arguments ask for: a window, given corrections, both
+/// (corrections alone: the whole output `plane` with them), or neither (`None`: the whole
+/// mosaic).
+fn part_of(
+    window: Option<Window>,
+    corrections: Option<Vec<(f64, f64, f64)>>,
+    (ny, nx): (usize, usize),
+) -> Option<MosaicPart> {
+    let corrections = corrections.map(|c| {
+        c.into_iter()
+            .map(|(offset, slope_x, slope_y)| Correction {
+                offset,
+                slope_x,
+                slope_y,
+            })
+            .collect()
+    });
+    let window = match window {
+        Some(((r0, r1), (c0, c1))) => Block {
+            rows: r0..r1.max(r0),
+            cols: c0..c1.max(c0),
+        },
+        None if corrections.is_some() => Block {
+            rows: 0..ny,
+            cols: 0..nx,
+        },
+        None => return None,
+    };
+    Some(MosaicPart {
+        window,
+        corrections,
+    })
+}
+
+fn as_tuples(corrections: &[Correction]) -> Vec<(f64, f64, f64)> {
+    corrections
+        .iter()
+        .map(|c| (c.offset, c.slope_x, c.slope_y))
+        .collect()
+}
+
+/// The background correction ``(offset, slope_x, slope_y)`` of every input (zeros with
+/// ``background='none'``), as :func:`reproject_and_coadd` computes and subtracts them: once
+/// for a mosaic computed in parts (``window=``), each part then given them
+/// (``corrections=``). The arguments are :func:`reproject_and_coadd`'s.
+#[pyfunction]
+#[pyo3(signature = (arrays, headers_in, header_out, shape_out, *, weights=None,
+    weight_headers=None, combine="mean", clip_sigma=4.0, clip_ampfrac=0.3, background="none",
+    background_reference=None,
+    blank_pixel_value=0.0, order=None, roundtrip_coords=true, block_size=None, threads=1,
+    nan_policy="propagate", precision="reproject", device="cpu"))]
+#[allow(clippy::too_many_arguments)]
+pub fn background_corrections<'py>(
+    py: Python<'py>,
+    arrays: Vec<Bound<'py, PyUntypedArray>>,
+    headers_in: Vec<String>,
+    header_out: &str,
+    shape_out: Vec<usize>,
+    weights: Option<Vec<Option<Bound<'py, PyUntypedArray>>>>,
+    weight_headers: Option<Vec<Option<String>>>,
+    combine: &str,
+    clip_sigma: f64,
+    clip_ampfrac: f64,
+    background: &str,
+    background_reference: Option<usize>,
+    blank_pixel_value: f64,
+    order: Option<OrderArg>,
+    roundtrip_coords: bool,
+    block_size: Option<(usize, usize)>,
+    threads: usize,
+    nan_policy: &str,
+    precision: &str,
+    device: &str,
+) -> PyResult<Vec<(f64, f64, f64)>> {
+    guard_panics(|| {
+        let reprojection = OptionArgs {
+            block_size,
+            threads,
+            device,
+            ..OptionArgs::serial(order, roundtrip_coords, nan_policy, precision)
         };
-        let corrections = run_detached(py, || {
-            reproject_and_coadd_with_progress(
-                &inputs, &wcs_out, data_view, fp_view, &options, &report,
-            )
-        })?;
-        drop((out_guard, fp_guard));
-        let data = match (out, fresh_data) {
-            (Some(a), _) => a.into_any(),
-            (None, Some(d)) => to_numpy(py, d)?.into_any(),
-            (None, None) => unreachable!(),
-        };
-        let footprint = match (fp, fresh_fp) {
-            (Some(a), _) => a.into_any(),
-            (None, Some(f)) => to_numpy(py, f)?.into_any(),
-            (None, None) => unreachable!(),
-        };
-        let corrections = corrections
-            .iter()
-            .map(|c| (c.offset, c.slope_x, c.slope_y))
-            .collect();
-        Ok((data, footprint, corrections))
+        let options = mosaic_options(
+            py,
+            parse_combine(py, combine, (clip_sigma, clip_ampfrac))?,
+            background,
+            background_reference,
+            blank_pixel_value,
+            reprojection,
+        )?;
+        let wcs_out = parse_wcs(py, header_out, "output")?;
+        with_inputs(
+            py,
+            &arrays,
+            &headers_in,
+            weights,
+            weight_headers,
+            |inputs, _| {
+                let corrections = run_detached(py, || {
+                    core_background_corrections(inputs, &wcs_out, &shape_out, &options)
+                })?;
+                Ok(as_tuples(&corrections))
+            },
+        )
     })
 }

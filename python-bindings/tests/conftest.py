@@ -1,6 +1,7 @@
 """Shared fixtures: reproject's test data and synthetic WCS pairs."""
 
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -11,6 +12,27 @@ from astropy.io import fits
 RTOL = 1e-6
 #: At most this fraction of footprint pixels may differ (half-pixel ties decided by round-off).
 FOOTPRINT_FRACTION = 1e-4
+
+
+def gpu_simulated() -> bool:
+    """Whether the GPU tests run on the CUDA simulator (``REPROJECT_RS_CUDA_SIM``, which the
+    GPU test modules set to 1 unless it is set: ``REPROJECT_RS_CUDA_SIM=0`` runs them on the
+    machine's GPU, as the GPU bundle does)."""
+    value = os.environ.get("REPROJECT_RS_CUDA_SIM", "").strip().lower()
+    return value not in ("", "0", "false", "no", "off")
+
+
+def cupy_for_tests(monkeypatch):
+    """The CuPy the GPU-array tests use: on the simulator, the stand-in whose arrays live in
+    the simulator's memory (:mod:`fake_cupy`), installed as ``cupy``; on a GPU, CuPy itself
+    (the test skips without it)."""
+    if not gpu_simulated():
+        return pytest.importorskip("cupy")
+    import fake_cupy
+
+    module = fake_cupy.module()
+    monkeypatch.setitem(sys.modules, "cupy", module)
+    return module
 
 
 def reproject_data_dir():

@@ -4,15 +4,17 @@ simulator, which runs the real kernels compiled as host C++: numpy, lazy and das
 executor give the same bits, and match the CPU engine within 1e-9 relative with identical
 footprints; ``warmup``, the per-process plan cache and pickled plans.
 
-``REPROJECT_RS_CUDA_SIM`` is set when this module is imported, before anything uses the GPU
-(the core reads it at the first GPU use; dask's worker processes inherit it). pytest imports
-every test module before running any test, so in a whole-suite run every test sees the
-simulator as the machine's GPU (``device='auto'`` then computes on it).
+``REPROJECT_RS_CUDA_SIM`` is set to 1 when this module is imported, unless it is set, before
+anything uses the GPU (the core reads it at the first GPU use; dask's worker processes
+inherit it). pytest imports every test module before running any test, so in a whole-suite
+run every test sees the simulator as the machine's GPU (``device='auto'`` then computes on
+it). ``REPROJECT_RS_CUDA_SIM=0`` runs the same tests on the machine's GPU (the GPU bundle
+does); the few that need the simulator (fault injection, two simulated devices) skip there.
 """
 
 import os
 
-os.environ["REPROJECT_RS_CUDA_SIM"] = "1"
+os.environ.setdefault("REPROJECT_RS_CUDA_SIM", "1")
 
 import functools  # noqa: E402
 import pickle  # noqa: E402
@@ -20,7 +22,6 @@ import random  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import textwrap  # noqa: E402
-import types  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -29,10 +30,12 @@ from astropy.io import fits  # noqa: E402
 
 import reproject_rs  # noqa: E402
 from reproject_rs import _core, _engine, _lazy, _plan_cache  # noqa: E402
-from conftest import tan_header  # noqa: E402
+from conftest import cupy_for_tests, gpu_simulated, tan_header  # noqa: E402
 
 OUT = tan_header(crval=(30.02, 40.01), crpix=(31.3, 27.6), cdelt=0.011, shape=(50, 62), rot=21)
 BLOCK = (16, 20)
+#: For the tests that need the simulator (its fault injection, its device count).
+sim_only = pytest.mark.skipif(not gpu_simulated(), reason="needs the CUDA simulator")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -271,7 +274,9 @@ def test_positions_from_astropy_stay_on_the_cpu(data_dir):
 
 def test_warmup(simulated_gpu, capsys):
     assert "warmup" in reproject_rs.__all__ and reproject_rs.warmup.__doc__
-    assert len(simulated_gpu) == 1 and simulated_gpu[0].startswith("GPU 0: CUDA simulator")
+    assert simulated_gpu[0].startswith("GPU 0: ")
+    if gpu_simulated():
+        assert len(simulated_gpu) == 1 and simulated_gpu[0].startswith("GPU 0: CUDA simulator")
     assert reproject_rs.warmup("cuda:all") == simulated_gpu
     assert reproject_rs.warmup("cuda:0", verbose=True) == simulated_gpu
     assert capsys.readouterr().out.strip() == simulated_gpu[0]
@@ -363,7 +368,7 @@ def test_distributed_workers_compute_on_the_gpu():
         client.register_worker_callbacks(setup=functools.partial(reproject_rs.warmup, device="cuda"))
         lines = client.run(reproject_rs.warmup, device="cuda")
         assert len(lines) == 2
-        assert all(v[0].startswith("GPU 0: CUDA simulator") for v in lines.values())
+        assert all(v[0].startswith("GPU 0: ") for v in lines.values())
         client.run(_engine.plan_cache_clear)
         results = []
         for (args, kwargs), block_size in zip(jobs, [BLOCK, (1, 25, 31)]):
@@ -393,6 +398,7 @@ def test_distributed_workers_compute_on_the_gpu():
     assert all(e == "cuda:0" for v in executors.values() for e in v), executors
 
 
+@sim_only
 def test_two_simulated_devices():
     """``cuda:1`` and ``cuda:all`` on two simulated devices (a fresh process: the number of
     simulated devices is read at the first GPU use)."""
@@ -434,6 +440,7 @@ def test_two_simulated_devices():
     assert "refused:" in out and "no GPU 2" in out and out.strip().endswith("OK")
 
 
+@sim_only
 def test_dask_blocks_reach_the_gpu_driver():
     """A fault injected into the simulated driver's first call (a fresh process:
     REPROJECT_RS_CUDA_SIM_FAIL is read at the first GPU use) shows that the dask blocks of
@@ -512,40 +519,23 @@ def test_without_a_gpu():
     assert "refused:" in run.stdout and run.stdout.strip().endswith("OK"), run.stdout
 
 
-class _FakeCudaArray:
-    """A host array posing as a GPU array (``__cuda_array_interface__``), for the routing of
-    GPU inputs without CuPy or a GPU."""
-
-    def __init__(self, array):
-        self.array = np.ascontiguousarray(array)
-        self.shape, self.dtype, self.ndim = self.array.shape, self.array.dtype, self.array.ndim
-
-    @property
-    def __cuda_array_interface__(self):
-        return {"shape": self.shape, "typestr": self.dtype.str, "data": (0, True), "version": 3}
-
-
-def _fake_cupy():
-    cupy = types.ModuleType("cupy")
-    cupy.asnumpy = lambda a: a.array.copy() if isinstance(a, _FakeCudaArray) else np.asarray(a)
-    cupy.asarray = _FakeCudaArray
-    return cupy
-
-
-@pytest.mark.parametrize("return_type", ["dask", "lazy"])
-def test_gpu_array_input_with_host_results(return_type, monkeypatch):
-    """A GPU (CuPy) input with return_type='dask' or 'lazy' is copied to the host once and
-    its blocks computed on the requested device."""
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+@pytest.mark.parametrize("return_type,device", [("lazy", "cuda"), ("dask", "cuda:all")])
+def test_gpu_array_input_with_host_results(return_type, device, monkeypatch):
+    """A GPU (CuPy) input the device-resident path does not take (return_type='lazy'; dask
+    arrays on devices other than the first) is copied to the host once and its blocks
+    computed on the requested device (GPU inputs computed where they lie:
+    ``test_gpu_arrays``)."""
+    cupy = cupy_for_tests(monkeypatch)
     args, kwargs = _case("tan-tan", 1)
     (image, header_in), header_out = args
     gpu = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
-    got = reproject_rs.reproject_interp((_FakeCudaArray(image), header_in), header_out,
-                                        device="cuda", return_type=return_type, block_size=BLOCK,
-                                        **kwargs)
+    got = reproject_rs.reproject_interp((cupy.asarray(image), header_in), header_out,
+                                        device=device, return_type=return_type,
+                                        block_size=BLOCK, **kwargs)
     if return_type == "lazy":
         assert got._plan.executor == "cuda:0"
         got = got.compute()
     else:
+        assert isinstance(got[0]._meta, np.ndarray)
         got = (got[0].compute(), got[1].compute())
     _same_result(got, gpu)

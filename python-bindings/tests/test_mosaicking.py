@@ -239,24 +239,39 @@ def test_blank_pixel_value_nan():
                                 combine_function=combine))
 
 
-@pytest.mark.parametrize("match_background", [False, True])
-def test_dask_equals_numpy(match_background):
+@pytest.mark.parametrize("combine", ["mean", "median"])
+@pytest.mark.parametrize("match_background", [False, True, "plane"])
+def test_dask_equals_numpy(match_background, combine, monkeypatch):
+    """Each dask block is one core call on its window, bit-identical to the numpy result;
+    with background matching the corrections are one task, computed once for every block."""
     da = pytest.importorskip("dask.array")
+    import dask
+    from reproject_rs import _core
+
+    calls = []
+    corrections = _core.background_corrections
+    monkeypatch.setattr(_core, "background_corrections",
+                        lambda *a, **k: calls.append(1) or corrections(*a, **k))
     inputs = tiles(4)
     kwargs = dict(shape_out=SHAPE_OUT, match_background=match_background,
-                  input_weights=weights_for(inputs), blank_pixel_value=np.nan)
+                  input_weights=weights_for(inputs), blank_pixel_value=np.nan,
+                  combine_function=combine)
     want = ours(inputs, WCS_OUT, **kwargs)
     data, footprint = ours(inputs, WCS_OUT, return_type="dask", block_size=(32, 48), **kwargs)
     assert isinstance(data, da.Array) and data.chunks == ((32, 32, 6), (48, 48, 14))
-    data, footprint = data.compute(), footprint.compute()
-    np.testing.assert_allclose(data, want[0], rtol=1e-12, equal_nan=True)
-    np.testing.assert_allclose(footprint, want[1], rtol=1e-12)
+    blocks = [k for k in data.__dask_graph__() if "window_stacked" in str(k)]
+    assert len(blocks) == 9, blocks
+    data, footprint = dask.compute(data, footprint)
+    assert len(calls) == (1 if match_background else 0)
+    np.testing.assert_array_equal(data, want[0])
+    np.testing.assert_array_equal(footprint, want[1])
     # Automatic chunks, a cube.
     cube = [(np.stack([a, a]), w) for a, w in inputs]
-    want = ours(cube, WCS_OUT, shape_out=(2, *SHAPE_OUT))
-    data, footprint = ours(cube, WCS_OUT, shape_out=(2, *SHAPE_OUT), return_type="dask")
-    np.testing.assert_allclose(data.compute(), want[0], rtol=1e-12)
-    np.testing.assert_allclose(footprint.compute(), want[1], rtol=1e-12)
+    want = ours(cube, WCS_OUT, shape_out=(2, *SHAPE_OUT), match_background=match_background)
+    data, footprint = ours(cube, WCS_OUT, shape_out=(2, *SHAPE_OUT), return_type="dask",
+                           match_background=match_background)
+    np.testing.assert_array_equal(data.compute(), want[0])
+    np.testing.assert_array_equal(footprint.compute(), want[1])
 
 
 def test_generic_path_with_reproject_adaptive():
@@ -335,6 +350,35 @@ def test_median_clipped_and_plane():
                        **kwargs)
         np.testing.assert_allclose(fast[0], generic[0], rtol=1e-6, atol=1e-9)
         np.testing.assert_allclose(fast[1], generic[1], rtol=1e-9, atol=1e-10)
+
+
+def test_clip_parameters():
+    """SWarp's CLIP_SIGMA and CLIP_AMPFRAC of 'clipped': a tighter clip rejects an input the
+    default keeps; the fast path, dask blocks and the generic path agree; bad values and
+    clip parameters with another combine function are refused."""
+    base = celestial(crpix=(30.0, 25.0))
+    truth = sky((50, 60), 0)
+    # Four inputs 0.0, 0.0, 0.0 and 3.0 above the truth: the default (4 sigma + 0.3 |median|)
+    # keeps the last one; sigma 1 without the median term rejects it.
+    inputs = [(truth.copy(), base)] * 3 + [(truth + 3.0, base)]
+    kwargs = dict(shape_out=(50, 60), combine_function="clipped")
+    kept, _ = ours(inputs, base, **kwargs)
+    np.testing.assert_allclose(kept, truth + 0.75, rtol=1e-12)
+    tight = dict(kwargs, clip_sigma=1.0, clip_ampfrac=0.0)
+    rejected, _ = ours(inputs, base, **tight)
+    np.testing.assert_allclose(rejected, truth, rtol=1e-12)
+
+    def interp(*args, **kwargs):
+        return reproject_rs.reproject_interp(*args, **kwargs)
+
+    generic, _ = ours(inputs, base, reproject_function=interp, **tight)
+    np.testing.assert_allclose(generic, rejected, rtol=1e-12)
+    blocks, _ = ours(inputs, base, return_type="dask", block_size=(16, 20), **tight)
+    np.testing.assert_array_equal(blocks.compute(), rejected)
+    with pytest.raises(ValueError, match="non-negative"):
+        ours(inputs, base, clip_sigma=-1.0, **kwargs)
+    with pytest.raises(ValueError, match="apply to combine_function='clipped'"):
+        ours(inputs, base, shape_out=(50, 60), clip_sigma=2.0)
 
 
 def test_background_reference():

@@ -26,7 +26,9 @@ use super::executor::{BlockExecutor, BlockOut, CpuExecutor};
 use super::kernel_params::{encode_sampling, encode_transform, kernel_support, InputDecoding};
 use super::{OutputSample, Parallel, Plan};
 use crate::error::{Error, Result};
-use crate::gpu::driver::{BlockLaunch, DevicePtr, Driver, DriverFault, HostBuffer, StreamId};
+use crate::gpu::driver::{
+    BlockLaunch, DevicePtr, Driver, DriverFault, FaultKind, HostBuffer, StreamId,
+};
 use crate::io::{RawPlane, SampleType};
 
 /// Threads per CUDA block (x, y).
@@ -301,41 +303,65 @@ struct KernelInput {
     window: (usize, usize, usize, usize),
 }
 
+/// The most thread blocks a launch may have along y (CUDA's grid limit).
+const MAX_GRID_Y: usize = 65_535;
+
 impl Resident {
-    /// The launch computing `block` of one plane from `input` into compact block outputs
-    /// (values, footprint) of float64 (`out_f64`) or float32.
-    fn launch(
+    /// The launches computing `block` of one plane from `input` into compact block outputs
+    /// (values, footprint) of float64 (`out_f64`) or float32: one, or bands of rows when the
+    /// block is taller than one grid may be (each band writing its rows of the outputs).
+    ///
+    /// A size beyond the kernels' 32-bit indices ([`kernel_support`] refuses such plans) is a
+    /// fault, so the block goes to the CPU.
+    fn launches(
         &self,
         plan: &Plan,
         block: &Block,
         input: &KernelInput,
         (out, footprint): (DevicePtr, DevicePtr),
         out_f64: bool,
-    ) -> BlockLaunch {
+    ) -> std::result::Result<Vec<BlockLaunch>, DriverFault> {
+        let int = |v: usize| {
+            i32::try_from(v).map_err(|_| {
+                DriverFault::new(
+                    "cuLaunchKernel",
+                    FaultKind::Other,
+                    format!("{v} exceeds the kernel's 32-bit indices"),
+                )
+            })
+        };
+        let long = |v: usize| int(v).map(i64::from);
         let (in_ny, in_nx) = plan.plane_shape_in;
-        let (blk_ny, blk_nx) = (block.rows.len(), block.cols.len());
+        let blk_nx = block.cols.len();
         let w = input.window;
-        BlockLaunch {
-            grid: (
-                (blk_nx as u32).div_ceil(THREADS.0),
-                (blk_ny as u32).div_ceil(THREADS.1),
-            ),
-            threads: THREADS,
-            transform: self.transform.ptr,
-            sampling: self.sampling.ptr,
-            input: input.ptr,
-            input_type: input.input_type,
-            big_endian: input.big_endian,
-            in_pitch: input.pitch as i64,
-            window: (w.0 as i32, w.1 as i32, w.2 as i32, w.3 as i32),
-            plane: (in_ny as i32, in_nx as i32),
-            out_origin: (block.rows.start as i32, block.cols.start as i32),
-            block: (blk_ny as i32, blk_nx as i32),
-            out,
-            footprint,
-            out_f64: i32::from(out_f64),
-            out_pitch: blk_nx as i64,
+        let elem = if out_f64 { 8 } else { 4 };
+        let band = MAX_GRID_Y * THREADS.1 as usize;
+        let grid_x = u32::try_from(blk_nx.div_ceil(THREADS.0 as usize))
+            .map_err(|_| DriverFault::new("cuLaunchKernel", FaultKind::Other, "grid too wide"))?;
+        let mut launches = Vec::new();
+        for first in (0..block.rows.len()).step_by(band) {
+            let rows = band.min(block.rows.len() - first);
+            let offset = first * blk_nx * elem;
+            launches.push(BlockLaunch {
+                grid: (grid_x, rows.div_ceil(THREADS.1 as usize) as u32),
+                threads: THREADS,
+                transform: self.transform.ptr,
+                sampling: self.sampling.ptr,
+                input: input.ptr,
+                input_type: input.input_type,
+                big_endian: input.big_endian,
+                in_pitch: long(input.pitch)?,
+                window: (int(w.0)?, int(w.1)?, int(w.2)?, int(w.3)?),
+                plane: (int(in_ny)?, int(in_nx)?),
+                out_origin: (int(block.rows.start + first)?, int(block.cols.start)?),
+                block: (int(rows)?, int(blk_nx)?),
+                out: out.offset(offset),
+                footprint: footprint.offset(offset),
+                out_f64: i32::from(out_f64),
+                out_pitch: long(blk_nx)?,
+            });
         }
+        Ok(launches)
     }
 }
 
@@ -461,9 +487,7 @@ impl CudaExecutor {
         let planes = if with_planes && total.saturating_add(working) < free / 10 * 9 {
             match self.upload_planes(driver, plan, &sizes) {
                 Ok(planes) => Some(planes),
-                Err(Failure::Driver(f)) if f.kind == crate::gpu::driver::FaultKind::OutOfMemory => {
-                    None
-                }
+                Err(Failure::Driver(f)) if f.kind == FaultKind::OutOfMemory => None,
                 Err(Failure::Driver(f)) => return Err(f),
                 // A read error: the blocks will meet it again (and report it) in window mode.
                 Err(Failure::Engine(_)) => None,
@@ -653,19 +677,21 @@ impl CudaExecutor {
                 pitch,
                 window,
             };
-            let launch = resident.launch(
+            let launches = resident.launches(
                 plan,
                 block,
                 &source,
                 (slot.out.ptr, slot.footprint.ptr),
                 out_f64,
-            );
-            let bytes = launch.output_bytes();
+            )?;
+            let bytes = block.len() * if out_f64 { 8 } else { 4 };
             // SAFETY: the input holds the window (pitch elements per row), the outputs hold
             // block_bytes >= blk_ny * blk_nx elements; the host copies are read only after
             // the synchronize.
             unsafe {
-                driver.launch(stream, &launch)?;
+                for launch in &launches {
+                    driver.launch(stream, launch)?;
+                }
                 driver.download(stream, slot.out.ptr, slot.h_out.buffer(), 0, bytes)?;
                 driver.download(
                     stream,
@@ -812,6 +838,30 @@ impl Plan<'_> {
         }
     }
 
+    /// Makes the device-resident state now ([`Plan::compute_block_on_device`] makes it on
+    /// first use otherwise): the GPU opened, the kernels compiled, the parameters and, for
+    /// orders ≥ 2, the spline coefficients uploaded. A GPU that cannot do the plan fails here.
+    ///
+    /// Errors: [`Error::GpuUnavailable`] without a usable GPU or for a job the kernels do not
+    /// cover; [`Error::Gpu`] when the GPU fails.
+    ///
+    /// ```no_run
+    /// use ndarray::Array2;
+    /// use reproject::engine::{Backend, Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let options = Options { backend: Backend::Cuda, ..Options::default() };
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &options)?;
+    /// plan.prepare_on_device()?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn prepare_on_device(&self) -> Result<()> {
+        self.device_resident().map(|_| ())
+    }
+
     /// Computes the whole output on the GPU with the input and the outputs in GPU memory
     /// (device-resident: no host copies at all): [`Plan::compute_block_on_device`] for one
     /// block covering the output plane. `data` and `footprint` are device addresses of the full
@@ -945,10 +995,11 @@ impl Plan<'_> {
                     DevicePtr(data).offset(offset),
                     DevicePtr(footprint).offset(offset),
                 );
-                let launch = resident.launch(self, block, &source, outputs, out_f64);
-                // SAFETY: the caller vouches for the device memory (see the function's
-                // safety section); the parameters and coefficients are the plan's.
-                unsafe { driver.launch(stream, &launch)? };
+                for launch in resident.launches(self, block, &source, outputs, out_f64)? {
+                    // SAFETY: the caller vouches for the device memory (see the function's
+                    // safety section); the parameters and coefficients are the plan's.
+                    unsafe { driver.launch(stream, &launch)? };
+                }
             }
             driver.synchronize(stream)
         };

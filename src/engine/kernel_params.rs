@@ -106,6 +106,16 @@ pub(crate) fn encode_transform(plan: &Plan) -> Option<Vec<f64>> {
 fn encode_transform_checked(plan: &Plan) -> std::result::Result<Vec<f64>, String> {
     let view = plan.kernel_view();
     let options = plan.options();
+    let ((in_ny, in_nx), (ny, nx)) = (plan.plane_shape_in, plan.plane_shape_out());
+    if [in_ny, in_nx, ny, nx]
+        .iter()
+        .any(|&n| i32::try_from(n).is_err())
+    {
+        return Err(format!(
+            "planes of {in_ny}x{in_nx} (input) and {ny}x{nx} (output) pixels: the kernels \
+             index rows and columns with 32-bit integers"
+        ));
+    }
     if view.interpolates_beyond_plane {
         return Err("interpolation along the axes beyond the image plane is CPU-only".into());
     }
@@ -459,5 +469,11 @@ mod tests {
         let table = PositionTable::new((6, 6), vec![1.0; 36], vec![2.0; 36]).unwrap();
         let plan = Plan::from_positions(&source, table, &[6, 6], &options).unwrap();
         assert!(kernel_support(&plan).unwrap_err().contains("table"));
+        // Planes beyond 32-bit row or column indices (a 2^31-row output strip).
+        let (w_in, w_out) = pair(pix, pix);
+        let tall = Plan::new(&source, &w_in, &w_out, &[1 << 31, 1], &options).unwrap();
+        assert!(kernel_support(&tall).unwrap_err().contains("32-bit"));
+        let fits = Plan::new(&source, &w_in, &w_out, &[(1 << 31) - 1, 1], &options).unwrap();
+        assert_eq!(kernel_support(&fits), Ok(()));
     }
 }

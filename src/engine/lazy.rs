@@ -175,22 +175,27 @@ pub struct ReprojectPlan {
     pub options: Options,
 }
 
-impl ReprojectPlan {
-    /// Opens the input and prepares the plan.
-    pub fn open(&self) -> Result<Plan<'static>> {
-        let (source, header_wcs): (Arc<dyn ImageSource>, Option<Wcs>) = match &self.input {
+impl InputSpec {
+    /// Opens the input (memory-mapped) and, when `with_wcs`, reads the WCS of a FITS input's
+    /// header (`None` for `.npy`, which carries none).
+    #[cfg_attr(not(feature = "fits"), allow(unused_variables))]
+    pub fn open(&self, with_wcs: bool) -> Result<(Arc<dyn ImageSource>, Option<Wcs>)> {
+        Ok(match self {
             InputSpec::Npy { path } => (Arc::new(NpySource::open(path)?), None),
             #[cfg(feature = "fits")]
             InputSpec::Fits { path, hdu } => {
                 let fits = crate::io::FitsSource::open(path, *hdu)?;
-                let wcs = if self.wcs_in.is_none() {
-                    Some(fits.wcs()?)
-                } else {
-                    None
-                };
+                let wcs = if with_wcs { Some(fits.wcs()?) } else { None };
                 (Arc::new(fits), wcs)
             }
-        };
+        })
+    }
+}
+
+impl ReprojectPlan {
+    /// Opens the input and prepares the plan.
+    pub fn open(&self) -> Result<Plan<'static>> {
+        let (source, header_wcs) = self.input.open(self.wcs_in.is_none())?;
         let wcs_in = match (&self.wcs_in, header_wcs) {
             (Some(w), _) => w.clone(),
             (None, Some(w)) => w,

@@ -211,6 +211,37 @@ pub struct BlockLaunch {
 }
 
 impl BlockLaunch {
+    /// What CUDA refuses in this launch's configuration (`CUDA_ERROR_INVALID_VALUE`): a
+    /// grid of 0 or more than 2^31 - 1 blocks along x or 65,535 along y, or a thread block of
+    /// 0 or more than 1024 threads; `None` when it may launch.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
+    /// let mut launch = BlockLaunch {
+    ///     grid: (4, 65_535), threads: (32, 8), transform: DevicePtr(256), sampling: DevicePtr(512),
+    ///     input: DevicePtr(1024), input_type: 0, big_endian: 0, in_pitch: 64,
+    ///     window: (0, 0, 64, 64), plane: (64, 64), out_origin: (0, 0), block: (524_280, 128),
+    ///     out: DevicePtr(4096), footprint: DevicePtr(8192), out_f64: 1, out_pitch: 128,
+    /// };
+    /// assert_eq!(launch.invalid_configuration(), None);
+    /// launch.grid.1 += 1;
+    /// assert!(launch.invalid_configuration().unwrap().contains("65536"));
+    /// launch.grid.1 = 1;
+    /// launch.threads = (64, 32);
+    /// assert!(launch.invalid_configuration().is_some());
+    /// ```
+    pub fn invalid_configuration(&self) -> Option<String> {
+        let (gx, gy) = self.grid;
+        let (tx, ty) = self.threads;
+        if gx == 0 || gx > i32::MAX as u32 || gy == 0 || gy > 65_535 {
+            return Some(format!("grid of {gx} x {gy} blocks"));
+        }
+        if tx == 0 || ty == 0 || u64::from(tx) * u64::from(ty) > 1024 {
+            return Some(format!("thread block of {tx} x {ty}"));
+        }
+        None
+    }
+
     /// Bytes per input element of `input_type` (0 for an unknown code).
     pub fn input_elem(&self) -> usize {
         match self.input_type {

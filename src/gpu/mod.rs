@@ -27,6 +27,7 @@
 mod cuda;
 pub mod driver;
 mod registry;
+pub mod resources;
 #[cfg(feature = "cuda")]
 pub(crate) mod runtime;
 pub mod sim;

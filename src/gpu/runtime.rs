@@ -150,16 +150,23 @@ unsafe fn program_log(prog: nsys::nvrtcProgram) -> String {
 /// Compiles `src` for `arch` with NVRTC and returns the CUBIN (or the PTX for a `compute_XY`
 /// architecture).
 pub(crate) fn compile(src: &str, arch: &str) -> Result<Vec<u8>> {
+    compile_with(src, arch, &[]).map(|(image, _)| image)
+}
+
+/// [`compile`] with `extra` options after the runtime's (e.g. `--ptxas-options=-v`): the
+/// image and the compiler's log.
+pub(crate) fn compile_with(src: &str, arch: &str, extra: &[String]) -> Result<(Vec<u8>, String)> {
     ensure_nvrtc().map_err(Error::GpuUnavailable)?;
     let c_src = CString::new(src)
         .map_err(|_| Error::InvalidArgument("kernel source contains a NUL byte".into()))?;
-    let name = CString::new("reproject.cu").expect("no NUL");
-    let options = compile_options(arch);
+    let name = CString::new("reproject.cu").map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    let mut options = compile_options(arch);
+    options.extend(extra.iter().cloned());
     let compile_err = |message: String| Error::Gpu {
         block: "(compilation)".into(),
         message,
     };
-    guard("NVRTC", || -> Result<Vec<u8>> {
+    guard("NVRTC", || -> Result<(Vec<u8>, String)> {
         let prog = nresult::create_program(&c_src, Some(&name))
             .map_err(|e| compile_err(format!("nvrtcCreateProgram: {e:?}")))?;
         // SAFETY: `prog` is live until destroy_program below; c_src and name outlive it.
@@ -169,7 +176,9 @@ pub(crate) fn compile(src: &str, arch: &str) -> Result<Vec<u8>> {
                     "the kernels do not compile for {arch} ({e:?}, options {options:?}):\n{}",
                     program_log(prog)
                 ))),
-                Ok(()) => get_image(prog, arch.starts_with("sm_")).map_err(compile_err),
+                Ok(()) => get_image(prog, arch.starts_with("sm_"))
+                    .map(|image| (image, program_log(prog)))
+                    .map_err(compile_err),
             }
         };
         // SAFETY: created above, destroyed once.

@@ -822,6 +822,13 @@ impl Driver for SimDriver {
     unsafe fn launch(&self, stream: StreamId, launch: &BlockLaunch) -> DriverResult<()> {
         let st = &mut *self.lock();
         self.begin(st, "cuLaunchKernel", Some(stream), 0, true)?;
+        if let Some(why) = launch.invalid_configuration() {
+            return Err(DriverFault::new(
+                "cuLaunchKernel",
+                FaultKind::Other,
+                format!("CUDA_ERROR_INVALID_VALUE: {why}"),
+            ));
+        }
         self.enqueue(st, stream, Op::Launch(Box::new(launch.clone())))
     }
 

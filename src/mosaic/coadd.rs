@@ -74,7 +74,7 @@ impl<'a> MosaicInput<'a> {
 /// How the values of overlapping inputs combine into one output pixel. `Mean` and `Sum` are
 /// footprint- (and weight-) weighted as in reproject; `First`/`Last` overlay the inputs in
 /// order; `Min`/`Max` keep the extreme value; `Median` and `Clipped` go beyond reproject.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Combine {
     /// Σ w·v / Σ w (reproject's `mean`).
     Mean,
@@ -135,7 +135,7 @@ impl FromStr for Combine {
 }
 
 /// Background matching.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Background {
     /// None (reproject's `match_background=False`).
     #[default]
@@ -147,7 +147,7 @@ pub enum Background {
 }
 
 /// Options of [`reproject_and_coadd`], with reproject's defaults.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MosaicOptions {
     /// How each input is reprojected (order, precision, threads, backend, ...). Its
     /// `block_size` is the mosaic's output block.
@@ -187,7 +187,7 @@ pub struct Mosaic {
 }
 
 /// A background correction: `offset + slope_x·x + slope_y·y` at output pixel (x, y).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Correction {
     /// Constant part.
     pub offset: f64,
@@ -633,10 +633,7 @@ pub fn reproject_and_coadd(
     shape_out: &[usize],
     options: &MosaicOptions,
 ) -> Result<Mosaic> {
-    let first = inputs
-        .first()
-        .ok_or_else(|| Error::InvalidArgument("no input data to mosaic".into()))?;
-    let full = full_shape(first.source.shape(), shape_out);
+    let full = full_shape_of(inputs, shape_out)?;
     check_output_memory(&full, 2 * std::mem::size_of::<f64>())?;
     let mut data = ArrayD::zeros(IxDyn(&full));
     let mut footprint = ArrayD::zeros(IxDyn(&full));
@@ -688,6 +685,108 @@ pub fn reproject_and_coadd_with_progress(
     options: &MosaicOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<Correction>> {
+    let shape = data.shape().to_vec();
+    coadd(
+        inputs, wcs_out, &shape, None, data, footprint, options, progress,
+    )
+}
+
+/// A part of a mosaic computed on its own (a dask block, a worker process's share): a window
+/// of the output plane (every leading plane), and the background corrections computed once
+/// for the whole mosaic by [`background_corrections`]. The part's pixels are bit-identical to
+/// the same pixels of the whole mosaic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MosaicPart {
+    /// Rows and columns of the output plane.
+    pub window: Block,
+    /// One correction per input, subtracted instead of matching the backgrounds here; `None`:
+    /// matched here, from every overlap (as the whole mosaic does), when the options ask.
+    pub corrections: Option<Vec<Correction>>,
+}
+
+/// The background correction of every input of the mosaic (zero without matching), as
+/// [`reproject_and_coadd`] computes and subtracts them: computed once, then given to every
+/// [`MosaicPart`] computed apart. `shape_out` as for [`reproject_and_coadd`].
+///
+/// ```
+/// use ndarray::{s, Array2};
+/// use reproject::engine::blocks::Block;
+/// use reproject::io::ArraySource;
+/// use reproject::mosaic::coadd::*;
+/// use reproject::wcs::Wcs;
+/// let header = |crpix1: f64| Wcs::from_header_str(&format!(
+///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+///      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// let (sa, sb) = (ArraySource::new(a.view().into_dyn())?, ArraySource::new(b.view().into_dyn())?);
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// let options = MosaicOptions { background: Background::Offset, ..MosaicOptions::default() };
+/// let corrections = background_corrections(&inputs, &out, &[32, 52], &options)?;
+/// assert_eq!(corrections[1].offset - corrections[0].offset, 2.0);
+/// // Columns 30..52 alone, with those corrections: the same pixels as the whole mosaic.
+/// let part = MosaicPart { window: Block { rows: 0..32, cols: 30..52 }, corrections: Some(corrections) };
+/// let (mut data, mut footprint) = (Array2::<f64>::zeros((32, 22)), Array2::<f64>::zeros((32, 22)));
+/// reproject_and_coadd_part(&inputs, &out, &[32, 52], &part,
+///     data.view_mut().into_dyn(), footprint.view_mut().into_dyn(), &options)?;
+/// let whole = reproject_and_coadd(&inputs, &out, &[32, 52], &options)?;
+/// assert_eq!(data.into_dyn(), whole.data.slice(s![.., 30..52]).into_dyn());
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn background_corrections(
+    inputs: &[MosaicInput],
+    wcs_out: &Wcs,
+    shape_out: &[usize],
+    options: &MosaicOptions,
+) -> Result<Vec<Correction>> {
+    let full = full_shape_of(inputs, shape_out)?;
+    check_inputs(inputs, &full, options)?;
+    let weight_sources = weight_sources(inputs);
+    let mut prepared = prepare(inputs, &weight_sources, wcs_out, &full, options)?;
+    corrections(&mut prepared, inputs.len(), options)
+}
+
+/// One [`MosaicPart`] of the mosaic of output shape `shape_out` (as for
+/// [`reproject_and_coadd`]) into `data` and `footprint`, of the part's shape (the leading
+/// dimensions, then the window's rows and columns), which are overwritten; returns the
+/// corrections subtracted. Only the inputs covering the window are read, except to match the
+/// backgrounds when the part brings no corrections.
+pub fn reproject_and_coadd_part(
+    inputs: &[MosaicInput],
+    wcs_out: &Wcs,
+    shape_out: &[usize],
+    part: &MosaicPart,
+    data: ArrayViewMutD<f64>,
+    footprint: ArrayViewMutD<f64>,
+    options: &MosaicOptions,
+) -> Result<Vec<Correction>> {
+    let full = full_shape_of(inputs, shape_out)?;
+    let noop = |_: usize, _: usize| {};
+    coadd(
+        inputs,
+        wcs_out,
+        &full,
+        Some(part),
+        data,
+        footprint,
+        options,
+        &noop,
+    )
+}
+
+/// The mosaic of full output shape `shape` (or the window of `part`) into `data` and
+/// `footprint` (the full shape, or the part's).
+#[allow(clippy::too_many_arguments)]
+fn coadd(
+    inputs: &[MosaicInput],
+    wcs_out: &Wcs,
+    shape: &[usize],
+    part: Option<&MosaicPart>,
+    data: ArrayViewMutD<f64>,
+    footprint: ArrayViewMutD<f64>,
+    options: &MosaicOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Correction>> {
     if inputs.is_empty() {
         return Err(Error::InvalidArgument("no input data to mosaic".into()));
     }
@@ -698,7 +797,69 @@ pub fn reproject_and_coadd_with_progress(
             footprint.shape()
         )));
     }
-    let shape = data.shape().to_vec();
+    check_inputs(inputs, shape, options)?;
+    let plane_out = (shape[shape.len() - 2], shape[shape.len() - 1]);
+    let window = match part {
+        None => Block {
+            rows: 0..plane_out.0,
+            cols: 0..plane_out.1,
+        },
+        Some(p) => p.window.clone(),
+    };
+    if window.rows.end > plane_out.0 || window.cols.end > plane_out.1 {
+        return Err(Error::InvalidArgument(format!(
+            "the window of rows {:?} and columns {:?} is outside the {}x{} output",
+            window.rows, window.cols, plane_out.0, plane_out.1
+        )));
+    }
+    let mut expected = shape[..shape.len() - 2].to_vec();
+    expected.extend([window.rows.len(), window.cols.len()]);
+    if data.shape() != expected.as_slice() {
+        return Err(Error::ShapeMismatch(format!(
+            "output arrays of shape {:?}, expected {expected:?}",
+            data.shape()
+        )));
+    }
+    let given = part.and_then(|p| p.corrections.as_ref());
+    if let Some(c) = given {
+        if c.len() != inputs.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} background corrections for {} inputs",
+                c.len(),
+                inputs.len()
+            )));
+        }
+    }
+    let weight_sources = weight_sources(inputs);
+    let mut prepared = prepare(inputs, &weight_sources, wcs_out, shape, options)?;
+    let corrections = match given {
+        Some(c) => c.clone(),
+        None => corrections(&mut prepared, inputs.len(), options)?,
+    };
+    // Only the inputs covering the window take part in it.
+    prepared.retain(|(_, p)| p.clip(&window).is_some());
+    combine_blocks(
+        &prepared,
+        &corrections,
+        data,
+        footprint,
+        &window,
+        options,
+        progress,
+    )?;
+    Ok(corrections)
+}
+
+/// The full output shape of a mosaic of `inputs` (see [`full_shape`]); an error without any.
+fn full_shape_of(inputs: &[MosaicInput], shape_out: &[usize]) -> Result<Vec<usize>> {
+    let first = inputs
+        .first()
+        .ok_or_else(|| Error::InvalidArgument("no input data to mosaic".into()))?;
+    Ok(full_shape(first.source.shape(), shape_out))
+}
+
+/// The checks of the inputs of a mosaic of full output shape `shape`, before any work.
+fn check_inputs(inputs: &[MosaicInput], shape: &[usize], options: &MosaicOptions) -> Result<()> {
     if shape.len() < 2 {
         return Err(Error::ShapeMismatch(format!(
             "the output shape {shape:?} has fewer than two dimensions"
@@ -712,19 +873,6 @@ pub fn reproject_and_coadd_with_progress(
             )));
         }
     }
-    let plane_out = (shape[shape.len() - 2], shape[shape.len() - 1]);
-    // Each input reprojects on one thread per output block; blocks run in parallel.
-    let reprojection = Options {
-        parallel: Parallel::Serial,
-        block_size: None,
-        ..options.reprojection.clone()
-    };
-    // Weights read with NaN as 0, living as long as the plans that read them.
-    let weight_sources: Vec<Option<NanAsZero>> = inputs
-        .iter()
-        .map(|i| i.weights.map(|(w, _)| NanAsZero(w)))
-        .collect();
-    let mut prepared = Vec::with_capacity(inputs.len());
     for (k, input) in inputs.iter().enumerate() {
         let in_shape = input.source.shape();
         if in_shape.len() < 2 {
@@ -740,17 +888,47 @@ pub fn reproject_and_coadd_with_progress(
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// The inputs' weights read with NaN as 0 (they live as long as the plans that read them).
+fn weight_sources<'a>(inputs: &[MosaicInput<'a>]) -> Vec<Option<NanAsZero<'a>>> {
+    inputs
+        .iter()
+        .map(|i| i.weights.map(|(w, _)| NanAsZero(w)))
+        .collect()
+}
+
+/// The plans of the inputs that cover some of the output (full shape `shape`), with their
+/// output rectangles and input indices.
+fn prepare<'a>(
+    inputs: &[MosaicInput<'a>],
+    weight_sources: &'a [Option<NanAsZero<'a>>],
+    wcs_out: &'a Wcs,
+    shape: &[usize],
+    options: &MosaicOptions,
+) -> Result<Vec<(usize, Prepared<'a>)>> {
+    let plane_out = (shape[shape.len() - 2], shape[shape.len() - 1]);
+    // Each input reprojects on one thread per output block; blocks run in parallel.
+    let reprojection = Options {
+        parallel: Parallel::Serial,
+        block_size: None,
+        ..options.reprojection.clone()
+    };
+    let mut prepared = Vec::with_capacity(inputs.len());
+    for (k, input) in inputs.iter().enumerate() {
         let input_plane = input.source.plane_shape();
         let Some((rows, cols)) = covered_rectangle(input_plane, input.wcs, wcs_out, plane_out)?
         else {
             continue;
         };
-        let plan = Plan::new(input.source, input.wcs, wcs_out, &shape, &reprojection)
+        let plan = Plan::new(input.source, input.wcs, wcs_out, shape, &reprojection)
             .map_err(|e| with_input(e, k))?;
         let weights = match (&weight_sources[k], input.weights) {
             (Some(w), Some((_, w_wcs))) => {
                 let wcs = w_wcs.unwrap_or(input.wcs);
-                let plan = Plan::new(w, wcs, wcs_out, &shape, &reprojection)
+                let plan = Plan::new(w, wcs, wcs_out, shape, &reprojection)
                     .map_err(|e| with_input(e, k))?;
                 Some(plan)
             }
@@ -767,45 +945,43 @@ pub fn reproject_and_coadd_with_progress(
             },
         ));
     }
+    Ok(prepared)
+}
+
+/// One correction per input (of `n_inputs`): matched from the overlaps when the options ask
+/// (the inputs' samples then cached, when they fit), else zero.
+fn corrections(
+    prepared: &mut [(usize, Prepared)],
+    n_inputs: usize,
+    options: &MosaicOptions,
+) -> Result<Vec<Correction>> {
+    if options.background == Background::None {
+        return Ok(vec![Correction::default(); n_inputs]);
+    }
     // Background matching reads every overlap twice or more: the inputs' samples are kept
     // when they fit in a quarter of the memory available (else recomputed).
-    if options.background != Background::None {
-        let bytes: u64 = prepared
-            .iter()
-            .map(|(_, p)| {
-                (p.plan.planes() * p.rows.len() * p.cols.len() * cache_bytes_per_pixel(p)) as u64
-            })
-            .sum();
-        if available_memory().is_none_or(|m| bytes <= m / 4) {
-            let size = options
-                .reprojection
-                .block_size
-                .unwrap_or((MOSAIC_BLOCK, MOSAIC_BLOCK));
-            options.reprojection.parallel.install(|| {
-                prepared
-                    .par_iter_mut()
-                    .try_for_each(|(_, p)| p.fill_cache(size))
-            })??;
-        }
+    let bytes: u64 = prepared
+        .iter()
+        .map(|(_, p)| {
+            (p.plan.planes() * p.rows.len() * p.cols.len() * cache_bytes_per_pixel(p)) as u64
+        })
+        .sum();
+    if available_memory().is_none_or(|m| bytes <= m / 4) {
+        let size = options
+            .reprojection
+            .block_size
+            .unwrap_or((MOSAIC_BLOCK, MOSAIC_BLOCK));
+        options.reprojection.parallel.install(|| {
+            prepared
+                .par_iter_mut()
+                .try_for_each(|(_, p)| p.fill_cache(size))
+        })??;
     }
-    let corrections = match options.background {
-        Background::None => vec![Correction::default(); inputs.len()],
-        mode => match_backgrounds(&prepared, inputs.len(), mode, options)?,
-    };
-    combine_blocks(
-        &prepared,
-        &corrections,
-        data,
-        footprint,
-        plane_out,
-        options,
-        progress,
-    )?;
-    Ok(corrections)
+    match_backgrounds(prepared, n_inputs, options.background, options)
 }
 
 /// The output block edge of mosaics when the options leave it open.
-const MOSAIC_BLOCK: usize = 256;
+pub(crate) const MOSAIC_BLOCK: usize = 256;
 
 /// The blocks of `rows` × `cols`, `size` at most.
 fn blocks_of(rows: &Range<usize>, cols: &Range<usize>, size: (usize, usize)) -> Vec<Block> {
@@ -1252,16 +1428,18 @@ fn radix_median(values: &mut [f64]) -> Option<f64> {
     m.is_finite().then_some(m)
 }
 
-/// Combines every output block (in parallel), then blanks the pixels no input covers.
+/// Combines every output block of `window` (in parallel) into `data` and `footprint` (the
+/// window's shape), then blanks the pixels no input covers.
 fn combine_blocks(
     prepared: &[(usize, Prepared)],
     corrections: &[Correction],
     data: ArrayViewMutD<f64>,
     footprint: ArrayViewMutD<f64>,
-    (ny, nx): (usize, usize),
+    window: &Block,
     options: &MosaicOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<()> {
+    let (ny, nx) = (window.rows.len(), window.cols.len());
     let planes = data.len() / (ny * nx).max(1);
     let contiguous =
         || Error::ShapeMismatch("the output arrays must be contiguous (C order)".into());
@@ -1279,6 +1457,11 @@ fn combine_blocks(
     let total = work.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let run = |(block, d, f): (Block, ArrayViewMut3<f64>, ArrayViewMut3<f64>)| {
+        // The block in the whole output's pixels.
+        let block = Block {
+            rows: window.rows.start + block.rows.start..window.rows.start + block.rows.end,
+            cols: window.cols.start + block.cols.start..window.cols.start + block.cols.end,
+        };
         combine_block(prepared, corrections, &block, d, f, options)
             .map_err(|e| in_block(e, &block))?;
         progress(

@@ -4,3 +4,4 @@
 pub mod background;
 pub mod coadd;
 pub mod optimal_wcs;
+pub mod plan;

@@ -12,7 +12,7 @@ from . import _core
 from ._arrays import is_cuda_array
 from ._blocks import checked_blocks, engine_block, parallel_threads
 from ._dask_blocks import dask_arrays
-from ._device import reproject_on_device, results_to_device, to_host
+from ._device import device_dask_arrays, reproject_on_device, results_to_device, to_host
 from ._engine import lazy_reprojection, reproject
 from ._job import Job
 from ._options import Options
@@ -56,19 +56,29 @@ def _reproject_gpu_arrays(
     array_in, wcs_in, wcs_out, shape_out, options, output_array, output_footprint,
     return_footprint, block_size, parallel,
 ):
-    """GPU (CuPy) input or output arrays: in GPU memory when the GPU can do it (numpy return
-    type, the input on the GPU the device names), else through host copies computed on the
-    requested device, the numpy results copied back (dask and lazy results stay host
-    results). Untested on hardware here."""
+    """GPU (CuPy) input or output arrays: in GPU memory when the GPU can do it (the input on
+    the GPU the device names; numpy return type: GPU arrays, 'dask': dask arrays of GPU
+    chunks), else through host copies computed on the requested device, the numpy results
+    copied back (dask and lazy results then stay host results)."""
     import cupy  # a CUDA array without CuPy: ImportError says what is missing
 
     input_on_gpu = is_cuda_array(array_in)
-    if input_on_gpu and options.return_type == "numpy" and _device_resident(options.device, array_in):
+    resident = input_on_gpu and _device_resident(options.device, array_in)
+    to_dask = options.return_type == "dask" and output_array is None and output_footprint is None
+    if resident and (options.return_type == "numpy" or to_dask):
+        if to_dask and block_size is None and parallel is False:
+            raise ValueError(
+                "Output cannot be returned as dask arrays "
+                "when parallel=False and no block size has "
+                "been specified"
+            )
         try:
             job = Job(
                 cupy.ascontiguousarray(array_in), wcs_in, wcs_out, shape_out, options.engine,
                 options.device,
             )
+            if to_dask:
+                return device_dask_arrays(cupy, job, block_size, return_footprint)
             return reproject_on_device(cupy, job, output_array, output_footprint, return_footprint)
         except _core.DeviceUnavailableError as e:
             if options.device != "auto":

@@ -1,7 +1,7 @@
 """The Rust engine's entry points (``reproject_rs._core``) called for a
 :class:`~reproject_rs._job.Job`: the whole output, one dask block of planes, a shared plan
-(lazy results and dask blocks, cached per process: :func:`plan_cache_info`), GPU arrays,
-the GPUs warmed up. Thin wrappers: the engine does the work.
+(lazy results and dask blocks, cached per process: :func:`plan_cache_info`), device-resident
+plans of GPU arrays, the GPUs warmed up. Thin wrappers: the engine does the work.
 
 Every call passes the job's ``device`` ('cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all'): the
 engine plan picks its block executor from it once, so whole outputs, lazy blocks and dask
@@ -22,7 +22,8 @@ __all__ = [
     "plan_cache_clear",
     "plan_cache_info",
     "reproject",
-    "reproject_device",
+    "compute_on_device",
+    "device_plan",
     "shared_plan",
     "warmup_devices",
 ]
@@ -112,22 +113,23 @@ def warmup_devices(device) -> list:
     return list(_core.warmup(device))
 
 
-def reproject_device(job, data, footprint, out_f64, host_array):
-    """``job``'s GPU input (C-contiguous, engine axis order) reprojected by the GPU backend
-    into the GPU arrays ``data`` and ``footprint`` (``_core.reproject_device``; float64 when
-    ``out_f64``, else float32). ``host_array``: the same pixels on the host, for the spline
-    coefficients of orders >= 2, else None."""
-    array = job.array_in
-    _core.reproject_device(
-        array.data.ptr,
-        array.dtype.str,
-        list(array.shape),
-        job.header_in,
-        job.header_out,
-        list(job.engine_shape),
-        data.data.ptr,
-        footprint.data.ptr,
-        out_f64,
-        host_array=host_array,
-        **job.engine_options,
+def device_plan(array, args, kwargs, host_array=None) -> "_core.DevicePlan":
+    """A device-resident engine plan (``_core.DevicePlan``) for the C-contiguous GPU input
+    ``array``: ``args`` are (header_in, header_out, shape_out), ``kwargs`` the engine options
+    and the device; ``host_array``, the same pixels on the host, for the spline coefficients
+    of orders >= 2, else None. Raises DeviceUnavailableError when the GPU cannot do it."""
+    return _core.DevicePlan(
+        array.dtype.str, list(array.shape), *args, host_array=host_array, **kwargs
     )
+
+
+def compute_on_device(plan, array, data_ptr, footprint_ptr, out_f64, window=None):
+    """Computes ``plan`` from the GPU input ``array`` into the GPU outputs at ``data_ptr``
+    and ``footprint_ptr`` (C order, float64 when ``out_f64``, else float32): the whole
+    output, or the output ``window`` ``((row_start, row_stop), (col_start, col_stop))``
+    (every leading plane)."""
+    if window is None:
+        plan.compute(array.data.ptr, data_ptr, footprint_ptr, out_f64)
+    else:
+        rows, cols = window
+        plan.compute_window(array.data.ptr, rows, cols, data_ptr, footprint_ptr, out_f64)

@@ -116,13 +116,17 @@ class SharedPlan:
 
     def _build(self, array):
         try:
-            return new_plan(array, self.args, self.kwargs)
+            return self._new_plan(array)
         except _core.DeviceUnavailableError as e:
             device = self.kwargs.get("device", "cpu")
             raise _core.DeviceUnavailableError(
                 f"device={device!r} cannot compute this job in this process "
                 f"(pid {os.getpid()}): {e}"
             ) from None
+
+    def _new_plan(self, array):
+        """A new engine plan over ``array`` (a subclass builds another kind of plan)."""
+        return new_plan(array, self.args, self.kwargs)
 
     def __eq__(self, other):
         return isinstance(other, SharedPlan) and self.key == other.key
@@ -131,7 +135,7 @@ class SharedPlan:
         return hash(self.key)
 
     def __reduce__(self):
-        return (_shared_plan, (self.token, self.args, self.kwargs))
+        return (_shared_plan, (self.token, self.args, self.kwargs, type(self)))
 
     def __dask_tokenize__(self):
         return ("reproject_rs.SharedPlan", self.token)
@@ -144,13 +148,13 @@ class SharedPlan:
         return f"<SharedPlan {self.token[:8]} on {device} ({state})>"
 
 
-def _shared_plan(token, args, kwargs) -> SharedPlan:
-    """Unpickles a :class:`SharedPlan`: this process's one for ``token`` when it has one,
-    else a copy whose plan comes from the plan cache."""
+def _shared_plan(token, args, kwargs, cls=SharedPlan) -> SharedPlan:
+    """Unpickles a :class:`SharedPlan` (or a subclass ``cls``): this process's one for
+    ``token`` when it has one, else a copy whose plan comes from the plan cache."""
     with _registry_lock:
         plan = _registry.get(token)
         if plan is None:
-            plan = SharedPlan(token, args, kwargs, cached=True)
+            plan = cls(token, args, kwargs, cached=True)
             _registry[token] = plan
     return plan
 

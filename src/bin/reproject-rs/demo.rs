@@ -275,6 +275,7 @@ fn mosaic_step(
         },
         overwrite: true,
         quiet: o.quiet,
+        processes: None,
     };
     let summary = crate::mosaic::run(&job)?;
     let levels: Vec<String> = EXPOSURES.iter().map(|e| format!("{:.1}", e.3)).collect();

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use reproject::engine::lazy::{InputSpec, ReprojectPlan};
 use reproject::engine::processes::{
     missing_blocks, prepare_job, run_processes, worker_count, worker_gpus, FileRequest,
-    FootprintRequest, OutputRequest, WorkerCommand,
+    FootprintRequest, JobPlan, OutputRequest, WorkerCommand,
 };
 use reproject::engine::schedule::{self, Schedule};
 use reproject::engine::{Options, OutputSample, Parallel, Plan};
@@ -473,7 +473,7 @@ fn with_processes(
         }
     };
     let shape = plan.shape_out().to_vec();
-    let spec = ReprojectPlan {
+    let spec = JobPlan::from(ReprojectPlan {
         input,
         wcs_in: Some(wcs_in.clone()),
         wcs_out: wcs_out.clone(),
@@ -482,7 +482,7 @@ fn with_processes(
             parallel: Parallel::Serial,
             ..plan.options().clone()
         },
-    };
+    });
     let request = output_request(job, header_text);
     let out_err = |e: reproject::Error| output_error(&job.output, e);
     let blocks = plan.blocks().len();

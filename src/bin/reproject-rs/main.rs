@@ -125,6 +125,14 @@ struct MosaicArgs {
     /// How overlapping values combine: mean, sum, first, last, min, max, median, clipped
     #[arg(long, default_value = "mean", value_parser = parse_combine, value_name = "MODE")]
     combine: reproject::mosaic::coadd::Combine,
+    /// With --combine clipped: the rejection threshold in standard deviations (SWarp's
+    /// CLIP_SIGMA)
+    #[arg(long, default_value_t = 4.0, value_parser = parse_clip, value_name = "SIGMA")]
+    clip_sigma: f64,
+    /// With --combine clipped: the extra tolerance as a fraction of the absolute median
+    /// (SWarp's CLIP_AMPFRAC)
+    #[arg(long, default_value_t = 0.3, value_parser = parse_clip, value_name = "FRACTION")]
+    clip_ampfrac: f64,
     /// Background matching between overlapping images
     #[arg(long, value_enum, default_value_t = MatchBackground::None)]
     match_background: MatchBackground,
@@ -164,6 +172,18 @@ struct MosaicArgs {
     /// Print nothing but errors, and no progress bar
     #[arg(short, long)]
     quiet: bool,
+    /// Combine bands of output rows in N worker processes of this program (the background
+    /// corrections computed once, here), writing one memory-mapped output; a failed run keeps
+    /// its partial output and the same command resumes it
+    #[arg(long, value_name = "N", value_parser = parse_threads, conflicts_with_all = ["png", "auto_wcs"])]
+    processes: Option<u32>,
+}
+
+fn parse_clip(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err("expected a finite, non-negative number".into()),
+    }
 }
 
 fn parse_combine(s: &str) -> Result<reproject::mosaic::coadd::Combine, String> {
@@ -418,7 +438,7 @@ fn run(cli: Cli) -> CliResult<()> {
             quiet: a.quiet,
         }),
         Command::Mosaic(a) => {
-            use reproject::mosaic::coadd::Background;
+            use reproject::mosaic::coadd::{Background, Combine};
             let job = mosaic::MosaicJob {
                 inputs: a.inputs,
                 weights: a.weights,
@@ -436,7 +456,13 @@ fn run(cli: Cli) -> CliResult<()> {
                 output: a.output,
                 footprint: a.footprint,
                 png: a.png,
-                combine: a.combine,
+                combine: match a.combine {
+                    Combine::Clipped { .. } => Combine::Clipped {
+                        sigma: a.clip_sigma,
+                        ampfrac: a.clip_ampfrac,
+                    },
+                    other => other,
+                },
                 background: match a.match_background {
                     MatchBackground::None => Background::None,
                     MatchBackground::Offset => Background::Offset,
@@ -454,6 +480,7 @@ fn run(cli: Cli) -> CliResult<()> {
                 },
                 overwrite: a.overwrite,
                 quiet: a.quiet,
+                processes: a.processes.map(|n| n as usize),
             };
             let summary = mosaic::run(&job)?;
             if !a.quiet {

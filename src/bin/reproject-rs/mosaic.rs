@@ -5,13 +5,19 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use reproject::engine::processes::{FileRequest, FootprintRequest, OutputRequest};
-use reproject::engine::Options;
+use reproject::engine::lazy::InputSpec;
+use reproject::engine::processes::{
+    run_processes, worker_count, worker_gpus, FileRequest, FootprintRequest, JobPlan,
+    OutputRequest, WorkerCommand,
+};
+use reproject::engine::{Options, Parallel};
 use reproject::io::{FitsSource, ImageSource, MappedOutput, OutputType, PendingFile};
 use reproject::mosaic::coadd::{
-    reproject_and_coadd_with_progress, Background, Combine, MosaicInput, MosaicOptions,
+    background_corrections, reproject_and_coadd_with_progress, Background, Combine, Correction,
+    MosaicInput, MosaicOptions,
 };
 use reproject::mosaic::optimal_wcs::{frame_from_name, optimal_celestial_wcs, OptimalWcsOptions};
+use reproject::mosaic::plan::{MosaicInputSpec, MosaicPlan};
 use reproject::wcs::Wcs;
 
 use crate::header::{card_str, history};
@@ -52,6 +58,8 @@ pub struct MosaicJob {
     pub options: Options,
     pub overwrite: bool,
     pub quiet: bool,
+    /// Worker processes (`--processes`).
+    pub processes: Option<usize>,
 }
 
 /// Runs a mosaic job; returns the summary line.
@@ -183,6 +191,22 @@ pub fn run(job: &MosaicJob) -> CliResult<String> {
         overwrite: job.overwrite,
     };
     let out_err = |e: reproject::Error| output_error(&job.output, e);
+    let options = MosaicOptions {
+        reprojection: job.options.clone(),
+        combine: job.combine,
+        background: job.background,
+        background_reference: job.background_reference,
+        blank_pixel_value: job.blank,
+    };
+    if let Some(workers) = job.processes {
+        let target = OutputGrid {
+            wcs: &wcs_out,
+            shape: &shape,
+        };
+        return with_processes(
+            job, workers, &inputs, &images, target, &options, &request, start,
+        );
+    }
     let (mut main, mut foot) = request.create(&shape).map_err(out_err)?;
     let (data, fp): (&mut [f64], &mut [f64]) = match foot.as_mut() {
         None => main.data_and_footprint_mut::<f64, f64>().map_err(out_err)?,
@@ -193,13 +217,6 @@ pub fn run(job: &MosaicJob) -> CliResult<String> {
     };
     let t_prepare = start.elapsed();
     let t = Instant::now();
-    let options = MosaicOptions {
-        reprojection: job.options.clone(),
-        combine: job.combine,
-        background: job.background,
-        background_reference: job.background_reference,
-        blank_pixel_value: job.blank,
-    };
     let bar = Progress::new(0, "mosaicking", job.quiet);
     let progress = |done: usize, total: usize| {
         bar.set_length(total as u64);
@@ -245,10 +262,6 @@ pub fn run(job: &MosaicJob) -> CliResult<String> {
     let outputs: Vec<MappedOutput> = std::iter::once(main).chain(foot).collect();
     let extra: Vec<PendingFile> = preview.into_iter().chain(pending_header).collect();
     MappedOutput::finish_together(outputs, extra).map_err(out_err)?;
-    let shifts: Vec<String> = corrections
-        .iter()
-        .map(|c| format!("{:.4}", c.offset))
-        .collect();
     Ok(format!(
         "wrote {} ({nx} x {ny}{}, f64, footprint {}): {} input(s), coverage {:.1}%{}, {:.2} s \
          (prepare {:.2} s, mosaic {:.2} s)",
@@ -263,13 +276,101 @@ pub fn run(job: &MosaicJob) -> CliResult<String> {
             .map_or("in HDU 1".to_string(), |p| format!("in {}", p.display())),
         job.inputs.len(),
         100.0 * covered,
-        if job.background == Background::None {
-            String::new()
-        } else {
-            format!(", background offsets [{}]", shifts.join(", "))
-        },
+        offsets(job.background, &corrections),
         start.elapsed().as_secs_f64(),
         t_prepare.as_secs_f64(),
         t_compute.as_secs_f64(),
     ))
+}
+
+/// The mosaic's output grid.
+struct OutputGrid<'a> {
+    wcs: &'a Wcs,
+    /// The full output shape.
+    shape: &'a [usize],
+}
+
+/// `--processes N`: the background corrections computed here (every overlap, once), then
+/// bands of output rows combined by N worker processes of this program (`reproject-rs
+/// worker`, one thread each) into one memory-mapped output, published when every band is
+/// done; a failed run keeps its partial output, and the same command resumes it.
+#[allow(clippy::too_many_arguments)]
+fn with_processes(
+    job: &MosaicJob,
+    workers: usize,
+    inputs: &[MosaicInput],
+    images: &[(FitsSource, Wcs)],
+    grid: OutputGrid,
+    options: &MosaicOptions,
+    request: &OutputRequest,
+    start: Instant,
+) -> CliResult<String> {
+    let out_err = |e: reproject::Error| output_error(&job.output, e);
+    let t = Instant::now();
+    let corrections = background_corrections(inputs, grid.wcs, grid.shape, options)
+        .map_err(|e| format!("mosaic failed: {e}"))?;
+    let t_match = t.elapsed();
+    let spec = |path: &PathBuf| -> CliResult<InputSpec> {
+        let path = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(InputSpec::Fits { path, hdu: job.hdu })
+    };
+    let mut specs = Vec::with_capacity(images.len());
+    for (k, (path, (_, wcs))) in job.inputs.iter().zip(images).enumerate() {
+        specs.push(MosaicInputSpec {
+            image: spec(path)?,
+            wcs: Some(wcs.clone()),
+            weights: job.weights.get(k).map(spec).transpose()?,
+        });
+    }
+    let plan = JobPlan::from(MosaicPlan {
+        inputs: specs,
+        wcs_out: grid.wcs.clone(),
+        shape_out: grid.shape.to_vec(),
+        options: MosaicOptions {
+            reprojection: Options {
+                parallel: Parallel::Serial,
+                ..options.reprojection.clone()
+            },
+            ..options.clone()
+        },
+        corrections: corrections.clone(),
+    });
+    let program = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let command = WorkerCommand {
+        program,
+        args: vec!["worker".into()],
+    };
+    let t = Instant::now();
+    let bar = Progress::new(0, "mosaicking", job.quiet);
+    let mut on_progress = |done: usize, total: usize| {
+        bar.set_length(total as u64);
+        bar.set(done as u64);
+    };
+    run_processes(&plan, request, workers, &command, &mut on_progress).map_err(out_err)?;
+    bar.finish();
+    let workers = worker_count(worker_gpus(&plan).as_deref(), workers);
+    Ok(format!(
+        "wrote {} ({} x {}, f64): {} input(s), {workers} worker process(es){}, {:.2} s \
+         (background {:.2} s, mosaic {:.2} s)",
+        job.output.display(),
+        grid.shape[grid.shape.len() - 1],
+        grid.shape[grid.shape.len() - 2],
+        job.inputs.len(),
+        offsets(job.background, &corrections),
+        start.elapsed().as_secs_f64(),
+        t_match.as_secs_f64(),
+        t.elapsed().as_secs_f64(),
+    ))
+}
+
+/// ", background offsets [..]" when backgrounds are matched, else nothing.
+fn offsets(background: Background, corrections: &[Correction]) -> String {
+    if background == Background::None {
+        return String::new();
+    }
+    let shifts: Vec<String> = corrections
+        .iter()
+        .map(|c| format!("{:.4}", c.offset))
+        .collect();
+    format!(", background offsets [{}]", shifts.join(", "))
 }

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::super::lazy::{InputSpec, ReprojectPlan};
+use super::super::lazy::InputSpec;
+use super::plan::JobPlan;
 use crate::error::{Error, Result};
 use crate::io::{MappedOutput, OutputFormat, OutputLayout, OutputType};
 
@@ -181,18 +182,23 @@ impl FileStamp {
             InputSpec::Fits { path, .. } => FileStamp::of(path),
         }
     }
+
+    /// The stamps of every input file of a job, in order.
+    pub fn of_inputs(plan: &JobPlan) -> Result<Vec<FileStamp>> {
+        plan.files().into_iter().map(FileStamp::of_input).collect()
+    }
 }
 
 /// What the workers of a process-parallel run share: the plan, the outputs asked for, where
 /// the output files are, the progress file and the job's state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessJob {
-    /// The reprojection.
-    pub plan: ReprojectPlan,
+    /// The reprojection or mosaic.
+    pub plan: JobPlan,
     /// The outputs as asked for.
     pub request: OutputRequest,
-    /// The input file when the job started.
-    pub input: FileStamp,
+    /// The input files when the job started.
+    pub inputs: Vec<FileStamp>,
     /// The output image (and its footprint extension, for FITS).
     pub data: OutputLayout,
     /// A separate footprint file, if any.
@@ -233,13 +239,13 @@ impl ProcessJob {
             .collect()
     }
 
-    /// How a rerun asking for `plan` into `request` over an input stamped `input` differs
+    /// How a rerun asking for `plan` into `request` over inputs stamped `inputs` differs
     /// from this job, in words; empty if it is the same job.
     pub fn differences(
         &self,
-        plan: &ReprojectPlan,
+        plan: &JobPlan,
         request: &OutputRequest,
-        input: &FileStamp,
+        inputs: &[FileStamp],
     ) -> Vec<String> {
         let mut out = Vec::new();
         let mut differ = |same: bool, what: &str| {
@@ -247,25 +253,46 @@ impl ProcessJob {
                 out.push(what.to_string());
             }
         };
-        let (a, b) = (&self.plan, plan);
-        differ(a.input == b.input, "the input file or HDU");
+        differ(self.plan.files() == plan.files(), "the input files or HDUs");
         differ(
-            self.input == *input,
-            "the input file's contents (size or time)",
+            self.inputs == inputs,
+            "the input files' contents (size or time)",
         );
-        differ(a.wcs_in == b.wcs_in, "the input WCS");
-        differ(a.wcs_out == b.wcs_out, "the target WCS");
-        differ(a.shape_out == b.shape_out, "the output shape");
-        differ(
-            a.options.order == b.options.order,
-            "the interpolation order",
-        );
-        differ(
-            a.options.block_size == b.options.block_size,
-            "the block size",
-        );
-        let other_options = |p: &ReprojectPlan| {
-            let mut o = p.options.clone();
+        match (&self.plan, plan) {
+            (JobPlan::Reprojection(a), JobPlan::Reprojection(b)) => {
+                differ(a.wcs_in == b.wcs_in, "the input WCS");
+                differ(a.wcs_out == b.wcs_out, "the target WCS");
+                differ(a.shape_out == b.shape_out, "the output shape");
+            }
+            (JobPlan::Mosaic(a), JobPlan::Mosaic(b)) => {
+                let wcs = |m: &crate::mosaic::plan::MosaicPlan| {
+                    m.inputs.iter().map(|i| i.wcs.clone()).collect::<Vec<_>>()
+                };
+                differ(wcs(a) == wcs(b), "the input WCS");
+                differ(a.wcs_out == b.wcs_out, "the target WCS");
+                differ(a.shape_out == b.shape_out, "the output shape");
+                let combining = |m: &crate::mosaic::plan::MosaicPlan| {
+                    let o = &m.options;
+                    (
+                        o.combine,
+                        o.background,
+                        o.background_reference,
+                        o.blank_pixel_value.to_bits(),
+                    )
+                };
+                differ(
+                    combining(a) == combining(b),
+                    "the combine and background options",
+                );
+                differ(a.corrections == b.corrections, "the background corrections");
+            }
+            _ => differ(false, "the kind of job (a reprojection or a mosaic)"),
+        }
+        let (a, b) = (self.plan.options(), plan.options());
+        differ(a.order == b.order, "the interpolation order");
+        differ(a.block_size == b.block_size, "the block size");
+        let other_options = |o: &crate::engine::Options| {
+            let mut o = o.clone();
             o.order = crate::engine::Options::default().order;
             o.block_size = None;
             o

@@ -1,5 +1,5 @@
-//! Process-parallel runs: a [`ReprojectPlan`] split over worker processes that each write
-//! their share of the blocks into one memory-mapped output file.
+//! Process-parallel runs: a reprojection or a mosaic ([`JobPlan`]) split over worker
+//! processes that each write their share of the blocks into one memory-mapped output file.
 //!
 //! The run that owns the output (it holds the output's [`OutputLock`] for its whole life)
 //! writes a job file (`<output>.job.json`: the plan, the outputs asked for and their layout)
@@ -17,6 +17,7 @@
 //! [`run_worker`], and publish with [`run_processes`] once they are done.
 
 mod job;
+mod plan;
 mod progress;
 mod worker;
 
@@ -26,9 +27,9 @@ use std::process::{Child, Command};
 use std::time::Duration;
 
 pub use job::{FileRequest, FileStamp, FootprintRequest, JobState, OutputRequest, ProcessJob};
+pub use plan::{JobPlan, OpenedJob};
 pub use worker::run_worker;
 
-use super::lazy::ReprojectPlan;
 use crate::error::{Error, Result};
 use crate::io::{OutputLayout, OutputLock};
 
@@ -122,14 +123,14 @@ impl PreparedJob {
     }
 }
 
-/// Runs `plan` with `workers` processes into the outputs of `request`, or resumes the
+/// Runs `plan` (a [`JobPlan`], or a reprojection or mosaic plan) with `workers` processes into the outputs of `request`, or resumes the
 /// previous, interrupted run of the very same job. `on_progress(done, total)` is called as
 /// blocks finish. Returns the published path of the image.
 ///
 /// Fails at once with [`Error::OutputBusy`] if another live run (or its workers) owns the
 /// output, and before writing anything if a job left there differs from this one.
 pub fn run_processes(
-    plan: &ReprojectPlan,
+    plan: impl Into<JobPlan>,
     request: &OutputRequest,
     workers: usize,
     command: &WorkerCommand,
@@ -140,14 +141,15 @@ pub fn run_processes(
             "the number of processes must be positive".into(),
         ));
     }
-    let mut prepared = prepare_job(plan, request)?;
+    let plan = plan.into();
+    let mut prepared = prepare_job(&plan, request)?;
     let job = &prepared.job;
     if job.state == JobState::Computing {
         let missing = missing_blocks(job)?;
         on_progress(job.blocks - missing.len(), job.blocks);
         let mut failures = Vec::new();
         if !missing.is_empty() {
-            let gpus = worker_gpus(plan);
+            let gpus = worker_gpus(&plan);
             failures = run_workers(&prepared, workers, gpus.as_deref(), command, on_progress)?;
         }
         let missing = missing_blocks(job)?;
@@ -181,10 +183,11 @@ pub const WORKER_GPU_VAR: &str = "REPROJECT_RS_WORKER_GPU";
 
 /// The GPUs the workers of a GPU plan spread over, one process per GPU (`None` for a CPU
 /// plan, or an `Auto` one without a GPU, whose workers all run on the CPU).
-pub fn worker_gpus(plan: &ReprojectPlan) -> Option<Vec<usize>> {
-    match plan.options.backend {
+pub fn worker_gpus(plan: &JobPlan) -> Option<Vec<usize>> {
+    let options = plan.options();
+    match options.backend {
         crate::gpu::Backend::Cpu => None,
-        _ => crate::gpu::visible_devices(plan.options.devices).ok(),
+        _ => crate::gpu::visible_devices(options.devices).ok(),
     }
 }
 
@@ -286,14 +289,15 @@ fn run_workers(
 /// A job left there that differs in anything that changes the output's bytes is refused,
 /// naming the difference, before anything is written; one whose partial output is gone or
 /// was replaced (by a run without processes) is discarded and the job made anew.
-pub fn prepare_job(plan: &ReprojectPlan, request: &OutputRequest) -> Result<PreparedJob> {
+pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<PreparedJob> {
+    let plan = &plan.into();
     let output = &request.data.path;
     let job_file = job_path(output);
-    let input = FileStamp::of_input(&plan.input)?;
+    let inputs = FileStamp::of_inputs(plan)?;
     let lock = OutputLock::acquire(output)?;
     if job_file.exists() {
         let job = ProcessJob::read(&job_file)?;
-        let differences = job.differences(plan, request, &input);
+        let differences = job.differences(plan, request, &inputs);
         if !differences.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "{} holds an unfinished job into {} that differs from this one in {}: run the \
@@ -346,7 +350,7 @@ pub fn prepare_job(plan: &ReprojectPlan, request: &OutputRequest) -> Result<Prep
     let job = ProcessJob {
         plan: plan.clone(),
         request: request.clone(),
-        input,
+        inputs,
         data,
         footprint,
         progress: progress_path(output),

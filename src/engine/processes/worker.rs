@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use ndarray::{s, Array3, ArrayViewMut3, Axis};
 
 use super::progress::ProgressMap;
-use super::{BlockSelection, JobState, ProcessJob};
-use crate::engine::{in_block, OutputSample, Plan};
+use super::{BlockSelection, JobState, OpenedJob, ProcessJob};
+use crate::engine::{in_block, OutputSample};
 use crate::error::{Error, Result};
 use crate::io::{OutputElement, OutputLock, OutputType, SharedOutputMap};
 
@@ -43,7 +43,7 @@ pub fn run_worker(job_file: &Path, selection: &BlockSelection) -> Result<usize> 
                 super::WORKER_GPU_VAR
             ))
         })?;
-        description.options.devices = crate::gpu::Devices::Ordinal(ordinal);
+        description = description.on_device(ordinal);
     }
     let plan = description.open()?;
     if plan.blocks().len() != job.blocks {
@@ -109,7 +109,7 @@ fn to_file_order<T>(convert: fn(&mut [T]), mut window: ArrayViewMut3<T>) {
 /// stops at the first block that fails, with an error naming it. Returns how many blocks it
 /// computed.
 fn write_blocks<T: OutputSample + OutputElement>(
-    plan: &Plan<'_>,
+    plan: &OpenedJob,
     selection: &BlockSelection,
     progress: &mut ProgressMap,
     outputs: &mut Outputs<'_>,

@@ -35,6 +35,9 @@ logger = logging.getLogger("reproject.mosaicking._coadd")
 
 #: reproject's combine functions, then the core's extensions.
 COMBINE_FUNCTIONS = ("mean", "sum", "first", "last", "min", "max", "median", "clipped")
+#: SWarp's CLIPPED defaults (the core's ``Combine::Clipped``).
+CLIP_SIGMA = 4.0
+CLIP_AMPFRAC = 0.3
 _REPROJECT_COMBINES = COMBINE_FUNCTIONS[:6]
 
 #: Keyword arguments of the reprojection that the fast path understands (anything else goes
@@ -62,6 +65,8 @@ def reproject_and_coadd(
     *,
     return_type=None,
     device=None,
+    clip_sigma=CLIP_SIGMA,
+    clip_ampfrac=CLIP_AMPFRAC,
     **kwargs,
 ):
     """
@@ -131,9 +136,14 @@ def reproject_and_coadd(
         path keeps no reprojected input).
     return_type : {'numpy', 'dask'}, keyword-only, optional
         ``'dask'``: lazy dask arrays (fast path: one core call per output block, chunked by
-        ``block_size``/``block_sizes``, default dask's automatic chunks; with background
-        matching, whose corrections need every overlap, the mosaic is one task, sliced into
-        the chunks; generic path: computed now, wrapped).
+        ``block_size``/``block_sizes``, default dask's automatic chunks, bit-identical to
+        the numpy result; with background matching, the corrections, which need every
+        overlap, are one task computed once and given to every block; generic path:
+        computed now, wrapped).
+    clip_sigma, clip_ampfrac : float, keyword-only, optional
+        SWarp's CLIP_SIGMA (default 4) and CLIP_AMPFRAC (default 0.3) of
+        ``combine_function='clipped'``: values further than ``clip_sigma`` standard deviations
+        plus ``clip_ampfrac`` times the absolute median from the median are rejected.
     device : {'cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all'}, keyword-only, optional
         Where the fast path's reprojections compute (see ``reproject_rs.reproject_interp``);
         passed on to ``reproject_rs.reproject_interp`` on the generic path.
@@ -165,6 +175,7 @@ def reproject_and_coadd(
         block_sizes = kwargs.pop("block_size")
     kwargs.pop("block_size", None)
     background = _parse_background(match_background)
+    clip = _parse_clip(combine_function, clip_sigma, clip_ampfrac)
     if return_type is None:
         return_type = "numpy"
     elif return_type not in ("numpy", "dask"):
@@ -197,6 +208,7 @@ def reproject_and_coadd(
         background_reference=background_reference if background_reference else None,
         blank_pixel_value=blank_pixel_value,
         progress_bar=progress_bar,
+        clip=clip,
     )
     interp = _is_interp(reproject_function)
     with contextlib.ExitStack() as stack:  # files opened while parsing stay open until done
@@ -250,6 +262,19 @@ def reproject_and_coadd(
 
 def _noop(iterable):
     return iterable
+
+
+def _parse_clip(combine_function, sigma, ampfrac):
+    """``(sigma, ampfrac)`` of 'clipped', checked: finite and non-negative, and left at their
+    defaults for the other combine functions."""
+    clip = (float(sigma), float(ampfrac))
+    if not all(np.isfinite(v) and v >= 0 for v in clip):
+        raise ValueError(
+            f"clip_sigma and clip_ampfrac must be finite and non-negative, got {sigma}, {ampfrac}"
+        )
+    if combine_function != "clipped" and clip != (CLIP_SIGMA, CLIP_AMPFRAC):
+        raise ValueError("clip_sigma and clip_ampfrac apply to combine_function='clipped'")
+    return clip
 
 
 def _parse_background(match_background) -> str:
@@ -447,7 +472,7 @@ def _engine_block(block_sizes, shape_out):
 def _fast_coadd(
     inputs, parsed_out, shape_out, output_array, output_footprint, block_sizes, kwargs,
     return_type, device, *, combine_function, background, background_reference,
-    blank_pixel_value, progress_bar,
+    blank_pixel_value, progress_bar, clip,
 ):
     """The mosaic by the core: numpy arrays (in the caller's arrays where it can write
     them), or dask arrays of output blocks."""
@@ -455,6 +480,8 @@ def _fast_coadd(
     parallel = kwargs.get("parallel", False)
     core_kwargs = dict(
         combine=combine_function,
+        clip_sigma=clip[0],
+        clip_ampfrac=clip[1],
         background=background,
         background_reference=background_reference,
         blank_pixel_value=float(blank_pixel_value),
@@ -588,9 +615,10 @@ class _Progress:
 
 
 def _fast_dask(arrays, headers, weights, weight_headers, header_out, full, block, core_kwargs):
-    """Lazy ``(data, footprint)`` dask arrays: each output block one core call on the output
-    WCS cut to the block (the inputs one graph key); with background matching, whose
-    corrections need every overlap, the whole mosaic is one task, sliced into the blocks."""
+    """Lazy ``(data, footprint)`` dask arrays: each output block one core call on its window
+    of the output (the inputs one graph key), bit-identical to the same pixels of the whole
+    mosaic. With background matching, the corrections (which need every overlap) are one task
+    computed once, and every block is given them."""
     import dask
     import dask.array as da
 
@@ -605,47 +633,41 @@ def _fast_dask(arrays, headers, weights, weight_headers, header_out, full, block
         data = da.full(full, float(core_kwargs["blank_pixel_value"]), chunks=template.chunks)
         return data, da.zeros(full, chunks=template.chunks)
     core_kwargs = dict(core_kwargs, threads=1)
+    inputs = dict(headers=tuple(headers), weight_headers=tuple(weight_headers),
+                  header_out=header_out, full=tuple(full), core_kwargs=core_kwargs)
     sources = dask.delayed((tuple(arrays), tuple(weights)), pure=True)
     if core_kwargs["background"] != "none":
-        whole = dask.delayed(_whole_stacked, pure=True)(
-            sources, headers, weight_headers, header_out, full, block, core_kwargs
-        )
-        stacked = da.from_delayed(whole, shape=(2, *full), dtype=np.float64)
-        stacked = stacked.rechunk(((2,),) + template.chunks)
+        corrections = dask.delayed(_corrections, pure=True)(sources, **inputs)
     else:
-        stacked = da.map_blocks(
-            _window_stacked,
-            template,
-            sources,
-            dtype=np.float64,
-            new_axis=0,
-            chunks=((2,),) + template.chunks,
-            meta=np.empty((0,) * (template.ndim + 1), dtype=np.float64),
-            headers=tuple(headers),
-            weight_headers=tuple(weight_headers),
-            header_out=header_out,
-            full=tuple(full),
-            core_kwargs=core_kwargs,
-        )
+        corrections = None
+    stacked = da.map_blocks(
+        _window_stacked,
+        template,
+        sources,
+        corrections,
+        dtype=np.float64,
+        new_axis=0,
+        chunks=((2,),) + template.chunks,
+        meta=np.empty((0,) * (template.ndim + 1), dtype=np.float64),
+        **inputs,
+    )
     return stacked[0], stacked[1]
 
 
-def _whole_stacked(sources, headers, weight_headers, header_out, full, block, core_kwargs):
-    """The whole mosaic as one float64 array of shape ``(2, *full)``: data, footprint."""
+def _corrections(sources, *, headers, weight_headers, header_out, full, core_kwargs):
+    """The background corrections of every input (one dask task)."""
     arrays, weights = sources
-    result = np.empty((2, *full))
-    _core.reproject_and_coadd(
+    return _core.background_corrections(
         list(arrays), list(headers), header_out, list(full), weights=list(weights),
-        weight_headers=list(weight_headers), block_size=block, output_array=result[0],
-        output_footprint=result[1], **core_kwargs,
+        weight_headers=list(weight_headers), **core_kwargs,
     )
-    return result
 
 
-def _window_stacked(template, sources, block_info=None, *, headers, weight_headers,
-                    header_out, full, core_kwargs):
-    """One dask block: the mosaic over the block's rows and columns (the output WCS cut to
-    them), as a float64 array of shape ``(2, *block)``. Module-level, so it pickles."""
+def _window_stacked(template, sources, corrections, block_info=None, *, headers,
+                    weight_headers, header_out, full, core_kwargs):
+    """One dask block: the mosaic over the block's rows and columns (with the corrections
+    computed once, when backgrounds are matched), as a float64 array of shape ``(2,
+    *block)``. Module-level, so it pickles."""
     if not block_info or 0 not in block_info:
         return np.empty((2,) + (0,) * template.ndim)
     (r0, r1), (c0, c1) = block_info[0]["array-location"][-2:]
@@ -653,45 +675,12 @@ def _window_stacked(template, sources, block_info=None, *, headers, weight_heade
     arrays, weights = sources
     result = np.empty((2, *shape))
     _core.reproject_and_coadd(
-        list(arrays), list(headers), shift_header(header_out, r0, c0), list(shape),
-        weights=list(weights), weight_headers=list(weight_headers),
-        output_array=result[0], output_footprint=result[1], **core_kwargs,
+        list(arrays), list(headers), header_out, list(full), weights=list(weights),
+        weight_headers=list(weight_headers), output_array=result[0],
+        output_footprint=result[1], window=((r0, r1), (c0, c1)),
+        corrections=None if corrections is None else list(corrections), **core_kwargs,
     )
     return result
-
-
-def shift_header(text: str, rows: int, cols: int) -> str:
-    """FITS header text of the WCS of a cutout starting at row ``rows`` and column ``cols``
-    (CRPIX1 and CRPIX2 moved; astropy's ``WCS.slice``), every other card as it is. Values
-    are written in full precision (``repr``)."""
-    cards = (
-        text.splitlines()
-        if "\n" in text
-        else [text[i : i + 80] for i in range(0, len(text), 80)]
-    )
-    shifts = {"CRPIX1": cols, "CRPIX2": rows}
-    out, seen = [], set()
-    for card in cards:
-        key = card[:8].strip().upper()
-        if key in shifts and card[8:10] == "= ":
-            value = _card_float(card)
-            out.append(f"{key:<8}= {value - shifts[key]!r:>20}")
-            seen.add(key)
-            continue
-        if key == "END":
-            break
-        out.append(card)
-    for key, shift in shifts.items():
-        if key not in seen:
-            out.append(f"{key:<8}= {0.0 - shift!r:>20}")  # FITS: CRPIXn defaults to 0
-    out.append("END")
-    return "\n".join(out)
-
-
-def _card_float(card: str) -> float:
-    """The float value of a FITS card (comment dropped, Fortran 'D' exponents read)."""
-    value = card[10:].split("/", 1)[0].strip()
-    return float(value.replace("D", "E").replace("d", "e"))
 
 
 def _wrap_dask(result, block):

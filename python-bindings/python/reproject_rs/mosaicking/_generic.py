@@ -21,16 +21,13 @@ import numpy as np
 
 from .._parse import _is_ape14, parse_input_data
 from ._background import determine_offset_matrix, determine_plane_matrices, solve_corrections_sgd
-from ._coadd import parse_input_weights
+from ._coadd import CLIP_AMPFRAC, CLIP_SIGMA, parse_input_weights
 from ._subset_array import ReprojectedArraySubset
 
 __all__ = ["generic_coadd", "sample_array_edges", "covered_bounds"]
 
 logger = logging.getLogger("reproject.mosaicking._coadd")
 
-#: SWarp's CLIPPED defaults (the core's ``Combine::Clipped``).
-CLIP_SIGMA = 4.0
-CLIP_AMPFRAC = 0.3
 
 
 def sample_array_edges(shape, *, n_samples):
@@ -119,10 +116,11 @@ def generic_coadd(
     intermediate_memmap,
     kwargs,
     stack,
+    clip=(CLIP_SIGMA, CLIP_AMPFRAC),
 ):
     """reproject's ``reproject_and_coadd`` with ``reproject_function`` (arguments checked by
     the caller; ``background`` 'none', 'offset' or 'plane'; ``background_reference`` None
-    for reproject's falsy values)."""
+    for reproject's falsy values; ``clip``: 'clipped''s sigma and ampfrac)."""
     from astropy.wcs import WCS
     from astropy.wcs.wcsapi import SlicedLowLevelWCS
 
@@ -254,7 +252,7 @@ def generic_coadd(
                 output_footprint[view] = np.where(mask, subset.footprint, output_footprint[view])
                 output_array[view] = np.where(mask, subset.array, output_array[view])
         else:
-            _stacked_combine(arrays, output_array, output_footprint, combine_function)
+            _stacked_combine(arrays, output_array, output_footprint, combine_function, clip)
         arrays = []
 
     # Blank pixels, in chunks to avoid a large temporary mask.
@@ -347,7 +345,7 @@ def _match_backgrounds(arrays, background, background_reference):
         subset.array -= a + b * x + c * y
 
 
-def _stacked_combine(arrays, output_array, output_footprint, combine_function):
+def _stacked_combine(arrays, output_array, output_footprint, combine_function, clip):
     """'median' and 'clipped': every covering input's value per pixel, in slabs of rows."""
     output_array[...] = 0
     output_footprint[...] = 0
@@ -386,7 +384,7 @@ def _stacked_combine(arrays, output_array, output_footprint, combine_function):
             if combine_function == "median":
                 output_array[out_slice] = np.nanmedian(values, axis=0)
             else:
-                output_array[out_slice] = _clipped_mean(values, weights)
+                output_array[out_slice] = _clipped_mean(values, weights, *clip)
 
 
 def _clipped_mean(values, weights, sigma=CLIP_SIGMA, ampfrac=CLIP_AMPFRAC):

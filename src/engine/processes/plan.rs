@@ -1,0 +1,163 @@
+//! What a process-parallel job computes: a reprojection or a mosaic ([`JobPlan`]), reopened by
+//! each worker as an [`OpenedJob`] that lists the blocks and computes any of them.
+
+use ndarray::{Array3, ArrayViewMut3};
+use serde::{Deserialize, Serialize};
+
+use super::super::lazy::{InputSpec, ReprojectPlan};
+use crate::engine::blocks::Block;
+use crate::engine::{OutputSample, Plan};
+use crate::error::Result;
+use crate::gpu::Devices;
+use crate::mosaic::plan::{MosaicPlan, OpenedMosaic};
+
+/// What a process-parallel job computes.
+///
+/// ```
+/// use reproject::engine::lazy::{InputSpec, ReprojectPlan};
+/// use reproject::engine::processes::JobPlan;
+/// use reproject::engine::Options;
+/// use reproject::wcs::Wcs;
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+/// let plan = ReprojectPlan { input: InputSpec::Npy { path: "in.npy".into() },
+///     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![64, 64], options: Options::default() };
+/// let job = JobPlan::from(plan);
+/// assert_eq!(job.files().len(), 1);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum JobPlan {
+    /// One input reprojected.
+    Reprojection(Box<ReprojectPlan>),
+    /// Many inputs reprojected and combined, with the background corrections computed once.
+    Mosaic(Box<MosaicPlan>),
+}
+
+impl From<ReprojectPlan> for JobPlan {
+    fn from(plan: ReprojectPlan) -> JobPlan {
+        JobPlan::Reprojection(Box::new(plan))
+    }
+}
+
+impl From<MosaicPlan> for JobPlan {
+    fn from(plan: MosaicPlan) -> JobPlan {
+        JobPlan::Mosaic(Box::new(plan))
+    }
+}
+
+impl From<&ReprojectPlan> for JobPlan {
+    fn from(plan: &ReprojectPlan) -> JobPlan {
+        JobPlan::Reprojection(Box::new(plan.clone()))
+    }
+}
+
+impl From<&MosaicPlan> for JobPlan {
+    fn from(plan: &MosaicPlan) -> JobPlan {
+        JobPlan::Mosaic(Box::new(plan.clone()))
+    }
+}
+
+impl From<&JobPlan> for JobPlan {
+    fn from(plan: &JobPlan) -> JobPlan {
+        plan.clone()
+    }
+}
+
+impl JobPlan {
+    /// The input files the job reads.
+    pub fn files(&self) -> Vec<&InputSpec> {
+        match self {
+            JobPlan::Reprojection(p) => vec![&p.input],
+            JobPlan::Mosaic(m) => m.files(),
+        }
+    }
+
+    /// The reprojection options (backend, devices, order, ...).
+    pub fn options(&self) -> &crate::engine::Options {
+        match self {
+            JobPlan::Reprojection(p) => &p.options,
+            JobPlan::Mosaic(m) => &m.options.reprojection,
+        }
+    }
+
+    /// The same job computed on GPU `ordinal` (a worker given its own GPU).
+    pub fn on_device(mut self, ordinal: usize) -> JobPlan {
+        let options = match &mut self {
+            JobPlan::Reprojection(p) => &mut p.options,
+            JobPlan::Mosaic(m) => &mut m.options.reprojection,
+        };
+        options.devices = Devices::Ordinal(ordinal);
+        self
+    }
+
+    /// Opens the inputs and prepares the job.
+    pub fn open(&self) -> Result<OpenedJob> {
+        Ok(match self {
+            JobPlan::Reprojection(p) => OpenedJob::Reprojection(Box::new(p.open()?)),
+            JobPlan::Mosaic(m) => OpenedJob::Mosaic(Box::new(m.open()?)),
+        })
+    }
+}
+
+/// A [`JobPlan`] with its inputs open.
+pub enum OpenedJob {
+    /// A reprojection's plan.
+    Reprojection(Box<Plan<'static>>),
+    /// A mosaic's inputs.
+    Mosaic(Box<OpenedMosaic>),
+}
+
+impl OpenedJob {
+    /// The blocks the workers share, in order.
+    pub fn blocks(&self) -> Vec<Block> {
+        match self {
+            OpenedJob::Reprojection(p) => p.blocks(),
+            OpenedJob::Mosaic(m) => m.blocks(),
+        }
+    }
+
+    /// The full output shape.
+    pub fn shape_out(&self) -> &[usize] {
+        match self {
+            OpenedJob::Reprojection(p) => p.shape_out(),
+            OpenedJob::Mosaic(m) => m.shape_out(),
+        }
+    }
+
+    /// Number of output planes.
+    pub fn planes(&self) -> usize {
+        match self {
+            OpenedJob::Reprojection(p) => p.planes(),
+            OpenedJob::Mosaic(m) => m.planes(),
+        }
+    }
+
+    /// (rows, columns) of an output plane.
+    pub fn plane_shape_out(&self) -> (usize, usize) {
+        match self {
+            OpenedJob::Reprojection(p) => p.plane_shape_out(),
+            OpenedJob::Mosaic(m) => m.plane_shape_out(),
+        }
+    }
+
+    /// Computes `block` of every plane into `data` and `footprint` (planes × block rows ×
+    /// block columns). A mosaic computes in float64 and rounds once into `T`.
+    pub fn compute_block<T: OutputSample>(
+        &self,
+        block: &Block,
+        mut data: ArrayViewMut3<T>,
+        mut footprint: ArrayViewMut3<T>,
+    ) -> Result<()> {
+        match self {
+            OpenedJob::Reprojection(p) => p.compute_block(block, data, footprint),
+            OpenedJob::Mosaic(m) => {
+                let shape = (self.planes(), block.rows.len(), block.cols.len());
+                let (mut d, mut f) = (Array3::<f64>::zeros(shape), Array3::<f64>::zeros(shape));
+                m.compute_block(block, d.view_mut(), f.view_mut())?;
+                data.zip_mut_with(&d, |o, &v| *o = T::from_f64(v));
+                footprint.zip_mut_with(&f, |o, &v| *o = T::from_f64(v));
+                Ok(())
+            }
+        }
+    }
+}
