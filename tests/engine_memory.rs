@@ -112,7 +112,8 @@ fn mapped_16k_input_to_mapped_output_stays_small() {
 /// Memory of mosaics: four 2048x2048 memory-mapped inputs, with background matching, combined
 /// into a 16384x12288 float64 mosaic (1.5 GiB of values and 1.5 GiB of footprint, memory-mapped)
 /// keep the anonymous resident memory far below the output's size: the mosaic is combined
-/// block by block and only the inputs' samples are kept (4 x 2048^2 x 16 bytes = 256 MiB).
+/// block by block and only the inputs' samples are kept (at most 4 x 2048^2 x 8 bytes =
+/// 128 MiB without weights; 4 bytes a pixel, 64 MiB, when they are float32-exact).
 #[test]
 #[ignore = "heavy: run in release (scripts/test.sh does)"]
 fn mosaic_into_mapped_output_larger_than_its_memory_stays_small() {

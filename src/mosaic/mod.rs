@@ -4,4 +4,5 @@
 pub mod background;
 pub mod coadd;
 pub mod optimal_wcs;
+mod pair_median;
 pub mod plan;
