@@ -17,7 +17,7 @@
 //!  engine::Plan::compute_block   ← one function per output block, used by:
 //!    ├─ engine::reproject_interp / Plan::compute_into   (threads over blocks)
 //!    ├─ engine::lazy::LazyReprojection / BlockHandle   (deferred, any order, any thread)
-//!    ├─ engine::processes                               (worker processes, one mapped file)
+//!    ├─ processes (a reprojection or a mosaic)          (worker processes, one mapped file)
 //!    └─ the Python bindings (numpy, dask map_blocks)
 //!    ▼
 //!  interp: scipy-exact sampling (orders 0–5) of the input window the block needs
@@ -59,6 +59,7 @@ pub mod interp;
 pub mod io;
 pub mod mosaic;
 pub mod pixel_transform;
+pub mod processes;
 pub mod wcs;
 
 pub use error::{Error, Result};

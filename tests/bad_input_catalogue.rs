@@ -23,14 +23,14 @@ use std::sync::Arc;
 
 use ndarray::{Array2, Array3, ArrayD, IxDyn};
 use reproject::engine::lazy::{InputSpec, LazyReprojection, ReprojectPlan};
-use reproject::engine::processes::{
-    missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
-    FootprintRequest, OutputRequest, ProcessJob, WorkerCommand,
-};
 use reproject::engine::{reproject_interp, reproject_interp_into, Options, Plan};
 use reproject::interp::{NanPolicy, Order};
 use reproject::io::{
     ArraySource, FitsSource, ImageSource, MappedOutput, OutputType, SampleType, StoredType,
+};
+use reproject::processes::{
+    missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
+    FootprintRequest, OutputRequest, ProcessJob, WorkerCommand,
 };
 use reproject::wcs::Wcs;
 use reproject::Error;

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 
 use ndarray::Array3;
 use reproject::engine::lazy::{InputSpec, ReprojectPlan};
-use reproject::engine::processes::{
-    missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
-    FootprintRequest, OutputRequest, WorkerCommand,
-};
 use reproject::engine::{reproject_interp, Options};
 use reproject::interp::Order;
 use reproject::io::{ArraySource, ImageSource, NpySource, OutputType};
+use reproject::processes::{
+    missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
+    FootprintRequest, OutputRequest, WorkerCommand,
+};
 use reproject::wcs::Wcs;
 use reproject::Result;
 
@@ -385,8 +385,8 @@ fn mosaic_jobs_fail_resume_and_match_the_library() {
     .unwrap_err();
     assert!(err.to_string().contains("worker 2 of 3"), "{err}");
     assert!(!out.exists(), "an incomplete mosaic must not be published");
-    let job_file = reproject::engine::processes::job_path(&out);
-    let job = reproject::engine::processes::ProcessJob::read(&job_file).unwrap();
+    let job_file = reproject::processes::job_path(&out);
+    let job = reproject::processes::ProcessJob::read(&job_file).unwrap();
     let missing = missing_blocks(&job).unwrap().len();
     assert!(
         missing > 0 && missing < job.blocks,

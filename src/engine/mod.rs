@@ -40,7 +40,6 @@ pub mod kernel_params;
 pub mod lazy;
 mod memory;
 mod precision;
-pub mod processes;
 pub mod schedule;
 mod spectral;
 

@@ -10,15 +10,15 @@ use std::time::{Duration, Instant};
 use ndarray::ArrayViewMut3;
 use rayon::prelude::*;
 use reproject::engine::lazy::{InputSpec, ReprojectPlan};
-use reproject::engine::processes::{
-    missing_blocks, prepare_job, run_processes, worker_count, worker_gpus, FileRequest,
-    FootprintRequest, JobPlan, OutputRequest, WorkerCommand,
-};
 use reproject::engine::schedule::{self, Schedule};
 use reproject::engine::{Options, OutputSample, Parallel, Plan};
 use reproject::interp::Order;
 use reproject::io::{
     FitsSource, ImageSource, MappedOutput, NpySource, OutputElement, OutputType, PendingFile,
+};
+use reproject::processes::{
+    missing_blocks, prepare_job, run_processes, worker_count, worker_gpus, FileRequest,
+    FootprintRequest, JobPlan, OutputRequest, WorkerCommand,
 };
 use reproject::wcs::header::Header;
 use reproject::wcs::Wcs;

@@ -492,11 +492,11 @@ fn run(cli: Cli) -> CliResult<()> {
         Command::Worker(a) => {
             let selection = match (&a.share, &a.blocks) {
                 (Some(s), None) | (None, Some(s)) => s
-                    .parse::<reproject::engine::processes::BlockSelection>()
+                    .parse::<reproject::processes::BlockSelection>()
                     .map_err(|e| e.to_string())?,
                 _ => return Err("worker: give --share K/N or --blocks A..B".into()),
             };
-            reproject::engine::processes::run_worker(&a.job, &selection)
+            reproject::processes::run_worker(&a.job, &selection)
                 .map(|_| ())
                 .map_err(|e| format!("worker ({}): {e}", a.job.display()))
         }

@@ -6,10 +6,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use reproject::engine::lazy::InputSpec;
-use reproject::engine::processes::{
-    run_processes, worker_count, worker_gpus, FileRequest, FootprintRequest, JobPlan,
-    OutputRequest, WorkerCommand,
-};
 use reproject::engine::{Options, Parallel};
 use reproject::io::{FitsSource, ImageSource, MappedOutput, OutputType, PendingFile};
 use reproject::mosaic::coadd::{
@@ -18,6 +14,10 @@ use reproject::mosaic::coadd::{
 };
 use reproject::mosaic::optimal_wcs::{frame_from_name, optimal_celestial_wcs, OptimalWcsOptions};
 use reproject::mosaic::plan::{MosaicInputSpec, MosaicPlan};
+use reproject::processes::{
+    run_processes, worker_count, worker_gpus, FileRequest, FootprintRequest, JobPlan,
+    OutputRequest, WorkerCommand,
+};
 use reproject::wcs::Wcs;
 
 use crate::header::{card_str, history};

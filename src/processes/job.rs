@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::super::lazy::InputSpec;
 use super::plan::JobPlan;
+use crate::engine::lazy::InputSpec;
 use crate::error::{Error, Result};
 use crate::io::{MappedOutput, OutputFormat, OutputLayout, OutputType};
 
 /// One output file as the caller asks for it.
 ///
 /// ```
-/// use reproject::engine::processes::FileRequest;
+/// use reproject::processes::FileRequest;
 /// use reproject::io::OutputFormat;
 /// let file = FileRequest::fits("out.fits", "BUNIT   = 'K'");
 /// assert_eq!(file.format, OutputFormat::Fits);
@@ -64,7 +64,7 @@ pub enum FootprintRequest {
 /// they may replace existing files.
 ///
 /// ```
-/// use reproject::engine::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
 /// use reproject::io::OutputType;
 /// let request = OutputRequest {
 ///     data: FileRequest::fits("out.fits", ""),
@@ -91,7 +91,7 @@ impl OutputRequest {
     /// separate footprint file if one is asked for.
     ///
     /// ```
-    /// use reproject::engine::processes::{FileRequest, FootprintRequest, OutputRequest};
+    /// use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
     /// use reproject::io::{MappedOutput, OutputType};
     /// let path = std::env::temp_dir().join(format!("request_doc_{}.fits", std::process::id()));
     /// let request = OutputRequest {

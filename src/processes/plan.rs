@@ -4,8 +4,8 @@
 use ndarray::{Array3, ArrayViewMut3};
 use serde::{Deserialize, Serialize};
 
-use super::super::lazy::{InputSpec, ReprojectPlan};
 use crate::engine::blocks::Block;
+use crate::engine::lazy::{InputSpec, ReprojectPlan};
 use crate::engine::{OutputSample, Plan};
 use crate::error::Result;
 use crate::gpu::Devices;
@@ -15,7 +15,7 @@ use crate::mosaic::plan::{MosaicPlan, OpenedMosaic};
 ///
 /// ```
 /// use reproject::engine::lazy::{InputSpec, ReprojectPlan};
-/// use reproject::engine::processes::JobPlan;
+/// use reproject::processes::JobPlan;
 /// use reproject::engine::Options;
 /// use reproject::wcs::Wcs;
 /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;

@@ -52,7 +52,7 @@ impl std::str::FromStr for BlockSelection {
     /// `k/n` for a share, `a..b` for a range.
     ///
     /// ```
-    /// use reproject::engine::processes::BlockSelection;
+    /// use reproject::processes::BlockSelection;
     /// assert_eq!("1/4".parse::<BlockSelection>()?, BlockSelection::Share { k: 1, n: 4 });
     /// assert_eq!("3..7".parse::<BlockSelection>()?, BlockSelection::Range(3..7));
     /// assert!("4/4".parse::<BlockSelection>().is_err());
@@ -195,7 +195,7 @@ pub fn worker_gpus(plan: &JobPlan) -> Option<Vec<usize>> {
 /// `gpus` ([`worker_gpus`]).
 ///
 /// ```
-/// use reproject::engine::processes::worker_count;
+/// use reproject::processes::worker_count;
 /// assert_eq!(worker_count(None, 4), 4);
 /// assert_eq!(worker_count(Some(&[0, 1]), 4), 2);
 /// ```
