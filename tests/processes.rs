@@ -314,7 +314,8 @@ fn workers_die_with_their_owner() {
     drop(lock);
 }
 
-/// A mosaic job (three `.npy` cubes with different backgrounds, offsets matched): a failed
+/// A mosaic job (three `.npy` cubes with different backgrounds, offsets matched, bicubic: each
+/// worker prepares the spline coefficients once for all its bands): a failed
 /// worker leaves a resumable partial output, a different mosaic into the same output is
 /// refused naming what differs, and the rerun publishes the library's mosaic bit for bit.
 #[test]
@@ -351,6 +352,7 @@ fn mosaic_jobs_fail_resume_and_match_the_library() {
         background: Background::Offset,
         reprojection: Options {
             block_size: Some((16, 16)),
+            order: Order::Bicubic,
             ..Options::default()
         },
         ..MosaicOptions::default()

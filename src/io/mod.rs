@@ -137,6 +137,40 @@ pub trait ImageSource: Send + Sync {
     }
 }
 
+/// A reference to a source is a source (e.g. `&dyn ImageSource`, so that an `Arc` of it can
+/// be shared with plans that own their sources).
+impl<S: ImageSource + ?Sized> ImageSource for &S {
+    fn shape(&self) -> &[usize] {
+        (**self).shape()
+    }
+
+    fn stored_type(&self) -> StoredType {
+        (**self).stored_type()
+    }
+
+    fn read_window(
+        &self,
+        plane: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut [f64],
+    ) -> Result<()> {
+        (**self).read_window(plane, rows, cols, out)
+    }
+
+    fn raw_plane(&self, plane: usize) -> Option<RawPlane<'_>> {
+        (**self).raw_plane(plane)
+    }
+
+    fn planes(&self) -> usize {
+        (**self).planes()
+    }
+
+    fn plane_shape(&self) -> (usize, usize) {
+        (**self).plane_shape()
+    }
+}
+
 mod array;
 mod decode;
 #[cfg(feature = "fits")]

@@ -36,6 +36,7 @@
 
 use std::ops::Range;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use ndarray::{s, Array3, ArrayD, ArrayViewMut3, ArrayViewMutD, IxDyn};
 use rayon::prelude::*;
@@ -205,7 +206,7 @@ impl Correction {
 }
 
 /// An image source with NaN values read as 0 (reproject's `np.nan_to_num` of weights).
-struct NanAsZero<'a>(&'a dyn ImageSource);
+struct NanAsZero<'a>(Arc<dyn ImageSource + 'a>);
 
 impl ImageSource for NanAsZero<'_> {
     fn shape(&self) -> &[usize] {
@@ -665,10 +666,11 @@ pub fn background_corrections(
     options: &MosaicOptions,
 ) -> Result<Vec<Correction>> {
     let full = full_shape_of(inputs, shape_out)?;
-    check_inputs(inputs, &full, options)?;
-    let weight_sources = weight_sources(inputs);
-    let mut prepared = prepare(inputs, &weight_sources, wcs_out, &full, options)?;
-    corrections(&mut prepared, inputs.len(), options)
+    let n_inputs = inputs.len();
+    let inputs = shared(inputs);
+    check_inputs(&inputs, &full, options)?;
+    let mut prepared = prepare(&inputs, wcs_out, &full, options)?;
+    corrections(&mut prepared, n_inputs, options)
 }
 
 /// One [`MosaicPart`] of the mosaic of output shape `shape_out` (as for
@@ -722,7 +724,8 @@ fn coadd(
             footprint.shape()
         )));
     }
-    check_inputs(inputs, shape, options)?;
+    let inputs = shared(inputs);
+    check_inputs(&inputs, shape, options)?;
     let plane_out = (shape[shape.len() - 2], shape[shape.len() - 1]);
     let window = match part {
         None => Block {
@@ -755,8 +758,7 @@ fn coadd(
             )));
         }
     }
-    let weight_sources = weight_sources(inputs);
-    let mut prepared = prepare(inputs, &weight_sources, wcs_out, shape, options)?;
+    let mut prepared = prepare(&inputs, wcs_out, shape, options)?;
     let corrections = match given {
         Some(c) => c.clone(),
         None => corrections(&mut prepared, inputs.len(), options)?,
@@ -784,7 +786,7 @@ fn full_shape_of(inputs: &[MosaicInput], shape_out: &[usize]) -> Result<Vec<usiz
 }
 
 /// The checks of the inputs of a mosaic of full output shape `shape`, before any work.
-fn check_inputs(inputs: &[MosaicInput], shape: &[usize], options: &MosaicOptions) -> Result<()> {
+fn check_inputs(inputs: &[SharedInput], shape: &[usize], options: &MosaicOptions) -> Result<()> {
     if shape.len() < 2 {
         return Err(Error::ShapeMismatch(format!(
             "the output shape {shape:?} has fewer than two dimensions"
@@ -805,7 +807,7 @@ fn check_inputs(inputs: &[MosaicInput], shape: &[usize], options: &MosaicOptions
                 "input {k} has shape {in_shape:?}: not an image"
             )));
         }
-        if let Some((w, _)) = input.weights {
+        if let Some((w, _)) = &input.weights {
             if w.shape() != in_shape {
                 return Err(Error::ShapeMismatch(format!(
                     "the weights of input {k} have shape {:?}, the image {in_shape:?}",
@@ -817,20 +819,71 @@ fn check_inputs(inputs: &[MosaicInput], shape: &[usize], options: &MosaicOptions
     Ok(())
 }
 
-/// The inputs' weights read with NaN as 0 (they live as long as the plans that read them).
-fn weight_sources<'a>(inputs: &[MosaicInput<'a>]) -> Vec<Option<NanAsZero<'a>>> {
+/// An input as the plans take it: its image and weights shared with them (so that plans of
+/// opened files may own their sources, see [`PreparedInputs`]).
+pub(crate) struct SharedInput<'a, 'w> {
+    pub(crate) source: Arc<dyn ImageSource + 'a>,
+    pub(crate) wcs: &'w Wcs,
+    pub(crate) weights: Option<(Arc<dyn ImageSource + 'a>, Option<&'w Wcs>)>,
+}
+
+/// Borrowed inputs as shared ones.
+fn shared<'a, 'w>(inputs: &'w [MosaicInput<'a>]) -> Vec<SharedInput<'a, 'w>> {
     inputs
         .iter()
-        .map(|i| i.weights.map(|(w, _)| NanAsZero(w)))
+        .map(|i| SharedInput {
+            source: Arc::new(i.source),
+            wcs: i.wcs,
+            weights: i
+                .weights
+                .map(|(w, wcs)| (Arc::new(w) as Arc<dyn ImageSource + 'a>, wcs)),
+        })
         .collect()
+}
+
+/// The inputs of a mosaic prepared once (their plans and output rectangles), whose windows
+/// are then combined with corrections computed before (`super::plan::OpenedMosaic`).
+pub(crate) struct PreparedInputs<'a>(Vec<(usize, Prepared<'a>)>);
+
+impl<'a> PreparedInputs<'a> {
+    /// Checks and prepares `inputs` for a mosaic of full output shape `shape`.
+    pub(crate) fn new(
+        inputs: &[SharedInput<'a, '_>],
+        wcs_out: &Wcs,
+        shape: &[usize],
+        options: &MosaicOptions,
+    ) -> Result<PreparedInputs<'a>> {
+        check_inputs(inputs, shape, options)?;
+        prepare(inputs, wcs_out, shape, options).map(PreparedInputs)
+    }
+
+    /// Combines `window` (every leading plane) into `data` and `footprint` (the window's
+    /// shape, C order), subtracting `corrections` (one per input).
+    pub(crate) fn combine(
+        &self,
+        corrections: &[Correction],
+        window: &Block,
+        data: ArrayViewMutD<f64>,
+        footprint: ArrayViewMutD<f64>,
+        options: &MosaicOptions,
+    ) -> Result<()> {
+        combine_blocks(
+            &self.0,
+            corrections,
+            data,
+            footprint,
+            window,
+            options,
+            &|_, _| {},
+        )
+    }
 }
 
 /// The plans of the inputs that cover some of the output (full shape `shape`), with their
 /// output rectangles and input indices.
 fn prepare<'a>(
-    inputs: &[MosaicInput<'a>],
-    weight_sources: &'a [Option<NanAsZero<'a>>],
-    wcs_out: &'a Wcs,
+    inputs: &[SharedInput<'a, '_>],
+    wcs_out: &Wcs,
     shape: &[usize],
     options: &MosaicOptions,
 ) -> Result<Vec<(usize, Prepared<'a>)>> {
@@ -848,16 +901,24 @@ fn prepare<'a>(
         else {
             continue;
         };
-        let plan = Plan::new(input.source, input.wcs, wcs_out, shape, &reprojection)
-            .map_err(|e| with_input(e, k))?;
-        let weights = match (&weight_sources[k], input.weights) {
-            (Some(w), Some((_, w_wcs))) => {
+        let plan = Plan::with_shared_source(
+            input.source.clone(),
+            input.wcs,
+            wcs_out,
+            shape,
+            &reprojection,
+        )
+        .map_err(|e| with_input(e, k))?;
+        let weights = match &input.weights {
+            Some((w, w_wcs)) => {
+                let nan_as_zero: Arc<dyn ImageSource + 'a> = Arc::new(NanAsZero(w.clone()));
                 let wcs = w_wcs.unwrap_or(input.wcs);
-                let plan = Plan::new(w, wcs, wcs_out, shape, &reprojection)
-                    .map_err(|e| with_input(e, k))?;
+                let plan =
+                    Plan::with_shared_source(nan_as_zero, wcs, wcs_out, shape, &reprojection)
+                        .map_err(|e| with_input(e, k))?;
                 Some(plan)
             }
-            _ => None,
+            None => None,
         };
         prepared.push((
             k,

@@ -1,25 +1,21 @@
 //! A mosaic as data ([`MosaicPlan`]: input files, output grid, options and the background
 //! corrections computed once), so that worker processes can reopen it and each compute bands
-//! of output rows ([`OpenedMosaic::compute_block`], a [`super::coadd::MosaicPart`] each),
-//! bit-identical to the same rows of the whole mosaic.
+//! of output rows ([`OpenedMosaic::compute_block`], as [`super::coadd::MosaicPart`]s are),
+//! bit-identical to the same rows of the whole mosaic; the inputs are prepared once per
+//! process.
 //!
 //! ```text
 //! owner:  background_corrections (every overlap, once) ─▶ MosaicPlan ─▶ job file
-//! worker: MosaicPlan::open (inputs memory-mapped) ─▶ bands of rows ─▶ reproject_and_coadd_part
+//! worker: MosaicPlan::open (inputs memory-mapped, prepared once) ─▶ bands of rows combined
 //! ```
 
-use std::sync::Arc;
-
-use ndarray::{Array3, ArrayViewMut3, IxDyn};
+use ndarray::{Array3, ArrayViewMut3};
 use serde::{Deserialize, Serialize};
 
-use super::coadd::{
-    reproject_and_coadd_part, Correction, MosaicInput, MosaicOptions, MosaicPart, MOSAIC_BLOCK,
-};
+use super::coadd::{Correction, MosaicOptions, PreparedInputs, SharedInput, MOSAIC_BLOCK};
 use crate::engine::blocks::Block;
 use crate::engine::lazy::InputSpec;
 use crate::error::{Error, Result};
-use crate::io::ImageSource;
 use crate::wcs::Wcs;
 
 /// One input of a [`MosaicPlan`]: an image file and, optionally, a weights file.
@@ -71,7 +67,8 @@ pub struct MosaicPlan {
 }
 
 impl MosaicPlan {
-    /// Opens every input (memory-mapped) and checks the plan against them.
+    /// Opens every input (memory-mapped), checks the plan against them and prepares them
+    /// once (their plans: for spline orders, the coefficients), for every band computed.
     pub fn open(&self) -> Result<OpenedMosaic> {
         if self.corrections.len() != self.inputs.len() {
             return Err(Error::InvalidArgument(format!(
@@ -86,28 +83,30 @@ impl MosaicPlan {
                 self.shape_out
             )));
         }
-        let mut inputs = Vec::with_capacity(self.inputs.len());
+        let mut opened = Vec::with_capacity(self.inputs.len());
         for (k, spec) in self.inputs.iter().enumerate() {
             let (image, header_wcs) = spec.image.open(spec.wcs.is_none())?;
             let wcs = spec.wcs.clone().or(header_wcs).ok_or_else(|| {
                 Error::InvalidArgument(format!("input {k} carries no WCS: give it one"))
             })?;
             let weights = match &spec.weights {
-                Some(w) => {
-                    let fits = !matches!(w, InputSpec::Npy { .. });
-                    Some(w.open(fits)?)
-                }
+                Some(w) => Some(w.open(!matches!(w, InputSpec::Npy { .. }))?),
                 None => None,
             };
-            inputs.push(OpenedInput {
-                image,
-                wcs,
-                weights,
-            });
+            opened.push((image, wcs, weights));
         }
+        let inputs: Vec<SharedInput<'static, '_>> = opened
+            .iter()
+            .map(|(image, wcs, weights)| SharedInput {
+                source: image.clone(),
+                wcs,
+                weights: weights.as_ref().map(|(w, wcs)| (w.clone(), wcs.as_ref())),
+            })
+            .collect();
+        let prepared = PreparedInputs::new(&inputs, &self.wcs_out, &self.shape_out, &self.options)?;
         Ok(OpenedMosaic {
             plan: self.clone(),
-            inputs,
+            prepared,
         })
     }
 
@@ -120,17 +119,10 @@ impl MosaicPlan {
     }
 }
 
-/// An input of an [`OpenedMosaic`].
-struct OpenedInput {
-    image: Arc<dyn ImageSource>,
-    wcs: Wcs,
-    weights: Option<(Arc<dyn ImageSource>, Option<Wcs>)>,
-}
-
-/// A [`MosaicPlan`] with its inputs open: computes bands of output rows.
+/// A [`MosaicPlan`] with its inputs open and prepared: computes bands of output rows.
 pub struct OpenedMosaic {
     plan: MosaicPlan,
-    inputs: Vec<OpenedInput>,
+    prepared: PreparedInputs<'static>,
 }
 
 impl OpenedMosaic {
@@ -152,8 +144,7 @@ impl OpenedMosaic {
     }
 
     /// The blocks worker processes share: bands of rows as tall as the mosaic's block
-    /// (`block_size`'s rows, else 256), each the whole width (the inputs are prepared once per
-    /// band).
+    /// (`block_size`'s rows, else 256), each the whole width.
     pub fn blocks(&self) -> Vec<Block> {
         let (ny, nx) = self.plane_shape_out();
         let rows = self
@@ -180,48 +171,26 @@ impl OpenedMosaic {
         mut data: ArrayViewMut3<f64>,
         mut footprint: ArrayViewMut3<f64>,
     ) -> Result<()> {
-        let inputs: Vec<MosaicInput> = self
-            .inputs
-            .iter()
-            .map(|i| MosaicInput {
-                source: &*i.image,
-                wcs: &i.wcs,
-                weights: i
-                    .weights
-                    .as_ref()
-                    .map(|(w, wcs)| (&**w as &dyn ImageSource, wcs.as_ref())),
-            })
-            .collect();
-        let part = MosaicPart {
-            window: block.clone(),
-            corrections: Some(self.plan.corrections.clone()),
-        };
-        let s = &self.plan.shape_out;
-        let mut shape = s[..s.len() - 2].to_vec();
-        shape.extend([block.rows.len(), block.cols.len()]);
-        // The part is computed into C-order arrays, then copied into the views (a band of a
-        // cube's rows is not contiguous).
+        let (ny, nx) = self.plane_shape_out();
+        if block.rows.end > ny || block.cols.end > nx {
+            return Err(Error::InvalidArgument(format!(
+                "rows {:?} and columns {:?} are outside the {ny}x{nx} mosaic",
+                block.rows, block.cols
+            )));
+        }
+        // Computed into C-order arrays, then copied into the views (a band of a cube's rows is
+        // not contiguous).
         let planes = (self.planes(), block.rows.len(), block.cols.len());
-        let mut d = Array3::<f64>::zeros(planes);
-        let mut f = Array3::<f64>::zeros(planes);
-        reproject_and_coadd_part(
-            &inputs,
-            &self.plan.wcs_out,
-            &self.plan.shape_out,
-            &part,
-            as_part(&mut d, &shape)?,
-            as_part(&mut f, &shape)?,
+        let (mut d, mut f) = (Array3::<f64>::zeros(planes), Array3::<f64>::zeros(planes));
+        self.prepared.combine(
+            &self.plan.corrections,
+            block,
+            d.view_mut().into_dyn(),
+            f.view_mut().into_dyn(),
             &self.plan.options,
         )?;
         data.assign(&d);
         footprint.assign(&f);
         Ok(())
     }
-}
-
-/// A C-order array of the planes of a part, seen in the part's shape.
-fn as_part<'a>(a: &'a mut Array3<f64>, shape: &[usize]) -> Result<ndarray::ArrayViewMutD<'a, f64>> {
-    a.view_mut()
-        .into_shape_with_order(IxDyn(shape))
-        .map_err(|e| Error::ShapeMismatch(e.to_string()))
 }
