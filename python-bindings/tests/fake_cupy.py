@@ -4,8 +4,10 @@ device-resident paths (CuPy in, CuPy out, dask arrays of CuPy chunks) run end to
 machine without a GPU: the kernels read and write these arrays through their device
 addresses, as they read and write CuPy's.
 
-Only what reproject_rs and dask use is provided. Indexing copies through the host (CuPy
-returns views); every array is C-contiguous. ``module()`` makes the module, with counters
+Only what reproject_rs and dask use is provided. Indexing copies (CuPy returns views);
+every array is C-contiguous. Only the copies a caller asks for (``get``, ``asnumpy``) count
+as bytes sent to the host: the fake's own indexing and copies stand for CuPy's device-side
+ones. ``module()`` makes the module, with counters
 (``calls``) of the bytes it copied to the host and of its synchronisations, so tests can see
 what crossed to the host."""
 
@@ -57,24 +59,29 @@ class FakeCupyArray:
                 "version": 3}
 
     def get(self):
-        """A host copy (CuPy's ``get``)."""
+        """A host copy (CuPy's ``get``): counted in ``bytes_to_host``."""
         self._calls["bytes_to_host"] += self.nbytes
+        return self._host()
+
+    def _host(self):
+        """The values on the host, for the operations CuPy does on the device (indexing,
+        copies, concatenation): not counted."""
         raw = np.frombuffer(self._memory.to_bytes(), dtype=self.dtype, count=self.size)
         return raw.reshape(self.shape).copy()
 
     def __getitem__(self, index):
-        return FakeCupyArray(self.get()[index], self._calls)
+        return FakeCupyArray(self._host()[index], self._calls)
 
     def __setitem__(self, index, value):
-        host = self.get()
-        host[index] = value.get() if isinstance(value, FakeCupyArray) else value
+        host = self._host()
+        host[index] = value._host() if isinstance(value, FakeCupyArray) else value
         self._store(host)
 
     def reshape(self, shape):
-        return FakeCupyArray(self.get().reshape(shape), self._calls)
+        return FakeCupyArray(self._host().reshape(shape), self._calls)
 
     def astype(self, dtype):
-        return FakeCupyArray(self.get().astype(dtype), self._calls)
+        return FakeCupyArray(self._host().astype(dtype), self._calls)
 
     def __len__(self):
         return self.shape[0]
@@ -86,7 +93,7 @@ class FakeCupyArray:
 def _concatenate(arrays, axis=0):
     arrays = list(arrays)
     calls = arrays[0]._calls
-    return FakeCupyArray(np.concatenate([a.get() for a in arrays], axis=axis), calls)
+    return FakeCupyArray(np.concatenate([a._host() for a in arrays], axis=axis), calls)
 
 
 def module():

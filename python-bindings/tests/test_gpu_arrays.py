@@ -165,6 +165,12 @@ def test_inputs_the_kernels_do_not_read(cupy):
     with pytest.raises(reproject_rs.DeviceUnavailableError, match="dtype <u4"):
         reproject_rs.reproject_interp(*_on_gpu(cupy, args), device="cuda",
                                       return_type="dask", block_size=BLOCK, **kwargs)
+    # A cube in blocks of planes: refused when the call is made too.
+    cube_args, cube_kwargs = _case("cube", 1, dtype="<u4")
+    with pytest.raises(reproject_rs.DeviceUnavailableError, match="dtype <u4"):
+        reproject_rs.reproject_interp(*_on_gpu(cupy, cube_args), device="cuda",
+                                      return_type="dask", block_size=(1,) + BLOCK,
+                                      **cube_kwargs)
     data, footprint = reproject_rs.reproject_interp(
         *_on_gpu(cupy, args), device="auto", return_type="dask", block_size=BLOCK, **kwargs
     )

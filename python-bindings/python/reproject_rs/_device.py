@@ -103,10 +103,15 @@ def device_dask_arrays(cupy, job, block_size, return_footprint):
     else:
         plan = DeviceSharedPlan.new((job.header_in, job.header_out, list(shape[-2:])), kwargs)
         planes = True
-    # The plan made here: a GPU that cannot do the job fails now, and the blocks computed in
-    # this process use it. The input is complete before any block reads it.
+    # The plan made here (for blocks of planes, the first block's): a GPU that cannot do the
+    # job fails now, and the blocks computed in this process use it. The input is complete
+    # before any block reads it.
     cupy.cuda.runtime.deviceSynchronize()
-    if not planes:
+    if planes:
+        first = tuple((0, c[0]) for c in lead_chunks)
+        lead = tuple(slice(a, b) for a, b in first)
+        plan.get(cupy.ascontiguousarray(array[lead]), planes=first)
+    else:
         plan.get(array)
     source = dask.delayed(array, pure=False)
     meta = cupy.empty((0,) * (template.ndim + 1), dtype=cupy.float64)
