@@ -129,32 +129,44 @@ for device in "cpu" "cuda --threads 4" "cuda:all --processes 4 --block-size 128"
     -o "$demo/paths-$tag.fits" --footprint "$demo/paths-$tag-fp.fits" --overwrite --device $device \
     || status=1
 done
+echo "== a mosaic whose inputs are sampled on the GPU, against the CPU's"
+for device in cpu cuda; do
+  ./reproject-rs mosaic "$demo"/mosaic_exposure*.fits --auto-wcs -o "$demo/paths-mosaic-$device.fits" \
+    --match-background offset --overwrite --device "$device" -q || status=1
+done
 python3 - "$demo" <<'PY' || status=1
 import sys, numpy as np
-def fits(path):
-    """The primary HDU's image of a FITS file (no astropy on GPU machines)."""
+def fits(path, hdu=0):
+    """Image HDU `hdu` of a FITS file (no astropy on GPU machines)."""
     buf = open(path, "rb").read()
-    cards, i = {}, 0
-    while True:
-        card = buf[i:i + 80].decode("ascii")
-        i += 80
-        if card.startswith("END"):
-            break
-        if card[8:10] == "= ":
-            cards[card[:8].strip()] = card[10:].split("/")[0].strip()
-    start = -(-i // 2880) * 2880
-    dtype = {"-64": ">f8", "-32": ">f4"}[cards["BITPIX"]]
-    shape = (int(cards["NAXIS2"]), int(cards["NAXIS1"]))
-    return np.frombuffer(buf, dtype, shape[0] * shape[1], start).reshape(shape).astype(float)
-d = sys.argv[1]
-cpu, fp = fits(f"{d}/paths-cpu.fits"), fits(f"{d}/paths-cpu-fp.fits")
-for tag in ("cuda", "cuda:all"):
-    v, f = fits(f"{d}/paths-{tag}.fits"), fits(f"{d}/paths-{tag}-fp.fits")
-    ok = np.array_equal(f, fp) and np.allclose(v, cpu, rtol=1e-9, atol=0, equal_nan=True)
+    start = 0
+    for k in range(hdu + 1):
+        cards, i = {}, start
+        while True:
+            card = buf[i:i + 80].decode("ascii")
+            i += 80
+            if card.startswith("END"):
+                break
+            if card[8:10] == "= ":
+                cards[card[:8].strip()] = card[10:].split("/")[0].strip()
+        data = -(-i // 2880) * 2880
+        dtype = {"-64": ">f8", "-32": ">f4"}[cards["BITPIX"]]
+        shape = (int(cards["NAXIS2"]), int(cards["NAXIS1"]))
+        start = data + -(-(shape[0] * shape[1] * np.dtype(dtype).itemsize) // 2880) * 2880
+    return np.frombuffer(buf, dtype, shape[0] * shape[1], data).reshape(shape).astype(float)
+def same(tag, v, f, cpu, fp, atol=0.0):
+    ok = np.array_equal(f, fp) and np.allclose(v, cpu, rtol=1e-9, atol=atol, equal_nan=True)
     rel = np.nanmax(np.abs(v - cpu) / np.maximum(np.abs(cpu), 1e-300))
     print(f"  {tag:9s} footprints identical: {np.array_equal(f, fp)}, max rel {rel:.2e}: {'ok' if ok else 'FAIL'}")
-    if not ok:
-        sys.exit(1)
+    return ok
+d = sys.argv[1]
+cpu, fp = fits(f"{d}/paths-cpu.fits"), fits(f"{d}/paths-cpu-fp.fits")
+ok = all([same(tag, fits(f"{d}/paths-{tag}.fits"), fits(f"{d}/paths-{tag}-fp.fits"), cpu, fp)
+          for tag in ("cuda", "cuda:all")])
+m = f"{d}/paths-mosaic"
+ok &= same("mosaic", fits(f"{m}-cuda.fits"), fits(f"{m}-cuda.fits", 1),
+           fits(f"{m}-cpu.fits"), fits(f"{m}-cpu.fits", 1), atol=1e-9)
+sys.exit(0 if ok else 1)
 PY
 echo "== the Python package's GPU paths"
 ./python-paths.sh || status=1
