@@ -131,10 +131,11 @@ fn parse_combine(py: Python<'_>, combine: &str, (sigma, ampfrac): (f64, f64)) ->
     }
 }
 
-/// The mosaic options of the keyword arguments.
+/// The mosaic options of the keyword arguments (`clip`: the clipped mean's sigma and
+/// ampfrac).
 fn mosaic_options(
     py: Python<'_>,
-    combine: Combine,
+    (combine, clip): (&str, (f64, f64)),
     background: &str,
     background_reference: Option<usize>,
     blank_pixel_value: f64,
@@ -142,7 +143,7 @@ fn mosaic_options(
 ) -> PyResult<MosaicOptions> {
     Ok(MosaicOptions {
         reprojection: reprojection.options(py)?,
-        combine,
+        combine: parse_combine(py, combine, clip)?,
         background: parse_background(py, background)?,
         background_reference,
         blank_pixel_value,
@@ -254,7 +255,7 @@ pub fn reproject_and_coadd<'py>(
         };
         let options = mosaic_options(
             py,
-            parse_combine(py, combine, (clip_sigma, clip_ampfrac))?,
+            (combine, (clip_sigma, clip_ampfrac)),
             background,
             background_reference,
             blank_pixel_value,
@@ -467,7 +468,7 @@ pub fn background_corrections<'py>(
         };
         let options = mosaic_options(
             py,
-            parse_combine(py, combine, (clip_sigma, clip_ampfrac))?,
+            (combine, (clip_sigma, clip_ampfrac)),
             background,
             background_reference,
             blank_pixel_value,

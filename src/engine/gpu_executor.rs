@@ -330,7 +330,15 @@ impl Resident {
                 )
             })
         };
-        let long = |v: usize| int(v).map(i64::from);
+        let long = |v: usize| {
+            i64::try_from(v).map_err(|_| {
+                DriverFault::new(
+                    "cuLaunchKernel",
+                    FaultKind::Other,
+                    format!("{v} exceeds 64 bits"),
+                )
+            })
+        };
         let (in_ny, in_nx) = plan.plane_shape_in;
         let blk_nx = block.cols.len();
         let w = input.window;

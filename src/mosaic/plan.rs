@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::coadd::{Correction, MosaicOptions, PreparedInputs, SharedInput, MOSAIC_BLOCK};
 use crate::engine::blocks::Block;
 use crate::engine::lazy::InputSpec;
+use crate::engine::OutputSample;
 use crate::error::{Error, Result};
 use crate::wcs::Wcs;
 
@@ -164,12 +165,13 @@ impl OpenedMosaic {
     }
 
     /// Computes `block` of every plane into `data` and `footprint` (planes × block rows ×
-    /// block columns, any strides): the mosaic's pixels there, bit for bit.
-    pub fn compute_block(
+    /// block columns, any strides): the mosaic's pixels there, bit for bit (float64, rounded
+    /// once into `T`).
+    pub fn compute_block<T: OutputSample>(
         &self,
         block: &Block,
-        mut data: ArrayViewMut3<f64>,
-        mut footprint: ArrayViewMut3<f64>,
+        mut data: ArrayViewMut3<T>,
+        mut footprint: ArrayViewMut3<T>,
     ) -> Result<()> {
         let (ny, nx) = self.plane_shape_out();
         if block.rows.end > ny || block.cols.end > nx {
@@ -189,8 +191,8 @@ impl OpenedMosaic {
             f.view_mut().into_dyn(),
             &self.plan.options,
         )?;
-        data.assign(&d);
-        footprint.assign(&f);
+        data.zip_mut_with(&d, |o, &v| *o = T::from_f64(v));
+        footprint.zip_mut_with(&f, |o, &v| *o = T::from_f64(v));
         Ok(())
     }
 }

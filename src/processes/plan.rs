@@ -1,7 +1,7 @@
 //! What a process-parallel job computes: a reprojection or a mosaic ([`JobPlan`]), reopened by
 //! each worker as an [`OpenedJob`] that lists the blocks and computes any of them.
 
-use ndarray::{Array3, ArrayViewMut3};
+use ndarray::ArrayViewMut3;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::blocks::Block;
@@ -145,19 +145,12 @@ impl OpenedJob {
     pub fn compute_block<T: OutputSample>(
         &self,
         block: &Block,
-        mut data: ArrayViewMut3<T>,
-        mut footprint: ArrayViewMut3<T>,
+        data: ArrayViewMut3<T>,
+        footprint: ArrayViewMut3<T>,
     ) -> Result<()> {
         match self {
             OpenedJob::Reprojection(p) => p.compute_block(block, data, footprint),
-            OpenedJob::Mosaic(m) => {
-                let shape = (self.planes(), block.rows.len(), block.cols.len());
-                let (mut d, mut f) = (Array3::<f64>::zeros(shape), Array3::<f64>::zeros(shape));
-                m.compute_block(block, d.view_mut(), f.view_mut())?;
-                data.zip_mut_with(&d, |o, &v| *o = T::from_f64(v));
-                footprint.zip_mut_with(&f, |o, &v| *o = T::from_f64(v));
-                Ok(())
-            }
+            OpenedJob::Mosaic(m) => m.compute_block(block, data, footprint),
         }
     }
 }
