@@ -11,7 +11,7 @@
 #![cfg(feature = "cuda")]
 
 use reproject::gpu::resources::{kernel_resources, KernelResources};
-use reproject::gpu::{kernel_source, nvrtc_version, KERNEL_ENTRY, KERNEL_FILES};
+use reproject::gpu::{kernel_source, nvrtc_version, ACCUMULATE_ENTRY, KERNEL_ENTRY, KERNEL_FILES};
 use reproject::Error;
 
 /// Architectures checked: Ampere (A100) and Hopper (H100/H200), plus the device's own when
@@ -58,6 +58,11 @@ fn every_kernel_compiles_with_nvrtc() {
                     .find(|k| k.name == KERNEL_ENTRY)
                     .unwrap_or_else(|| panic!("no ptxas report of {KERNEL_ENTRY} for {arch}"));
                 over.extend(over_budget(&arch, block));
+                let accumulate = kernels
+                    .iter()
+                    .find(|k| k.name == ACCUMULATE_ENTRY)
+                    .unwrap_or_else(|| panic!("no ptxas report of {ACCUMULATE_ENTRY} for {arch}"));
+                over.extend(accumulate_over_budget(&arch, accumulate));
             }
             Err(e) => panic!("kernels/ does not compile for {arch}:\n{e}"),
         }
@@ -112,6 +117,31 @@ fn over_budget(arch: &str, k: &KernelResources) -> Vec<String> {
         format!("{} B shared memory > {SHARED_MEMORY}", k.shared_memory),
     );
     over
+}
+
+/// The accumulate kernel of mosaics (a few loads, adds and stores per pixel, bound by memory):
+/// at most 40 registers (75% occupancy at 256 threads; sm_90 uses 40 today, and capping it at
+/// 32 with launch bounds spills), no stack frame, no spill, no shared memory.
+fn accumulate_over_budget(arch: &str, k: &KernelResources) -> Vec<String> {
+    let occupancy = k
+        .occupancy(THREADS, arch)
+        .map_or("?".to_string(), |o| format!("{:.1}%", 100.0 * o));
+    eprintln!(
+        "{arch} {}: {} registers, {} B stack frame, {} B spill stores, {} B shared memory; \
+         occupancy at {THREADS} threads {occupancy}",
+        k.name, k.registers, k.stack_frame, k.spill_stores, k.shared_memory
+    );
+    let fits = k.registers > 0
+        && k.registers <= 40
+        && k.stack_frame == 0
+        && k.spill_stores == 0
+        && k.spill_loads == 0
+        && k.shared_memory == 0;
+    if fits {
+        Vec::new()
+    } else {
+        vec![format!("{arch} {}: over its budget ({k:?})", k.name)]
+    }
 }
 
 #[test]
