@@ -389,9 +389,8 @@ struct Slot {
     /// Device block outputs (values, footprint), `block_bytes` each.
     out: DeviceAlloc,
     footprint: DeviceAlloc,
-    /// Their host copies.
+    /// The values' host copy (the footprint is derived from them).
     h_out: HostAlloc,
-    h_footprint: HostAlloc,
     /// Window mode's buffers.
     windows: WindowBuffers,
 }
@@ -589,17 +588,15 @@ impl CudaExecutor {
                 DeviceAlloc::new(driver, block_bytes)?,
                 DeviceAlloc::new(driver, block_bytes)?,
                 HostAlloc::new(driver, block_bytes)?,
-                HostAlloc::new(driver, block_bytes)?,
             ))
         })();
         match made {
-            Ok((out, footprint, h_out, h_footprint)) => Ok(Slot {
+            Ok((out, footprint, h_out)) => Ok(Slot {
                 stream,
                 driver: driver.clone(),
                 out,
                 footprint,
                 h_out,
-                h_footprint,
                 windows: WindowBuffers::default(),
             }),
             Err(f) => {
@@ -656,29 +653,16 @@ impl CudaExecutor {
                 continue;
             }
             let bytes = block.len() * if out_f64 { 8 } else { 4 };
-            // SAFETY: the outputs hold block_bytes >= blk_ny * blk_nx elements; the host
-            // copies are read only after the synchronize.
-            unsafe {
-                driver.download(stream, slot.out.ptr, slot.h_out.buffer(), 0, bytes)?;
-                driver.download(
-                    stream,
-                    slot.footprint.ptr,
-                    slot.h_footprint.buffer(),
-                    0,
-                    bytes,
-                )?;
-            }
+            // Only the values come back: the footprint is derived from them on the host.
+            // SAFETY: the outputs hold block_bytes >= blk_ny * blk_nx elements; the host copy
+            // is read only after the synchronize.
+            unsafe { driver.download(stream, slot.out.ptr, slot.h_out.buffer(), 0, bytes)? };
             driver.synchronize(stream)?;
-            // SAFETY: synchronized: no copy into the host buffers is pending.
-            let (values, footprint) = unsafe {
-                (
-                    slot.h_out.buffer().as_slice(),
-                    slot.h_footprint.buffer().as_slice(),
-                )
-            };
+            // SAFETY: synchronized: no copy into the host buffer is pending.
+            let values = unsafe { slot.h_out.buffer().as_slice() };
             match out {
-                BlockOut::F64(d, f) => store(values, footprint, d, f, plane, blk_nx),
-                BlockOut::F32(d, f) => store(values, footprint, d, f, plane, blk_nx),
+                BlockOut::F64(d, f) => store(values, d, f, plane, blk_nx),
+                BlockOut::F32(d, f) => store(values, d, f, plane, blk_nx),
             }
         }
         Ok(())
@@ -808,31 +792,37 @@ fn launch_plane(
     Ok(true)
 }
 
-/// Copies a compact block of kernel output (rows of `width` elements of `T`) into plane
-/// `plane` of the block views.
+/// Copies a compact block of kernel values (rows of `width` elements of `T`) into plane
+/// `plane` of the block views, with the footprint derived from them as the kernel derives it
+/// (1 where the value is not NaN, else 0), so that only the values cross the bus.
 fn store<T: OutputSample>(
     values: &[u8],
-    footprint: &[u8],
     data: &mut ArrayViewMut3<T>,
     fp: &mut ArrayViewMut3<T>,
     plane: usize,
     width: usize,
 ) {
     let elem = std::mem::size_of::<T>();
-    let copy = |bytes: &[u8], view: &mut ArrayViewMut3<T>| {
-        let mut plane_view = view.index_axis_mut(Axis(0), plane);
-        for (r, mut row) in plane_view.outer_iter_mut().enumerate() {
-            let src = &bytes[r * width * elem..(r + 1) * width * elem];
-            for (c, o) in row.iter_mut().enumerate() {
-                let b = &src[c * elem..(c + 1) * elem];
-                // SAFETY: T is f32 or f64 (BlockOut's types) and the kernel wrote that type;
-                // `b` holds exactly one element (unaligned read).
-                *o = unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) };
-            }
-        }
+    let nan = |b: &[u8]| match b.len() {
+        4 => f32::from_ne_bytes([b[0], b[1], b[2], b[3]]).is_nan(),
+        _ => f64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]).is_nan(),
     };
-    copy(values, data);
-    copy(footprint, fp);
+    let (zero, one) = (T::from_f64(0.0), T::from_f64(1.0));
+    let mut data = data.index_axis_mut(Axis(0), plane);
+    let mut fp = fp.index_axis_mut(Axis(0), plane);
+    for (r, (mut row, mut fp_row)) in data.outer_iter_mut().zip(fp.outer_iter_mut()).enumerate() {
+        let src = &values[r * width * elem..(r + 1) * width * elem];
+        for ((o, f), b) in row
+            .iter_mut()
+            .zip(fp_row.iter_mut())
+            .zip(src.chunks_exact(elem))
+        {
+            // SAFETY: T is f32 or f64 (BlockOut's types) and the kernel wrote that type; `b`
+            // holds exactly one element (unaligned read).
+            *o = unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) };
+            *f = if nan(b) { zero } else { one };
+        }
+    }
 }
 
 /// A block no output pixel of which maps into the input: NaN values, zero footprint.
