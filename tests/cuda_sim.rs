@@ -367,6 +367,49 @@ fn random_completion_orders_give_the_same_bits_and_move_the_minimum() {
     }
 }
 
+/// After a first job, the same job (a new plan: window mode, then resident planes) takes
+/// every page-locked buffer from the driver's pool: no `cuMemHostAlloc` at all.
+#[test]
+fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
+    let case = &cases()[2]; // the cube
+    let source = source(case);
+    let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
+    for memory in [1 << 30, 4 << 20] {
+        // 4 MiB of device memory: the planes do not fit, every block uploads its window.
+        let driver = sim(SimConfig {
+            memory,
+            ..SimConfig::default()
+        });
+        let options = Options {
+            parallel: Parallel::Threads(2),
+            block_size: Some((20, 24)),
+            ..Options::default()
+        };
+        let run = || {
+            let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
+            compute::<f64>(&p)
+        };
+        assert_same("warm-up", &run(), &cpu);
+        let warm = driver.stats().host_allocations;
+        assert!(warm > 0, "the first job allocates");
+        for k in 0..3 {
+            assert_same(&format!("job {k} after the warm-up"), &run(), &cpu);
+            assert_eq!(
+                driver.stats().host_allocations,
+                warm,
+                "job {k} after the warm-up allocated page-locked memory ({memory} B device)"
+            );
+        }
+        let allocs = driver
+            .calls()
+            .iter()
+            .filter(|c| c.name == "cuMemHostAlloc")
+            .count();
+        assert_eq!(allocs, warm);
+        assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+    }
+}
+
 #[test]
 fn a_fault_at_any_driver_call_ends_with_the_right_image() {
     let case = &cases()[4]; // CAR galactic -> ZEA, bilinear, NaN holes

@@ -48,7 +48,8 @@ fn the_kernel_source_is_every_file_in_order_with_line_markers() {
             "projections.cuh",
             "wcs.cuh",
             "interp.cuh",
-            "reproject.cu"
+            "reproject.cu",
+            "accumulate.cu"
         ]
     );
 }

@@ -17,6 +17,7 @@ use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
     HostBuffer, StreamId,
 };
+use super::pool::HostPool;
 use super::runtime::guard;
 use super::GpuInfo;
 
@@ -33,6 +34,8 @@ pub(crate) struct CudaDriver {
     streams: Mutex<HashMap<u64, Arc<CudaStream>>>,
     next_stream: Mutex<u64>,
     poisoned: Mutex<Option<String>>,
+    /// Page-locked buffers kept for reuse.
+    pinned: HostPool,
 }
 
 /// A kernel argument as `cuLaunchKernel` takes it: the address of its value.
@@ -78,6 +81,7 @@ impl CudaDriver {
             streams: Mutex::new(HashMap::new()),
             next_stream: Mutex::new(1),
             poisoned: Mutex::new(None),
+            pinned: HostPool::default(),
         }
     }
 
@@ -128,6 +132,24 @@ impl CudaDriver {
     }
 }
 
+impl CudaDriver {
+    /// Frees a page-locked buffer for good.
+    fn release(&self, buffer: HostBuffer) {
+        // SAFETY: made by alloc_host, freed once.
+        let _ = self.call("cuMemFreeHost", || unsafe {
+            result::free_host(buffer.as_ptr() as *mut c_void)
+        });
+    }
+}
+
+impl Drop for CudaDriver {
+    fn drop(&mut self) {
+        for buffer in self.pinned.drain() {
+            self.release(buffer);
+        }
+    }
+}
+
 impl Driver for CudaDriver {
     fn info(&self) -> &GpuInfo {
         &self.info
@@ -162,6 +184,9 @@ impl Driver for CudaDriver {
     }
 
     fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer> {
+        if let Some(kept) = self.pinned.take(bytes) {
+            return Ok(kept);
+        }
         let ptr = self.call("cuMemHostAlloc", || unsafe {
             // SAFETY: a plain page-locked allocation, freed by free_host.
             result::malloc_host(bytes.max(1), 0)
@@ -171,10 +196,9 @@ impl Driver for CudaDriver {
     }
 
     fn free_host(&self, buffer: HostBuffer) {
-        // SAFETY: made by alloc_host, freed once.
-        let _ = self.call("cuMemFreeHost", || unsafe {
-            result::free_host(buffer.as_ptr() as *mut c_void)
-        });
+        if let Some(buffer) = self.pinned.give(buffer) {
+            self.release(buffer);
+        }
     }
 
     fn create_stream(&self) -> DriverResult<StreamId> {

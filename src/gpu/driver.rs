@@ -123,6 +123,8 @@ pub struct StreamId(pub u64);
 pub struct HostBuffer {
     ptr: *mut u8,
     len: usize,
+    /// Bytes allocated (`len` or more, for a buffer reused for a smaller request).
+    capacity: usize,
 }
 
 // SAFETY: the buffer is plain memory owned by whoever holds the handle; the driver only
@@ -137,7 +139,34 @@ impl HostBuffer {
     /// `ptr` must be valid for reads and writes of `len` bytes until the buffer is freed by
     /// the driver that made it.
     pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> HostBuffer {
-        HostBuffer { ptr, len }
+        HostBuffer {
+            ptr,
+            len,
+            capacity: len,
+        }
+    }
+
+    /// The same allocation seen as `len` bytes (at most its capacity).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let sim = SimDriver::new(SimConfig::default());
+    /// let buf = sim.alloc_host(64)?.with_len(16);
+    /// assert_eq!((buf.len(), buf.capacity()), (16, 64));
+    /// sim.free_host(buf);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
+    pub fn with_len(self, len: usize) -> HostBuffer {
+        HostBuffer {
+            len: len.min(self.capacity),
+            ..self
+        }
+    }
+
+    /// Bytes allocated.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Size in bytes.
@@ -423,10 +452,12 @@ pub trait Driver: Send + Sync {
     /// Frees an allocation made by [`Driver::alloc`] (after the work using it is done).
     fn free(&self, ptr: DevicePtr);
 
-    /// `bytes` of page-locked host memory.
+    /// At least `bytes` of page-locked host memory: a buffer kept from before (see
+    /// [`super::pool`]), or a new one.
     fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer>;
 
-    /// Frees page-locked host memory.
+    /// Gives page-locked host memory back (no copy may be pending on it): kept for reuse
+    /// while the driver's pool has room, else freed.
     fn free_host(&self, buffer: HostBuffer);
 
     /// A new stream.

@@ -26,6 +26,7 @@
 #[cfg(feature = "cuda")]
 mod cuda;
 pub mod driver;
+pub mod pool;
 mod registry;
 pub mod resources;
 #[cfg(feature = "cuda")]

@@ -44,6 +44,7 @@ use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
     HostBuffer, StreamId,
 };
+use super::pool::HostPool;
 use super::GpuInfo;
 
 /// How a [`SimDriver`] behaves.
@@ -254,6 +255,8 @@ pub struct SimDriver {
     info: GpuInfo,
     config: SimConfig,
     state: Mutex<State>,
+    /// Page-locked buffers kept for reuse.
+    pinned: HostPool,
 }
 
 impl SimDriver {
@@ -283,6 +286,7 @@ impl SimDriver {
                 fail_at: config.fail_at,
             }),
             config,
+            pinned: HostPool::default(),
         }
     }
 
@@ -325,6 +329,17 @@ impl SimDriver {
     /// ```
     pub fn inject(&self, fault: Option<(usize, FaultKind)>) {
         self.lock().fail_at = fault;
+    }
+
+    /// Frees a page-locked buffer for good.
+    fn release(st: &mut State, buffer: HostBuffer) {
+        let addr = buffer.as_ptr() as usize;
+        if let Some(words) = st.host.remove(&addr) {
+            // SAFETY: made by alloc_host as a boxed slice of `words` u64s, freed once.
+            drop(unsafe {
+                Box::from_raw(std::ptr::slice_from_raw_parts_mut(addr as *mut u64, words))
+            });
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -748,6 +763,15 @@ fn launch_host(
     Err("the CUDA simulator was built without its host kernels (no C++ compiler)".into())
 }
 
+impl Drop for SimDriver {
+    fn drop(&mut self) {
+        let st = &mut *self.lock();
+        for buffer in self.pinned.drain() {
+            Self::release(st, buffer);
+        }
+    }
+}
+
 impl Driver for SimDriver {
     fn info(&self) -> &GpuInfo {
         &self.info
@@ -815,6 +839,9 @@ impl Driver for SimDriver {
     }
 
     fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer> {
+        if let Some(kept) = self.pinned.take(bytes) {
+            return Ok(kept);
+        }
         let st = &mut *self.lock();
         self.begin(st, "cuMemHostAlloc", None, bytes, true)?;
         let words = vec![0u64; bytes.div_ceil(8).max(1)].into_boxed_slice();
@@ -832,7 +859,7 @@ impl Driver for SimDriver {
         let access = Access {
             device: false,
             start: addr as u64,
-            len: buffer.len() as u64,
+            len: buffer.capacity() as u64,
             write: true,
         };
         if Self::pending_touches(st, access) {
@@ -842,11 +869,8 @@ impl Driver for SimDriver {
             // Leaked rather than freed under a pending copy.
             return;
         }
-        if let Some(words) = st.host.remove(&addr) {
-            // SAFETY: made by alloc_host as a boxed slice of `words` u64s, freed once.
-            drop(unsafe {
-                Box::from_raw(std::ptr::slice_from_raw_parts_mut(addr as *mut u64, words))
-            });
+        if let Some(buffer) = self.pinned.give(buffer) {
+            Self::release(st, buffer);
         }
     }
 
