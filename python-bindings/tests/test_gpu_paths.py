@@ -539,3 +539,70 @@ def test_gpu_array_input_with_host_results(return_type, device, monkeypatch):
         assert isinstance(got[0]._meta, np.ndarray)
         got = (got[0].compute(), got[1].compute())
     _same_result(got, gpu)
+
+
+def _mosaic_inputs():
+    """Three overlapping exposures with different backgrounds, and the mosaic's grid."""
+    inputs = []
+    for k, (crval, rot) in enumerate([((30.0, 40.0), 0), ((30.2, 40.1), 14), ((30.1, 39.9), -9)]):
+        header = tan_header(crval=crval, crpix=(28.5, 30.5), cdelt=0.011, shape=(56, 60), rot=rot)
+        inputs.append((_image(seed=k) + 10.0 * k, header))
+    out = tan_header(crval=(30.1, 40.0), crpix=(40.5, 36.5), cdelt=0.011, shape=(72, 80))
+    return inputs, out
+
+
+@pytest.mark.parametrize("combine, match", [("mean", False), ("max", False), ("sum", True),
+                                            ("median", False)])
+@pytest.mark.parametrize("return_type", ["numpy", "dask"])
+def test_mosaics_on_the_gpu(combine, match, return_type):
+    """Mosaics with device='cuda': inputs sampled on the GPU and, for the combine modes that
+    allow it without background matching, combined there (only the block sums come back):
+    within 1e-9 of the CPU's, identical footprints; dask blocks give the numpy bits."""
+    from reproject_rs.mosaicking import reproject_and_coadd
+    inputs, out = _mosaic_inputs()
+
+    def run(device, return_type="numpy"):
+        result = reproject_and_coadd(inputs, out, shape_out=(72, 80),
+                                     reproject_function=reproject_rs.reproject_interp,
+                                     combine_function=combine, match_background=match,
+                                     block_sizes=(24, 32), device=device,
+                                     return_type=return_type)
+        return tuple(np.asarray(r) for r in result)
+
+    gpu = run("cuda", return_type)
+    _close_to_cpu(gpu, run("cpu"))
+    _same_result(gpu, run("cuda"))
+    overlaps = 1 if combine in ("mean", "sum", "median") else 0
+    assert gpu[1].max() > overlaps and (gpu[1] == 0).any()
+
+
+@sim_only
+def test_mosaic_blocks_combine_on_the_gpu():
+    """A fault injected into the simulated driver's first call (a fresh process) shows that a
+    mosaic's blocks combine on the GPU: the combiner warns and combines the rest on the host,
+    with the same values."""
+    script = textwrap.dedent("""
+        import os, sys
+        sys.path.insert(0, sys.argv[1])
+        import numpy as np
+        import reproject_rs
+        from reproject_rs.mosaicking import reproject_and_coadd
+        import test_gpu_paths as t
+
+        inputs, out = t._mosaic_inputs()
+        def run(device):
+            return reproject_and_coadd(inputs, out, shape_out=(72, 80),
+                                       reproject_function=reproject_rs.reproject_interp,
+                                       block_sizes=(24, 32), device=device)
+        cpu = run("cpu")
+        os.environ["REPROJECT_RS_CUDA_SIM_FAIL"] = "0:other"
+        t._close_to_cpu(run("cuda"), cpu)
+        print("OK")
+    """)
+    here = os.path.dirname(os.path.abspath(__file__))
+    run = subprocess.run([sys.executable, "-c", script, here], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "OK"
+    assert "failed combining the mosaic block" in run.stderr, run.stderr
+    assert "combining the remaining blocks on the host" in run.stderr
