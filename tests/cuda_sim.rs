@@ -11,6 +11,7 @@
 //!   error, a plain error) ends with the right image, never a panic or a wrong pixel.
 //! - Two simulated devices share the blocks.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use ndarray::{Array2, Array3, ArrayD, IxDyn};
@@ -368,21 +369,22 @@ fn random_completion_orders_give_the_same_bits_and_move_the_minimum() {
 }
 
 /// After a first job, the same job (a new plan: window mode, then resident planes) takes
-/// every page-locked buffer from the driver's pool: no `cuMemHostAlloc` at all.
+/// every page-locked buffer from the driver's pool: no `cuMemHostAlloc` at all. One block per
+/// job, so that the buffers in use at once do not depend on the scheduling (with several
+/// blocks in flight the pool reaches the peak the scheduling reaches, then stops growing).
 #[test]
 fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
     let case = &cases()[2]; // the cube
     let source = source(case);
     let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
     for memory in [1 << 30, 4 << 20] {
-        // 4 MiB of device memory: the planes do not fit, every block uploads its window.
+        // 4 MiB of device memory: the planes do not fit, the block uploads its window.
         let driver = sim(SimConfig {
             memory,
             ..SimConfig::default()
         });
         let options = Options {
-            parallel: Parallel::Threads(2),
-            block_size: Some((20, 24)),
+            block_size: Some(case.shape),
             ..Options::default()
         };
         let run = || {
@@ -400,11 +402,8 @@ fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
                 "job {k} after the warm-up allocated page-locked memory ({memory} B device)"
             );
         }
-        let allocs = driver
-            .calls()
-            .iter()
-            .filter(|c| c.name == "cuMemHostAlloc")
-            .count();
+        let calls = driver.calls();
+        let allocs = calls.iter().filter(|c| c.name == "cuMemHostAlloc").count();
         assert_eq!(allocs, warm);
         assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
     }
@@ -507,5 +506,129 @@ fn blocks_spread_over_two_devices() {
             "device {} got no block",
             d.ordinal()
         );
+    }
+}
+
+/// A FITS file of `BITPIX` `bitpix` holding `samples` (big-endian bytes, `planes` × 40 × 48)
+/// with the extra cards (BSCALE, BZERO, BLANK).
+fn scaled_fits(name: &str, bitpix: i32, planes: usize, samples: &[u8], cards: &[&str]) -> PathBuf {
+    let mut header = vec![
+        "SIMPLE  = T".to_string(),
+        format!("BITPIX  = {bitpix}"),
+        format!("NAXIS   = {}", if planes > 1 { 3 } else { 2 }),
+        "NAXIS1  = 48".to_string(),
+        "NAXIS2  = 40".to_string(),
+    ];
+    if planes > 1 {
+        header.push(format!("NAXIS3  = {planes}"));
+    }
+    header.extend(cards.iter().map(|c| c.to_string()));
+    header.push("END".to_string());
+    let mut bytes: Vec<u8> = header
+        .iter()
+        .flat_map(|c| format!("{c:<80}").into_bytes())
+        .collect();
+    bytes.resize(bytes.len().div_ceil(2880) * 2880, b' ');
+    bytes.extend_from_slice(samples);
+    bytes.resize(bytes.len().div_ceil(2880) * 2880, 0);
+    let path = std::env::temp_dir().join(format!("rp-cuda-sim-{}-{name}.fits", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// Scaled and BLANK FITS integers (BITPIX 16 with BSCALE/BZERO/BLANK, the unsigned 16- and
+/// 8-bit conventions, BITPIX 32 scaled, a cube) go up as stored and are decoded by the kernel:
+/// the CPU's bits, and only the stored bytes cross the bus (2 a pixel for BITPIX 16, not 8).
+#[test]
+fn scaled_fits_integers_are_decoded_on_the_device() {
+    let wcs_in = Wcs::from_header_str(&header(
+        ("RA---TAN", "DEC--TAN"),
+        (150.0, 30.0),
+        (24.5, 20.5),
+        0.01,
+        "",
+    ))
+    .unwrap();
+    let wcs_out = Wcs::from_header_str(&header(
+        ("RA---TAN", "DEC--TAN"),
+        (150.01, 30.0),
+        (22.5, 19.5),
+        0.01,
+        "PC1_1 = 0.98\nPC1_2 = -0.17\nPC2_1 = 0.17\nPC2_2 = 0.98\n",
+    ))
+    .unwrap();
+    let value = |p: usize, y: usize, x: usize| ((y * 37 + x * 11 + p * 5) % 200) as i64 * 3 - 250;
+    let be = |bitpix: i32, v: i64| -> Vec<u8> {
+        match bitpix {
+            8 => vec![v.rem_euclid(256) as u8],
+            16 => (v as i16).to_be_bytes().to_vec(),
+            _ => (v as i32).to_be_bytes().to_vec(),
+        }
+    };
+    let cases: [(&str, i32, usize, &[&str]); 5] = [
+        (
+            "i16 scaled blank",
+            16,
+            1,
+            &["BSCALE  = 0.5", "BZERO   = 10.0", "BLANK   = -148"],
+        ),
+        (
+            "u16 convention blank",
+            16,
+            1,
+            &["BZERO   = 32768", "BLANK   = -31"],
+        ),
+        (
+            "u8 signed convention",
+            8,
+            1,
+            &["BZERO   = -128", "BLANK   = 77"],
+        ),
+        ("i32 scaled", 32, 1, &["BSCALE  = 1.0E-3", "BZERO   = -2.5"]),
+        (
+            "i16 scaled cube",
+            16,
+            3,
+            &["BSCALE  = 2.0", "BZERO   = -7.0", "BLANK   = -148"],
+        ),
+    ];
+    for (name, bitpix, planes, cards) in cases {
+        let mut samples = Vec::new();
+        for p in 0..planes {
+            for y in 0..40 {
+                for x in 0..48 {
+                    samples.extend(be(bitpix, value(p, y, x)));
+                }
+            }
+        }
+        let path = scaled_fits(&name.replace(' ', "-"), bitpix, planes, &samples, cards);
+        let source = reproject::io::FitsSource::open(&path, 0).unwrap();
+        let mut shape = if planes > 1 { vec![planes] } else { vec![] };
+        shape.extend([36, 44]);
+        let make =
+            |options: &Options| Plan::new(&source, &wcs_in, &wcs_out, &shape, options).unwrap();
+        let options = Options {
+            parallel: Parallel::Threads(2),
+            block_size: Some((16, 24)),
+            ..Options::default()
+        };
+        let cpu = compute::<f64>(&make(&options));
+        let driver = sim(SimConfig::default());
+        let (p, executor) = on_sim(make(&options), std::slice::from_ref(&driver));
+        let gpu = compute::<f64>(&p);
+        assert_same(name, &gpu, &cpu);
+        assert!(
+            executor.failure().is_none(),
+            "{name}: {:?}",
+            executor.failure()
+        );
+        drop(p);
+        // Up: the stored samples, once, and the parameter arrays.
+        let params = driver.stats().uploaded - samples.len() as u64;
+        assert!(
+            params < 16 * 1024,
+            "{name}: {params} bytes beyond the stored samples"
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 }

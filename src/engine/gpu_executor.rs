@@ -173,18 +173,39 @@ pub(crate) fn input_type(sample: SampleType) -> Option<i32> {
     }
 }
 
-/// The input of `plane` for the kernel.
-fn input_of<'a>(plan: &'a Plan, plane: usize) -> Input<'a> {
+/// The input of `plane` for kernels that decode stored samples with `decoding`: the stored
+/// samples when they are of a type the kernels read and decode that way, else values.
+fn input_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input<'a> {
     if plan.coefficients.is_some() {
         return Input::Values;
     }
-    match plan.source.raw_plane(plane) {
-        Some(raw) => match input_type(raw.sample) {
+    match plan.source.encoded_plane(plane) {
+        Some((raw, d)) if d == *decoding => match input_type(raw.sample) {
             Some(t) => Input::Raw(raw, t),
             None => Input::Values,
         },
-        None => Input::Values,
+        _ => Input::Values,
     }
+}
+
+/// The decoding the kernels apply to the input (FITS BZERO/BSCALE and BLANK, decoded on the
+/// device): the source's, when every plane is uploaded as stored samples with that same
+/// decoding (orders 0 and 1); none otherwise, and the planes not plain go up as values.
+fn kernel_decoding(plan: &Plan) -> InputDecoding {
+    let plain = InputDecoding::default();
+    if plan.coefficients.is_some() {
+        return plain;
+    }
+    let mut common = None;
+    for plane in 0..plan.planes_in {
+        match plan.source.encoded_plane(plane) {
+            Some((raw, d)) if input_type(raw.sample).is_some() && common.is_none_or(|c| c == d) => {
+                common = Some(d)
+            }
+            _ => return plain,
+        }
+    }
+    common.unwrap_or(plain)
 }
 
 /// Fills `out` with rows × cols of input plane `plane` as the kernel reads it
@@ -299,6 +320,8 @@ pub(crate) struct Resident {
     sampling: DeviceAlloc,
     /// Every input plane, when they fit (else each block uploads its window).
     planes: Option<Vec<DeviceAlloc>>,
+    /// How the kernels decode the stored samples.
+    decoding: InputDecoding,
 }
 
 /// The input of one launch: where, of what type, and which window of the plane.
@@ -425,6 +448,8 @@ struct Device {
 struct Params {
     transform: Vec<f64>,
     sampling: Vec<f64>,
+    /// How the kernels decode stored samples (see [`kernel_decoding`]).
+    decoding: InputDecoding,
 }
 
 /// Computes blocks on GPUs (see the module documentation).
@@ -446,6 +471,16 @@ impl CudaExecutor {
     /// Errors: [`Error::GpuUnavailable`] when the kernels do not cover the plan or no
     /// driver is given.
     pub fn new(plan: &Plan, drivers: Vec<Arc<dyn Driver>>) -> Result<CudaExecutor> {
+        Self::with_decoding(plan, drivers, kernel_decoding(plan))
+    }
+
+    /// [`CudaExecutor::new`] with the input decoded by the kernels as `decoding` says (none
+    /// for inputs given on the device as values).
+    fn with_decoding(
+        plan: &Plan,
+        drivers: Vec<Arc<dyn Driver>>,
+        decoding: InputDecoding,
+    ) -> Result<CudaExecutor> {
         kernel_support(plan).map_err(Error::GpuUnavailable)?;
         if drivers.is_empty() {
             return Err(Error::GpuUnavailable("no GPU given".into()));
@@ -455,9 +490,9 @@ impl CudaExecutor {
                 "this transform is not covered by the GPU kernels".into(),
             ));
         };
-        // Inputs reach the kernel decoded: plain raw samples (no scaling, no blank: see
-        // `RawPlane`) or values already read and rounded as the CPU path reads them.
-        let sampling = encode_sampling(plan, &InputDecoding::default());
+        // Inputs reach the kernel as stored samples it decodes with `decoding` (see
+        // `kernel_decoding`), or as values already read and rounded as the CPU path reads them.
+        let sampling = encode_sampling(plan, &decoding);
         Ok(CudaExecutor {
             devices: drivers
                 .into_iter()
@@ -470,6 +505,7 @@ impl CudaExecutor {
             params: Params {
                 transform,
                 sampling,
+                decoding,
             },
             next: AtomicUsize::new(0),
             failed: OnceLock::new(),
@@ -504,7 +540,7 @@ impl CudaExecutor {
         let sampling = upload(&self.params.sampling)?;
         let (ny, nx) = plan.plane_shape_in;
         let sizes: Vec<usize> = (0..plan.planes_in)
-            .map(|p| ny * nx * input_of(plan, p).elem())
+            .map(|p| ny * nx * input_of(plan, p, &self.params.decoding).elem())
             .collect();
         let total: usize = sizes.iter().sum();
         // Block buffers of the threads that may run at once (GPU-sized blocks, float64).
@@ -525,6 +561,7 @@ impl CudaExecutor {
             transform,
             sampling,
             planes,
+            decoding: self.params.decoding,
         })
     }
 
@@ -544,7 +581,7 @@ impl CudaExecutor {
             for (plane, &size) in sizes.iter().enumerate() {
                 planes.push(DeviceAlloc::new(driver, size.max(8))?);
                 let dst = planes[plane].ptr;
-                let input = input_of(plan, plane);
+                let input = input_of(plan, plane, &self.params.decoding);
                 upload_rows(
                     driver,
                     stream,
@@ -725,7 +762,7 @@ fn launch_plane(
     out_f64: bool,
 ) -> std::result::Result<bool, Failure> {
     let (in_ny, in_nx) = plan.plane_shape_in;
-    let input = input_of(plan, plane);
+    let input = input_of(plan, plane, &resident.decoding);
     let (input_ptr, window, pitch) = match &resident.planes {
         Some(planes) => (planes[plane].ptr, (0, 0, in_ny, in_nx), in_nx),
         None => {
@@ -900,7 +937,8 @@ impl Plan<'_> {
             // The device the options name (the first of them for `cuda:all`).
             let mut drivers = crate::gpu::drivers(self.options.devices)?;
             drivers.truncate(1);
-            let executor = CudaExecutor::new(self, drivers)?;
+            // The caller's device inputs are values: nothing to decode.
+            let executor = CudaExecutor::with_decoding(self, drivers, InputDecoding::default())?;
             let driver = executor.devices[0].driver.clone();
             // The spline coefficients of orders >= 2 go up with the parameters; orders 0 and 1
             // read the caller's device input.

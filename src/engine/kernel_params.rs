@@ -69,22 +69,7 @@ pub(crate) const TRANSFORM_VERSION: f64 = 1.0;
 /// Number of values in the sampling array.
 pub(crate) const SAMPLING_LEN: usize = 10;
 
-/// How the raw input samples become values (FITS scaling and blanks), as the runtime uploads
-/// them undecoded.
-///
-/// ```
-/// use reproject::engine::kernel_params::InputDecoding;
-/// // BITPIX 16 with BSCALE 0.5, BZERO 100 and BLANK -32768.
-/// let d = InputDecoding { scale: Some((100.0, 0.5)), blank: Some(-32768) };
-/// assert_ne!(d, InputDecoding::default());
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct InputDecoding {
-    /// `(zero, scale)`: value = zero + scale · sample (FITS BZERO, BSCALE).
-    pub scale: Option<(f64, f64)>,
-    /// The integer sample that means "no value" (FITS BLANK).
-    pub blank: Option<i64>,
-}
+pub use crate::io::InputDecoding;
 
 /// Whether the GPU kernels reproduce the CPU engine for `plan`, and why not: the one rule
 /// the device path asks. CPU-only: interpolation beyond the image plane, the approximate

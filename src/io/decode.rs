@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 use crate::io::sample::{sample_size, ByteOrder, SampleType, StoredType};
-use crate::io::RawPlane;
+use crate::io::{InputDecoding, RawPlane};
 
 /// Where the samples of an N-dimensional array lie in a byte buffer.
 #[derive(Debug, Clone)]
@@ -227,10 +227,20 @@ impl<B: AsRef<[u8]>> ByteImage<B> {
 
     /// The bytes of plane `plane` when they are plain samples, C-contiguous within the plane.
     pub fn raw_plane(&self, plane: usize) -> Option<RawPlane<'_>> {
-        let (bytes, layout, decoder) = (self.bytes.as_ref(), &self.layout, &self.decoder);
+        let decoder = &self.decoder;
         if decoder.flip_sign || decoder.scale.is_some() || decoder.blank.is_some() {
             return None;
         }
+        Some(RawPlane {
+            bytes: self.plain_samples(plane)?,
+            sample: decoder.sample,
+            big_endian: decoder.big_endian && sample_size(decoder.sample) > 1,
+        })
+    }
+
+    /// The bytes of plane `plane`, when it is C-contiguous.
+    fn plain_samples(&self, plane: usize) -> Option<&[u8]> {
+        let (bytes, layout, decoder) = (self.bytes.as_ref(), &self.layout, &self.decoder);
         let n = layout.shape.len();
         if n < 2 || plane >= layout.shape[..n - 2].iter().product() {
             return None;
@@ -242,11 +252,48 @@ impl<B: AsRef<[u8]>> ByteImage<B> {
         }
         let base = layout.plane_offset(plane);
         let start = usize::try_from(base).ok()?;
-        Some(RawPlane {
-            bytes: bytes.get(start..start.checked_add(ny * nx * elem)?)?,
-            sample: decoder.sample,
-            big_endian: decoder.big_endian && elem > 1,
-        })
+        bytes.get(start..start.checked_add(ny * nx * elem)?)
+    }
+
+    /// The stored samples of plane `plane` and their decoding, when the GPU kernels decode
+    /// them exactly as [`ByteImage::read_window`] does (see
+    /// [`ImageSource::encoded_plane`](crate::io::ImageSource::encoded_plane)): plain samples;
+    /// integers of the kernels' types with BZERO/BSCALE and BLANK; the unsigned conventions
+    /// of 8, 16 and 32 bits (the sign-bit flip is the exact offset `zero + 1 · sample` on
+    /// the signed, or unsigned, samples of the same width).
+    pub fn encoded_plane(&self, plane: usize) -> Option<(RawPlane<'_>, InputDecoding)> {
+        let d = &self.decoder;
+        let plain = !d.flip_sign && d.scale.is_none() && d.blank.is_none();
+        let (sample, scale, blank_offset) = match (d.flip_sign, d.sample, d.scale) {
+            _ if plain => return self.raw_plane(plane).map(|r| (r, InputDecoding::default())),
+            (true, SampleType::I8, None) => (SampleType::U8, (-128.0, 1.0), -128),
+            (true, SampleType::U16, None) => (SampleType::I16, (32768.0, 1.0), 32768),
+            (true, SampleType::U32, None) => (SampleType::I32, (2147483648.0, 1.0), 2147483648),
+            (
+                false,
+                s @ (SampleType::U8 | SampleType::I16 | SampleType::I32 | SampleType::I64),
+                scale,
+            ) => (s, scale.unwrap_or((0.0, 1.0)), 0),
+            _ => return None,
+        };
+        // The BLANK of the stored samples (the decoder's is on flipped values).
+        let blank = match d.blank {
+            Some(b) => Some(i64::try_from(b - blank_offset).ok()?),
+            None => None,
+        };
+        let decoding = InputDecoding {
+            scale: (d.flip_sign || d.scale.is_some()).then_some(scale),
+            blank,
+        };
+        let plain_bytes = self.plain_samples(plane)?;
+        Some((
+            RawPlane {
+                bytes: plain_bytes,
+                sample,
+                big_endian: d.big_endian && sample_size(sample) > 1,
+            },
+            decoding,
+        ))
     }
 
     /// Copies a window into `out` as f64 (see

@@ -591,6 +591,16 @@ impl ImageSource for FitsSource {
         }
     }
 
+    fn encoded_plane(
+        &self,
+        plane: usize,
+    ) -> Option<(crate::io::RawPlane<'_>, crate::io::InputDecoding)> {
+        match &self.data {
+            Data::Mapped(image) => image.encoded_plane(plane),
+            Data::F32(_) | Data::F64(_) => None,
+        }
+    }
+
     fn read_window(
         &self,
         plane: usize,

@@ -91,6 +91,24 @@ impl RawPlane<'_> {
     }
 }
 
+/// How stored integer samples become values (FITS BZERO/BSCALE and BLANK), for the GPU
+/// backend, which uploads them undecoded and decodes them on the device
+/// ([`ImageSource::encoded_plane`]).
+///
+/// ```
+/// use reproject::io::InputDecoding;
+/// // BITPIX 16 with BSCALE 0.5, BZERO 100 and BLANK -32768.
+/// let d = InputDecoding { scale: Some((100.0, 0.5)), blank: Some(-32768) };
+/// assert_ne!(d, InputDecoding::default());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct InputDecoding {
+    /// `(zero, scale)`: value = zero + scale · sample (FITS BZERO, BSCALE).
+    pub scale: Option<(f64, f64)>,
+    /// The stored integer that means "no value" (FITS BLANK).
+    pub blank: Option<i64>,
+}
+
 /// Random access to the pixels of an N-dimensional image `(..., ny, nx)`, plane by plane.
 ///
 /// Implementations must be cheap to share between threads (`Send + Sync`) and must not read
@@ -118,6 +136,17 @@ pub trait ImageSource: Send + Sync {
     /// `None` (the default) makes it read converted windows instead.
     fn raw_plane(&self, _plane: usize) -> Option<RawPlane<'_>> {
         None
+    }
+
+    /// The stored samples of plane `plane` with the decoding that gives their values, when
+    /// they are C-contiguous integers the GPU kernels decode exactly as [`read_window`]
+    /// does (FITS BZERO/BSCALE, BLANK, the unsigned conventions of 8 to 32 bits): what the GPU
+    /// backend uploads instead of decoded float64 windows (a quarter of the bytes for
+    /// BITPIX 16). The default: [`ImageSource::raw_plane`] with no decoding.
+    ///
+    /// [`read_window`]: ImageSource::read_window
+    fn encoded_plane(&self, plane: usize) -> Option<(RawPlane<'_>, InputDecoding)> {
+        self.raw_plane(plane).map(|r| (r, InputDecoding::default()))
     }
 
     /// Number of planes (product of the leading dimensions; 1 for a 2-D image).
@@ -160,6 +189,10 @@ impl<S: ImageSource + ?Sized> ImageSource for &S {
 
     fn raw_plane(&self, plane: usize) -> Option<RawPlane<'_>> {
         (**self).raw_plane(plane)
+    }
+
+    fn encoded_plane(&self, plane: usize) -> Option<(RawPlane<'_>, InputDecoding)> {
+        (**self).encoded_plane(plane)
     }
 
     fn planes(&self) -> usize {
