@@ -24,6 +24,7 @@ use rayon::prelude::*;
 use super::blocks::Block;
 use super::executor::{BlockExecutor, BlockOut, CpuExecutor};
 use super::kernel_params::{encode_sampling, encode_transform, kernel_support, InputDecoding};
+use super::kernel_variant::PlanKernel;
 use super::{OutputSample, Parallel, Plan};
 use crate::error::{Error, Result};
 use crate::gpu::driver::{
@@ -290,6 +291,8 @@ pub(crate) struct Resident {
     sampling: DeviceAlloc,
     /// Every input plane, when they fit (else each block uploads its window).
     planes: Option<Vec<DeviceAlloc>>,
+    /// The plan's part of the kernel variant key (the launch's input type is the rest).
+    kernel: PlanKernel,
 }
 
 /// The input of one launch: where, of what type, and which window of the plane.
@@ -351,6 +354,7 @@ impl Resident {
             let rows = band.min(block.rows.len() - first);
             let offset = first * blk_nx * elem;
             launches.push(BlockLaunch {
+                variant: self.kernel.variant(input.input_type).defines(),
                 grid: (grid_x, rows.div_ceil(THREADS.1 as usize) as u32),
                 threads: THREADS,
                 transform: self.transform.ptr,
@@ -440,6 +444,20 @@ impl CudaExecutor {
         // Inputs reach the kernel decoded: plain raw samples (no scaling, no blank: see
         // `RawPlane`) or values already read and rounded as the CPU path reads them.
         let sampling = encode_sampling(plan, &InputDecoding::default());
+        // The kernel variant the plan's blocks will launch, compiled and loaded now: a build
+        // the GPU cannot have fails here, before the first block.
+        let (input_type, _) = input_of(plan, 0).kernel_type();
+        let variant = PlanKernel::from_params(&transform, &sampling)
+            .variant(input_type)
+            .defines();
+        for driver in &drivers {
+            driver.load_variant(&variant).map_err(|f| {
+                Error::GpuUnavailable(format!(
+                    "GPU {}: the kernel variant {variant}: {f}",
+                    driver.ordinal()
+                ))
+            })?;
+        }
         Ok(CudaExecutor {
             devices: drivers
                 .into_iter()
@@ -456,6 +474,11 @@ impl CudaExecutor {
             next: AtomicUsize::new(0),
             failed: OnceLock::new(),
         })
+    }
+
+    /// The plan's part of the kernel variant key.
+    fn kernel(&self) -> PlanKernel {
+        PlanKernel::from_params(&self.params.transform, &self.params.sampling)
     }
 
     fn resident<'d>(
@@ -507,6 +530,7 @@ impl CudaExecutor {
             transform,
             sampling,
             planes,
+            kernel: self.kernel(),
         })
     }
 

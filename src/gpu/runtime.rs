@@ -7,11 +7,12 @@
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use cudarc::driver::{sys as dsys, CudaContext};
+use cudarc::driver::{sys as dsys, CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{result as nresult, sys as nsys, Ptx};
 
+use super::variant::KernelDefines;
 use super::{compile_options, kernel_source, GpuInfo, KERNEL_ENTRY};
 use crate::error::{Error, Result};
 
@@ -213,21 +214,32 @@ unsafe fn get_image(prog: nsys::nvrtcProgram, cubin: bool) -> std::result::Resul
     Ok(image)
 }
 
-/// The kernels' CUBIN for `arch`, from the on-disk cache (`$XDG_CACHE_HOME/reproject-rs` or
-/// `~/.cache/reproject-rs`, keyed by a hash of the source, options and NVRTC version) or
-/// compiled now and stored there (compilation takes minutes; a cache that cannot be written
-/// is skipped silently).
-fn cached_compile(arch: &str, nvrtc: (i32, i32)) -> Result<Vec<u8>> {
+/// The kernels' CUBIN for `arch`, built with `variant`'s defines, from the on-disk cache
+/// (`$XDG_CACHE_HOME/reproject-rs` or `~/.cache/reproject-rs`, keyed by a hash of the source,
+/// options, defines and NVRTC version) or compiled now and stored there (compilation takes
+/// minutes for the general kernel; a cache that cannot be written is skipped silently).
+pub(crate) fn cached_compile(
+    arch: &str,
+    nvrtc: (i32, i32),
+    variant: &KernelDefines,
+) -> Result<Vec<u8>> {
     use std::hash::{Hash, Hasher};
     let src = kernel_source();
+    let defines = variant.options();
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (&src, compile_options(arch), nvrtc).hash(&mut h);
+    if !variant.is_general() {
+        // The general kernel's key stays what it was before there were variants.
+        defines.hash(&mut h);
+    }
     let dir = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .map(|d| d.join("reproject-rs"));
     let file = dir.map(|d| d.join(format!("kernels-{arch}-{:016x}.cubin", h.finish())));
-    cached(file.as_deref(), || compile(&src, arch))
+    cached(file.as_deref(), || {
+        compile_with(&src, arch, &defines).map(|(image, _)| image)
+    })
 }
 
 /// The check trailer of a cached image: a marker and a hash of the image.
@@ -322,7 +334,8 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
         dsys::cuDriverGetVersion(&mut driver_version)
     })?;
     let arch = format!("sm_{major}{minor}");
-    let image = cached_compile(&arch, nvrtc_version).map_err(|e| e.to_string())?;
+    let image = cached_compile(&arch, nvrtc_version, &KernelDefines::general())
+        .map_err(|e| e.to_string())?;
     let module = guard("cuModuleLoadData", || {
         ctx.load_module(Ptx::from_binary(image))
     })?
@@ -340,6 +353,25 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
     Ok(super::cuda::CudaDriver::new(
         ordinal, ctx, module, func, info,
     ))
+}
+
+/// The block kernel built with `variant`'s defines for the device of `ctx` (`arch`, e.g.
+/// `sm_90`): compiled (or read from the on-disk cache), loaded, and its entry point found.
+pub(crate) fn load_variant(
+    ctx: &Arc<CudaContext>,
+    arch: &str,
+    nvrtc: (i32, i32),
+    variant: &KernelDefines,
+) -> std::result::Result<(Arc<CudaModule>, CudaFunction), String> {
+    let image = cached_compile(arch, nvrtc, variant)
+        .map_err(|e| format!("the kernel variant {variant} does not compile: {e}"))?;
+    let module = guard("cuModuleLoadData", || {
+        ctx.load_module(Ptx::from_binary(image))
+    })?
+    .map_err(|e| format!("the driver cannot load the kernel variant {variant}: {e}"))?;
+    let func = guard("cuModuleGetFunction", || module.load_function(KERNEL_ENTRY))?
+        .map_err(|e| format!("no {KERNEL_ENTRY} in the kernel variant {variant}: {e}"))?;
+    Ok((module, func))
 }
 
 #[cfg(test)]

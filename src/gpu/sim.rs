@@ -42,6 +42,7 @@ use std::sync::{Mutex, MutexGuard};
 use super::driver::{
     BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind, HostBuffer, StreamId,
 };
+use super::variant::KernelDefines;
 use super::GpuInfo;
 
 /// How a [`SimDriver`] behaves.
@@ -225,6 +226,8 @@ struct State {
     poisoned: Option<String>,
     hazards: Vec<String>,
     stats: SimStats,
+    /// The variant of each launch queued.
+    launched: Vec<KernelDefines>,
 }
 
 // SAFETY: the host addresses in queued operations belong to HostBuffers whose holders
@@ -262,6 +265,7 @@ impl SimDriver {
                 poisoned: None,
                 hazards: Vec::new(),
                 stats: SimStats::default(),
+                launched: Vec::new(),
             }),
             config,
         }
@@ -280,6 +284,27 @@ impl SimDriver {
     /// Every call so far.
     pub fn calls(&self) -> Vec<Call> {
         self.lock().calls.clone()
+    }
+
+    /// The build of the kernel each launch queued so far ran or will run, in order.
+    ///
+    /// ```
+    /// let sim = reproject::gpu::sim::SimDriver::new(Default::default());
+    /// assert!(sim.launched_variants().is_empty());
+    /// ```
+    pub fn launched_variants(&self) -> Vec<KernelDefines> {
+        self.lock().launched.clone()
+    }
+
+    /// The fault of a launch (or load) of a variant the simulator has no build of.
+    fn no_variant(call: &'static str, variant: &KernelDefines) -> DriverFault {
+        DriverFault::new(
+            call,
+            FaultKind::Other,
+            format!(
+                "CUDA_ERROR_NOT_FOUND: the simulator has no build of the kernel variant {variant}"
+            ),
+        )
     }
 
     /// The ordering hazards found so far.
@@ -516,40 +541,19 @@ fn launch_host(
     out: *mut u8,
     footprint: *mut u8,
 ) -> std::result::Result<(), String> {
-    use std::ffi::{c_int, c_longlong, c_uint, c_void};
-    extern "C" {
-        fn rp_sim_launch(
-            grid_x: c_uint,
-            grid_y: c_uint,
-            block_x: c_uint,
-            block_y: c_uint,
-            transform: *const f64,
-            sampling: *const f64,
-            input: *const c_void,
-            input_type: c_int,
-            big_endian: c_int,
-            in_pitch: c_longlong,
-            win_y0: c_int,
-            win_x0: c_int,
-            win_ny: c_int,
-            win_nx: c_int,
-            in_ny: c_int,
-            in_nx: c_int,
-            out_y0: c_int,
-            out_x0: c_int,
-            blk_ny: c_int,
-            blk_nx: c_int,
-            out: *mut c_void,
-            footprint: *mut c_void,
-            out_f64: c_int,
-            out_pitch: c_longlong,
-        );
-    }
+    use std::ffi::c_void;
+    // The build of the variant the launch names: never another one in its place.
+    let Some(kernel) = super::sim_variants::launcher(&l.variant) else {
+        return Err(format!(
+            "the simulator has no build of the kernel variant {}",
+            l.variant
+        ));
+    };
     // SAFETY: every pointer was resolved inside an allocation large enough for what the
     // kernel reads or writes with these arguments (BlockLaunch::input_bytes/output_bytes);
-    // device allocations are 8-byte aligned.
+    // device allocations are 8-byte aligned. Every build has rp_sim_launch's signature.
     unsafe {
-        rp_sim_launch(
+        kernel(
             l.grid.0,
             l.grid.1,
             l.threads.0,
@@ -829,7 +833,19 @@ impl Driver for SimDriver {
                 format!("CUDA_ERROR_INVALID_VALUE: {why}"),
             ));
         }
-        self.enqueue(st, stream, Op::Launch(Box::new(launch.clone())))
+        if Self::has_kernels() && !super::sim_variants::has(&launch.variant) {
+            return Err(Self::no_variant("cuLaunchKernel", &launch.variant));
+        }
+        self.enqueue(st, stream, Op::Launch(Box::new(launch.clone())))?;
+        st.launched.push(launch.variant.clone());
+        Ok(())
+    }
+
+    fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()> {
+        if Self::has_kernels() && !super::sim_variants::has(variant) {
+            return Err(Self::no_variant("cuModuleLoadData", variant));
+        }
+        Ok(())
     }
 
     fn synchronize(&self, stream: StreamId) -> DriverResult<()> {
