@@ -35,6 +35,12 @@
 use crate::gpu::variant::KernelDefines;
 
 /// The input element types a variant may be built for.
+///
+/// ```
+/// use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
+/// let v = KernelVariant::Homography { order: 0, input: VariantInput::Any };
+/// assert!(!v.defines().to_string().contains("RP_V_INPUT"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum VariantInput {
     /// float32 samples (kernel type code 0).
@@ -109,11 +115,24 @@ impl KernelVariant {
     /// The variant a launch with these kernel parameters (`encode_transform`'s and
     /// `encode_sampling`'s arrays) reading inputs of kernel type code `input_type` runs: a
     /// specialised one where the key covers the launch, else [`KernelVariant::General`].
+    ///
+    /// ```
+    /// use reproject::engine::kernel_variant::KernelVariant;
+    /// // Not a homography (forward kind 2): the general kernel.
+    /// let transform = [1.0, 4.0, 0.0, 2.0];
+    /// let sampling = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
+    /// assert_eq!(KernelVariant::choose(&transform, &sampling, 0), KernelVariant::General);
+    /// ```
     pub fn choose(transform: &[f64], sampling: &[f64], input_type: i32) -> KernelVariant {
         PlanKernel::from_params(transform, sampling).variant(input_type)
     }
 
     /// Every variant [`KernelVariant::choose`] can give, the general kernel first.
+    ///
+    /// ```
+    /// use reproject::engine::kernel_variant::KernelVariant;
+    /// assert_eq!(KernelVariant::all()[0], KernelVariant::General);
+    /// ```
     pub fn all() -> Vec<KernelVariant> {
         let mut all = vec![KernelVariant::General];
         for order in 0..=1 {
@@ -131,11 +150,22 @@ impl KernelVariant {
     }
 
     /// Whether this variant belongs to the homography family.
+    ///
+    /// ```
+    /// use reproject::engine::kernel_variant::KernelVariant;
+    /// assert_eq!(KernelVariant::all().iter().filter(|v| v.is_homography()).count(), 10);
+    /// ```
     pub fn is_homography(&self) -> bool {
         matches!(self, KernelVariant::Homography { .. })
     }
 
     /// The NVRTC defines of this build (none for the general kernel).
+    ///
+    /// ```
+    /// use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
+    /// let v = KernelVariant::Homography { order: 3, input: VariantInput::F64 };
+    /// assert_eq!(v.defines().to_string(), "RP_V_HOMOGRAPHY RP_V_ORDER=3 RP_V_INPUT=1");
+    /// ```
     pub fn defines(&self) -> KernelDefines {
         let KernelVariant::Homography { order, input } = self else {
             return KernelDefines::general();

@@ -366,6 +366,18 @@ pub trait Driver: Send + Sync {
     /// Makes `variant` of the block kernel ready to launch (compiled and loaded, once per
     /// process), so that a build that cannot be had fails before the first launch; a launch
     /// of a variant not loaded yet loads it first.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// use reproject::gpu::variant::KernelDefines;
+    /// let sim = SimDriver::new(Default::default());
+    /// let unknown = KernelDefines::new(["RP_V_UNKNOWN"])?;
+    /// if SimDriver::has_kernels() {
+    ///     assert!(sim.load_variant(&unknown).is_err());
+    /// }
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()>;
 
     /// Queues a launch of the block kernel (the build `launch.variant` names) on `stream`.

@@ -4,8 +4,11 @@
 //! - **Memory**: device allocations are host vectors at made-up device addresses; a fixed
 //!   amount of device memory (1 GiB unless configured) runs out as a GPU's would.
 //! - **Kernels**: a launch runs `rp_reproject_block` compiled as host C++ (build.rs compiles
-//!   `kernels/host/sim_launch.cpp` into the library), thread by thread; a launch whose pointers
-//!   reach outside their allocations is an illegal address, a sticky error.
+//!   `kernels/host/sim_launch.cpp` into the library), thread by thread: the build of the kernel
+//!   variant the launch names (`BlockLaunch::variant`, one host build per line of
+//!   `kernels/variants.txt`; a variant it has no build of is a fault, never run by another
+//!   build); a launch whose pointers reach outside their allocations is an illegal address, a
+//!   sticky error.
 //! - **Asynchrony**: copies and launches are queued per stream and completed at random legal
 //!   points (at any later driver call, in a random order across streams; all of a stream at
 //!   its synchronize), so a pipeline that reads a result before synchronizing, or rewrites a

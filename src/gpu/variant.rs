@@ -39,6 +39,10 @@ fn is_name(s: &str) -> bool {
 
 impl KernelDefines {
     /// The general kernel (no define).
+    ///
+    /// ```
+    /// assert!(reproject::gpu::variant::KernelDefines::general().defines().is_empty());
+    /// ```
     pub fn general() -> KernelDefines {
         KernelDefines::default()
     }
@@ -47,6 +51,13 @@ impl KernelDefines {
     /// and underscores, `VALUE` of letters, digits and underscores).
     ///
     /// Errors: [`Error::InvalidArgument`] for anything else.
+    ///
+    /// ```
+    /// use reproject::gpu::variant::KernelDefines;
+    /// assert!(KernelDefines::new(["RP_V_ORDER=3"]).is_ok());
+    /// assert!(KernelDefines::new(["rp_v_order"]).is_err());
+    /// assert!(KernelDefines::new(["RP_V_ORDER="]).is_err());
+    /// ```
     pub fn new<I, S>(defines: I) -> Result<KernelDefines>
     where
         I: IntoIterator<Item = S>,
@@ -67,16 +78,34 @@ impl KernelDefines {
     }
 
     /// Whether this is the general kernel.
+    ///
+    /// ```
+    /// use reproject::gpu::variant::KernelDefines;
+    /// assert!(!KernelDefines::new(["RP_V_HOMOGRAPHY"])?.is_general());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_general(&self) -> bool {
         self.0.is_empty()
     }
 
     /// The defines, as given.
+    ///
+    /// ```
+    /// use reproject::gpu::variant::KernelDefines;
+    /// assert_eq!(KernelDefines::new(["RP_V_ORDER=0"])?.defines(), ["RP_V_ORDER=0"]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn defines(&self) -> &[String] {
         &self.0
     }
 
     /// The NVRTC (and C++ compiler) options: `-DNAME` or `-DNAME=VALUE` each.
+    ///
+    /// ```
+    /// use reproject::gpu::variant::KernelDefines;
+    /// assert_eq!(KernelDefines::new(["RP_V_INPUT=1"])?.options(), ["-DRP_V_INPUT=1"]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn options(&self) -> Vec<String> {
         self.0.iter().map(|d| format!("-D{d}")).collect()
     }
