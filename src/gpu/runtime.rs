@@ -223,23 +223,30 @@ pub(crate) fn cached_compile(
     nvrtc: (i32, i32),
     variant: &KernelDefines,
 ) -> Result<Vec<u8>> {
-    use std::hash::{Hash, Hasher};
     let src = kernel_source();
     let defines = variant.options();
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (&src, compile_options(arch), nvrtc).hash(&mut h);
-    if !variant.is_general() {
-        // The general kernel's key stays what it was before there were variants.
-        defines.hash(&mut h);
-    }
+    let key = cache_key(&src, arch, nvrtc, variant);
     let dir = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .map(|d| d.join("reproject-rs"));
-    let file = dir.map(|d| d.join(format!("kernels-{arch}-{:016x}.cubin", h.finish())));
+    let file = dir.map(|d| d.join(format!("kernels-{arch}-{key:016x}.cubin")));
     cached(file.as_deref(), || {
         compile_with(&src, arch, &defines).map(|(image, _)| image)
     })
+}
+
+/// The on-disk cache's key of `src` built for `arch` with `variant`'s defines by NVRTC
+/// `nvrtc`: a hash of all four (the general kernel's key is the one it had before there were
+/// variants).
+fn cache_key(src: &str, arch: &str, nvrtc: (i32, i32), variant: &KernelDefines) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (src, compile_options(arch), nvrtc).hash(&mut h);
+    if !variant.is_general() {
+        variant.options().hash(&mut h);
+    }
+    h.finish()
 }
 
 /// The check trailer of a cached image: a marker and a hash of the image.
@@ -377,6 +384,37 @@ pub(crate) fn load_variant(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_variant_has_its_own_cache_key() {
+        let v = |d: &[&str]| KernelDefines::new(d.iter().copied()).unwrap();
+        let general = KernelDefines::general();
+        let h1 = v(&["RP_V_HOMOGRAPHY", "RP_V_ORDER=1"]);
+        let h0 = v(&["RP_V_HOMOGRAPHY", "RP_V_ORDER=0"]);
+        let key = |src: &str, arch: &str, nvrtc, variant: &KernelDefines| {
+            cache_key(src, arch, nvrtc, variant)
+        };
+        let base = key("src", "sm_90", (12, 9), &general);
+        assert_eq!(
+            base,
+            key("src", "sm_90", (12, 9), &KernelDefines::general())
+        );
+        assert_eq!(
+            key("src", "sm_90", (12, 9), &h1),
+            key("src", "sm_90", (12, 9), &h1)
+        );
+        let others = [
+            key("src", "sm_90", (12, 9), &h1),
+            key("src", "sm_90", (12, 9), &h0),
+            key("src", "sm_80", (12, 9), &general),
+            key("src", "sm_90", (12, 8), &general),
+            key("src2", "sm_90", (12, 9), &general),
+        ];
+        for (i, k) in others.iter().enumerate() {
+            assert_ne!(*k, base, "{i}");
+        }
+        assert_ne!(others[0], others[1]);
+    }
 
     #[test]
     fn a_corrupt_cache_file_is_rebuilt_not_trusted() {
