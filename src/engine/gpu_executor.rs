@@ -9,6 +9,9 @@
 //!     [input window ─staging─▶ device, when the planes did not fit]
 //!     rp_reproject_block ─▶ block buffers ─download─▶ page-locked ─▶ output views
 //! ```
+//! Each launch runs the build of the block kernel specialised for the plan and the launch's
+//! input type ([`super::kernel_variant`]; the general kernel where the key does not cover it),
+//! loaded when the executor is made, so a build the GPU cannot have fails before any block.
 //! Blocks go round-robin over the devices. A GPU failure (out of memory, a sticky error, a
 //! launch failure) stops the GPU for the rest of the plan: that block and every later one are
 //! computed on the CPU, with one warning; blocks already done are kept. A device whose context
