@@ -129,10 +129,16 @@ for device in "cpu" "cuda --threads 4" "cuda:all --processes 4 --block-size 128"
     -o "$demo/paths-$tag.fits" --footprint "$demo/paths-$tag-fp.fits" --overwrite --device $device \
     || status=1
 done
-echo "== a mosaic whose inputs are sampled on the GPU, against the CPU's"
-for device in cpu cuda; do
-  ./reproject-rs mosaic "$demo"/mosaic_exposure*.fits --auto-wcs -o "$demo/paths-mosaic-$device.fits" \
-    --match-background offset --overwrite --device "$device" -q || status=1
+echo "== mosaics on the GPU against the CPU's: inputs sampled there (offset matching), and"
+echo "   combined there too (no matching: the accumulate kernel), with their times"
+TIMEFORMAT="  %R s"
+for background in offset none; do
+  for device in cpu cuda; do
+    echo " $background, $device:"
+    time ./reproject-rs mosaic "$demo"/mosaic_exposure*.fits --auto-wcs \
+      -o "$demo/paths-mosaic-$background-$device.fits" \
+      --match-background "$background" --overwrite --device "$device" -q || status=1
+  done
 done
 python3 - "$demo" <<'PY' || status=1
 import sys, numpy as np
@@ -163,9 +169,10 @@ d = sys.argv[1]
 cpu, fp = fits(f"{d}/paths-cpu.fits"), fits(f"{d}/paths-cpu-fp.fits")
 ok = all([same(tag, fits(f"{d}/paths-{tag}.fits"), fits(f"{d}/paths-{tag}-fp.fits"), cpu, fp)
           for tag in ("cuda", "cuda:all")])
-m = f"{d}/paths-mosaic"
-ok &= same("mosaic", fits(f"{m}-cuda.fits"), fits(f"{m}-cuda.fits", 1),
-           fits(f"{m}-cpu.fits"), fits(f"{m}-cpu.fits", 1), atol=1e-9)
+for background in ("offset", "none"):
+    m = f"{d}/paths-mosaic-{background}"
+    ok &= same(f"mosaic, {background}", fits(f"{m}-cuda.fits"), fits(f"{m}-cuda.fits", 1),
+               fits(f"{m}-cpu.fits"), fits(f"{m}-cpu.fits", 1), atol=1e-9)
 sys.exit(0 if ok else 1)
 PY
 echo "== the Python package's GPU paths"

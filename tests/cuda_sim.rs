@@ -358,8 +358,8 @@ fn random_completion_orders_give_the_same_bits_and_move_the_minimum() {
         assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
         drop(p);
         let stats = driver.stats();
-        // Down: values and footprint of every output pixel, once.
-        assert_eq!(stats.downloaded, (2 * planes * ny * nx * 8) as u64);
+        // Down: the value of every output pixel, once (the footprint is derived on the host).
+        assert_eq!(stats.downloaded, (planes * ny * nx * 8) as u64);
         // Up: the input planes once (float64), and the two parameter arrays.
         let params = stats.uploaded - (planes * 64 * 72 * 8) as u64;
         assert!(params > 0 && params < 16 * 1024, "parameter bytes {params}");

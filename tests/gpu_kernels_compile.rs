@@ -5,15 +5,16 @@
 //! Compiles as the runtime does (`reproject::gpu::resources::variant_resources`: the runtime's
 //! source order and options, `--fmad=false`, the variant's defines, plus ptxas's report) for
 //! the architectures of the GPUs we target, prints each build's registers, stack frame,
-//! spills, shared memory and occupancy, and holds them to budgets (see `budget`). When libnvrtc cannot be found the test prints why and
-//! passes; set `REPROJECT_RS_REQUIRE_NVRTC=1` (as scripts/test.sh does after installing the
-//! `nvidia-cuda-nvrtc-cu12` wheel) to make a missing libnvrtc a failure too. Point
+//! spills, shared memory and occupancy, and holds them to budgets (see `budget`). When
+//! libnvrtc cannot be found the test prints why and passes; set `REPROJECT_RS_REQUIRE_NVRTC=1`
+//! (as scripts/test.sh does after installing the `nvidia-cuda-nvrtc-cu12` wheel) to make a
+//! missing libnvrtc a failure too. Point
 //! `REPROJECT_RS_NVRTC` (or `LD_LIBRARY_PATH`) at the wheel's `nvidia/cuda_nvrtc/lib` folder.
 #![cfg(feature = "cuda")]
 
 use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
 use reproject::gpu::resources::{variant_resources, KernelResources};
-use reproject::gpu::{kernel_source, nvrtc_version, KERNEL_ENTRY, KERNEL_FILES};
+use reproject::gpu::{kernel_source, nvrtc_version, ACCUMULATE_ENTRY, KERNEL_ENTRY, KERNEL_FILES};
 use reproject::Error;
 
 /// Architectures checked: Ampere (A100) and Hopper (H100/H200), plus the device's own when
@@ -69,6 +70,16 @@ fn every_kernel_compiles_with_nvrtc() {
                         started.elapsed().as_secs_f64()
                     );
                     over.extend(over_budget(&arch, &variant, block));
+                    // The accumulate kernel of mosaics is in every build; the same in each.
+                    if variant == KernelVariant::General {
+                        let accumulate = kernels
+                            .iter()
+                            .find(|k| k.name == ACCUMULATE_ENTRY)
+                            .unwrap_or_else(|| {
+                                panic!("no ptxas report of {ACCUMULATE_ENTRY} for {arch}")
+                            });
+                        over.extend(accumulate_over_budget(&arch, accumulate));
+                    }
                 }
                 Err(e) => panic!("kernels/ does not compile for {arch} [{defines}]:\n{e}"),
             }
@@ -242,6 +253,31 @@ fn the_budgets_reject_what_exceeds_them() {
         over_budget("sm_90", &KernelVariant::General, &general).len(),
         1
     );
+}
+
+/// The accumulate kernel of mosaics (a few loads, adds and stores per pixel, bound by memory):
+/// at most 40 registers (75% occupancy at 256 threads; sm_90 uses 40 today, and capping it at
+/// 32 with launch bounds spills), no stack frame, no spill, no shared memory.
+fn accumulate_over_budget(arch: &str, k: &KernelResources) -> Vec<String> {
+    let occupancy = k
+        .occupancy(THREADS, arch)
+        .map_or("?".to_string(), |o| format!("{:.1}%", 100.0 * o));
+    eprintln!(
+        "{arch} {}: {} registers, {} B stack frame, {} B spill stores, {} B shared memory; \
+         occupancy at {THREADS} threads {occupancy}",
+        k.name, k.registers, k.stack_frame, k.spill_stores, k.shared_memory
+    );
+    let fits = k.registers > 0
+        && k.registers <= 40
+        && k.stack_frame == 0
+        && k.spill_stores == 0
+        && k.spill_loads == 0
+        && k.shared_memory == 0;
+    if fits {
+        Vec::new()
+    } else {
+        vec![format!("{arch} {}: over its budget ({k:?})", k.name)]
+    }
 }
 
 #[test]

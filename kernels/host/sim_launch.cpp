@@ -1,6 +1,7 @@
 // Host build of the block kernel for the CUDA simulator (src/gpu/sim.rs, REPROJECT_RS_CUDA_SIM=1):
 // `rp_sim_launch` runs `rp_reproject_block` once per thread of the launch's grid, in launch
-// order, exactly as tests/gpu_host_pipeline.rs's harness does. build.rs compiles this file with
+// order, exactly as tests/gpu_host_pipeline.rs's harness does; `rp_sim_accumulate` runs the
+// accumulate kernel of mosaics likewise. build.rs compiles this file with
 // the flags of that harness (-O2 -ffp-contract=off) into the library.
 #include "common.cuh"
 #include "projections.cuh"
@@ -26,4 +27,25 @@ extern "C" void rp_sim_launch(unsigned grid_x, unsigned grid_y, unsigned block_x
                                        in_pitch, win_y0, win_x0, win_ny, win_nx, in_ny, in_nx,
                                        out_y0, out_x0, blk_ny, blk_nx, out, footprint, out_f64,
                                        out_pitch);
+}
+
+#include "accumulate.cu"
+
+// `rp_accumulate` over the launch's grid, thread by thread.
+extern "C" void rp_sim_accumulate(unsigned grid_x, unsigned grid_y, unsigned block_x,
+                                  unsigned block_y, const double* values, const double* weights,
+                                  int op, int correction, double c0, double c1, double c2,
+                                  int planes, int part_ny, int part_nx, int part_y0,
+                                  int part_x0, int blk_r0, int blk_c0, int blk_ny, int blk_nx,
+                                  double* data, double* footprint) {
+    blockDim.x = block_x;
+    blockDim.y = block_y;
+    blockDim.z = 1;
+    for (blockIdx.y = 0; blockIdx.y < grid_y; blockIdx.y++)
+        for (blockIdx.x = 0; blockIdx.x < grid_x; blockIdx.x++)
+            for (threadIdx.y = 0; threadIdx.y < block_y; threadIdx.y++)
+                for (threadIdx.x = 0; threadIdx.x < block_x; threadIdx.x++)
+                    rp_accumulate(values, weights, op, correction, c0, c1, c2, planes, part_ny,
+                                  part_nx, part_y0, part_x0, blk_r0, blk_c0, blk_ny, blk_nx, data,
+                                  footprint);
 }

@@ -82,6 +82,12 @@ pub trait BlockExecutor: Send + Sync {
     fn failure(&self) -> Option<String> {
         None
     }
+
+    /// This executor as the CUDA executor, when it is one: for callers that keep a block's
+    /// samples on the device (mosaics combined on the GPU).
+    fn as_cuda(&self) -> Option<&super::CudaExecutor> {
+        None
+    }
 }
 
 /// The CPU engine ([`Plan::compute_block_on_cpu`]).

@@ -48,7 +48,7 @@ pub(crate) fn gpu_block((ny, nx): (usize, usize)) -> (usize, usize) {
 }
 
 /// Why a block did not finish on the GPU.
-enum Failure {
+pub(crate) enum Failure {
     /// The GPU failed: the block goes to the CPU.
     Driver(DriverFault),
     /// The input could not be read, or similar: the run fails as on the CPU.
@@ -68,14 +68,18 @@ impl From<Error> for Failure {
 }
 
 /// Device memory, freed when dropped.
-struct DeviceAlloc {
+pub(crate) struct DeviceAlloc {
     driver: Arc<dyn Driver>,
-    ptr: DevicePtr,
-    len: usize,
+    pub(crate) ptr: DevicePtr,
+    pub(crate) len: usize,
 }
 
 impl DeviceAlloc {
-    fn new(driver: &Arc<dyn Driver>, len: usize) -> std::result::Result<Self, DriverFault> {
+    /// `len` bytes of device memory on `driver`.
+    pub(crate) fn new(
+        driver: &Arc<dyn Driver>,
+        len: usize,
+    ) -> std::result::Result<Self, DriverFault> {
         let ptr = driver.alloc(len)?;
         Ok(DeviceAlloc {
             driver: driver.clone(),
@@ -92,20 +96,25 @@ impl Drop for DeviceAlloc {
 }
 
 /// Page-locked host memory, freed when dropped.
-struct HostAlloc {
+pub(crate) struct HostAlloc {
     driver: Arc<dyn Driver>,
     buffer: Option<HostBuffer>,
 }
 
 impl HostAlloc {
-    fn new(driver: &Arc<dyn Driver>, len: usize) -> std::result::Result<Self, DriverFault> {
+    /// `len` bytes of page-locked memory from `driver`.
+    pub(crate) fn new(
+        driver: &Arc<dyn Driver>,
+        len: usize,
+    ) -> std::result::Result<Self, DriverFault> {
         Ok(HostAlloc {
             driver: driver.clone(),
             buffer: Some(driver.alloc_host(len)?),
         })
     }
 
-    fn buffer(&self) -> &HostBuffer {
+    /// The buffer.
+    pub(crate) fn buffer(&self) -> &HostBuffer {
         self.buffer.as_ref().expect("present until dropped")
     }
 
@@ -387,12 +396,21 @@ struct Slot {
     /// Device block outputs (values, footprint), `block_bytes` each.
     out: DeviceAlloc,
     footprint: DeviceAlloc,
-    /// Their host copies.
+    /// The values' host copy (the footprint is derived from them).
     h_out: HostAlloc,
-    h_footprint: HostAlloc,
-    /// Window mode: the staging buffer and the device window.
+    /// Window mode's buffers.
+    windows: WindowBuffers,
+}
+
+/// The buffers of window mode (input planes not resident): the page-locked staging buffer and
+/// the device window, grown as needed and reused by the blocks of one stream.
+#[derive(Default)]
+pub(crate) struct WindowBuffers {
     staging: Option<HostAlloc>,
     window: Option<DeviceAlloc>,
+    /// Output positions of the block (to find its window).
+    xs: Vec<f64>,
+    ys: Vec<f64>,
 }
 
 impl Drop for Slot {
@@ -597,19 +615,16 @@ impl CudaExecutor {
                 DeviceAlloc::new(driver, block_bytes)?,
                 DeviceAlloc::new(driver, block_bytes)?,
                 HostAlloc::new(driver, block_bytes)?,
-                HostAlloc::new(driver, block_bytes)?,
             ))
         })();
         match made {
-            Ok((out, footprint, h_out, h_footprint)) => Ok(Slot {
+            Ok((out, footprint, h_out)) => Ok(Slot {
                 stream,
                 driver: driver.clone(),
                 out,
                 footprint,
                 h_out,
-                h_footprint,
-                staging: None,
-                window: None,
+                windows: WindowBuffers::default(),
             }),
             Err(f) => {
                 driver.destroy_stream(stream);
@@ -655,129 +670,186 @@ impl CudaExecutor {
     ) -> std::result::Result<(), Failure> {
         let driver = slot.driver.clone();
         let stream = slot.stream;
-        let (in_ny, in_nx) = plan.plane_shape_in;
         let blk_nx = block.cols.len();
-        let (mut xs, mut ys) = (Vec::new(), Vec::new());
         for plane in 0..plan.planes {
-            let input = input_of(plan, plane);
-            let (input_ptr, window, pitch) = match &resident.planes {
-                Some(planes) => (planes[plane].ptr, (0, 0, in_ny, in_nx), in_nx),
-                None => {
-                    xs.resize(block.len(), 0.0);
-                    ys.resize(block.len(), 0.0);
-                    let Some(b) = plan.coords.block_coords(block, &mut xs, &mut ys) else {
-                        // No output pixel maps into the input: NaN, as on the CPU.
-                        fill_empty(out, plane);
-                        continue;
-                    };
-                    let w = plan.window_for(b);
-                    let bytes = (w.rows.len() * w.cols.len() * input.elem()).max(8);
-                    if slot.window.as_ref().is_none_or(|d| d.len < bytes) {
-                        slot.window = None;
-                        slot.window = Some(DeviceAlloc::new(&driver, bytes)?);
-                    }
-                    let staging_bytes = bytes.min(CHUNK).max(w.cols.len() * input.elem());
-                    if slot
-                        .staging
-                        .as_ref()
-                        .is_none_or(|s| s.buffer().len() < staging_bytes)
-                    {
-                        slot.staging = None;
-                        slot.staging = Some(HostAlloc::new(&driver, staging_bytes)?);
-                    }
-                    let (Some(staging), Some(dst)) = (slot.staging.as_mut(), slot.window.as_ref())
-                    else {
-                        unreachable!("allocated above");
-                    };
-                    upload_rows(
-                        &driver,
-                        stream,
-                        staging,
-                        plan,
-                        plane,
-                        input,
-                        w.rows.clone(),
-                        w.cols.clone(),
-                        dst.ptr,
-                    )?;
-                    let window = (w.rows.start, w.cols.start, w.rows.len(), w.cols.len());
-                    (dst.ptr, window, w.cols.len())
-                }
-            };
-            let (input_type, big_endian) = input.kernel_type();
-            let source = KernelInput {
-                ptr: input_ptr,
-                input_type,
-                big_endian,
-                pitch,
-                window,
-            };
-            let launches = resident.launches(
-                plan,
-                block,
-                &source,
-                (slot.out.ptr, slot.footprint.ptr),
-                out_f64,
-            )?;
-            let bytes = block.len() * if out_f64 { 8 } else { 4 };
-            // SAFETY: the input holds the window (pitch elements per row), the outputs hold
-            // block_bytes >= blk_ny * blk_nx elements; the host copies are read only after
-            // the synchronize.
-            unsafe {
-                for launch in &launches {
-                    driver.launch(stream, launch)?;
-                }
-                driver.download(stream, slot.out.ptr, slot.h_out.buffer(), 0, bytes)?;
-                driver.download(
-                    stream,
-                    slot.footprint.ptr,
-                    slot.h_footprint.buffer(),
-                    0,
-                    bytes,
-                )?;
+            let outputs = (slot.out.ptr, slot.footprint.ptr);
+            let target = (&driver, stream, &mut slot.windows);
+            if !launch_plane(target, resident, plan, block, plane, outputs, out_f64)? {
+                // No output pixel maps into the input: NaN, as on the CPU.
+                fill_empty(out, plane);
+                continue;
             }
+            let bytes = block.len() * if out_f64 { 8 } else { 4 };
+            // Only the values come back: the footprint is derived from them on the host.
+            // SAFETY: the outputs hold block_bytes >= blk_ny * blk_nx elements; the host copy
+            // is read only after the synchronize.
+            unsafe { driver.download(stream, slot.out.ptr, slot.h_out.buffer(), 0, bytes)? };
             driver.synchronize(stream)?;
-            // SAFETY: synchronized: no copy into the host buffers is pending.
-            let (values, footprint) = unsafe {
-                (
-                    slot.h_out.buffer().as_slice(),
-                    slot.h_footprint.buffer().as_slice(),
-                )
-            };
+            // SAFETY: synchronized: no copy into the host buffer is pending.
+            let values = unsafe { slot.h_out.buffer().as_slice() };
             match out {
-                BlockOut::F64(d, f) => store(values, footprint, d, f, plane, blk_nx),
-                BlockOut::F32(d, f) => store(values, footprint, d, f, plane, blk_nx),
+                BlockOut::F64(d, f) => store(values, d, f, plane, blk_nx),
+                BlockOut::F32(d, f) => store(values, d, f, plane, blk_nx),
             }
         }
         Ok(())
     }
+
+    /// The drivers of the devices this executor computes on, in the order blocks go round
+    /// them.
+    pub(crate) fn drivers(&self) -> Vec<Arc<dyn Driver>> {
+        self.devices.iter().map(|d| d.driver.clone()).collect()
+    }
+
+    /// Queues on `stream` of `driver` (one of [`CudaExecutor::drivers`]) the computation of
+    /// every plane of `block` into float64 device outputs (`values`, `footprint`: planes ×
+    /// rows × columns, C order), uploading input windows through `windows` as needed. Nothing
+    /// is downloaded: the outputs stay on the device for the caller's next launches on the
+    /// same stream. `Ok(false)`: no output pixel of the block maps into the input, nothing
+    /// was queued and the outputs were not written.
+    pub(crate) fn sample_on_device(
+        &self,
+        (driver, stream, windows): (&Arc<dyn Driver>, StreamId, &mut WindowBuffers),
+        plan: &Plan,
+        block: &Block,
+        (values, footprint): (DevicePtr, DevicePtr),
+    ) -> std::result::Result<bool, Failure> {
+        let Some(device) = self.devices.iter().find(|d| Arc::ptr_eq(&d.driver, driver)) else {
+            return Err(Failure::Driver(DriverFault::new(
+                "(mosaic)",
+                FaultKind::Other,
+                "the driver is not one of the executor's",
+            )));
+        };
+        let resident = self.resident(device, plan)?;
+        let plane_bytes = block.len() * 8;
+        for plane in 0..plan.planes {
+            let outputs = (
+                values.offset(plane * plane_bytes),
+                footprint.offset(plane * plane_bytes),
+            );
+            let target = (driver, stream, &mut *windows);
+            if !launch_plane(target, resident, plan, block, plane, outputs, true)? {
+                // The positions do not depend on the plane: no plane maps into the input.
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
 }
 
-/// Copies a compact block of kernel output (rows of `width` elements of `T`) into plane
-/// `plane` of the block views.
+/// Queues on `stream` the launches computing `block` of `plane` into compact device outputs
+/// (`outputs`: values, footprint; float64 when `out_f64`, else float32), after uploading the
+/// input window through `windows` when the planes are not resident. `Ok(false)`: no output
+/// pixel of the block maps into the input (window mode; nothing queued).
+fn launch_plane(
+    (driver, stream, windows): (&Arc<dyn Driver>, StreamId, &mut WindowBuffers),
+    resident: &Resident,
+    plan: &Plan,
+    block: &Block,
+    plane: usize,
+    outputs: (DevicePtr, DevicePtr),
+    out_f64: bool,
+) -> std::result::Result<bool, Failure> {
+    let (in_ny, in_nx) = plan.plane_shape_in;
+    let input = input_of(plan, plane);
+    let (input_ptr, window, pitch) = match &resident.planes {
+        Some(planes) => (planes[plane].ptr, (0, 0, in_ny, in_nx), in_nx),
+        None => {
+            windows.xs.resize(block.len(), 0.0);
+            windows.ys.resize(block.len(), 0.0);
+            let Some(b) = plan
+                .coords
+                .block_coords(block, &mut windows.xs, &mut windows.ys)
+            else {
+                return Ok(false);
+            };
+            let w = plan.window_for(b);
+            let bytes = (w.rows.len() * w.cols.len() * input.elem()).max(8);
+            if windows.window.as_ref().is_none_or(|d| d.len < bytes) {
+                // Launches queued earlier may still read the old window.
+                driver.synchronize(stream)?;
+                windows.window = None;
+                windows.window = Some(DeviceAlloc::new(driver, bytes)?);
+            }
+            let staging_bytes = bytes.min(CHUNK).max(w.cols.len() * input.elem());
+            if windows
+                .staging
+                .as_ref()
+                .is_none_or(|s| s.buffer().len() < staging_bytes)
+            {
+                windows.staging = None;
+                windows.staging = Some(HostAlloc::new(driver, staging_bytes)?);
+            }
+            let (Some(staging), Some(dst)) = (windows.staging.as_mut(), windows.window.as_ref())
+            else {
+                unreachable!("allocated above");
+            };
+            upload_rows(
+                driver,
+                stream,
+                staging,
+                plan,
+                plane,
+                input,
+                w.rows.clone(),
+                w.cols.clone(),
+                dst.ptr,
+            )?;
+            let window = (w.rows.start, w.cols.start, w.rows.len(), w.cols.len());
+            (dst.ptr, window, w.cols.len())
+        }
+    };
+    let (input_type, big_endian) = input.kernel_type();
+    let source = KernelInput {
+        ptr: input_ptr,
+        input_type,
+        big_endian,
+        pitch,
+        window,
+    };
+    let launches = resident.launches(plan, block, &source, outputs, out_f64)?;
+    // SAFETY: the input holds the window (pitch elements per row); the caller's outputs hold
+    // the block's elements.
+    unsafe {
+        for launch in &launches {
+            driver.launch(stream, launch)?;
+        }
+    }
+    Ok(true)
+}
+
+/// Copies a compact block of kernel values (rows of `width` elements of `T`) into plane
+/// `plane` of the block views, with the footprint derived from them as the kernel derives it
+/// (1 where the value is not NaN, else 0), so that only the values cross the bus.
 fn store<T: OutputSample>(
     values: &[u8],
-    footprint: &[u8],
     data: &mut ArrayViewMut3<T>,
     fp: &mut ArrayViewMut3<T>,
     plane: usize,
     width: usize,
 ) {
     let elem = std::mem::size_of::<T>();
-    let copy = |bytes: &[u8], view: &mut ArrayViewMut3<T>| {
-        let mut plane_view = view.index_axis_mut(Axis(0), plane);
-        for (r, mut row) in plane_view.outer_iter_mut().enumerate() {
-            let src = &bytes[r * width * elem..(r + 1) * width * elem];
-            for (c, o) in row.iter_mut().enumerate() {
-                let b = &src[c * elem..(c + 1) * elem];
-                // SAFETY: T is f32 or f64 (BlockOut's types) and the kernel wrote that type;
-                // `b` holds exactly one element (unaligned read).
-                *o = unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) };
-            }
-        }
+    let nan = |b: &[u8]| match b.len() {
+        4 => f32::from_ne_bytes([b[0], b[1], b[2], b[3]]).is_nan(),
+        _ => f64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]).is_nan(),
     };
-    copy(values, data);
-    copy(footprint, fp);
+    let (zero, one) = (T::from_f64(0.0), T::from_f64(1.0));
+    let mut data = data.index_axis_mut(Axis(0), plane);
+    let mut fp = fp.index_axis_mut(Axis(0), plane);
+    for (r, (mut row, mut fp_row)) in data.outer_iter_mut().zip(fp.outer_iter_mut()).enumerate() {
+        let src = &values[r * width * elem..(r + 1) * width * elem];
+        for ((o, f), b) in row
+            .iter_mut()
+            .zip(fp_row.iter_mut())
+            .zip(src.chunks_exact(elem))
+        {
+            // SAFETY: T is f32 or f64 (BlockOut's types) and the kernel wrote that type; `b`
+            // holds exactly one element (unaligned read).
+            *o = unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) };
+            *f = if nan(b) { zero } else { one };
+        }
+    }
 }
 
 /// A block no output pixel of which maps into the input: NaN values, zero footprint.
@@ -834,6 +906,10 @@ impl BlockExecutor for CudaExecutor {
 
     fn failure(&self) -> Option<String> {
         self.failed.get().cloned()
+    }
+
+    fn as_cuda(&self) -> Option<&CudaExecutor> {
+        Some(self)
     }
 
     fn parallel(&self, requested: Parallel) -> Parallel {

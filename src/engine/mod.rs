@@ -35,7 +35,7 @@ pub mod coefficients;
 pub mod coords;
 mod cpu;
 pub mod executor;
-mod gpu_executor;
+pub(crate) mod gpu_executor;
 pub mod kernel_params;
 pub mod kernel_variant;
 pub mod lazy;

@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 
 use super::driver::{
-    BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind, HostBuffer, StreamId,
+    AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
+    HostBuffer, StreamId,
 };
 use super::runtime::guard;
 use super::variant::KernelDefines;
@@ -30,12 +31,19 @@ pub(crate) struct CudaDriver {
     /// Keeps the module (and so `func`) loaded.
     _module: Arc<CudaModule>,
     func: CudaFunction,
+    /// The accumulate kernel of mosaics combined on the device.
+    accumulate: CudaFunction,
     info: GpuInfo,
     /// The specialised builds of the block kernel loaded so far (or why one cannot be).
     variants: Mutex<HashMap<KernelDefines, VariantBuild>>,
     streams: Mutex<HashMap<u64, Arc<CudaStream>>>,
     next_stream: Mutex<u64>,
     poisoned: Mutex<Option<String>>,
+}
+
+/// A kernel argument as `cuLaunchKernel` takes it: the address of its value.
+fn arg<T>(v: &mut T) -> *mut c_void {
+    v as *mut T as *mut c_void
 }
 
 /// Whether a driver error leaves the context unusable.
@@ -63,6 +71,7 @@ impl CudaDriver {
         ctx: Arc<CudaContext>,
         module: Arc<CudaModule>,
         func: CudaFunction,
+        accumulate: CudaFunction,
         info: GpuInfo,
     ) -> CudaDriver {
         CudaDriver {
@@ -70,6 +79,7 @@ impl CudaDriver {
             ctx,
             _module: module,
             func,
+            accumulate,
             info,
             variants: Mutex::new(HashMap::new()),
             streams: Mutex::new(HashMap::new()),
@@ -307,9 +317,6 @@ impl Driver for CudaDriver {
         ];
         let (mut out, mut footprint, mut out_f64, mut out_pitch) =
             (l.out.0, l.footprint.0, l.out_f64, l.out_pitch);
-        fn arg<T>(v: &mut T) -> *mut c_void {
-            v as *mut T as *mut c_void
-        }
         let mut params: Vec<*mut c_void> = vec![
             arg(&mut transform),
             arg(&mut sampling),
@@ -342,6 +349,47 @@ impl Driver for CudaDriver {
 
     fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()> {
         self.function(variant).map(|_| ())
+    }
+
+    unsafe fn launch_accumulate(&self, stream: StreamId, l: &AccumulateLaunch) -> DriverResult<()> {
+        let s = self.stream(stream, "cuLaunchKernel")?;
+        let (mut values, mut weights) = (l.values.map_or(0, |v| v.0), l.weights.map_or(0, |w| w.0));
+        let (mut op, mut correction) = (l.op.code(), l.correction);
+        let mut constants = [l.constants.0, l.constants.1, l.constants.2];
+        let mut ints = [
+            l.planes,
+            l.part.0,
+            l.part.1,
+            l.part_origin.0,
+            l.part_origin.1,
+            l.in_block.0,
+            l.in_block.1,
+            l.block.0,
+            l.block.1,
+        ];
+        let (mut data, mut footprint) = (l.data.0, l.footprint.0);
+        let mut params: Vec<*mut c_void> = vec![
+            arg(&mut values),
+            arg(&mut weights),
+            arg(&mut op),
+            arg(&mut correction),
+        ];
+        params.extend(constants.iter_mut().map(arg));
+        params.extend(ints.iter_mut().map(arg));
+        params.extend([arg(&mut data), arg(&mut footprint)]);
+        // SAFETY: the argument list matches rp_accumulate's signature (kernels/accumulate.cu)
+        // in order and types (a null pointer is 0); the caller vouches for the
+        // pointers.
+        self.call("cuLaunchKernel", || unsafe {
+            result::launch_kernel(
+                self.accumulate.cu_function(),
+                (l.grid.0, l.grid.1, 1),
+                (l.threads.0, l.threads.1, 1),
+                0,
+                s.cu_stream(),
+                &mut params,
+            )
+        })
     }
 
     fn synchronize(&self, stream: StreamId) -> DriverResult<()> {

@@ -235,15 +235,7 @@ impl BlockLaunch {
     /// assert!(launch.invalid_configuration().is_some());
     /// ```
     pub fn invalid_configuration(&self) -> Option<String> {
-        let (gx, gy) = self.grid;
-        let (tx, ty) = self.threads;
-        if gx == 0 || gx > i32::MAX as u32 || gy == 0 || gy > 65_535 {
-            return Some(format!("grid of {gx} x {gy} blocks"));
-        }
-        if tx == 0 || ty == 0 || u64::from(tx) * u64::from(ty) > 1024 {
-            return Some(format!("thread block of {tx} x {ty}"));
-        }
-        None
+        invalid_grid(self.grid, self.threads)
     }
 
     /// Bytes per input element of `input_type` (0 for an unknown code).
@@ -284,6 +276,132 @@ impl BlockLaunch {
         }
         ((ny as usize - 1) * self.out_pitch.max(0) as usize + nx as usize) * self.out_elem()
     }
+}
+
+/// What one launch of the accumulate kernel `rp_accumulate` does (see
+/// `kernels/accumulate.cu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccumulateOp {
+    /// Every accumulator pixel of the block: data = the first constant, footprint = 0.
+    Fill,
+    /// data += v·w, footprint += w (a mean's sums).
+    Mean,
+    /// As `Mean` (a sum's).
+    Sum,
+    /// Where the footprint is 0: data = v, footprint = w.
+    First,
+    /// Where w > 0: data = v, footprint = w.
+    Last,
+    /// Where w > 0 and v < data: data = v, footprint = w.
+    Min,
+    /// Where w > 0 and v > data: data = v, footprint = w.
+    Max,
+}
+
+impl AccumulateOp {
+    /// The kernel's `op` code.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::AccumulateOp;
+    /// assert_eq!(AccumulateOp::Fill.code(), 0);
+    /// assert_eq!(AccumulateOp::Max.code(), 6);
+    /// ```
+    pub fn code(self) -> i32 {
+        match self {
+            AccumulateOp::Fill => 0,
+            AccumulateOp::Mean => 1,
+            AccumulateOp::Sum => 2,
+            AccumulateOp::First => 3,
+            AccumulateOp::Last => 4,
+            AccumulateOp::Min => 5,
+            AccumulateOp::Max => 6,
+        }
+    }
+}
+
+/// The arguments of one launch of the accumulate kernel `rp_accumulate`
+/// (`kernels/accumulate.cu`): one input's samples over a part of an output block added into
+/// the block's float64 accumulators, with its grid (one thread per pixel of the part).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccumulateLaunch {
+    /// Thread blocks (x, y).
+    pub grid: (u32, u32),
+    /// Threads per block (x, y).
+    pub threads: (u32, u32),
+    /// The input's float64 samples over the part (planes × rows × columns; not read by
+    /// [`AccumulateOp::Fill`]); `None` when it has none there (every sample NaN).
+    pub values: Option<DevicePtr>,
+    /// Its reprojected weights in the same layout, if it has weights.
+    pub weights: Option<DevicePtr>,
+    /// What the launch does.
+    pub op: AccumulateOp,
+    /// The background correction: 0 none, 1 the constant `constants.0`, 2 the plane
+    /// `constants.0 + constants.1·x + constants.2·y`. `constants.0` is the fill value of
+    /// [`AccumulateOp::Fill`].
+    pub correction: i32,
+    /// The correction's (or the fill's) constants.
+    pub constants: (f64, f64, f64),
+    /// Planes.
+    pub planes: i32,
+    /// The part (rows, columns).
+    pub part: (i32, i32),
+    /// The output pixel (row, column) of part element (0, 0).
+    pub part_origin: (i32, i32),
+    /// The block element (row, column) of part element (0, 0).
+    pub in_block: (i32, i32),
+    /// The block (rows, columns).
+    pub block: (i32, i32),
+    /// The block's value accumulator (planes × rows × columns).
+    pub data: DevicePtr,
+    /// The block's footprint accumulator.
+    pub footprint: DevicePtr,
+}
+
+impl AccumulateLaunch {
+    /// What CUDA refuses in this launch's configuration, as [`BlockLaunch::invalid_configuration`].
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{AccumulateLaunch, AccumulateOp, DevicePtr};
+    /// let launch = AccumulateLaunch {
+    ///     grid: (8, 32), threads: (32, 8), values: None, weights: None,
+    ///     op: AccumulateOp::Fill, correction: 0, constants: (0.0, 0.0, 0.0), planes: 1,
+    ///     part: (256, 256), part_origin: (0, 0), in_block: (0, 0), block: (256, 256),
+    ///     data: DevicePtr(4096), footprint: DevicePtr(1 << 20),
+    /// };
+    /// assert_eq!(launch.invalid_configuration(), None);
+    /// assert_eq!(launch.block_bytes(), 256 * 256 * 8);
+    /// ```
+    pub fn invalid_configuration(&self) -> Option<String> {
+        invalid_grid(self.grid, self.threads)
+    }
+
+    /// The bytes of each accumulator (the whole block, every plane).
+    pub fn block_bytes(&self) -> usize {
+        let n = |v: i32| usize::try_from(v).unwrap_or(0);
+        n(self.planes) * n(self.block.0) * n(self.block.1) * 8
+    }
+
+    /// The bytes of samples (and of weights) the launch reads; 0 for [`AccumulateOp::Fill`].
+    pub fn part_bytes(&self) -> usize {
+        if self.op == AccumulateOp::Fill {
+            return 0;
+        }
+        let n = |v: i32| usize::try_from(v).unwrap_or(0);
+        n(self.planes) * n(self.part.0) * n(self.part.1) * 8
+    }
+}
+
+/// What CUDA refuses in a launch of `grid` thread blocks of `threads` (x, y): a grid of 0 or
+/// more than 2^31 - 1 blocks along x or 65,535 along y, or a thread block of 0 or more than
+/// 1024 threads.
+fn invalid_grid((gx, gy): (u32, u32), (tx, ty): (u32, u32)) -> Option<String> {
+    if gx == 0 || gx > i32::MAX as u32 || gy == 0 || gy > 65_535 {
+        return Some(format!("grid of {gx} x {gy} blocks"));
+    }
+    if tx == 0 || ty == 0 || u64::from(tx) * u64::from(ty) > 1024 {
+        return Some(format!("thread block of {tx} x {ty}"));
+    }
+    None
 }
 
 /// The CUDA driver operations of the GPU pipelines, for one device.
@@ -385,6 +503,16 @@ pub trait Driver: Send + Sync {
     /// # Safety
     /// Every pointer must be device memory of the sizes the arguments describe.
     unsafe fn launch(&self, stream: StreamId, launch: &BlockLaunch) -> DriverResult<()>;
+
+    /// Queues a launch of the accumulate kernel on `stream`.
+    ///
+    /// # Safety
+    /// Every pointer must be device memory of the sizes the arguments describe.
+    unsafe fn launch_accumulate(
+        &self,
+        stream: StreamId,
+        launch: &AccumulateLaunch,
+    ) -> DriverResult<()>;
 
     /// Waits until everything queued on `stream` is done; reports a failure of any of it.
     fn synchronize(&self, stream: StreamId) -> DriverResult<()>;

@@ -38,7 +38,9 @@ use std::fmt;
 use std::str::FromStr;
 
 pub(crate) use registry::driver_installed;
-pub use registry::{drivers, parse_device, simulated_devices, visible_devices, warmup, Devices};
+pub use registry::{
+    drivers, parse_device, simulated_device, simulated_devices, visible_devices, warmup, Devices,
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -105,10 +107,15 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     ("wcs.cuh", include_str!("../../kernels/wcs.cuh")),
     ("interp.cuh", include_str!("../../kernels/interp.cuh")),
     ("reproject.cu", include_str!("../../kernels/reproject.cu")),
+    ("accumulate.cu", include_str!("../../kernels/accumulate.cu")),
 ];
 
 /// Name of the kernel entry point in [`KERNEL_FILES`].
 pub const KERNEL_ENTRY: &str = "rp_reproject_block";
+
+/// Name of the accumulate kernel's entry point in [`KERNEL_FILES`] (mosaics combined on the
+/// device).
+pub const ACCUMULATE_ENTRY: &str = "rp_accumulate";
 
 /// The translation unit NVRTC compiles: every file of [`KERNEL_FILES`] in order, each preceded
 /// by a `#line` directive so that compiler messages name the original file and line.

@@ -123,6 +123,19 @@ fn simulators() -> &'static [Arc<SimDriver>] {
 }
 
 /// Device `ordinal` of the real driver, opened once per process.
+/// The simulated device `ordinal` the registry hands out under `REPROJECT_RS_CUDA_SIM` (to
+/// read its records in tests); `None` when the simulator is not in use or has no such device.
+///
+/// ```
+/// if reproject::gpu::simulated_devices().is_none() {
+///     assert!(reproject::gpu::simulated_device(0).is_none());
+/// }
+/// ```
+pub fn simulated_device(ordinal: usize) -> Option<Arc<SimDriver>> {
+    simulated_devices()?;
+    simulators().get(ordinal).cloned()
+}
+
 #[cfg(feature = "cuda")]
 fn real(ordinal: usize) -> std::result::Result<Arc<dyn Driver>, String> {
     use std::collections::HashMap;

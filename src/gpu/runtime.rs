@@ -13,7 +13,7 @@ use cudarc::driver::{sys as dsys, CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{result as nresult, sys as nsys, Ptx};
 
 use super::variant::KernelDefines;
-use super::{compile_options, kernel_source, GpuInfo, KERNEL_ENTRY};
+use super::{compile_options, kernel_source, GpuInfo, ACCUMULATE_ENTRY, KERNEL_ENTRY};
 use crate::error::{Error, Result};
 
 /// Runs `f`, turning a panic into an error message.
@@ -349,6 +349,10 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
     .map_err(|e| format!("the driver cannot load the kernels built for {arch}: {e}"))?;
     let func = guard("cuModuleGetFunction", || module.load_function(KERNEL_ENTRY))?
         .map_err(|e| format!("no {KERNEL_ENTRY} in the compiled kernels: {e}"))?;
+    let accumulate = guard("cuModuleGetFunction", || {
+        module.load_function(ACCUMULATE_ENTRY)
+    })?
+    .map_err(|e| format!("no {ACCUMULATE_ENTRY} in the compiled kernels: {e}"))?;
     let info = GpuInfo {
         name,
         compute_capability: (major, minor),
@@ -358,7 +362,7 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
         arch,
     };
     Ok(super::cuda::CudaDriver::new(
-        ordinal, ctx, module, func, info,
+        ordinal, ctx, module, func, accumulate, info,
     ))
 }
 

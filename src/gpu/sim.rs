@@ -3,12 +3,12 @@
 //!
 //! - **Memory**: device allocations are host vectors at made-up device addresses; a fixed
 //!   amount of device memory (1 GiB unless configured) runs out as a GPU's would.
-//! - **Kernels**: a launch runs `rp_reproject_block` compiled as host C++ (build.rs compiles
-//!   `kernels/host/sim_launch.cpp` into the library), thread by thread: the build of the kernel
-//!   variant the launch names (`BlockLaunch::variant`, one host build per line of
-//!   `kernels/variants.txt`; a variant it has no build of is a fault, never run by another
-//!   build); a launch whose pointers reach outside their allocations is an illegal address, a
-//!   sticky error.
+//! - **Kernels**: a launch runs `rp_reproject_block` (or `rp_accumulate`) compiled as host C++
+//!   (build.rs compiles `kernels/host/sim_launch.cpp` into the library), thread by thread: for
+//!   the block kernel, the build of the kernel variant the launch names
+//!   (`BlockLaunch::variant`, one host build per line of `kernels/variants.txt`; a variant it
+//!   has no build of is a fault, never run by another build); a launch whose pointers reach
+//!   outside their allocations is an illegal address, a sticky error.
 //! - **Asynchrony**: copies and launches are queued per stream and completed at random legal
 //!   points (at any later driver call, in a random order across streams; all of a stream at
 //!   its synchronize), so a pipeline that reads a result before synchronizing, or rewrites a
@@ -43,7 +43,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
 use super::driver::{
-    BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind, HostBuffer, StreamId,
+    AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
+    HostBuffer, StreamId,
 };
 use super::variant::KernelDefines;
 use super::GpuInfo;
@@ -145,6 +146,7 @@ enum Op {
     Copy { src: u64, dst: u64, bytes: usize },
     Download { src: u64, dst: usize, bytes: usize },
     Launch(Box<BlockLaunch>),
+    Accumulate(Box<AccumulateLaunch>),
 }
 
 /// A memory range an operation touches.
@@ -194,6 +196,18 @@ impl Op {
                 a(true, l.out.0, l.output_bytes(), true),
                 a(true, l.footprint.0, l.output_bytes(), true),
             ],
+            Op::Accumulate(l) => {
+                let mut touched = vec![
+                    a(true, l.data.0, l.block_bytes(), true),
+                    a(true, l.footprint.0, l.block_bytes(), true),
+                ];
+                for read in [l.values, l.weights].into_iter().flatten() {
+                    if l.part_bytes() > 0 {
+                        touched.push(a(true, read.0, l.part_bytes(), false));
+                    }
+                }
+                touched
+            }
         }
     }
 
@@ -205,6 +219,7 @@ impl Op {
             }
             Op::Copy { dst, bytes, .. } => format!("a device copy of {bytes} bytes to {dst:#x}"),
             Op::Launch(l) => format!("a launch writing {:#x}", l.out.0),
+            Op::Accumulate(l) => format!("an accumulate launch writing {:#x}", l.data.0),
         }
     }
 }
@@ -231,6 +246,8 @@ struct State {
     stats: SimStats,
     /// The variant of each launch queued.
     launched: Vec<KernelDefines>,
+    /// The fault to inject (from the configuration, or [`SimDriver::inject`]).
+    fail_at: Option<(usize, FaultKind)>,
 }
 
 // SAFETY: the host addresses in queued operations belong to HostBuffers whose holders
@@ -269,6 +286,7 @@ impl SimDriver {
                 hazards: Vec::new(),
                 stats: SimStats::default(),
                 launched: Vec::new(),
+                fail_at: config.fail_at,
             }),
             config,
         }
@@ -320,6 +338,22 @@ impl SimDriver {
         self.lock().stats
     }
 
+    /// Makes the call of index `at` (counted over every call, as [`SimDriver::calls`]
+    /// numbers them) fail with `kind`, replacing any fault configured before; `None`: no
+    /// fault. For tests of a driver shared by the process (see [`super::simulated_device`]).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{Driver, FaultKind};
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let sim = SimDriver::new(SimConfig::default());
+    /// sim.inject(Some((sim.calls().len(), FaultKind::OutOfMemory)));
+    /// assert!(sim.alloc(8).is_err());
+    /// assert!(sim.alloc(8).is_ok());
+    /// ```
+    pub fn inject(&self, fault: Option<(usize, FaultKind)>) {
+        self.lock().fail_at = fault;
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -348,7 +382,7 @@ impl SimDriver {
         if let Some(why) = &st.poisoned {
             return Err(DriverFault::new(name, FaultKind::Sticky, why.clone()));
         }
-        if let Some((at, kind)) = self.config.fail_at {
+        if let Some((at, kind)) = st.fail_at {
             if at == index {
                 let message = format!("injected {kind} at call {index}");
                 if kind == FaultKind::Sticky {
@@ -460,6 +494,10 @@ impl SimDriver {
                 self.run_kernel(st, l).map_err(|w| illegal(&w))?;
                 st.stats.launches += 1;
             }
+            Op::Accumulate(l) => {
+                self.run_accumulate(st, l).map_err(|w| illegal(&w))?;
+                st.stats.launches += 1;
+            }
         }
         Ok(())
     }
@@ -479,12 +517,40 @@ impl SimDriver {
         launch_host(l, transform, sampling, input, out, footprint)
     }
 
+    /// Runs the host-compiled accumulate kernel over the launch's grid.
+    fn run_accumulate(
+        &self,
+        st: &mut State,
+        l: &AccumulateLaunch,
+    ) -> std::result::Result<(), String> {
+        let ptr = |st: &mut State, p: DevicePtr, len: usize, what: &str| {
+            Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {what} at {:#x}", p.0))
+        };
+        let part = l.part_bytes();
+        let values = match l.values {
+            Some(v) if part > 0 => ptr(st, v, part, "samples")?,
+            _ => std::ptr::null_mut(),
+        };
+        let weights = match l.weights {
+            Some(w) if part > 0 => ptr(st, w, part, "weights")?,
+            _ => std::ptr::null_mut(),
+        };
+        let data = ptr(st, l.data, l.block_bytes().max(1), "value accumulator")?;
+        let footprint = ptr(
+            st,
+            l.footprint,
+            l.block_bytes().max(1),
+            "footprint accumulator",
+        )?;
+        accumulate_host(l, values, weights, data, footprint)
+    }
+
     fn enqueue(&self, st: &mut State, stream: StreamId, op: Op) -> DriverResult<()> {
         let name = match &op {
             Op::Upload { .. } => "cuMemcpyHtoDAsync",
             Op::Download { .. } => "cuMemcpyDtoHAsync",
             Op::Copy { .. } => "cuMemcpyDtoDAsync",
-            Op::Launch(_) => "cuLaunchKernel",
+            Op::Launch(_) | Op::Accumulate(_) => "cuLaunchKernel",
         };
         if !st.streams.contains_key(&stream.0) {
             return Err(DriverFault::new(
@@ -584,6 +650,96 @@ fn launch_host(
         );
     }
     Ok(())
+}
+
+#[cfg(rp_sim_kernels)]
+fn accumulate_host(
+    l: &AccumulateLaunch,
+    values: *mut u8,
+    weights: *mut u8,
+    data: *mut u8,
+    footprint: *mut u8,
+) -> std::result::Result<(), String> {
+    use std::ffi::{c_int, c_uint};
+    extern "C" {
+        fn rp_sim_accumulate(
+            grid_x: c_uint,
+            grid_y: c_uint,
+            block_x: c_uint,
+            block_y: c_uint,
+            values: *const f64,
+            weights: *const f64,
+            op: c_int,
+            correction: c_int,
+            c0: f64,
+            c1: f64,
+            c2: f64,
+            planes: c_int,
+            part_ny: c_int,
+            part_nx: c_int,
+            part_y0: c_int,
+            part_x0: c_int,
+            blk_r0: c_int,
+            blk_c0: c_int,
+            blk_ny: c_int,
+            blk_nx: c_int,
+            data: *mut f64,
+            footprint: *mut f64,
+        );
+    }
+    // The part must lie inside the block (the kernel indexes the block with it).
+    let inside = l.in_block.0 >= 0
+        && l.in_block.1 >= 0
+        && i64::from(l.in_block.0) + i64::from(l.part.0) <= i64::from(l.block.0)
+        && i64::from(l.in_block.1) + i64::from(l.part.1) <= i64::from(l.block.1);
+    if !inside {
+        return Err(format!(
+            "a part of {:?} at {:?} outside the {:?} block",
+            l.part, l.in_block, l.block
+        ));
+    }
+    // SAFETY: every pointer was resolved inside an allocation large enough for what the
+    // kernel reads or writes with these arguments (part_bytes, block_bytes; the part checked
+    // inside the block); null pointers are not read (Fill, no weights); device allocations
+    // are 8-byte aligned.
+    unsafe {
+        rp_sim_accumulate(
+            l.grid.0,
+            l.grid.1,
+            l.threads.0,
+            l.threads.1,
+            values as *const f64,
+            weights as *const f64,
+            l.op.code(),
+            l.correction,
+            l.constants.0,
+            l.constants.1,
+            l.constants.2,
+            l.planes,
+            l.part.0,
+            l.part.1,
+            l.part_origin.0,
+            l.part_origin.1,
+            l.in_block.0,
+            l.in_block.1,
+            l.block.0,
+            l.block.1,
+            data as *mut f64,
+            footprint as *mut f64,
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(rp_sim_kernels))]
+fn accumulate_host(
+    _: &AccumulateLaunch,
+    _: *mut u8,
+    _: *mut u8,
+    _: *mut u8,
+    _: *mut u8,
+) -> std::result::Result<(), String> {
+    Err("the CUDA simulator was built without its host kernels (no C++ compiler)".into())
 }
 
 #[cfg(not(rp_sim_kernels))]
@@ -849,6 +1005,23 @@ impl Driver for SimDriver {
             return Err(Self::no_variant("cuModuleLoadData", variant));
         }
         Ok(())
+    }
+
+    unsafe fn launch_accumulate(
+        &self,
+        stream: StreamId,
+        launch: &AccumulateLaunch,
+    ) -> DriverResult<()> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuLaunchKernel", Some(stream), 0, true)?;
+        if let Some(why) = launch.invalid_configuration() {
+            return Err(DriverFault::new(
+                "cuLaunchKernel",
+                FaultKind::Other,
+                format!("CUDA_ERROR_INVALID_VALUE: {why}"),
+            ));
+        }
+        self.enqueue(st, stream, Op::Accumulate(Box::new(launch.clone())))
     }
 
     fn synchronize(&self, stream: StreamId) -> DriverResult<()> {

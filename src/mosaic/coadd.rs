@@ -8,6 +8,10 @@
 //! per output block (threads):  for each input covering it, in order: reproject that part of
 //!     the block (Plan::compute_block on the input's executor), weights too; combine
 //! ```
+//! When every input is sampled on the GPU and the combine mode allows (mean, sum, first, last,
+//! min, max), blocks combine on the device instead (`super::device`): the samples never come
+//! to the host, only each block's sums do.
+//!
 //! Memory stays bounded by the blocks in flight (an input's pixels are read through its
 //! `ImageSource`, the output may be a memory-mapped file); nothing is kept per input but its
 //! plan, and, with background matching, its samples over its rectangle when they fit in a
@@ -38,10 +42,11 @@ use std::ops::Range;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use ndarray::{s, Array3, ArrayD, ArrayViewMut3, ArrayViewMutD, IxDyn};
+use ndarray::{s, Array3, ArrayD, ArrayView3, ArrayViewMut3, ArrayViewMutD, IxDyn};
 use rayon::prelude::*;
 
 use super::background::{fit_plane, median, solve_corrections};
+use super::device::DeviceCombiner;
 use super::pair_median::{pair_fit, row_of, Row};
 use crate::engine::blocks::{blocks, Block};
 use crate::engine::{check_output_memory, in_block, Options, Parallel, Plan};
@@ -281,18 +286,19 @@ pub fn covered_rectangle(
 }
 
 /// An input ready to sample: its plans (values, weights) and the output rectangle it covers.
-struct Prepared<'a> {
-    plan: Plan<'a>,
-    weights: Option<Plan<'a>>,
+pub(super) struct Prepared<'a> {
+    pub(super) plan: Plan<'a>,
+    /// The plan of its weights (NaN weights read as 0).
+    pub(super) weights: Option<Plan<'a>>,
     rows: Range<usize>,
     cols: Range<usize>,
     /// Its samples over the whole rectangle, when background matching reads them several times
     /// and they fit in the memory budget.
-    cache: Option<Cache>,
+    pub(super) cache: Option<Cache>,
 }
 
 /// One input's values over a block: NaN reset to 0, footprint × weights (0 where reset).
-struct Sampled {
+pub(super) struct Sampled {
     values: Array3<f64>,
     footprint: Array3<f64>,
 }
@@ -301,7 +307,7 @@ struct Sampled {
 /// that holds them exactly. Without weights the engine's footprint is 1 where the value is not
 /// NaN and 0 where it is, so one array of values (NaN where the footprint is 0) holds both, in
 /// float32 when every value is one (reproject rounds the results of float32 inputs to float32).
-enum Cache {
+pub(super) enum Cache {
     /// Footprints 0 or 1 and float32 values: the value, NaN where the footprint is 0.
     F32(Array3<f32>),
     /// Footprints 0 or 1: the value, NaN where the footprint is 0.
@@ -378,7 +384,7 @@ impl Cache {
 
 impl Prepared<'_> {
     /// The part of `block` this input covers.
-    fn clip(&self, block: &Block) -> Option<Block> {
+    pub(super) fn clip(&self, block: &Block) -> Option<Block> {
         let rows = block.rows.start.max(self.rows.start)..block.rows.end.min(self.rows.end);
         let cols = block.cols.start.max(self.cols.start)..block.cols.end.min(self.cols.end);
         (!rows.is_empty() && !cols.is_empty()).then_some(Block { rows, cols })
@@ -1130,14 +1136,35 @@ fn combine_blocks(
     let work = crate::engine::schedule::cut(data.view_mut(), footprint.view_mut(), size);
     let total = work.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let run = |(block, d, f): (Block, ArrayViewMut3<f64>, ArrayViewMut3<f64>)| {
+    // On the GPU when the inputs are sampled there (and the combine mode allows).
+    let device = DeviceCombiner::new(prepared, options.combine);
+    let run = |(index, (block, mut d, mut f)): (
+        usize,
+        (Block, ArrayViewMut3<f64>, ArrayViewMut3<f64>),
+    )| {
         // The block in the whole output's pixels.
         let block = Block {
             rows: window.rows.start + block.rows.start..window.rows.start + block.rows.end,
             cols: window.cols.start + block.cols.start..window.cols.start + block.cols.end,
         };
-        combine_block(prepared, corrections, &block, d, f, options)
-            .map_err(|e| in_block(e, &block))?;
+        let on_device = match &device {
+            Some(device) => device.combine_block(
+                prepared,
+                corrections,
+                &block,
+                index,
+                d.view_mut(),
+                f.view_mut(),
+                options,
+            ),
+            None => Ok(false),
+        };
+        match on_device {
+            Ok(true) => Ok(()),
+            Ok(false) => combine_block(prepared, corrections, &block, d, f, options),
+            Err(e) => Err(e),
+        }
+        .map_err(|e| in_block(e, &block))?;
         progress(
             done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
             total,
@@ -1147,7 +1174,7 @@ fn combine_blocks(
     options
         .reprojection
         .parallel
-        .install(|| work.into_par_iter().try_for_each(run))?
+        .install(|| work.into_par_iter().enumerate().try_for_each(run))?
 }
 
 /// Combines the inputs covering `block` into its views.
@@ -1160,12 +1187,7 @@ fn combine_block(
     options: &MosaicOptions,
 ) -> Result<()> {
     let combine = options.combine;
-    let initial = match combine {
-        Combine::Min => f64::INFINITY,
-        Combine::Max => f64::NEG_INFINITY,
-        _ => 0.0,
-    };
-    data.fill(initial);
+    data.fill(initial_value(combine));
     footprint.fill(0.0);
     // Median and clipped: every covering input's (value, weight) per pixel.
     let stacked = matches!(combine, Combine::Median | Combine::Clipped { .. });
@@ -1206,10 +1228,38 @@ fn combine_block(
             }
         }
     }
-    let blank = options.blank_pixel_value;
+    finish(
+        data,
+        footprint.view(),
+        &stack,
+        combine,
+        options.blank_pixel_value,
+    );
+    Ok(())
+}
+
+/// The value a block's data starts from before any input is added.
+pub(super) fn initial_value(combine: Combine) -> f64 {
+    match combine {
+        Combine::Min => f64::INFINITY,
+        Combine::Max => f64::NEG_INFINITY,
+        _ => 0.0,
+    }
+}
+
+/// The last step of combining a block: the means divided, the medians and clipped means taken
+/// from `stack` (a (value, weight) list per pixel, in logical order), and `blank` where no
+/// input has weight.
+pub(super) fn finish(
+    mut data: ArrayViewMut3<f64>,
+    footprint: ArrayView3<f64>,
+    stack: &[Vec<(f64, f64)>],
+    combine: Combine,
+    blank: f64,
+) {
     // Row by row in logical order, the stack's order.
-    let width = block.cols.len();
-    for ((p, r), mut row) in ndarray::indices((data.shape()[0], data.shape()[1]))
+    let (rows, width) = (data.shape()[1], data.shape()[2]);
+    for ((p, r), mut row) in ndarray::indices((data.shape()[0], rows))
         .into_iter()
         .zip(data.rows_mut())
     {
@@ -1217,7 +1267,7 @@ fn combine_block(
         let (Some(out), Some(fps)) = (row.as_slice_mut(), fps.to_slice()) else {
             unreachable!("rows of C-order blocks are contiguous");
         };
-        let first = (p * block.rows.len() + r) * width;
+        let first = (p * rows + r) * width;
         for (c, (out, &fp)) in out.iter_mut().zip(fps).enumerate() {
             match combine {
                 Combine::Mean => *out /= fp,
@@ -1235,7 +1285,6 @@ fn combine_block(
             }
         }
     }
-    Ok(())
 }
 
 /// An output block being combined: its views and, for median and clipped, the stack of

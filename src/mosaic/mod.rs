@@ -3,6 +3,7 @@
 
 pub mod background;
 pub mod coadd;
+mod device;
 pub mod optimal_wcs;
 mod pair_median;
 pub mod plan;
