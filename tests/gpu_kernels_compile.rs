@@ -5,9 +5,10 @@
 //! Compiles as the runtime does (`reproject::gpu::resources::variant_resources`: the runtime's
 //! source order and options, `--fmad=false`, the variant's defines, plus ptxas's report) for
 //! the architectures of the GPUs we target, prints each build's registers, stack frame,
-//! spills, shared memory and occupancy, and holds them to budgets (see `budget`). When libnvrtc cannot be found the test prints why and
-//! passes; set `REPROJECT_RS_REQUIRE_NVRTC=1` (as scripts/test.sh does after installing the
-//! `nvidia-cuda-nvrtc-cu12` wheel) to make a missing libnvrtc a failure too. Point
+//! spills, shared memory and occupancy, and holds them to budgets (see `budget`). When
+//! libnvrtc cannot be found the test prints why and passes; set `REPROJECT_RS_REQUIRE_NVRTC=1`
+//! (as scripts/test.sh does after installing the `nvidia-cuda-nvrtc-cu12` wheel) to make a
+//! missing libnvrtc a failure too. Point
 //! `REPROJECT_RS_NVRTC` (or `LD_LIBRARY_PATH`) at the wheel's `nvidia/cuda_nvrtc/lib` folder.
 #![cfg(feature = "cuda")]
 
