@@ -1,6 +1,12 @@
 //! Compiles the CUDA kernels as host C++ for the CUDA simulator (`src/gpu/sim.rs`), which
-//! `REPROJECT_RS_CUDA_SIM=1` puts in place of the driver. Without a C++ compiler the library
+//! `REPROJECT_RS_CUDA_SIM=1` puts in place of the driver: the general kernel
+//! (`kernels/host/sim_launch.cpp`) and one build per specialised variant listed in
+//! `kernels/variants.txt` (`kernels/host/sim_variant.cpp` with that variant's defines), with
+//! the table of those builds for `src/gpu/sim_variants.rs`. Without a C++ compiler the library
 //! still builds; the simulator then says it has no kernels.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(rp_sim_kernels)");
@@ -8,7 +14,10 @@ fn main() {
     if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }
-    let built = cc::Build::new()
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let list = std::fs::read_to_string("kernels/variants.txt").expect("kernels/variants.txt");
+    let mut build = cc::Build::new();
+    build
         .cpp(true)
         .file("kernels/host/sim_launch.cpp")
         .include("kernels")
@@ -16,9 +25,32 @@ fn main() {
         .flag_if_supported("-std=c++14")
         .flag_if_supported("-ffp-contract=off")
         .warnings(false)
-        .cargo_warnings(false)
-        .try_compile("rp_sim_kernels");
-    match built {
+        .cargo_warnings(false);
+    let mut table = String::from("sim_variants! {\n");
+    let lines = list
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or_default().trim())
+        .filter(|l| !l.is_empty());
+    for (i, line) in lines.enumerate() {
+        let entry = format!("rp_sim_launch_v{i}");
+        let mut cpp = String::new();
+        let mut quoted = Vec::new();
+        for define in line.split_whitespace() {
+            let (name, value) = define.split_once('=').unwrap_or((define, "1"));
+            writeln!(cpp, "#define {name} {value}").expect("a String");
+            quoted.push(format!("{define:?}"));
+        }
+        writeln!(cpp, "#define RP_SIM_ENTRY {entry}").expect("a String");
+        writeln!(cpp, "#define RP_SIM_KERNEL rp_reproject_block_v{i}").expect("a String");
+        cpp.push_str("#include \"host/sim_variant.cpp\"\n");
+        let file = out.join(format!("rp_sim_variant_{i}.cpp"));
+        std::fs::write(&file, cpp).expect("OUT_DIR is writable");
+        build.file(file);
+        writeln!(table, "    {entry}: [{}];", quoted.join(", ")).expect("a String");
+    }
+    table.push_str("}\n");
+    std::fs::write(out.join("sim_variants.rs"), table).expect("OUT_DIR is writable");
+    match build.try_compile("rp_sim_kernels") {
         Ok(()) => println!("cargo::rustc-cfg=rp_sim_kernels"),
         Err(e) => {
             println!("cargo::warning=the CUDA simulator has no kernels (no C++ compiler?): {e}")

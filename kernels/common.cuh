@@ -23,3 +23,33 @@
 // WCSLIB's unparenthesised D2R/R2D macros: x*D2R is (x*PI)/180, as src/wcs/trig.rs computes it.
 #define RP_D2R RP_PI / 180.0
 #define RP_R2D 180.0 / RP_PI
+
+// Kernel variants. With no RP_V_* define the block kernel is the general one, which chooses
+// everything at run time. src/engine/kernel_variant.rs picks a specialised variant per plan and
+// launch, passed as NVRTC -D options (the host builds #define them); the parameters must then
+// agree with it, or every pixel of the launch is NaN (rp_block_setup refuses them):
+//   RP_V_HOMOGRAPHY       the forward transform is the homography (no projection, no
+//                         distortion, no frame change, no general transform compiled)
+//   RP_V_ORDER=0..5       the interpolation order (the splines' loops then unroll)
+//   RP_V_INPUT=0..5       the input element type (input_type must be that)
+#ifdef RP_V_HOMOGRAPHY
+#define RP_WITH_SKY 0
+#else
+#define RP_WITH_SKY 1
+#endif
+#ifdef RP_V_ORDER
+#define RP_WITH_NEAREST (RP_V_ORDER == 0)
+#define RP_WITH_BILINEAR (RP_V_ORDER == 1)
+#define RP_WITH_SPLINE (RP_V_ORDER >= 2)
+#else
+#define RP_WITH_NEAREST 1
+#define RP_WITH_BILINEAR 1
+#define RP_WITH_SPLINE 1
+#endif
+// Loops whose trip count a variant fixes (the splines' taps): unrolled on the device, so that
+// their small arrays live in registers, not in a stack frame.
+#if defined(RP_V_ORDER) && (defined(__CUDACC_RTC__) || defined(__CUDACC__))
+#define RP_UNROLL _Pragma("unroll")
+#else
+#define RP_UNROLL
+#endif

@@ -45,8 +45,26 @@ RP_DEVICE int rp_sampling_setup(const double* s, RpSampling* out) {
     out->has_blank = s[7] != 0.0;
     out->blank = (long long)(((unsigned long long)(long long)s[8] << 32) |
                              (unsigned long long)s[9]);
+    // A variant (common.cuh) refuses parameters it was not compiled for.
+#ifdef RP_V_ORDER
+    if (out->order != RP_V_ORDER) return 4;
+#endif
     return 0;
 }
+
+// The input element type a variant is compiled for (RP_V_INPUT), else the launch's.
+#ifdef RP_V_INPUT
+#define RP_INPUT_TYPE(t) RP_V_INPUT
+#else
+#define RP_INPUT_TYPE(t) (t)
+#endif
+// The order a variant is compiled for (RP_V_ORDER), else the parameters'.
+#ifdef RP_V_ORDER
+#define RP_ORDER(s) RP_V_ORDER
+#else
+#define RP_ORDER(s) ((s)->order)
+#endif
+
 
 // The input window: element (r, c) is pixel (y0 + r, x0 + c) of the ny_img x nx_img plane.
 typedef struct {
@@ -77,7 +95,7 @@ RP_DEVICE double rp_load(const RpSampling* s, const RpWindow* w, long long r, lo
     double v;
     int integer = 1;
     long long key = 0;
-    switch (w->type) {
+    switch (RP_INPUT_TYPE(w->type)) {
     case 0: {
         unsigned int u = ((const unsigned int*)w->data)[i];
         if (w->big_endian) u = rp_bswap32(u);
@@ -159,6 +177,7 @@ RP_DEVICE int rp_clip(double c, int n, double* out) {
     return 0;
 }
 
+#if RP_WITH_SPLINE
 RP_DEVICE long long rp_mirror(long long idx, long long len) {
     if (len <= 1) return 0;
     long long s2 = 2 * len - 2;
@@ -173,6 +192,9 @@ RP_DEVICE long long rp_mirror(long long idx, long long len) {
     return idx;
 }
 
+#endif  // RP_WITH_SPLINE
+
+#if RP_WITH_NEAREST
 RP_DEVICE double rp_nearest(const RpSampling* s, const RpWindow* w, double y, double x) {
     double cy, cx;
     if (!rp_clip(y, w->ny, &cy) || !rp_clip(x, w->nx, &cx)) return RP_NAN;
@@ -184,6 +206,9 @@ RP_DEVICE double rp_nearest(const RpSampling* s, const RpWindow* w, double y, do
     return t;
 }
 
+#endif  // RP_WITH_NEAREST
+
+#if RP_WITH_BILINEAR
 RP_DEVICE void rp_linear_axis(double c, int n, long long* i0, long long* i1, double* w0,
                               double* w1) {
     long long i = (long long)c;
@@ -234,6 +259,9 @@ RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, d
     return den > 0.0 ? num / den : RP_NAN;
 }
 
+#endif  // RP_WITH_BILINEAR
+
+#if RP_WITH_SPLINE
 // scipy's spline weights of order o (2..5) at clamped coordinate cc with knot fl.
 RP_DEVICE void rp_spline_weights(int o, double cc, double fl, double* w) {
     for (int i = 0; i < 6; i++) w[i] = 0.0;
@@ -292,7 +320,7 @@ RP_DEVICE void rp_spline_taps(int o, long long knot, int n, long long* idx) {
 }
 
 RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, double x) {
-    int o = s->order;
+    int o = RP_ORDER(s);
     double cy, cx;
     if (!rp_clip(y, w->ny, &cy) || !rp_clip(x, w->nx, &cx)) return RP_NAN;
     long long ky = (o & 1) ? (long long)cy : (long long)(cy + 0.5);
@@ -300,6 +328,7 @@ RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, dou
     long long ry[6], rx[6];
     rp_spline_taps(o, ky, w->ny, ry);
     rp_spline_taps(o, kx, w->nx, rx);
+    RP_UNROLL
     for (int k = 0; k <= o; k++) {
         if (ry[k] < w->y0 || ry[k] >= (long long)w->y0 + w->h) return RP_NAN;
         if (rx[k] < w->x0 || rx[k] >= (long long)w->x0 + w->w) return RP_NAN;
@@ -309,8 +338,10 @@ RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, dou
     rp_spline_weights(o, cx, (double)kx, wx);
     double t = 0.0;
     int ok = 1;
+    RP_UNROLL
     for (int k0 = 0; k0 <= o; k0++) {
         double w0 = wy[k0];
+        RP_UNROLL
         for (int k1 = 0; k1 <= o; k1++) {
             double coeff = rp_tap(s, w, ry[k0], rx[k1], &ok);
             coeff *= w0;
@@ -323,10 +354,20 @@ RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, dou
 
 // The sample at input position (y row, x column), before result rounding. Taps outside the
 // window (a caller bug; the CPU engine panics there) give NaN.
+#endif  // RP_WITH_SPLINE
+
 RP_DEVICE double rp_sample(const RpSampling* s, const RpWindow* w, double y, double x) {
+#if !defined(RP_V_ORDER)
     if (s->order == 0) return rp_nearest(s, w, y, x);
     if (s->order == 1) return rp_bilinear(s, w, y, x, s->renormalize);
     return rp_spline(s, w, y, x);
+#elif RP_V_ORDER == 0
+    return rp_nearest(s, w, y, x);
+#elif RP_V_ORDER == 1
+    return rp_bilinear(s, w, y, x, s->renormalize);
+#else
+    return rp_spline(s, w, y, x);
+#endif
 }
 
 // reproject's result rounding.

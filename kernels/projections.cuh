@@ -24,6 +24,9 @@
 
 #define RP_PRJ_PARAMS 35
 
+// Nothing of the projections in the homography variants (RP_V_HOMOGRAPHY, common.cuh).
+#if RP_WITH_SKY
+
 // Projection codes, in ProjectionCode::ALL order.
 #define RP_PRJ_AZP 0
 #define RP_PRJ_SZP 1
@@ -2007,3 +2010,5 @@ RP_DEVICE void rp_prj_fiducial(const RpPrj* p, double* phi0, double* theta0) {
     *phi0 = p->phi0;
     *theta0 = p->theta0;
 }
+
+#endif  // RP_WITH_SKY

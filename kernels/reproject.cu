@@ -80,7 +80,11 @@ RP_GLOBAL void rp_reproject_block(const double* transform, const double* samplin
     double px, py;
     // An unknown element type or a pitch shorter than the window reads nothing: checked
     // before any load.
+#ifdef RP_V_INPUT
+    int readable = input_type == RP_V_INPUT && in_pitch >= win_nx;
+#else
     int readable = input_type >= 0 && input_type <= 5 && in_pitch >= win_nx;
+#endif
     double v = readable ? rp_pixel_value(&params, &w, out_y0 + r, out_x0 + c, &px, &py) : RP_NAN;
     double f = v != v ? 0.0 : 1.0;
     long long at = (long long)r * out_pitch + c;

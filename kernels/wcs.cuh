@@ -50,6 +50,9 @@
 #define RP_NAN NAN
 #endif
 
+// Homography variants (RP_V_HOMOGRAPHY) compile only the homography: no celestial
+// structures, parsers or transforms (the #if RP_WITH_SKY sections).
+#if RP_WITH_SKY
 // ---------------------------------------------------------------------------------------------
 // Degree trigonometry, as src/wcs/trig.rs (WCSLIB's unparenthesised D2R/R2D expansions).
 
@@ -111,9 +114,12 @@ typedef struct {
     RpTpv tpv;
 } RpCel;
 
+#endif  // RP_WITH_SKY
+
 typedef struct {
     int kind;
     double h[9];
+#if RP_WITH_SKY
     RpCel out, in;
     double rot[9];
     int has_frame;
@@ -125,6 +131,7 @@ typedef struct {
     int wkind[2][2];
     double wcrval[2][2];
     double factor[2];
+#endif
 } RpPixelTransform;
 
 typedef struct {
@@ -171,6 +178,7 @@ RP_DEVICE void rp_rd_n(RpReader* r, double* out, int n) {
     for (int i = 0; i < n; i++) out[i] = rp_rd(r);
 }
 
+#if RP_WITH_SKY
 RP_DEVICE void rp_parse_sip(RpReader* r, RpSip* s) {
     rp_rd_n(r, s->crpix, 2);
     s->tol = rp_rd(r);
@@ -238,13 +246,21 @@ RP_OUTLINE void rp_parse_cel(RpReader* r, RpCel* c) {
     }
 }
 
+#endif  // RP_WITH_SKY
+
 RP_DEVICE void rp_parse_pt(RpReader* r, RpPixelTransform* t) {
     t->kind = rp_rd_int(r, 0, 3);
+#if RP_WITH_SKY
     t->has_frame = 0;
+#endif
     if (t->kind == 0) {
         rp_rd_n(r, t->h, 9);
         return;
     }
+#if !RP_WITH_SKY
+    // A homography variant reads nothing else.
+    r->bad = 1;
+#else
     if (t->kind == 3) {
         rp_parse_lin(r, &t->out.lin);
         rp_parse_axes(r, t, 0);
@@ -265,6 +281,7 @@ RP_DEVICE void rp_parse_pt(RpReader* r, RpPixelTransform* t) {
         t->add_eterms = rp_rd_int(r, 0, 1);
         if (t->add_eterms) rp_rd_n(r, t->eterms_add, 3);
     }
+#endif
 }
 
 // Parses `encode_transform`'s array (`len` doubles); 0 on success.
@@ -285,6 +302,7 @@ RP_DEVICE int rp_transform_setup(const double* p, long long len, RpTransform* t)
     return 0;
 }
 
+#if RP_WITH_SKY
 // ---------------------------------------------------------------------------------------------
 // Linear2 (src/wcs/linear.rs).
 
@@ -832,6 +850,8 @@ RP_OUTLINE int rp_pt_map(const RpPixelTransform* t, double x, double y, double* 
     return rp_through_the_sky(t, x, y, px, py);
 }
 
+#endif  // RP_WITH_SKY
+
 // ---------------------------------------------------------------------------------------------
 // CoordinateMap (src/engine/coords.rs): the input position of output pixel (x column, y row)
 // of an input plane of in_ny x in_nx pixels, NaN where it has none, is outside
@@ -854,6 +874,10 @@ RP_DEVICE void rp_block_coord(const RpTransform* t, int in_ny, int in_nx, double
         *py = ok ? b : RP_NAN;
         return;
     }
+#if !RP_WITH_SKY
+    // Unreachable: a homography variant's setup refuses any other forward transform.
+    *px = *py = RP_NAN;
+#else
     double a, b;
     if (rp_pt_map(f, x, y, &a, &b) != 0 || !(a >= -0.5 && a < x_hi && b >= -0.5 && b < y_hi)) {
         *px = *py = RP_NAN;
@@ -870,4 +894,5 @@ RP_DEVICE void rp_block_coord(const RpTransform* t, int in_ny, int in_nx, double
     }
     *px = a;
     *py = b;
+#endif
 }

@@ -632,3 +632,141 @@ fn scaled_fits_integers_are_decoded_on_the_device() {
         std::fs::remove_file(&path).unwrap();
     }
 }
+
+/// The kernel variants: a homography plan's launches name the variant specialised for its
+/// order and input type (each of the finite set runs here, with the CPU's bits); a plan the
+/// key does not cover launches the general kernel.
+#[test]
+fn launches_name_the_variant_of_their_plan() {
+    use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
+    use std::collections::HashSet;
+    let all = cases();
+    let homography = &all[0];
+    let general = &all[4]; // CAR galactic -> ZEA
+    let mut ran = HashSet::new();
+    let mut check = |name: &str, source: &dyn Fn() -> Box<dyn ImageSourceBox>, order, want| {
+        let options = Options {
+            order,
+            block_size: Some((26, 30)),
+            ..Options::default()
+        };
+        let src = source();
+        let cpu = compute::<f64>(&src.plan(&options));
+        let driver = sim(SimConfig::default());
+        let (p, executor) = on_sim(src.plan(&options), std::slice::from_ref(&driver));
+        assert_same(&format!("{name} {order:?}"), &compute::<f64>(&p), &cpu);
+        assert!(executor.failure().is_none(), "{:?}", executor.failure());
+        let launched = driver.launched_variants();
+        assert!(!launched.is_empty(), "{name} {order:?}: nothing launched");
+        let want: KernelVariant = want;
+        for v in &launched {
+            assert_eq!(*v, want.defines(), "{name} {order:?}");
+        }
+        ran.insert(want);
+    };
+    for (k, order) in Order::ALL.into_iter().enumerate() {
+        let o = k as u8;
+        let h = |input| KernelVariant::Homography { order: o, input };
+        let f64_source = || boxed(homography, |v| v);
+        check("homography f64", &f64_source, order, h(VariantInput::F64));
+        if o <= 1 {
+            let f32_source = || boxed(homography, |v| v as f32);
+            check("homography f32", &f32_source, order, h(VariantInput::F32));
+            let i16_source = || boxed(homography, |v| (v * 50.0).round() as i16);
+            check("homography i16", &i16_source, order, h(VariantInput::Any));
+        }
+        if o <= 3 {
+            let g = || boxed(general, |v| v);
+            check("CAR -> ZEA", &g, order, KernelVariant::General);
+        }
+    }
+    let every: HashSet<KernelVariant> = KernelVariant::all().into_iter().collect();
+    assert_eq!(ran, every, "not every variant ran on the simulator");
+}
+
+/// A launch (or load) of a build the simulator does not have is a fault, never the general
+/// kernel in its place.
+#[test]
+fn an_unknown_variant_is_a_fault() {
+    use reproject::gpu::driver::{BlockLaunch, DevicePtr};
+    use reproject::gpu::variant::KernelDefines;
+    let driver = sim(SimConfig::default());
+    let bogus = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=9"]).unwrap();
+    let fault = driver.load_variant(&bogus).unwrap_err();
+    assert!(fault.message.contains("no build"), "{fault}");
+    assert!(driver.load_variant(&KernelDefines::general()).is_ok());
+    let stream = driver.create_stream().unwrap();
+    let buffers: Vec<DevicePtr> = (0..5).map(|_| driver.alloc(4096).unwrap()).collect();
+    let launch = BlockLaunch {
+        variant: bogus,
+        grid: (1, 1),
+        threads: (8, 8),
+        transform: buffers[0],
+        sampling: buffers[1],
+        input: buffers[2],
+        input_type: 1,
+        big_endian: 0,
+        in_pitch: 8,
+        window: (0, 0, 8, 8),
+        plane: (8, 8),
+        out_origin: (0, 0),
+        block: (8, 8),
+        out: buffers[3],
+        footprint: buffers[4],
+        out_f64: 1,
+        out_pitch: 8,
+    };
+    // SAFETY: allocations of 4096 bytes hold what the launch describes.
+    let fault = unsafe { driver.launch(stream, &launch) }.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::Other);
+    assert!(fault.message.contains("RP_V_ORDER=9"), "{fault}");
+    assert!(driver.launched_variants().is_empty());
+    driver.synchronize(stream).unwrap();
+    assert_eq!(driver.stats().launches, 0);
+    for b in buffers {
+        driver.free(b);
+    }
+    driver.destroy_stream(stream);
+}
+
+/// An input of the homography case converted to another element type, with its plan.
+trait ImageSourceBox {
+    fn plan(&self, options: &Options) -> Plan<'_>;
+}
+
+struct Converted<T: reproject::io::ArrayElement> {
+    input: Array2<T>,
+    case_in: String,
+    case_out: String,
+    shape: (usize, usize),
+}
+
+impl<T: reproject::io::ArrayElement> ImageSourceBox for Converted<T> {
+    fn plan(&self, options: &Options) -> Plan<'_> {
+        let source = ArraySource::new(self.input.view().into_dyn()).unwrap();
+        let wcs_in = Wcs::from_header_str(&self.case_in).unwrap();
+        let wcs_out = Wcs::from_header_str(&self.case_out).unwrap();
+        let shared: Arc<dyn reproject::io::ImageSource + '_> = Arc::new(source);
+        Plan::with_shared_source(
+            shared,
+            &wcs_in,
+            &wcs_out,
+            &[self.shape.0, self.shape.1],
+            options,
+        )
+        .unwrap()
+    }
+}
+
+fn boxed<T: reproject::io::ArrayElement>(
+    case: &Case,
+    convert: impl Fn(f64) -> T,
+) -> Box<dyn ImageSourceBox> {
+    let plane = case.input.index_axis(ndarray::Axis(0), 0);
+    Box::new(Converted {
+        input: plane.mapv(|v| convert(if v.is_nan() { 0.0 } else { v })),
+        case_in: case.input_header.clone(),
+        case_out: case.output_header.clone(),
+        shape: case.shape,
+    })
+}

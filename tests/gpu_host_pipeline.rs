@@ -19,15 +19,18 @@
 //! `RP_HOST_INCLUDE=DIR` puts `DIR` first on the harness's include path (to try kernel files
 //! from elsewhere).
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use ndarray::Array3;
 use reproject::engine::blocks::Block;
 use reproject::engine::kernel_params::{host_parity_inputs, host_parity_transform, InputDecoding};
+use reproject::engine::kernel_variant::KernelVariant;
 use reproject::engine::{Options, Plan, Precision};
+use reproject::gpu::variant::KernelDefines;
 use reproject::interp::{NanPolicy, Order};
 use reproject::io::{ByteOrder, ImageSource, RawSource, SampleType};
 use reproject::pixel_transform::PixelTransform;
@@ -48,14 +51,36 @@ fn root() -> PathBuf {
 /// kernels are required) when there is no C++ compiler.
 fn harness() -> Option<&'static Path> {
     static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BIN.get_or_init(|| build_harness(false)).as_deref()
+    BIN.get_or_init(|| build_harness(false, &KernelDefines::general()))
+        .as_deref()
 }
 
 /// The harness with every transcendental function moved by an ulp on half of its arguments
 /// (kernels/host/perturbed_libm.h), standing in for CUDA's libm.
 fn perturbed_harness() -> Option<&'static Path> {
-    static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BIN.get_or_init(|| build_harness(true)).as_deref()
+    PERTURBED
+        .get_or_init(|| build_harness(true, &KernelDefines::general()))
+        .as_deref()
+}
+
+static PERTURBED: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+/// The harness built with a kernel variant's defines (as the runtime compiles it), with the
+/// libm of `bin` (the plain or the perturbed harness); built once per variant.
+fn variant_harness(bin: &Path, variant: &KernelDefines) -> PathBuf {
+    type Built = Mutex<HashMap<(bool, KernelDefines), PathBuf>>;
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    let perturbed = PERTURBED.get().and_then(|p| p.as_deref()) == Some(bin);
+    let mut built = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    built
+        .entry((perturbed, variant.clone()))
+        .or_insert_with(|| {
+            build_harness(perturbed, variant).expect("the general harness was built already")
+        })
+        .clone()
 }
 
 /// The WCS test vectors (`$WCS_VECTORS` or `../shared/wcs-vectors`); `None` as for
@@ -73,20 +98,25 @@ fn harness_with_vectors() -> Option<&'static Path> {
     Some(bin)
 }
 
-fn build_harness(perturbed: bool) -> Option<PathBuf> {
+fn build_harness(perturbed: bool, variant: &KernelDefines) -> Option<PathBuf> {
     {
         let cxx = common::host_cxx("gpu_host_pipeline")?;
-        let name = if perturbed {
-            "rp_pipeline_harness_perturbed"
+        let mut name = if perturbed {
+            "rp_pipeline_harness_perturbed".to_string()
         } else {
-            "rp_pipeline_harness"
+            "rp_pipeline_harness".to_string()
         };
+        for d in variant.defines() {
+            name.push('_');
+            name.push_str(&d.replace('=', ""));
+        }
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let mut cmd = Command::new(&cxx);
         cmd.args(["-O2", "-ffp-contract=off", "-std=c++14", "-Wall"]);
         if perturbed {
             cmd.arg("-DRP_PERTURB_LIBM");
         }
+        cmd.args(variant.options());
         if let Ok(dir) = std::env::var("RP_HOST_INCLUDE") {
             cmd.arg("-I").arg(dir);
         }
@@ -287,6 +317,9 @@ struct Stats {
     max_rel: f64,
     max_px: f64,
     boundary_footprints: usize,
+    /// The kernel variants the runtime would launch for the blocks compared (each run too and
+    /// found bit-identical to the general kernel).
+    variants: HashSet<KernelVariant>,
 }
 
 impl Stats {
@@ -297,6 +330,7 @@ impl Stats {
         self.max_rel = self.max_rel.max(o.max_rel);
         self.max_px = self.max_px.max(o.max_px);
         self.boundary_footprints += o.boundary_footprints;
+        self.variants.extend(o.variants.iter().copied());
     }
 }
 
@@ -403,6 +437,45 @@ fn compare(
                 out_f64,
                 &tag,
             );
+            // The variant the runtime launches for this block: the same bits as the general
+            // kernel's (so the same comparison with the CPU below holds for it).
+            let variant = KernelVariant::choose(&p.transform, &p.sampling, code as i32);
+            if variant != KernelVariant::General {
+                let vbin = variant_harness(bin, &variant.defines());
+                let v = run_harness(
+                    &vbin,
+                    &p.transform,
+                    &p.sampling,
+                    &window_bytes,
+                    code,
+                    be,
+                    pitch,
+                    (wr.start, wc.start, wr.len(), wc.len()),
+                    case.shape_in,
+                    &block,
+                    out_f64,
+                    &format!("{tag} [{}]", variant.defines()),
+                );
+                let bits = |x: &[f64]| -> Vec<u64> {
+                    x.iter()
+                        .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+                        .collect()
+                };
+                for (what, a, b) in [
+                    ("values", &v.values, &host.values),
+                    ("footprint", &v.footprint, &host.footprint),
+                    ("input x", &v.xs, &host.xs),
+                    ("input y", &v.ys, &host.ys),
+                ] {
+                    assert_eq!(
+                        bits(a),
+                        bits(b),
+                        "{tag}: {what} of variant [{}] differ from the general kernel's",
+                        variant.defines()
+                    );
+                }
+            }
+            stats.variants.insert(variant);
             stats.blocks += 1;
             for i in 0..bh * bw {
                 stats.pixels += 1;
@@ -1173,4 +1246,72 @@ fn fk4_eterms_general_path() {
         run_case(bin, &case, i, &mut total);
     }
     summary("FK4 E-terms", &total);
+}
+
+/// Every specialised kernel variant (each homography build of `KernelVariant::all`) on the
+/// blocks the runtime would launch it for: a rotated TAN -> TAN reprojection (the homography)
+/// of every order, float32, float64 and integer inputs in both byte orders, both output types
+/// and both NaN policies for orders 0 and 1. `compare` runs each block with the general
+/// kernel and with the variant the runtime picks: the same bits, and the CPU's values within
+/// the tolerances.
+#[test]
+fn every_variant_gives_the_general_kernels_bits() {
+    let Some(bin) = harness() else { return };
+    let wcs_in = Wcs::from_header_str(
+        "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 30.5\nCRPIX2 = 25.0\n\
+         CRVAL1 = 150.0\nCRVAL2 = 2.0\nCDELT1 = -0.01\nCDELT2 = 0.01\n",
+    )
+    .unwrap();
+    let (sn, cs) = 20f64.to_radians().sin_cos();
+    let s = 0.008;
+    let wcs_out = Wcs::from_header_str(&format!(
+        "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 28.5\nCRPIX2 = 24.0\n\
+         CRVAL1 = 150.02\nCRVAL2 = 2.01\nCD1_1 = {}\nCD1_2 = {}\nCD2_1 = {}\nCD2_2 = {}\n",
+        -s * cs,
+        s * sn,
+        s * sn,
+        s * cs
+    ))
+    .unwrap();
+    let case = Case {
+        name: "TAN-to-rotated-TAN".into(),
+        wcs_in,
+        wcs_out,
+        shape_in: (50, 60),
+        shape_out: (48, 56),
+    };
+    let mut total = Stats::default();
+    for (k, order) in Order::ALL.into_iter().enumerate() {
+        let types: &[InType] = if k <= 1 { &TYPES } else { &TYPES[..2] };
+        for (i, &t) in types.iter().enumerate() {
+            let policies: &[NanPolicy] = if k <= 1 {
+                &[NanPolicy::Propagate, NanPolicy::Renormalize]
+            } else {
+                &[NanPolicy::Propagate]
+            };
+            for &policy in policies {
+                total.merge(&compare(
+                    bin,
+                    &case,
+                    order,
+                    t,
+                    (k + i) % 2 == 0,
+                    policy,
+                    Precision::Reproject,
+                ));
+            }
+        }
+    }
+    summary("kernel variants", &total);
+    let every: HashSet<KernelVariant> = KernelVariant::all().into_iter().collect();
+    let missed: Vec<_> = every.difference(&total.variants).collect();
+    assert!(
+        missed.iter().all(|v| **v == KernelVariant::General),
+        "variants never run: {missed:?}"
+    );
+    assert!(
+        total.valid > 10_000,
+        "too few valid pixels: {}",
+        total.valid
+    );
 }

@@ -861,3 +861,66 @@ fn mosaics_reproject_their_inputs_on_the_gpu() {
     }
     assert!(cpu.footprint.iter().any(|&f| f == 3.0));
 }
+
+/// The kernels specialised per plan: a homography plan (TAN -> rotated TAN, every order and
+/// NaN policy of the cases) launches the homography variant of its order and input type, with
+/// the CPU's values within the parity tolerance, and a plan through the sky (CAR -> AIT)
+/// launches the general kernel. The plans run on a simulated device of their own (whose
+/// records no other test shares) whenever the GPU backend is in use (the simulator in CI).
+#[test]
+fn homography_plans_launch_the_homography_variant() {
+    use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
+    use reproject::engine::CudaExecutor;
+    use reproject::gpu::driver::Driver;
+    use reproject::gpu::sim::{SimConfig, SimDriver};
+    use std::sync::Arc;
+    if !gpu_or_skip("homography_plans_launch_the_homography_variant") {
+        return;
+    }
+    let all = cases();
+    let tan: Vec<&Case> = all
+        .iter()
+        .filter(|c| c.name.starts_with("TAN -> rotated TAN"))
+        .collect();
+    let ait = all.iter().find(|c| c.name == "CAR -> AIT").unwrap();
+    assert!(tan.len() >= 6, "{} TAN -> rotated TAN cases", tan.len());
+    let mut failures = Vec::new();
+    for case in tan.into_iter().chain([ait]) {
+        let sim = Arc::new(SimDriver::new(SimConfig::default()));
+        let wcs_in = Wcs::from_header_str(&case.input_header).unwrap();
+        let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
+        let source = ArraySource::new(case.input.view().into_dyn()).unwrap();
+        let shape = [case.shape.0, case.shape.1];
+        let options = Options {
+            order: case.order,
+            nan_policy: case.nan_policy,
+            backend: Backend::Cuda,
+            ..Options::default()
+        };
+        let plan = Plan::new(&source, &wcs_in, &wcs_out, &shape, &options).unwrap();
+        let executor = CudaExecutor::new(&plan, vec![sim.clone() as Arc<dyn Driver>]).unwrap();
+        let plan = plan.with_executor(Arc::new(executor));
+        let mut data = ArrayD::<f64>::zeros(IxDyn(&shape));
+        let mut footprint = data.clone();
+        plan.compute_into(data.view_mut(), footprint.view_mut())
+            .unwrap();
+        let cpu = run(case, Backend::Cpu, (0.0, 0.0)).unwrap();
+        failures.extend(compare(case, &(data, footprint), &cpu));
+        let order = Order::ALL.iter().position(|&o| o == case.order).unwrap() as u8;
+        // A float64 input (spline coefficients for orders 2 and 3: float64 too).
+        let want = if case.name.starts_with("TAN") {
+            KernelVariant::Homography {
+                order,
+                input: VariantInput::F64,
+            }
+        } else {
+            KernelVariant::General
+        };
+        let launched = sim.launched_variants();
+        assert!(!launched.is_empty(), "{}: nothing launched", case.name);
+        for v in launched {
+            assert_eq!(v, want.defines(), "{}", case.name);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -9,6 +9,9 @@
 //!     [input window ─staging─▶ device, when the planes did not fit]
 //!     rp_reproject_block ─▶ block buffers ─download─▶ page-locked ─▶ output views
 //! ```
+//! Each launch runs the build of the block kernel specialised for the plan and the launch's
+//! input type ([`super::kernel_variant`]; the general kernel where the key does not cover it),
+//! loaded when the executor is made, so a build the GPU cannot have fails before any block.
 //! Blocks go round-robin over the devices. A GPU failure (out of memory, a sticky error, a
 //! launch failure) stops the GPU for the rest of the plan: that block and every later one are
 //! computed on the CPU, with one warning; blocks already done are kept. A device whose context
@@ -24,6 +27,7 @@ use rayon::prelude::*;
 use super::blocks::Block;
 use super::executor::{BlockExecutor, BlockOut, CpuExecutor};
 use super::kernel_params::{encode_sampling, encode_transform, kernel_support, InputDecoding};
+use super::kernel_variant::PlanKernel;
 use super::{OutputSample, Parallel, Plan};
 use crate::error::{Error, Result};
 use crate::gpu::driver::{
@@ -322,6 +326,8 @@ pub(crate) struct Resident {
     planes: Option<Vec<DeviceAlloc>>,
     /// How the kernels decode the stored samples.
     decoding: InputDecoding,
+    /// The plan's part of the kernel variant key (the launch's input type is the rest).
+    kernel: PlanKernel,
 }
 
 /// The input of one launch: where, of what type, and which window of the plane.
@@ -383,6 +389,7 @@ impl Resident {
             let rows = band.min(block.rows.len() - first);
             let offset = first * blk_nx * elem;
             launches.push(BlockLaunch {
+                variant: self.kernel.variant(input.input_type).defines(),
                 grid: (grid_x, rows.div_ceil(THREADS.1 as usize) as u32),
                 threads: THREADS,
                 transform: self.transform.ptr,
@@ -493,6 +500,20 @@ impl CudaExecutor {
         // Inputs reach the kernel as stored samples it decodes with `decoding` (see
         // `kernel_decoding`), or as values already read and rounded as the CPU path reads them.
         let sampling = encode_sampling(plan, &decoding);
+        // The kernel variant the plan's blocks will launch, compiled and loaded now: a build
+        // the GPU cannot have fails here, before the first block.
+        let (input_type, _) = input_of(plan, 0, &decoding).kernel_type();
+        let variant = PlanKernel::from_params(&transform, &sampling)
+            .variant(input_type)
+            .defines();
+        for driver in &drivers {
+            driver.load_variant(&variant).map_err(|f| {
+                Error::GpuUnavailable(format!(
+                    "GPU {}: the kernel variant {variant}: {f}",
+                    driver.ordinal()
+                ))
+            })?;
+        }
         Ok(CudaExecutor {
             devices: drivers
                 .into_iter()
@@ -510,6 +531,11 @@ impl CudaExecutor {
             next: AtomicUsize::new(0),
             failed: OnceLock::new(),
         })
+    }
+
+    /// The plan's part of the kernel variant key.
+    fn kernel(&self) -> PlanKernel {
+        PlanKernel::from_params(&self.params.transform, &self.params.sampling)
     }
 
     fn resident<'d>(
@@ -562,6 +588,7 @@ impl CudaExecutor {
             sampling,
             planes,
             decoding: self.params.decoding,
+            kernel: self.kernel(),
         })
     }
 

@@ -37,6 +37,7 @@ mod cpu;
 pub mod executor;
 pub(crate) mod gpu_executor;
 pub mod kernel_params;
+pub mod kernel_variant;
 pub mod lazy;
 mod memory;
 mod precision;

@@ -19,7 +19,11 @@ use super::driver::{
 };
 use super::pool::HostPool;
 use super::runtime::guard;
+use super::variant::KernelDefines;
 use super::GpuInfo;
+
+/// A variant's module (kept loaded) and entry point, or why it cannot be had.
+type VariantBuild = std::result::Result<(Arc<CudaModule>, CudaFunction), String>;
 
 /// One CUDA device with the kernels loaded.
 pub(crate) struct CudaDriver {
@@ -31,6 +35,8 @@ pub(crate) struct CudaDriver {
     /// The accumulate kernel of mosaics combined on the device.
     accumulate: CudaFunction,
     info: GpuInfo,
+    /// The specialised builds of the block kernel loaded so far (or why one cannot be).
+    variants: Mutex<HashMap<KernelDefines, VariantBuild>>,
     streams: Mutex<HashMap<u64, Arc<CudaStream>>>,
     next_stream: Mutex<u64>,
     poisoned: Mutex<Option<String>>,
@@ -78,6 +84,7 @@ impl CudaDriver {
             func,
             accumulate,
             info,
+            variants: Mutex::new(HashMap::new()),
             streams: Mutex::new(HashMap::new()),
             next_stream: Mutex::new(1),
             poisoned: Mutex::new(None),
@@ -117,6 +124,31 @@ impl CudaDriver {
                 Err(fault)
             }
             Err(panic) => Err(DriverFault::new(name, FaultKind::Other, panic)),
+        }
+    }
+
+    /// The entry point of `variant` (compiled and loaded on first use, once per process; the
+    /// general kernel was loaded with the device).
+    fn function(&self, variant: &KernelDefines) -> DriverResult<sys::CUfunction> {
+        if variant.is_general() {
+            return Ok(self.func.cu_function());
+        }
+        let mut variants = self.variants.lock().unwrap_or_else(|p| p.into_inner());
+        let build = variants.entry(variant.clone()).or_insert_with(|| {
+            super::runtime::load_variant(
+                &self.ctx,
+                &self.info.arch,
+                self.info.nvrtc_version,
+                variant,
+            )
+        });
+        match build {
+            Ok((_, func)) => Ok(func.cu_function()),
+            Err(why) => Err(DriverFault::new(
+                "cuModuleLoadData",
+                FaultKind::Other,
+                why.clone(),
+            )),
         }
     }
 
@@ -324,11 +356,12 @@ impl Driver for CudaDriver {
             arg(&mut out_f64),
             arg(&mut out_pitch),
         ]);
+        let func = self.function(&l.variant)?;
         // SAFETY: the argument list matches rp_reproject_block's signature (kernels/
-        // reproject.cu) in order and types; the caller vouches for the pointers.
+        // reproject.cu, every variant) in order and types; the caller vouches for the pointers.
         self.call("cuLaunchKernel", || unsafe {
             result::launch_kernel(
-                self.func.cu_function(),
+                func,
                 (l.grid.0, l.grid.1, 1),
                 (l.threads.0, l.threads.1, 1),
                 0,
@@ -336,6 +369,10 @@ impl Driver for CudaDriver {
                 &mut params,
             )
         })
+    }
+
+    fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()> {
+        self.function(variant).map(|_| ())
     }
 
     unsafe fn launch_accumulate(&self, stream: StreamId, l: &AccumulateLaunch) -> DriverResult<()> {

@@ -24,6 +24,7 @@
 
 use std::fmt;
 
+use super::variant::KernelDefines;
 use super::GpuInfo;
 
 /// How a driver call failed.
@@ -202,9 +203,12 @@ impl HostBuffer {
 }
 
 /// The arguments of one launch of the block kernel `rp_reproject_block` (see
-/// `kernels/reproject.cu` for their meaning), with its grid.
+/// `kernels/reproject.cu` for their meaning), with its grid and the build of the kernel it
+/// runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockLaunch {
+    /// Which build of the kernel runs it (the general one, or a specialised variant).
+    pub variant: KernelDefines,
     /// Thread blocks (x, y).
     pub grid: (u32, u32),
     /// Threads per block (x, y).
@@ -247,6 +251,7 @@ impl BlockLaunch {
     /// ```
     /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
     /// let mut launch = BlockLaunch {
+    ///     variant: Default::default(),
     ///     grid: (4, 65_535), threads: (32, 8), transform: DevicePtr(256), sampling: DevicePtr(512),
     ///     input: DevicePtr(1024), input_type: 0, big_endian: 0, in_pitch: 64,
     ///     window: (0, 0, 64, 64), plane: (64, 64), out_origin: (0, 0), block: (524_280, 128),
@@ -508,7 +513,24 @@ pub trait Driver: Send + Sync {
         bytes: usize,
     ) -> DriverResult<()>;
 
-    /// Queues a launch of the block kernel on `stream`.
+    /// Makes `variant` of the block kernel ready to launch (compiled and loaded, once per
+    /// process), so that a build that cannot be had fails before the first launch; a launch
+    /// of a variant not loaded yet loads it first.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// use reproject::gpu::variant::KernelDefines;
+    /// let sim = SimDriver::new(Default::default());
+    /// let unknown = KernelDefines::new(["RP_V_UNKNOWN"])?;
+    /// if SimDriver::has_kernels() {
+    ///     assert!(sim.load_variant(&unknown).is_err());
+    /// }
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()>;
+
+    /// Queues a launch of the block kernel (the build `launch.variant` names) on `stream`.
     ///
     /// # Safety
     /// Every pointer must be device memory of the sizes the arguments describe.

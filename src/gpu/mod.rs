@@ -32,6 +32,8 @@ pub mod resources;
 #[cfg(feature = "cuda")]
 pub(crate) mod runtime;
 pub mod sim;
+mod sim_variants;
+pub mod variant;
 
 use std::fmt;
 use std::str::FromStr;
@@ -243,6 +245,35 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
 /// ```
 pub fn compile_kernels(arch: &str) -> Result<Vec<u8>> {
     compile_source(&kernel_source(), arch)
+}
+
+/// Compiles one build of the block kernel ([`variant::KernelDefines`]: the general kernel, or a
+/// variant specialised by its defines) for `arch` as the runtime does, and returns the CUBIN.
+///
+/// Errors: as [`compile_kernels`].
+///
+/// ```
+/// use reproject::gpu::variant::KernelDefines;
+/// let v = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=1", "RP_V_INPUT=0"])?;
+/// match reproject::gpu::compile_variant("sm_90", &v) {
+///     Ok(cubin) => assert_eq!(&cubin[..4], b"\x7fELF"),
+///     Err(reproject::Error::GpuUnavailable(why)) => println!("no NVRTC: {why}"),
+///     Err(e) => panic!("the variant does not compile: {e}"),
+/// }
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn compile_variant(arch: &str, variant: &variant::KernelDefines) -> Result<Vec<u8>> {
+    #[cfg(feature = "cuda")]
+    {
+        runtime::compile_with(&kernel_source(), arch, &variant.options()).map(|(image, _)| image)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (arch, variant);
+        Err(Error::GpuUnavailable(
+            "reproject was built without its `cuda` feature".into(),
+        ))
+    }
 }
 
 /// Compiles any CUDA source as [`compile_kernels`] does (same options), e.g. to check that a

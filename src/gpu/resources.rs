@@ -2,6 +2,7 @@
 //! read from NVRTC's log with `--ptxas-options=-v`, and the occupancy that gives: checked
 //! in CI without a GPU (`tests/gpu_kernels_compile.rs`).
 
+use super::variant::KernelDefines;
 use crate::error::Result;
 
 /// The resources of one kernel entry point, as ptxas reports them.
@@ -151,15 +152,38 @@ impl KernelResources {
 /// }
 /// ```
 pub fn kernel_resources(arch: &str) -> Result<(Vec<u8>, Vec<KernelResources>)> {
+    variant_resources(arch, &KernelDefines::general())
+}
+
+/// [`kernel_resources`] of one build of the kernels: the general one, or a variant of the
+/// block kernel specialised by its defines (as the runtime compiles it).
+///
+/// Errors: as [`kernel_resources`].
+///
+/// ```
+/// use reproject::gpu::resources::variant_resources;
+/// use reproject::gpu::variant::KernelDefines;
+/// let v = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=0"])?;
+/// if let Ok((_, kernels)) = variant_resources("sm_90", &v) {
+///     let k = kernels.iter().find(|k| k.name == "rp_reproject_block").unwrap();
+///     assert_eq!(k.stack_frame, 0);
+/// }
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn variant_resources(
+    arch: &str,
+    variant: &KernelDefines,
+) -> Result<(Vec<u8>, Vec<KernelResources>)> {
     #[cfg(feature = "cuda")]
     {
-        let verbose = ["--ptxas-options=-v".to_string()];
-        let (cubin, log) = super::runtime::compile_with(&super::kernel_source(), arch, &verbose)?;
+        let mut options = vec!["--ptxas-options=-v".to_string()];
+        options.extend(variant.options());
+        let (cubin, log) = super::runtime::compile_with(&super::kernel_source(), arch, &options)?;
         Ok((cubin, parse_ptxas_log(&log)))
     }
     #[cfg(not(feature = "cuda"))]
     {
-        let _ = arch;
+        let _ = (arch, variant);
         Err(crate::Error::GpuUnavailable(
             "reproject was built without its `cuda` feature".into(),
         ))

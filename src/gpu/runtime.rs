@@ -7,11 +7,12 @@
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use cudarc::driver::{sys as dsys, CudaContext};
+use cudarc::driver::{sys as dsys, CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{result as nresult, sys as nsys, Ptx};
 
+use super::variant::KernelDefines;
 use super::{compile_options, kernel_source, GpuInfo, ACCUMULATE_ENTRY, KERNEL_ENTRY};
 use crate::error::{Error, Result};
 
@@ -213,21 +214,39 @@ unsafe fn get_image(prog: nsys::nvrtcProgram, cubin: bool) -> std::result::Resul
     Ok(image)
 }
 
-/// The kernels' CUBIN for `arch`, from the on-disk cache (`$XDG_CACHE_HOME/reproject-rs` or
-/// `~/.cache/reproject-rs`, keyed by a hash of the source, options and NVRTC version) or
-/// compiled now and stored there (compilation takes minutes; a cache that cannot be written
-/// is skipped silently).
-fn cached_compile(arch: &str, nvrtc: (i32, i32)) -> Result<Vec<u8>> {
-    use std::hash::{Hash, Hasher};
+/// The kernels' CUBIN for `arch`, built with `variant`'s defines, from the on-disk cache
+/// (`$XDG_CACHE_HOME/reproject-rs` or `~/.cache/reproject-rs`, keyed by a hash of the source,
+/// options, defines and NVRTC version) or compiled now and stored there (compilation takes
+/// minutes for the general kernel; a cache that cannot be written is skipped silently).
+pub(crate) fn cached_compile(
+    arch: &str,
+    nvrtc: (i32, i32),
+    variant: &KernelDefines,
+) -> Result<Vec<u8>> {
     let src = kernel_source();
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (&src, compile_options(arch), nvrtc).hash(&mut h);
+    let defines = variant.options();
+    let key = cache_key(&src, arch, nvrtc, variant);
     let dir = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .map(|d| d.join("reproject-rs"));
-    let file = dir.map(|d| d.join(format!("kernels-{arch}-{:016x}.cubin", h.finish())));
-    cached(file.as_deref(), || compile(&src, arch))
+    let file = dir.map(|d| d.join(format!("kernels-{arch}-{key:016x}.cubin")));
+    cached(file.as_deref(), || {
+        compile_with(&src, arch, &defines).map(|(image, _)| image)
+    })
+}
+
+/// The on-disk cache's key of `src` built for `arch` with `variant`'s defines by NVRTC
+/// `nvrtc`: a hash of all four (the general kernel's key is the one it had before there were
+/// variants).
+fn cache_key(src: &str, arch: &str, nvrtc: (i32, i32), variant: &KernelDefines) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (src, compile_options(arch), nvrtc).hash(&mut h);
+    if !variant.is_general() {
+        variant.options().hash(&mut h);
+    }
+    h.finish()
 }
 
 /// The check trailer of a cached image: a marker and a hash of the image.
@@ -322,7 +341,8 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
         dsys::cuDriverGetVersion(&mut driver_version)
     })?;
     let arch = format!("sm_{major}{minor}");
-    let image = cached_compile(&arch, nvrtc_version).map_err(|e| e.to_string())?;
+    let image = cached_compile(&arch, nvrtc_version, &KernelDefines::general())
+        .map_err(|e| e.to_string())?;
     let module = guard("cuModuleLoadData", || {
         ctx.load_module(Ptx::from_binary(image))
     })?
@@ -346,9 +366,59 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
     ))
 }
 
+/// The block kernel built with `variant`'s defines for the device of `ctx` (`arch`, e.g.
+/// `sm_90`): compiled (or read from the on-disk cache), loaded, and its entry point found.
+pub(crate) fn load_variant(
+    ctx: &Arc<CudaContext>,
+    arch: &str,
+    nvrtc: (i32, i32),
+    variant: &KernelDefines,
+) -> std::result::Result<(Arc<CudaModule>, CudaFunction), String> {
+    let image = cached_compile(arch, nvrtc, variant)
+        .map_err(|e| format!("the kernel variant {variant} does not compile: {e}"))?;
+    let module = guard("cuModuleLoadData", || {
+        ctx.load_module(Ptx::from_binary(image))
+    })?
+    .map_err(|e| format!("the driver cannot load the kernel variant {variant}: {e}"))?;
+    let func = guard("cuModuleGetFunction", || module.load_function(KERNEL_ENTRY))?
+        .map_err(|e| format!("no {KERNEL_ENTRY} in the kernel variant {variant}: {e}"))?;
+    Ok((module, func))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_variant_has_its_own_cache_key() {
+        let v = |d: &[&str]| KernelDefines::new(d.iter().copied()).unwrap();
+        let general = KernelDefines::general();
+        let h1 = v(&["RP_V_HOMOGRAPHY", "RP_V_ORDER=1"]);
+        let h0 = v(&["RP_V_HOMOGRAPHY", "RP_V_ORDER=0"]);
+        let key = |src: &str, arch: &str, nvrtc, variant: &KernelDefines| {
+            cache_key(src, arch, nvrtc, variant)
+        };
+        let base = key("src", "sm_90", (12, 9), &general);
+        assert_eq!(
+            base,
+            key("src", "sm_90", (12, 9), &KernelDefines::general())
+        );
+        assert_eq!(
+            key("src", "sm_90", (12, 9), &h1),
+            key("src", "sm_90", (12, 9), &h1)
+        );
+        let others = [
+            key("src", "sm_90", (12, 9), &h1),
+            key("src", "sm_90", (12, 9), &h0),
+            key("src", "sm_80", (12, 9), &general),
+            key("src", "sm_90", (12, 8), &general),
+            key("src2", "sm_90", (12, 9), &general),
+        ];
+        for (i, k) in others.iter().enumerate() {
+            assert_ne!(*k, base, "{i}");
+        }
+        assert_ne!(others[0], others[1]);
+    }
 
     #[test]
     fn a_corrupt_cache_file_is_rebuilt_not_trusted() {

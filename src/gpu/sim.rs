@@ -4,9 +4,11 @@
 //! - **Memory**: device allocations are host vectors at made-up device addresses; a fixed
 //!   amount of device memory (1 GiB unless configured) runs out as a GPU's would.
 //! - **Kernels**: a launch runs `rp_reproject_block` (or `rp_accumulate`) compiled as host C++
-//!   (build.rs compiles `kernels/host/sim_launch.cpp` into the library), thread by thread; a
-//!   launch whose pointers
-//!   reach outside their allocations is an illegal address, a sticky error.
+//!   (build.rs compiles `kernels/host/sim_launch.cpp` into the library), thread by thread: for
+//!   the block kernel, the build of the kernel variant the launch names
+//!   (`BlockLaunch::variant`, one host build per line of `kernels/variants.txt`; a variant it
+//!   has no build of is a fault, never run by another build); a launch whose pointers reach
+//!   outside their allocations is an illegal address, a sticky error.
 //! - **Asynchrony**: copies and launches are queued per stream and completed at random legal
 //!   points (at any later driver call, in a random order across streams; all of a stream at
 //!   its synchronize), so a pipeline that reads a result before synchronizing, or rewrites a
@@ -45,6 +47,7 @@ use super::driver::{
     HostBuffer, StreamId,
 };
 use super::pool::HostPool;
+use super::variant::KernelDefines;
 use super::GpuInfo;
 
 /// How a [`SimDriver`] behaves.
@@ -242,6 +245,8 @@ struct State {
     poisoned: Option<String>,
     hazards: Vec<String>,
     stats: SimStats,
+    /// The variant of each launch queued.
+    launched: Vec<KernelDefines>,
     /// The fault to inject (from the configuration, or [`SimDriver::inject`]).
     fail_at: Option<(usize, FaultKind)>,
 }
@@ -283,6 +288,7 @@ impl SimDriver {
                 poisoned: None,
                 hazards: Vec::new(),
                 stats: SimStats::default(),
+                launched: Vec::new(),
                 fail_at: config.fail_at,
             }),
             config,
@@ -303,6 +309,27 @@ impl SimDriver {
     /// Every call so far.
     pub fn calls(&self) -> Vec<Call> {
         self.lock().calls.clone()
+    }
+
+    /// The build of the kernel each launch queued so far ran or will run, in order.
+    ///
+    /// ```
+    /// let sim = reproject::gpu::sim::SimDriver::new(Default::default());
+    /// assert!(sim.launched_variants().is_empty());
+    /// ```
+    pub fn launched_variants(&self) -> Vec<KernelDefines> {
+        self.lock().launched.clone()
+    }
+
+    /// The fault of a launch (or load) of a variant the simulator has no build of.
+    fn no_variant(call: &'static str, variant: &KernelDefines) -> DriverFault {
+        DriverFault::new(
+            call,
+            FaultKind::Other,
+            format!(
+                "CUDA_ERROR_NOT_FOUND: the simulator has no build of the kernel variant {variant}"
+            ),
+        )
     }
 
     /// The ordering hazards found so far.
@@ -598,40 +625,19 @@ fn launch_host(
     out: *mut u8,
     footprint: *mut u8,
 ) -> std::result::Result<(), String> {
-    use std::ffi::{c_int, c_longlong, c_uint, c_void};
-    extern "C" {
-        fn rp_sim_launch(
-            grid_x: c_uint,
-            grid_y: c_uint,
-            block_x: c_uint,
-            block_y: c_uint,
-            transform: *const f64,
-            sampling: *const f64,
-            input: *const c_void,
-            input_type: c_int,
-            big_endian: c_int,
-            in_pitch: c_longlong,
-            win_y0: c_int,
-            win_x0: c_int,
-            win_ny: c_int,
-            win_nx: c_int,
-            in_ny: c_int,
-            in_nx: c_int,
-            out_y0: c_int,
-            out_x0: c_int,
-            blk_ny: c_int,
-            blk_nx: c_int,
-            out: *mut c_void,
-            footprint: *mut c_void,
-            out_f64: c_int,
-            out_pitch: c_longlong,
-        );
-    }
+    use std::ffi::c_void;
+    // The build of the variant the launch names: never another one in its place.
+    let Some(kernel) = super::sim_variants::launcher(&l.variant) else {
+        return Err(format!(
+            "the simulator has no build of the kernel variant {}",
+            l.variant
+        ));
+    };
     // SAFETY: every pointer was resolved inside an allocation large enough for what the
     // kernel reads or writes with these arguments (BlockLaunch::input_bytes/output_bytes);
-    // device allocations are 8-byte aligned.
+    // device allocations are 8-byte aligned. Every build has rp_sim_launch's signature.
     unsafe {
-        rp_sim_launch(
+        kernel(
             l.grid.0,
             l.grid.1,
             l.threads.0,
@@ -1010,7 +1016,19 @@ impl Driver for SimDriver {
                 format!("CUDA_ERROR_INVALID_VALUE: {why}"),
             ));
         }
-        self.enqueue(st, stream, Op::Launch(Box::new(launch.clone())))
+        if Self::has_kernels() && !super::sim_variants::has(&launch.variant) {
+            return Err(Self::no_variant("cuLaunchKernel", &launch.variant));
+        }
+        self.enqueue(st, stream, Op::Launch(Box::new(launch.clone())))?;
+        st.launched.push(launch.variant.clone());
+        Ok(())
+    }
+
+    fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()> {
+        if Self::has_kernels() && !super::sim_variants::has(variant) {
+            return Err(Self::no_variant("cuModuleLoadData", variant));
+        }
+        Ok(())
     }
 
     unsafe fn launch_accumulate(

@@ -1,0 +1,125 @@
+//! The host builds of the block kernel the CUDA simulator runs ([`super::sim`]): the general
+//! kernel (`kernels/host/sim_launch.cpp`) and one build per specialised variant of
+//! `kernels/variants.txt` (build.rs compiles `kernels/host/sim_variant.cpp` once per line, with
+//! that line's defines and a launcher of its own, and writes the table below).
+
+use super::variant::KernelDefines;
+
+/// A host launcher: runs the kernel over a launch's grid, thread by thread (the arguments of
+/// `rp_sim_launch` in `kernels/host/sim_launch.cpp`).
+#[cfg(rp_sim_kernels)]
+pub(super) type SimLaunch = unsafe extern "C" fn(
+    grid_x: std::ffi::c_uint,
+    grid_y: std::ffi::c_uint,
+    block_x: std::ffi::c_uint,
+    block_y: std::ffi::c_uint,
+    transform: *const f64,
+    sampling: *const f64,
+    input: *const std::ffi::c_void,
+    input_type: std::ffi::c_int,
+    big_endian: std::ffi::c_int,
+    in_pitch: std::ffi::c_longlong,
+    win_y0: std::ffi::c_int,
+    win_x0: std::ffi::c_int,
+    win_ny: std::ffi::c_int,
+    win_nx: std::ffi::c_int,
+    in_ny: std::ffi::c_int,
+    in_nx: std::ffi::c_int,
+    out_y0: std::ffi::c_int,
+    out_x0: std::ffi::c_int,
+    blk_ny: std::ffi::c_int,
+    blk_nx: std::ffi::c_int,
+    out: *mut std::ffi::c_void,
+    footprint: *mut std::ffi::c_void,
+    out_f64: std::ffi::c_int,
+    out_pitch: std::ffi::c_longlong,
+);
+
+/// Declares the launchers build.rs compiled and the table of their defines.
+#[cfg(rp_sim_kernels)]
+macro_rules! sim_variants {
+    ($($entry:ident: [$($define:literal),*];)*) => {
+        extern "C" {
+            $(
+                fn $entry(
+                    grid_x: std::ffi::c_uint, grid_y: std::ffi::c_uint,
+                    block_x: std::ffi::c_uint, block_y: std::ffi::c_uint,
+                    transform: *const f64, sampling: *const f64,
+                    input: *const std::ffi::c_void, input_type: std::ffi::c_int,
+                    big_endian: std::ffi::c_int, in_pitch: std::ffi::c_longlong,
+                    win_y0: std::ffi::c_int, win_x0: std::ffi::c_int,
+                    win_ny: std::ffi::c_int, win_nx: std::ffi::c_int,
+                    in_ny: std::ffi::c_int, in_nx: std::ffi::c_int,
+                    out_y0: std::ffi::c_int, out_x0: std::ffi::c_int,
+                    blk_ny: std::ffi::c_int, blk_nx: std::ffi::c_int,
+                    out: *mut std::ffi::c_void, footprint: *mut std::ffi::c_void,
+                    out_f64: std::ffi::c_int, out_pitch: std::ffi::c_longlong,
+                );
+            )*
+        }
+        /// Each specialised build's defines and launcher.
+        const BUILDS: &[(&[&str], SimLaunch)] = &[$((&[$($define),*], $entry as SimLaunch)),*];
+    };
+}
+
+#[cfg(rp_sim_kernels)]
+include!(concat!(env!("OUT_DIR"), "/sim_variants.rs"));
+
+/// The launcher of `variant` (the general kernel's for the general kernel), or `None` when the
+/// simulator has no build of it.
+#[cfg(rp_sim_kernels)]
+pub(super) fn launcher(variant: &KernelDefines) -> Option<SimLaunch> {
+    extern "C" {
+        fn rp_sim_launch(
+            grid_x: std::ffi::c_uint,
+            grid_y: std::ffi::c_uint,
+            block_x: std::ffi::c_uint,
+            block_y: std::ffi::c_uint,
+            transform: *const f64,
+            sampling: *const f64,
+            input: *const std::ffi::c_void,
+            input_type: std::ffi::c_int,
+            big_endian: std::ffi::c_int,
+            in_pitch: std::ffi::c_longlong,
+            win_y0: std::ffi::c_int,
+            win_x0: std::ffi::c_int,
+            win_ny: std::ffi::c_int,
+            win_nx: std::ffi::c_int,
+            in_ny: std::ffi::c_int,
+            in_nx: std::ffi::c_int,
+            out_y0: std::ffi::c_int,
+            out_x0: std::ffi::c_int,
+            blk_ny: std::ffi::c_int,
+            blk_nx: std::ffi::c_int,
+            out: *mut std::ffi::c_void,
+            footprint: *mut std::ffi::c_void,
+            out_f64: std::ffi::c_int,
+            out_pitch: std::ffi::c_longlong,
+        );
+    }
+    if variant.is_general() {
+        return Some(rp_sim_launch as SimLaunch);
+    }
+    BUILDS
+        .iter()
+        .find(|(defines, _)| {
+            defines
+                .iter()
+                .copied()
+                .eq(variant.defines().iter().map(String::as_str))
+        })
+        .map(|(_, entry)| *entry)
+}
+
+/// Whether the simulator has a build of `variant`.
+pub(super) fn has(variant: &KernelDefines) -> bool {
+    #[cfg(rp_sim_kernels)]
+    {
+        launcher(variant).is_some()
+    }
+    #[cfg(not(rp_sim_kernels))]
+    {
+        let _ = variant;
+        false
+    }
+}
