@@ -3,31 +3,10 @@
 // order, exactly as tests/gpu_host_pipeline.rs's harness does; `rp_sim_accumulate` runs the
 // accumulate kernel of mosaics likewise. build.rs compiles this file with
 // the flags of that harness (-O2 -ffp-contract=off) into the library.
-#include "common.cuh"
-#include "projections.cuh"
-#include "wcs.cuh"
-#include "interp.cuh"
-#include "reproject.cu"
-
-extern "C" void rp_sim_launch(unsigned grid_x, unsigned grid_y, unsigned block_x,
-                              unsigned block_y, const double* transform, const double* sampling,
-                              const void* input, int input_type, int big_endian,
-                              long long in_pitch, int win_y0, int win_x0, int win_ny, int win_nx,
-                              int in_ny, int in_nx, int out_y0, int out_x0, int blk_ny,
-                              int blk_nx, void* out, void* footprint, int out_f64,
-                              long long out_pitch) {
-    blockDim.x = block_x;
-    blockDim.y = block_y;
-    blockDim.z = 1;
-    for (blockIdx.y = 0; blockIdx.y < grid_y; blockIdx.y++)
-        for (blockIdx.x = 0; blockIdx.x < grid_x; blockIdx.x++)
-            for (threadIdx.y = 0; threadIdx.y < block_y; threadIdx.y++)
-                for (threadIdx.x = 0; threadIdx.x < block_x; threadIdx.x++)
-                    rp_reproject_block(transform, sampling, input, input_type, big_endian,
-                                       in_pitch, win_y0, win_x0, win_ny, win_nx, in_ny, in_nx,
-                                       out_y0, out_x0, blk_ny, blk_nx, out, footprint, out_f64,
-                                       out_pitch);
-}
+// The general kernel: sim_variant.cpp with no gate, under the kernel's own name.
+#define RP_SIM_ENTRY rp_sim_launch
+#define RP_SIM_KERNEL rp_reproject_block
+#include "sim_variant.cpp"
 
 #include "accumulate.cu"
 

@@ -1,5 +1,6 @@
-// Host build of one specialised variant of the block kernel for the CUDA simulator
-// (src/gpu/sim.rs, src/gpu/sim_variants.rs). build.rs writes, for each line of
+// Host build of one variant of the block kernel for the CUDA simulator (src/gpu/sim.rs,
+// src/gpu/sim_variants.rs): sim_launch.cpp includes it for the general kernel (no gate), and
+// build.rs writes, for each line of
 // kernels/variants.txt, a file that #defines that line's gates (RP_V_*, see common.cuh), the
 // launcher's name RP_SIM_ENTRY and the kernel's name RP_SIM_KERNEL, then includes this one.
 // Compiled with the flags of sim_launch.cpp (-O2 -ffp-contract=off).

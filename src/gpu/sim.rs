@@ -769,6 +769,18 @@ fn launch_host(
     Err("the CUDA simulator was built without its host kernels (no C++ compiler)".into())
 }
 
+/// A launch configuration CUDA refuses (`why`), as the fault of `cuLaunchKernel`.
+fn refuse_configuration(why: Option<String>) -> DriverResult<()> {
+    match why {
+        Some(why) => Err(DriverFault::new(
+            "cuLaunchKernel",
+            FaultKind::Other,
+            format!("CUDA_ERROR_INVALID_VALUE: {why}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 impl Drop for SimDriver {
     fn drop(&mut self) {
         let st = &mut *self.lock();
@@ -1009,13 +1021,7 @@ impl Driver for SimDriver {
     unsafe fn launch(&self, stream: StreamId, launch: &BlockLaunch) -> DriverResult<()> {
         let st = &mut *self.lock();
         self.begin(st, "cuLaunchKernel", Some(stream), 0, true)?;
-        if let Some(why) = launch.invalid_configuration() {
-            return Err(DriverFault::new(
-                "cuLaunchKernel",
-                FaultKind::Other,
-                format!("CUDA_ERROR_INVALID_VALUE: {why}"),
-            ));
-        }
+        refuse_configuration(launch.invalid_configuration())?;
         if Self::has_kernels() && !super::sim_variants::has(&launch.variant) {
             return Err(Self::no_variant("cuLaunchKernel", &launch.variant));
         }
@@ -1038,13 +1044,7 @@ impl Driver for SimDriver {
     ) -> DriverResult<()> {
         let st = &mut *self.lock();
         self.begin(st, "cuLaunchKernel", Some(stream), 0, true)?;
-        if let Some(why) = launch.invalid_configuration() {
-            return Err(DriverFault::new(
-                "cuLaunchKernel",
-                FaultKind::Other,
-                format!("CUDA_ERROR_INVALID_VALUE: {why}"),
-            ));
-        }
+        refuse_configuration(launch.invalid_configuration())?;
         self.enqueue(st, stream, Op::Accumulate(Box::new(launch.clone())))
     }
 

@@ -35,13 +35,13 @@ pub(super) type SimLaunch = unsafe extern "C" fn(
     out_pitch: std::ffi::c_longlong,
 );
 
-/// Declares the launchers build.rs compiled and the table of their defines.
+/// Declares host launchers named `$name`, all of [`SimLaunch`]'s signature.
 #[cfg(rp_sim_kernels)]
-macro_rules! sim_variants {
-    ($($entry:ident: [$($define:literal),*];)*) => {
+macro_rules! declare_launchers {
+    ($($name:ident),*) => {
         extern "C" {
             $(
-                fn $entry(
+                fn $name(
                     grid_x: std::ffi::c_uint, grid_y: std::ffi::c_uint,
                     block_x: std::ffi::c_uint, block_y: std::ffi::c_uint,
                     transform: *const f64, sampling: *const f64,
@@ -57,6 +57,14 @@ macro_rules! sim_variants {
                 );
             )*
         }
+    };
+}
+
+/// Declares the launchers build.rs compiled and the table of their defines.
+#[cfg(rp_sim_kernels)]
+macro_rules! sim_variants {
+    ($($entry:ident: [$($define:literal),*];)*) => {
+        declare_launchers!($($entry),*);
         /// Each specialised build's defines and launcher.
         const BUILDS: &[(&[&str], SimLaunch)] = &[$((&[$($define),*], $entry as SimLaunch)),*];
     };
@@ -69,34 +77,7 @@ include!(concat!(env!("OUT_DIR"), "/sim_variants.rs"));
 /// simulator has no build of it.
 #[cfg(rp_sim_kernels)]
 pub(super) fn launcher(variant: &KernelDefines) -> Option<SimLaunch> {
-    extern "C" {
-        fn rp_sim_launch(
-            grid_x: std::ffi::c_uint,
-            grid_y: std::ffi::c_uint,
-            block_x: std::ffi::c_uint,
-            block_y: std::ffi::c_uint,
-            transform: *const f64,
-            sampling: *const f64,
-            input: *const std::ffi::c_void,
-            input_type: std::ffi::c_int,
-            big_endian: std::ffi::c_int,
-            in_pitch: std::ffi::c_longlong,
-            win_y0: std::ffi::c_int,
-            win_x0: std::ffi::c_int,
-            win_ny: std::ffi::c_int,
-            win_nx: std::ffi::c_int,
-            in_ny: std::ffi::c_int,
-            in_nx: std::ffi::c_int,
-            out_y0: std::ffi::c_int,
-            out_x0: std::ffi::c_int,
-            blk_ny: std::ffi::c_int,
-            blk_nx: std::ffi::c_int,
-            out: *mut std::ffi::c_void,
-            footprint: *mut std::ffi::c_void,
-            out_f64: std::ffi::c_int,
-            out_pitch: std::ffi::c_longlong,
-        );
-    }
+    declare_launchers!(rp_sim_launch);
     if variant.is_general() {
         return Some(rp_sim_launch as SimLaunch);
     }
