@@ -770,3 +770,44 @@ fn boxed<T: reproject::io::ArrayElement>(
         shape: case.shape,
     })
 }
+
+/// Float32 inputs with a spline: reproject rounds their results to float32 (as for bilinear
+/// FITS memory maps), so float64 outputs cross the bus as float32 (half the bytes) and widen
+/// exactly on the host: the CPU's bits, 4 bytes a pixel down.
+#[test]
+fn float32_results_come_back_as_float32() {
+    for case in [&cases()[0], &cases()[4]] {
+        let image = case
+            .input
+            .index_axis(ndarray::Axis(0), 0)
+            .mapv(|v| v as f32);
+        let source = ArraySource::new(image.view().into_dyn()).unwrap();
+        let wcs_in = Wcs::from_header_str(&case.input_header).unwrap();
+        let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
+        let options = Options {
+            order: Order::Bicubic,
+            block_size: Some((20, 24)),
+            ..Options::default()
+        };
+        let make = || {
+            Plan::new(
+                &source,
+                &wcs_in,
+                &wcs_out,
+                &[case.shape.0, case.shape.1],
+                &options,
+            )
+            .unwrap()
+        };
+        let cpu = compute::<f64>(&make());
+        assert!(cpu
+            .0
+            .iter()
+            .all(|&v| v.is_nan() || f64::from(v as f32) == v));
+        let driver = sim(SimConfig::default());
+        let (p, _) = on_sim(make(), std::slice::from_ref(&driver));
+        assert_same(case.name, &compute::<f64>(&p), &cpu);
+        let pixels = (case.shape.0 * case.shape.1) as u64;
+        assert_eq!(driver.stats().downloaded, 4 * pixels, "{}", case.name);
+    }
+}

@@ -679,7 +679,9 @@ impl CudaExecutor {
         out: &mut BlockOut<'_>,
     ) -> std::result::Result<(), Failure> {
         let resident = self.resident(device, plan)?;
-        let out_f64 = matches!(out, BlockOut::F64(..));
+        // Results rounded to float32 (reproject's rule for float32 inputs) cross the bus as
+        // float32 whatever the output type: the same values in half the bytes.
+        let out_f64 = matches!(out, BlockOut::F64(..)) && !plan.rounding.rounds_results();
         let elem = if out_f64 { 8 } else { 4 };
         let (by, bx) = plan.block_shape();
         let block_bytes = (by * bx).max(block.len()).max(1) * elem;
@@ -703,7 +705,7 @@ impl CudaExecutor {
         plan: &Plan,
         block: &Block,
         out: &mut BlockOut<'_>,
-        out_f64: bool,
+        wire_f64: bool,
     ) -> std::result::Result<(), Failure> {
         let driver = slot.driver.clone();
         let stream = slot.stream;
@@ -711,12 +713,12 @@ impl CudaExecutor {
         for plane in 0..plan.planes {
             let outputs = (slot.out.ptr, slot.footprint.ptr);
             let target = (&driver, stream, &mut slot.windows);
-            if !launch_plane(target, resident, plan, block, plane, outputs, out_f64)? {
+            if !launch_plane(target, resident, plan, block, plane, outputs, wire_f64)? {
                 // No output pixel maps into the input: NaN, as on the CPU.
                 fill_empty(out, plane);
                 continue;
             }
-            let bytes = block.len() * if out_f64 { 8 } else { 4 };
+            let bytes = block.len() * if wire_f64 { 8 } else { 4 };
             // Only the values come back: the footprint is derived from them on the host.
             // SAFETY: the outputs hold block_bytes >= blk_ny * blk_nx elements; the host copy
             // is read only after the synchronize.
@@ -725,8 +727,8 @@ impl CudaExecutor {
             // SAFETY: synchronized: no copy into the host buffer is pending.
             let values = unsafe { slot.h_out.buffer().as_slice() };
             match out {
-                BlockOut::F64(d, f) => store(values, d, f, plane, blk_nx),
-                BlockOut::F32(d, f) => store(values, d, f, plane, blk_nx),
+                BlockOut::F64(d, f) => store(values, wire_f64, d, f, plane, blk_nx),
+                BlockOut::F32(d, f) => store(values, wire_f64, d, f, plane, blk_nx),
             }
         }
         Ok(())
@@ -856,20 +858,22 @@ fn launch_plane(
     Ok(true)
 }
 
-/// Copies a compact block of kernel values (rows of `width` elements of `T`) into plane
-/// `plane` of the block views, with the footprint derived from them as the kernel derives it
-/// (1 where the value is not NaN, else 0), so that only the values cross the bus.
+/// Copies a compact block of kernel values (rows of `width` float64 values when `wire_f64`,
+/// else float32) into plane `plane` of the block views, converted to `T` (float32 values widen
+/// exactly), with the footprint derived from them as the kernel derives it (1 where the value
+/// is not NaN, else 0), so that only the values cross the bus.
 fn store<T: OutputSample>(
     values: &[u8],
+    wire_f64: bool,
     data: &mut ArrayViewMut3<T>,
     fp: &mut ArrayViewMut3<T>,
     plane: usize,
     width: usize,
 ) {
-    let elem = std::mem::size_of::<T>();
-    let nan = |b: &[u8]| match b.len() {
-        4 => f32::from_ne_bytes([b[0], b[1], b[2], b[3]]).is_nan(),
-        _ => f64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]).is_nan(),
+    let elem = if wire_f64 { 8 } else { 4 };
+    let value = |b: &[u8]| match b.try_into() {
+        Ok(b8) => f64::from_ne_bytes(b8),
+        Err(_) => f64::from(f32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
     };
     let (zero, one) = (T::from_f64(0.0), T::from_f64(1.0));
     let mut data = data.index_axis_mut(Axis(0), plane);
@@ -881,10 +885,9 @@ fn store<T: OutputSample>(
             .zip(fp_row.iter_mut())
             .zip(src.chunks_exact(elem))
         {
-            // SAFETY: T is f32 or f64 (BlockOut's types) and the kernel wrote that type; `b`
-            // holds exactly one element (unaligned read).
-            *o = unsafe { std::ptr::read_unaligned(b.as_ptr() as *const T) };
-            *f = if nan(b) { zero } else { one };
+            let v = value(b);
+            *o = T::from_f64(v);
+            *f = if v.is_nan() { zero } else { one };
         }
     }
 }
