@@ -1,7 +1,10 @@
 //! GPU benchmark: 16384×16384 float32 bilinear TAN → TAN, host-resident (input and outputs in
 //! host memory: the transfer pipeline) and device-resident (everything in GPU memory), beside
-//! a pinned H2D + D2H copy and a D2D copy of the same bytes measured in the same run; then a
-//! CAR galactic → TAN job and a SIP job against the CPU engine on every core.
+//! a pinned H2D + D2H copy and a D2D copy of the same bytes measured in the same run, and the
+//! CPU engine on every core; the same job bicubic; then a CAR galactic → TAN job and a SIP job
+//! against the CPU engine. Each host-resident job also runs once through the profiling driver
+//! (`gpu::profile`: every copy and launch waited for) for its per-phase breakdown, and each
+//! goal of issue 17 gets a line with the measured ratio.
 //!
 //! ```text
 //! cargo run --release --example gpu_bench [-- SIZE]     (SIZE defaults to 16384)
@@ -27,8 +30,14 @@ mod bench {
     use std::time::Instant;
 
     use ndarray::{Array2, ArrayD, IxDyn};
-    use reproject::engine::{Options, Parallel, Plan};
-    use reproject::gpu::{copy_times, gpu_info, Backend, DeviceBuffer, DeviceImage};
+    use std::sync::Arc;
+
+    use reproject::engine::{CudaExecutor, Options, Parallel, Plan};
+    use reproject::gpu::driver::Driver;
+    use reproject::gpu::profile::ProfilingDriver;
+    use reproject::gpu::{
+        copy_times, drivers, gpu_info, Backend, DeviceBuffer, DeviceImage, Devices,
+    };
     use reproject::interp::Order;
     use reproject::io::{ArraySource, SampleType};
     use reproject::wcs::Wcs;
@@ -62,6 +71,56 @@ mod bench {
         format!("{:8.1} ms  {:8.0} Mpix/s", t * 1e3, n as f64 / t / 1e6)
     }
 
+    /// A goal's line: the measured ratio against the goal's bound (`at_most`: the ratio must
+    /// not exceed it; else it must reach it).
+    fn goal(what: &str, ratio: f64, bound: f64, at_most: bool) {
+        let met = if at_most {
+            ratio <= bound
+        } else {
+            ratio >= bound
+        };
+        let sign = if at_most { "<=" } else { ">=" };
+        println!(
+            "  goal {what}: {ratio:.2} ({sign} {bound}) {}",
+            if met { "met" } else { "MISSED" }
+        );
+    }
+
+    /// One serialized run of `plan` on the first GPU through the profiling driver: where the
+    /// time goes (uploads, kernels, downloads, host work between them).
+    fn phases<T: reproject::engine::OutputSample + Default>(
+        plan: Plan,
+        shape: &[usize],
+    ) -> Result<()> {
+        let driver = drivers(Devices::First)?.remove(0);
+        let profiled = Arc::new(ProfilingDriver::new(driver));
+        let executor = CudaExecutor::new(&plan, vec![profiled.clone() as Arc<dyn Driver>])?;
+        let plan = plan.with_executor(Arc::new(executor));
+        let mut data = ArrayD::<T>::from_elem(IxDyn(shape), T::default());
+        let mut footprint = data.clone();
+        let t = Instant::now();
+        plan.compute_into(data.view_mut(), footprint.view_mut())?;
+        let wall = t.elapsed().as_secs_f64();
+        let p = profiled.phases();
+        let gbs =
+            |bytes: u64, t: std::time::Duration| bytes as f64 / t.as_secs_f64().max(1e-9) / 1e9;
+        println!(
+            "  phases (one run, nothing overlapped: {:.1} ms): upload {:.1} ms ({:.2} GB, {:.1} GB/s), \
+             kernels {:.1} ms ({} launches), download {:.1} ms ({:.2} GB, {:.1} GB/s), host {:.1} ms",
+            wall * 1e3,
+            p.upload_time.as_secs_f64() * 1e3,
+            p.uploaded as f64 / 1e9,
+            gbs(p.uploaded, p.upload_time),
+            p.kernel_time.as_secs_f64() * 1e3,
+            p.launches,
+            p.download_time.as_secs_f64() * 1e3,
+            p.downloaded as f64 / 1e9,
+            gbs(p.downloaded, p.download_time),
+            (wall - p.device_time().as_secs_f64()).max(0.0) * 1e3
+        );
+        Ok(())
+    }
+
     pub fn run() -> Result<()> {
         let size: usize = std::env::args()
             .nth(1)
@@ -81,12 +140,21 @@ mod bench {
             t.elapsed().as_secs_f64()
         );
 
-        tan_job(size)?;
+        let bilinear = tan_job(size, Order::Bilinear)?;
+        let bicubic = tan_job(size, Order::Bicubic)?;
+        println!("\n{size}x{size} bicubic against bilinear");
+        goal(
+            "device-resident bicubic / bilinear",
+            bicubic / bilinear,
+            3.0,
+            true,
+        );
         other_jobs(size)
     }
 
-    /// 1. TAN -> TAN, float32 in and out, bilinear, host- and device-resident.
-    fn tan_job(size: usize) -> Result<()> {
+    /// 1. TAN -> TAN, float32 in and out, host- and device-resident, and the CPU; returns the
+    /// device-resident time.
+    fn tan_job(size: usize, order: Order) -> Result<f64> {
         let n = size * size;
         let input = Array2::from_shape_fn((size, size), |(y, x)| {
             ((x as f32) * 0.001).sin() * 100.0 + (y as f32) * 0.01
@@ -95,7 +163,7 @@ mod bench {
         let wcs_out = tan((150.01, 2.01), size as f64 / 2.0 + 0.5, 1.05e-4, 12.0)?;
         let source = ArraySource::new(input.view().into_dyn())?;
         let options = Options {
-            order: Order::Bilinear,
+            order,
             backend: Backend::Cuda,
             ..Options::default()
         };
@@ -103,6 +171,15 @@ mod bench {
         let mut data = ArrayD::<f32>::zeros(IxDyn(&[size, size]));
         let mut footprint = data.clone();
         let t_host = best(|| plan.compute_into(data.view_mut(), footprint.view_mut()))?;
+        let cpu_options = Options {
+            backend: Backend::Cpu,
+            parallel: Parallel::AllCores,
+            ..options.clone()
+        };
+        let cpu_plan = Plan::new(&source, &wcs_in, &wcs_out, &[size, size], &cpu_options)?;
+        let (mut cpu_data, mut cpu_fp) = (data.clone(), data.clone());
+        let t_cpu = best(|| cpu_plan.compute_into(cpu_data.view_mut(), cpu_fp.view_mut()))?;
+        drop((cpu_data, cpu_fp));
 
         let in_bytes = n * 4;
         let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_ne_bytes()).collect();
@@ -126,19 +203,26 @@ mod bench {
             .zip(data.iter())
             .all(|(b, h)| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]).to_bits() == h.to_bits());
 
-        // Copies of the same bytes: input in, data + footprint out (pinned), and on the device.
+        // Copies of the same bytes: input in, values out (pinned; the footprint is derived on
+        // the host), and on the device.
         let (t_h2d_d2h_1g, t_d2d) = copy_times(in_bytes, REPEATS)?;
-        // copy_times moves `in_bytes` each way; the host-resident job moves in_bytes in and
-        // 2 * in_bytes out, so its floor is the H2D time plus twice the D2H time: estimated
-        // as 1.5 times the round trip of in_bytes.
-        let t_pcie_floor = 1.5 * t_h2d_d2h_1g;
+        // copy_times moves `in_bytes` each way: what the host-resident job must move.
+        let t_pcie_floor = t_h2d_d2h_1g;
+        // The device-resident job reads the input and writes values and footprint (3 times
+        // in_bytes); the D2D copy moves 2 times in_bytes.
+        let t_dev_floor = 1.5 * t_d2d;
         println!(
-            "\n{size}x{size} float32 bilinear TAN -> TAN ({:.2} GB in, {:.2} GB out)",
+            "\n{size}x{size} float32 {order:?} TAN -> TAN ({:.2} GB in, {:.2} GB out)",
             in_bytes as f64 / 1e9,
-            2.0 * in_bytes as f64 / 1e9
+            in_bytes as f64 / 1e9
         );
         println!("  host-resident (pipeline)      {}", mpix(n, t_host));
         println!("  device-resident               {}", mpix(n, t_dev));
+        println!(
+            "  CPU ({} threads)              {}",
+            rayon::current_num_threads(),
+            mpix(n, t_cpu)
+        );
         println!(
             "  pinned H2D+D2H of {:.2} GB     {:8.1} ms ({:.1} GB/s each way, averaged)",
             in_bytes as f64 / 1e9,
@@ -151,16 +235,22 @@ mod bench {
             t_d2d * 1e3,
             2.0 * in_bytes as f64 / t_d2d / 1e9
         );
-        println!(
-            "  ratio host-resident / PCIe floor (1 GB in + 2 GB out)   {:.2}",
-            t_host / t_pcie_floor
-        );
-        println!(
-            "  ratio device-resident / D2D copy of the input           {:.2}",
-            t_dev / t_d2d
-        );
         println!("  host- and device-resident values identical: {same}");
-        Ok(())
+        goal(
+            "host-resident / pinned copy of the bytes that cross",
+            t_host / t_pcie_floor,
+            1.5,
+            true,
+        );
+        goal(
+            "device-resident / D2D copy of the bytes touched",
+            t_dev / t_dev_floor,
+            2.0,
+            true,
+        );
+        goal("CPU / GPU host-resident", t_cpu / t_host, 5.0, false);
+        phases::<f32>(plan, &[size, size])?;
+        Ok(t_dev)
     }
 
     /// 2. CAR galactic -> TAN and 3. SIP -> TAN, GPU against the CPU on every core.
@@ -205,13 +295,13 @@ mod bench {
     ) -> Result<()> {
         let mut times = Vec::new();
         let mut results = Vec::new();
+        let options = |backend| Options {
+            backend,
+            parallel: Parallel::AllCores,
+            ..Options::default()
+        };
         for backend in [Backend::Cuda, Backend::Cpu] {
-            let options = Options {
-                backend,
-                parallel: Parallel::AllCores,
-                ..Options::default()
-            };
-            let plan = Plan::new(src, wcs_in, wcs_out, &[m, m], &options)?;
+            let plan = Plan::new(src, wcs_in, wcs_out, &[m, m], &options(backend))?;
             let mut data = ArrayD::<f64>::zeros(IxDyn(&[m, m]));
             let mut fp = data.clone();
             times.push(best(|| plan.compute_into(data.view_mut(), fp.view_mut()))?);
@@ -241,6 +331,9 @@ mod bench {
             "  speed-up {:.1}x; max relative difference {max_rel:.2e}; footprint differences {fp_diff}",
             times[1] / times[0]
         );
+        goal("CPU / GPU host-resident", times[1] / times[0], 3.0, false);
+        let plan = Plan::new(src, wcs_in, wcs_out, &[m, m], &options(Backend::Cuda))?;
+        phases::<f64>(plan, &[m, m])?;
         Ok(())
     }
 }

@@ -811,3 +811,39 @@ fn float32_results_come_back_as_float32() {
         assert_eq!(driver.stats().downloaded, 4 * pixels, "{}", case.name);
     }
 }
+
+/// The profiling driver (`gpu::profile`) serializes a job's copies and launches and counts
+/// them: the same bits as the CPU, the input's bytes up, one value per pixel down, a launch
+/// per block.
+#[test]
+fn a_profiled_job_gives_the_same_bits_and_its_phases() {
+    use reproject::gpu::profile::ProfilingDriver;
+    let case = &cases()[0];
+    let source = source(case);
+    let options = Options {
+        parallel: Parallel::Threads(2),
+        block_size: Some((26, 30)),
+        ..Options::default()
+    };
+    let cpu = compute::<f64>(&plan(case, &source, &options));
+    let inner: Arc<dyn Driver> = sim(SimConfig::default());
+    let profiled = Arc::new(ProfilingDriver::new(inner));
+    let p = plan(case, &source, &options);
+    let executor = CudaExecutor::new(&p, vec![profiled.clone() as Arc<dyn Driver>]).unwrap();
+    let p = p.with_executor(Arc::new(executor));
+    assert_same("profiled", &compute::<f64>(&p), &cpu);
+    let phases = profiled.phases();
+    let (ny, nx) = case.shape;
+    assert_eq!(
+        phases.uploaded,
+        (64 * 72 * 8) as u64,
+        "the input plane, once"
+    );
+    assert_eq!(
+        phases.downloaded,
+        (ny * nx * 8) as u64,
+        "one value per pixel"
+    );
+    assert_eq!(phases.launches, 4, "one launch per block");
+    assert!(phases.device_time() > std::time::Duration::ZERO);
+}

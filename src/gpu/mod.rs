@@ -27,6 +27,7 @@
 mod cuda;
 pub mod driver;
 pub mod pool;
+pub mod profile;
 mod registry;
 pub mod resources;
 #[cfg(feature = "cuda")]

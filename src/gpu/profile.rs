@@ -1,0 +1,237 @@
+//! Where a GPU job's time goes, phase by phase: a [`Driver`] that wraps another and waits for
+//! each queued copy or launch as it is queued, timing it. The job then runs with nothing
+//! overlapped, so its wall time is the sum of its phases: uploads, kernels, downloads, and the
+//! host work between them (reading and converting the input, storing the results). The
+//! benchmark (`examples/gpu_bench.rs`) prints that breakdown beside the overlapped run's time.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use reproject::gpu::driver::Driver;
+//! use reproject::gpu::profile::ProfilingDriver;
+//! use reproject::gpu::sim::{SimConfig, SimDriver};
+//! let sim: Arc<dyn Driver> = Arc::new(SimDriver::new(SimConfig::default()));
+//! let profiled = ProfilingDriver::new(sim);
+//! let (stream, dev, host) = (profiled.create_stream()?, profiled.alloc(64)?, profiled.alloc_host(64)?);
+//! unsafe { profiled.upload(stream, &host, 0, dev, 64)? };
+//! let phases = profiled.phases();
+//! assert_eq!((phases.uploads, phases.uploaded), (1, 64));
+//! # Ok::<(), reproject::gpu::driver::DriverFault>(())
+//! ```
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::driver::{
+    AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverResult, HostBuffer, StreamId,
+};
+use super::variant::KernelDefines;
+use super::GpuInfo;
+
+/// The time and bytes of each phase so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Phases {
+    /// Host-to-device copies: how many, bytes, time.
+    pub uploads: usize,
+    /// Bytes copied host → device.
+    pub uploaded: u64,
+    /// Time spent copying host → device.
+    pub upload_time: Duration,
+    /// Kernel launches (block and accumulate kernels).
+    pub launches: usize,
+    /// Time spent in kernels.
+    pub kernel_time: Duration,
+    /// Device-to-host copies.
+    pub downloads: usize,
+    /// Bytes copied device → host.
+    pub downloaded: u64,
+    /// Time spent copying device → host.
+    pub download_time: Duration,
+}
+
+impl Phases {
+    /// The device's time: copies both ways and kernels.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use reproject::gpu::profile::Phases;
+    /// let p = Phases { upload_time: Duration::from_millis(2), kernel_time: Duration::from_millis(3), ..Phases::default() };
+    /// assert_eq!(p.device_time(), Duration::from_millis(5));
+    /// ```
+    pub fn device_time(&self) -> Duration {
+        self.upload_time + self.kernel_time + self.download_time
+    }
+}
+
+/// A driver that times every copy and launch by waiting for it (see the module documentation).
+pub struct ProfilingDriver {
+    inner: Arc<dyn Driver>,
+    phases: Mutex<Phases>,
+}
+
+impl ProfilingDriver {
+    /// Profiles the work queued on `inner`.
+    pub fn new(inner: Arc<dyn Driver>) -> ProfilingDriver {
+        ProfilingDriver {
+            inner,
+            phases: Mutex::new(Phases::default()),
+        }
+    }
+
+    /// The phases so far.
+    pub fn phases(&self) -> Phases {
+        *self.phases.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `queue` (which queues one operation on `stream`), waits for it, and adds its time
+    /// to the phases with `add`.
+    fn timed(
+        &self,
+        stream: StreamId,
+        queue: impl FnOnce() -> DriverResult<()>,
+        add: impl FnOnce(&mut Phases, Duration),
+    ) -> DriverResult<()> {
+        // Work queued before is not this operation's.
+        self.inner.synchronize(stream)?;
+        let t = Instant::now();
+        queue()?;
+        self.inner.synchronize(stream)?;
+        add(
+            &mut self.phases.lock().unwrap_or_else(|e| e.into_inner()),
+            t.elapsed(),
+        );
+        Ok(())
+    }
+}
+
+impl Driver for ProfilingDriver {
+    fn info(&self) -> &GpuInfo {
+        self.inner.info()
+    }
+
+    fn ordinal(&self) -> usize {
+        self.inner.ordinal()
+    }
+
+    fn poisoned(&self) -> Option<String> {
+        self.inner.poisoned()
+    }
+
+    fn mem_info(&self) -> DriverResult<(usize, usize)> {
+        self.inner.mem_info()
+    }
+
+    fn alloc(&self, bytes: usize) -> DriverResult<DevicePtr> {
+        self.inner.alloc(bytes)
+    }
+
+    fn free(&self, ptr: DevicePtr) {
+        self.inner.free(ptr)
+    }
+
+    fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer> {
+        self.inner.alloc_host(bytes)
+    }
+
+    fn free_host(&self, buffer: HostBuffer) {
+        self.inner.free_host(buffer)
+    }
+
+    fn create_stream(&self) -> DriverResult<StreamId> {
+        self.inner.create_stream()
+    }
+
+    fn destroy_stream(&self, stream: StreamId) {
+        self.inner.destroy_stream(stream)
+    }
+
+    fn upload_now(&self, src: &[u8], dst: DevicePtr) -> DriverResult<()> {
+        self.inner.upload_now(src, dst)
+    }
+
+    unsafe fn upload(
+        &self,
+        stream: StreamId,
+        src: &HostBuffer,
+        src_offset: usize,
+        dst: DevicePtr,
+        bytes: usize,
+    ) -> DriverResult<()> {
+        self.timed(
+            stream,
+            // SAFETY: the caller's promises, passed on.
+            || unsafe { self.inner.upload(stream, src, src_offset, dst, bytes) },
+            |p, t| {
+                p.uploads += 1;
+                p.uploaded += bytes as u64;
+                p.upload_time += t;
+            },
+        )
+    }
+
+    unsafe fn download(
+        &self,
+        stream: StreamId,
+        src: DevicePtr,
+        dst: &HostBuffer,
+        dst_offset: usize,
+        bytes: usize,
+    ) -> DriverResult<()> {
+        self.timed(
+            stream,
+            // SAFETY: the caller's promises, passed on.
+            || unsafe { self.inner.download(stream, src, dst, dst_offset, bytes) },
+            |p, t| {
+                p.downloads += 1;
+                p.downloaded += bytes as u64;
+                p.download_time += t;
+            },
+        )
+    }
+
+    unsafe fn copy_device(
+        &self,
+        stream: StreamId,
+        src: DevicePtr,
+        dst: DevicePtr,
+        bytes: usize,
+    ) -> DriverResult<()> {
+        // SAFETY: the caller's promises, passed on.
+        unsafe { self.inner.copy_device(stream, src, dst, bytes) }
+    }
+
+    fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()> {
+        self.inner.load_variant(variant)
+    }
+
+    unsafe fn launch(&self, stream: StreamId, launch: &BlockLaunch) -> DriverResult<()> {
+        self.timed(
+            stream,
+            // SAFETY: the caller's promises, passed on.
+            || unsafe { self.inner.launch(stream, launch) },
+            |p, t| {
+                p.launches += 1;
+                p.kernel_time += t;
+            },
+        )
+    }
+
+    unsafe fn launch_accumulate(
+        &self,
+        stream: StreamId,
+        launch: &AccumulateLaunch,
+    ) -> DriverResult<()> {
+        self.timed(
+            stream,
+            // SAFETY: the caller's promises, passed on.
+            || unsafe { self.inner.launch_accumulate(stream, launch) },
+            |p, t| {
+                p.launches += 1;
+                p.kernel_time += t;
+            },
+        )
+    }
+
+    fn synchronize(&self, stream: StreamId) -> DriverResult<()> {
+        self.inner.synchronize(stream)
+    }
+}
