@@ -152,8 +152,8 @@ mod bench {
         other_jobs(size)
     }
 
-    /// 1. TAN -> TAN, float32 in and out, host- and device-resident, and the CPU; returns the
-    /// device-resident time.
+    /// Job 1: TAN -> TAN, float32 in and out, host- and device-resident, and the CPU; returns
+    /// the device-resident time.
     fn tan_job(size: usize, order: Order) -> Result<f64> {
         let n = size * size;
         let input = Array2::from_shape_fn((size, size), |(y, x)| {
