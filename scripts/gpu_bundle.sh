@@ -57,14 +57,15 @@ PIP="${PIP:-$(command -v pip3 || echo .venv/bin/pip)}"
 rm -f "$OUT"/wheels/numpy-*.whl
 mkdir -p "$OUT/python-tests"
 cp python-bindings/tests/{conftest.py,fake_cupy.py,test_gpu_paths.py,test_gpu_arrays.py} \
-  python-bindings/examples/dask_gpu.py "$OUT/python-tests/"
+  python-bindings/examples/dask_gpu.py python-bindings/benchmarks/gpu_bench.py "$OUT/python-tests/"
 
 cat >"$OUT/python-paths.sh" <<'PYPATHS'
 #!/usr/bin/env bash
 # The Python package's GPU tests on this machine's GPU (REPROJECT_RS_CUDA_SIM=0; =1 runs them
 # on the simulator, e.g. to check the bundle where there is no GPU): every path (numpy, lazy,
 # dask threads, a dask.distributed cluster of processes, CuPy in and out, dask arrays of CuPy
-# chunks) gives the same bits on the GPU, within 1e-9 of the CPU. Then the dask example.
+# chunks) gives the same bits on the GPU, within 1e-9 of the CPU. Then the dask example and the
+# GPU benchmark from Python (SIZE, default 16384: numpy and CuPy in, a line per goal).
 # PYTHON (default python3) needs numpy; CuPy for the GPU-array tests (they skip without it).
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -81,6 +82,7 @@ status=0
 "$py" -m pytest -q -p no:cacheprovider -o addopts="" --rootdir python-tests \
   python-tests/test_gpu_paths.py python-tests/test_gpu_arrays.py || status=1
 "$py" python-tests/dask_gpu.py || status=1
+"$py" python-tests/gpu_bench.py "${SIZE:-16384}" || status=1
 exit $status
 PYPATHS
 chmod +x "$OUT/python-paths.sh"
