@@ -16,6 +16,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy -D warnings"
 cargo clippy --all-targets -- -D warnings
 
+echo "== cargo doc -D warnings (the library's documentation and its links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
+
 echo "== cargo test"
 # The host builds of the CUDA kernels (tests/gpu_host_*.rs) fail here, instead of skipping,
 # without a C++ compiler or the WCS vectors.

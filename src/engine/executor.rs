@@ -1,5 +1,5 @@
 //! Block executors: what computes one output block of a [`Plan`]. The CPU executor is the
-//! engine itself; the CUDA executor ([`super::gpu_executor`]) runs the same block on a GPU
+//! engine itself; the CUDA executor ([`super::CudaExecutor`]) runs the same block on a GPU
 //! (or the simulator) and holds the plan's device state. A plan picks its executor once, from
 //! its options ([`Plan::executor`]), so every way of running it (the scheduler, lazy handles,
 //! worker processes, dask blocks) computes on the same executor.

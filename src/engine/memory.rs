@@ -10,7 +10,7 @@ use crate::io::available_memory;
 
 /// A zero-filled output array whose pages the kernel may back with transparent huge pages:
 /// a fresh output is written once, and 2 MiB pages cut the page-fault work of that first
-/// write by 512 (the zeroing itself stays). This is how [`reproject_interp`] allocates.
+/// write by 512 (the zeroing itself stays). This is how [`reproject_interp`](super::reproject_interp) allocates.
 ///
 /// ```
 /// let a = reproject::engine::zeroed_output::<f64>(&[2, 3]);
@@ -51,7 +51,7 @@ fn advise_huge_pages<T>(_buffer: &[T]) {}
 /// Refuses an in-memory output of `shape` (`bytes_per_pixel` bytes per pixel, all arrays
 /// together) larger than the memory available ([`available_memory`]), before it is
 /// allocated, with [`Error::InvalidArgument`] naming the fix: write the output to a file
-/// (a memory-mapped [`crate::io::MappedOutput`] through [`reproject_interp_into`], the CLI's
+/// (a memory-mapped [`crate::io::MappedOutput`] through [`reproject_interp_into`](super::reproject_interp_into), the CLI's
 /// `-o`, a `numpy.memmap` as Python's `output_array`) or compute it block by block. Every
 /// in-memory output of the engine, its lazy blocks and the Python bindings goes through it.
 ///

@@ -1,5 +1,5 @@
 //! The driver seam: every CUDA driver operation a GPU pipeline uses, behind one trait, with two
-//! implementations: the real driver ([`super::cuda`], through `cudarc`) and a simulator
+//! implementations: the real driver (`CudaDriver` in `gpu/cuda.rs`, through `cudarc`) and a simulator
 //! ([`super::sim`]) that runs the kernels compiled as host C++.
 //!
 //! ```text
@@ -436,7 +436,7 @@ fn invalid_grid((gx, gy): (u32, u32), (tx, ty): (u32, u32)) -> Option<String> {
 
 /// The CUDA driver operations of the GPU pipelines, for one device.
 ///
-/// Implementations: [`super::cuda::CudaDriver`] (a real GPU) and [`super::sim::SimDriver`].
+/// Implementations: `CudaDriver` (`gpu/cuda.rs`, a real GPU) and [`super::sim::SimDriver`].
 /// Calls may come from several threads at once.
 pub trait Driver: Send + Sync {
     /// The device.

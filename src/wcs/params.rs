@@ -94,8 +94,8 @@ pub struct WcsParams {
     /// `TIMEUNIT`, ...) as `KEY=value` pairs: time axes of two WCS convert only when they agree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_reference: Option<String>,
-    /// The reference time of time axes as MJD (integer and fractional parts, from MJDREF[IF],
-    /// JDREF[IF] or DATEREF), `None` when the header has none (astropy then uses MJD 0).
+    /// The reference time of time axes as MJD (integer and fractional parts, from MJDREF\[IF\],
+    /// JDREF\[IF\] or DATEREF), `None` when the header has none (astropy then uses MJD 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mjdref: Option<[f64; 2]>,
     /// TIMESYS, the time scale of `TIME` axes.
