@@ -847,3 +847,35 @@ fn a_profiled_job_gives_the_same_bits_and_its_phases() {
     assert_eq!(phases.launches, 4, "one launch per block");
     assert!(phases.device_time() > std::time::Duration::ZERO);
 }
+
+/// The input planes go up in chunks through two lanes (staging buffer and stream): the second
+/// chunk is read and queued on the other stream before the first chunk's copy is waited for.
+#[test]
+fn resident_uploads_alternate_two_lanes() {
+    let case = &cases()[0];
+    let source = source(case);
+    let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
+    let driver = sim(SimConfig::default());
+    let (p, _) = on_sim(
+        plan(case, &source, &Options::default()),
+        std::slice::from_ref(&driver),
+    );
+    assert_same("two lanes", &compute::<f64>(&p), &cpu);
+    let calls = driver.calls();
+    let uploads: Vec<_> = calls
+        .iter()
+        .filter(|c| c.name == "cuMemcpyHtoDAsync")
+        .collect();
+    assert_eq!(uploads.len(), 2, "the plane in two chunks");
+    let (a, b) = (uploads[0], uploads[1]);
+    assert_ne!(a.stream, b.stream, "the chunks go on two streams");
+    let waited_between = calls[a.index..b.index]
+        .iter()
+        .any(|c| c.name == "cuStreamSynchronize" && c.stream == a.stream);
+    assert!(!waited_between, "the second chunk waited for the first");
+    assert_eq!(
+        uploads.iter().map(|c| c.bytes).sum::<usize>(),
+        64 * 72 * 8,
+        "the whole plane, once"
+    );
+}

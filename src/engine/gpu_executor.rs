@@ -280,13 +280,15 @@ fn as_f64(bytes: &mut [u8]) -> &mut [f64] {
     unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut f64, bytes.len() / 8) }
 }
 
-/// Uploads rows × cols of input plane `plane` into `dst` through `staging`, chunk by chunk
-/// (each chunk's copy is finished before the staging buffer is filled again).
+/// Uploads rows × cols of input plane `plane` into `dst`, chunk by chunk, through the lanes
+/// (a page-locked staging buffer and the stream its copies go on) in turn: with two lanes the
+/// next chunk is read and converted on the host while the previous one crosses the bus. A
+/// lane's buffer is filled again only once its copy is done; every copy is done on return.
+/// The buffers must have no copy pending on entry.
 #[allow(clippy::too_many_arguments)]
 fn upload_rows(
     driver: &Arc<dyn Driver>,
-    stream: StreamId,
-    staging: &mut HostAlloc,
+    lanes: &mut [(StreamId, &mut HostAlloc)],
     plan: &Plan,
     plane: usize,
     input: Input,
@@ -295,7 +297,11 @@ fn upload_rows(
     dst: DevicePtr,
 ) -> std::result::Result<(), Failure> {
     let row_bytes = (cols.len() * input.elem()).max(1);
-    let capacity = staging.buffer().len();
+    let capacity = lanes
+        .iter()
+        .map(|(_, s)| s.buffer().len())
+        .min()
+        .unwrap_or(0);
     if row_bytes > capacity {
         return Err(Failure::Engine(Error::InvalidArgument(format!(
             "input rows of {row_bytes} bytes exceed the GPU staging buffer"
@@ -303,17 +309,29 @@ fn upload_rows(
     }
     let chunk_rows = capacity / row_bytes;
     let mut offset = 0usize;
-    for r0 in rows.clone().step_by(chunk_rows) {
+    let mut used = vec![false; lanes.len()];
+    for (k, r0) in rows.clone().step_by(chunk_rows).enumerate() {
         let r1 = (r0 + chunk_rows).min(rows.end);
         let bytes = (r1 - r0) * row_bytes;
-        // SAFETY: the previous chunk's copy was synchronized below.
+        let lane = k % lanes.len();
+        let (stream, staging) = &mut lanes[lane];
+        if used[lane] {
+            // Its previous chunk must be on the device before the buffer is refilled.
+            driver.synchronize(*stream)?;
+        }
+        used[lane] = true;
+        // SAFETY: no copy from this buffer is pending (synchronized above, or none queued).
         let host = unsafe { staging.bytes_mut() };
         fill_rows(plan, plane, input, r0..r1, cols.clone(), &mut host[..bytes])?;
-        // SAFETY: dst holds the rows (the caller sized it); staging is not touched until
-        // the synchronize.
-        unsafe { driver.upload(stream, staging.buffer(), 0, dst.offset(offset), bytes)? };
-        driver.synchronize(stream)?;
+        // SAFETY: dst holds the rows (the caller sized it); the buffer is not touched until
+        // its stream is synchronized.
+        unsafe { driver.upload(*stream, staging.buffer(), 0, dst.offset(offset), bytes)? };
         offset += bytes;
+    }
+    for ((stream, _), used) in lanes.iter().zip(used) {
+        if used {
+            driver.synchronize(*stream)?;
+        }
     }
     Ok(())
 }
@@ -600,34 +618,39 @@ impl CudaExecutor {
     ) -> std::result::Result<Vec<DeviceAlloc>, Failure> {
         let (ny, nx) = plan.plane_shape_in;
         let largest = sizes.iter().copied().max().unwrap_or(8);
-        let mut staging = HostAlloc::new(driver, largest.clamp(8, CHUNK))?;
-        let stream = driver.create_stream()?;
-        // The buffers outlive the stream's work, whatever fails.
+        // Two lanes: a chunk is read on the host while the previous one is copied.
+        let chunk = largest.div_ceil(2).clamp(8, CHUNK);
+        let (mut first, mut second) = (
+            HostAlloc::new(driver, chunk)?,
+            HostAlloc::new(driver, chunk)?,
+        );
+        let first_stream = driver.create_stream()?;
+        let streams = match driver.create_stream() {
+            Ok(second_stream) => [first_stream, second_stream],
+            Err(f) => {
+                driver.destroy_stream(first_stream);
+                return Err(f.into());
+            }
+        };
+        // The buffers outlive the streams' work, whatever fails.
         let mut planes = Vec::with_capacity(sizes.len());
         let mut uploaded = || -> std::result::Result<(), Failure> {
+            let mut lanes = [(streams[0], &mut first), (streams[1], &mut second)];
             for (plane, &size) in sizes.iter().enumerate() {
                 planes.push(DeviceAlloc::new(driver, size.max(8))?);
                 let dst = planes[plane].ptr;
                 let input = input_of(plan, plane, &self.params.decoding);
-                upload_rows(
-                    driver,
-                    stream,
-                    &mut staging,
-                    plan,
-                    plane,
-                    input,
-                    0..ny,
-                    0..nx,
-                    dst,
-                )?;
+                upload_rows(driver, &mut lanes, plan, plane, input, 0..ny, 0..nx, dst)?;
             }
             Ok(())
         };
         let r = uploaded();
-        if r.is_err() {
-            let _ = driver.synchronize(stream);
+        for stream in streams {
+            if r.is_err() {
+                let _ = driver.synchronize(stream);
+            }
+            driver.destroy_stream(stream);
         }
-        driver.destroy_stream(stream);
         r.map(|()| planes)
     }
 
@@ -824,10 +847,10 @@ fn launch_plane(
             else {
                 unreachable!("allocated above");
             };
+            let mut lanes = [(stream, staging)];
             upload_rows(
                 driver,
-                stream,
-                staging,
+                &mut lanes,
                 plan,
                 plane,
                 input,
