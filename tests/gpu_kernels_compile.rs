@@ -309,3 +309,45 @@ fn a_broken_kernel_is_reported_with_the_compiler_log() {
         other => panic!("unexpected error {other:?}"),
     }
 }
+
+/// The device spline prefilter (`kernels/spline.cu`, not yet in the runtime's module) compiles
+/// for every architecture within its budget: at most 64 registers, no stack frame, no spill.
+#[test]
+fn the_spline_prefilter_compiles_within_its_budget() {
+    if let Err(e) = nvrtc_version() {
+        assert!(
+            !require_nvrtc(),
+            "REPROJECT_RS_REQUIRE_NVRTC=1 but libnvrtc is not usable: {e}"
+        );
+        eprintln!("SKIPPED the_spline_prefilter_compiles_within_its_budget: {e}");
+        return;
+    }
+    for arch in architectures() {
+        let (cubin, kernels) =
+            reproject::gpu::resources::source_resources(&reproject::gpu::spline_source(), &arch)
+                .unwrap_or_else(|e| panic!("kernels/spline.cu does not compile for {arch}:\n{e}"));
+        assert_eq!(&cubin[..4], b"\x7fELF");
+        let k = kernels
+            .iter()
+            .find(|k| k.name == "rp_spline_filter")
+            .unwrap_or_else(|| panic!("no ptxas report of rp_spline_filter for {arch}"));
+        let occupancy = k.occupancy(THREADS, &arch).unwrap_or(0.0);
+        eprintln!(
+            "{arch} rp_spline_filter: {} registers, {} B stack, {} B spilled; occupancy {:.1}%",
+            k.registers,
+            k.stack_frame,
+            k.spill_stores,
+            100.0 * occupancy
+        );
+        assert!(
+            k.registers > 0 && k.registers <= 64,
+            "{arch}: {} registers",
+            k.registers
+        );
+        assert_eq!(
+            (k.stack_frame, k.spill_stores, k.spill_loads),
+            (0, 0, 0),
+            "{arch}"
+        );
+    }
+}

@@ -138,6 +138,24 @@ pub fn kernel_source() -> String {
     src
 }
 
+/// The spline prefilter kernel (`kernels/spline.cu`, after `common.cuh`) as NVRTC compiles
+/// it: a building block of the GPU prefilter, checked by the tests but not yet part of the
+/// runtime's module.
+///
+/// ```
+/// assert!(reproject::gpu::spline_source().contains("rp_spline_filter"));
+/// ```
+pub fn spline_source() -> String {
+    let files = [
+        ("common.cuh", include_str!("../../kernels/common.cuh")),
+        ("spline.cu", include_str!("../../kernels/spline.cu")),
+    ];
+    files
+        .iter()
+        .map(|(name, text)| format!("#line 1 \"{name}\"\n{text}\n"))
+        .collect()
+}
+
 /// The NVRTC options every compilation uses, for a `sm_XY` (or `compute_XY`) architecture:
 /// no fused multiply-add contraction, so products and sums round as they do on the CPU.
 ///

@@ -174,16 +174,40 @@ pub fn variant_resources(
     arch: &str,
     variant: &KernelDefines,
 ) -> Result<(Vec<u8>, Vec<KernelResources>)> {
+    compile_with_report(&super::kernel_source(), arch, &variant.options())
+}
+
+/// [`kernel_resources`] of any CUDA source (the runtime's options), e.g. a kernel not yet
+/// part of the runtime's module ([`super::spline_source`]).
+///
+/// Errors: as [`kernel_resources`].
+///
+/// ```
+/// let src = reproject::gpu::spline_source();
+/// if let Ok((_, kernels)) = reproject::gpu::resources::source_resources(&src, "sm_90") {
+///     assert!(kernels.iter().any(|k| k.name == "rp_spline_filter"));
+/// }
+/// ```
+pub fn source_resources(src: &str, arch: &str) -> Result<(Vec<u8>, Vec<KernelResources>)> {
+    compile_with_report(src, arch, &[])
+}
+
+/// Compiles `src` for `arch` with the runtime's options, `extra` options and ptxas's report.
+fn compile_with_report(
+    src: &str,
+    arch: &str,
+    extra: &[String],
+) -> Result<(Vec<u8>, Vec<KernelResources>)> {
     #[cfg(feature = "cuda")]
     {
         let mut options = vec!["--ptxas-options=-v".to_string()];
-        options.extend(variant.options());
-        let (cubin, log) = super::runtime::compile_with(&super::kernel_source(), arch, &options)?;
+        options.extend_from_slice(extra);
+        let (cubin, log) = super::runtime::compile_with(src, arch, &options)?;
         Ok((cubin, parse_ptxas_log(&log)))
     }
     #[cfg(not(feature = "cuda"))]
     {
-        let _ = (arch, variant);
+        let _ = (src, arch, extra);
         Err(crate::Error::GpuUnavailable(
             "reproject was built without its `cuda` feature".into(),
         ))

@@ -81,6 +81,25 @@ pub fn filter_gain(poles: &[f64]) -> f64 {
     gain
 }
 
+/// The pole constants of the device prefilter (`kernels/spline.cu`) for lines of `n`
+/// elements, as [`filter_line`] computes them: for each pole of `order`, `z`, `z^(n-1)`,
+/// `1 - z^(n-1)·z^(n-1)` and `z·z - 1` (so that the device needs no `pow`).
+///
+/// ```
+/// use reproject::interp::{spline::spline_pole_params, Order};
+/// let p = spline_pole_params(Order::Bicubic, 2);
+/// assert_eq!(p.len(), 4);
+/// assert_eq!(p[1], p[0]); // z^1
+/// ```
+pub fn spline_pole_params(order: Order, n: usize) -> Vec<f64> {
+    let mut params = Vec::new();
+    for &z in filter_poles(order) {
+        let z_n_1 = z.powf(n.saturating_sub(1) as f64);
+        params.extend([z, z_n_1, 1.0 - z_n_1 * z_n_1, z * z - 1.0]);
+    }
+    params
+}
+
 /// Filters `L` interleaved lines of length `n`: element `i` of lane `l` is `b[i * L + l]`.
 /// Every lane gets exactly scipy's operation sequence (`_apply_filter_gain`, then
 /// `_apply_filter` with the mirror initialisations for each pole).

@@ -1,0 +1,104 @@
+//! The device spline prefilter (`kernels/spline.cu`) compiled as host C++
+//! (`kernels/host/spline_harness.cpp`, `-ffp-contract=off`) against the CPU's
+//! `interp::spline::prefilter`: the same coefficients, bit for bit, for orders 2-5, planes of
+//! one row or column, 2×2, odd shapes and a larger one, with negative values and a NaN.
+//! Needs a C++ compiler (fails in CI and under `REPROJECT_RS_REQUIRE_HOST_KERNELS=1` without
+//! one, as the other host-kernel tests).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ndarray::Array2;
+use reproject::interp::spline::{filter_gain, filter_poles, prefilter, spline_pole_params};
+use reproject::interp::Order;
+
+mod common;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn harness() -> Option<PathBuf> {
+    let cxx = common::host_cxx("gpu_host_spline")?;
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rp_spline_harness");
+    let res = Command::new(&cxx)
+        .args(["-O2", "-ffp-contract=off", "-std=c++14", "-Wall", "-I"])
+        .arg(root().join("kernels"))
+        .arg(root().join("kernels/host/spline_harness.cpp"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap_or_else(|e| panic!("running {cxx}: {e}"));
+    assert!(
+        res.status.success(),
+        "the host build of the spline kernel failed:\n{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    Some(out)
+}
+
+/// The plane filtered by the host build of the device kernel.
+fn device_filter(bin: &PathBuf, plane: &Array2<f64>, order: Order, tag: &str) -> Vec<f64> {
+    let (ny, nx) = plane.dim();
+    let poles = filter_poles(order);
+    let mut bytes = Vec::new();
+    for v in [ny as i64, nx as i64, poles.len() as i64] {
+        bytes.extend(v.to_le_bytes());
+    }
+    let mut doubles = vec![filter_gain(poles)];
+    doubles.extend(spline_pole_params(order, ny));
+    doubles.extend(spline_pole_params(order, nx));
+    doubles.extend(plane.iter());
+    for v in doubles {
+        bytes.extend(v.to_le_bytes());
+    }
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let (input, output) = (
+        dir.join(format!("spline-in-{tag}")),
+        dir.join(format!("spline-out-{tag}")),
+    );
+    std::fs::write(&input, bytes).unwrap();
+    let status = Command::new(bin).arg(&input).arg(&output).status().unwrap();
+    assert!(status.success(), "{tag}: the harness failed: {status}");
+    std::fs::read(&output)
+        .unwrap()
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn the_device_prefilter_gives_the_cpu_coefficients_bit_for_bit() {
+    let Some(bin) = harness() else { return };
+    let shapes = [(1, 9), (9, 1), (2, 2), (3, 5), (17, 23), (64, 47)];
+    let orders = [
+        Order::Biquadratic,
+        Order::Bicubic,
+        Order::Quartic,
+        Order::Quintic,
+    ];
+    let mut compared = 0;
+    for (ny, nx) in shapes {
+        for order in orders {
+            let mut plane = Array2::from_shape_fn((ny, nx), |(y, x)| {
+                ((y * 31 + x * 17) % 23) as f64 * 1.7 - 15.0 + (x as f64 * 0.37).sin()
+            });
+            if ny * nx > 100 {
+                plane[[ny / 2, nx / 3]] = f64::NAN;
+            }
+            let tag = format!("{ny}x{nx}-{order:?}");
+            let device = device_filter(&bin, &plane, order, &tag);
+            let mut cpu = plane.clone();
+            prefilter(cpu.view_mut(), order);
+            let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+            let differ = cpu
+                .iter()
+                .zip(&device)
+                .filter(|(a, b)| bits(**a) != bits(**b))
+                .count();
+            assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
+            compared += cpu.len();
+        }
+    }
+    assert!(compared > 10_000);
+}
