@@ -844,6 +844,30 @@ fn mosaic_matches_the_library() {
         std::fs::read(&by_processes).unwrap(),
         std::fs::read(&out).unwrap()
     );
+    // The same on the GPU (the CUDA simulator): the workers, given the corrections, sample and
+    // combine their bands on the device; the same file byte for byte.
+    let on_gpu = d.join("mosaic-processes-gpu.fits");
+    let gpu_args: Vec<&str> = args
+        .iter()
+        .map(|a| {
+            if *a == s(&by_processes) {
+                s(&on_gpu)
+            } else {
+                a
+            }
+        })
+        .chain(["--device", "cuda"])
+        .collect();
+    let o = Command::new(BIN)
+        .args(&gpu_args)
+        .env("REPROJECT_RS_CUDA_SIM", "1")
+        .output()
+        .expect("the binary runs");
+    ok(&o);
+    assert_eq!(
+        std::fs::read(&on_gpu).unwrap(),
+        std::fs::read(&out).unwrap()
+    );
 
     // --auto-wcs: the grid reproject's find_optimal_celestial_wcs would choose, its header
     // published beside the mosaic.
