@@ -17,14 +17,8 @@ extern "C" void rp_sim_accumulate(unsigned grid_x, unsigned grid_y, unsigned blo
                                   int planes, int part_ny, int part_nx, int part_y0,
                                   int part_x0, int blk_r0, int blk_c0, int blk_ny, int blk_nx,
                                   double* data, double* footprint) {
-    blockDim.x = block_x;
-    blockDim.y = block_y;
-    blockDim.z = 1;
-    for (blockIdx.y = 0; blockIdx.y < grid_y; blockIdx.y++)
-        for (blockIdx.x = 0; blockIdx.x < grid_x; blockIdx.x++)
-            for (threadIdx.y = 0; threadIdx.y < block_y; threadIdx.y++)
-                for (threadIdx.x = 0; threadIdx.x < block_x; threadIdx.x++)
-                    rp_accumulate(values, weights, op, correction, c0, c1, c2, planes, part_ny,
-                                  part_nx, part_y0, part_x0, blk_r0, blk_c0, blk_ny, blk_nx, data,
-                                  footprint);
+    rp_for_each_thread(grid_x, grid_y, block_x, block_y, [&] {
+        rp_accumulate(values, weights, op, correction, c0, c1, c2, planes, part_ny, part_nx,
+                      part_y0, part_x0, blk_r0, blk_c0, blk_ny, blk_nx, data, footprint);
+    });
 }

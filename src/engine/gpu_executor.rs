@@ -359,6 +359,28 @@ struct KernelInput {
     window: (usize, usize, usize, usize),
 }
 
+/// A size as a kernel's 32-bit argument; beyond, a fault (so the block goes to the CPU).
+pub(crate) fn kernel_i32(v: usize) -> std::result::Result<i32, DriverFault> {
+    i32::try_from(v).map_err(|_| {
+        DriverFault::new(
+            "cuLaunchKernel",
+            FaultKind::Other,
+            format!("{v} exceeds the kernel's 32-bit indices"),
+        )
+    })
+}
+
+/// The thread blocks covering `n` threads `per_block` at a time along one grid dimension.
+pub(crate) fn grid_dim(n: usize, per_block: u32) -> std::result::Result<u32, DriverFault> {
+    u32::try_from(n.div_ceil(per_block as usize)).map_err(|_| {
+        DriverFault::new(
+            "cuLaunchKernel",
+            FaultKind::Other,
+            format!("a grid of {n} threads is too large"),
+        )
+    })
+}
+
 /// The most thread blocks a launch may have along y (CUDA's grid limit).
 const MAX_GRID_Y: usize = 65_535;
 
@@ -377,15 +399,7 @@ impl Resident {
         (out, footprint): (DevicePtr, DevicePtr),
         out_f64: bool,
     ) -> std::result::Result<Vec<BlockLaunch>, DriverFault> {
-        let int = |v: usize| {
-            i32::try_from(v).map_err(|_| {
-                DriverFault::new(
-                    "cuLaunchKernel",
-                    FaultKind::Other,
-                    format!("{v} exceeds the kernel's 32-bit indices"),
-                )
-            })
-        };
+        let int = kernel_i32;
         let long = |v: usize| {
             i64::try_from(v).map_err(|_| {
                 DriverFault::new(
@@ -400,8 +414,7 @@ impl Resident {
         let w = input.window;
         let elem = if out_f64 { 8 } else { 4 };
         let band = MAX_GRID_Y * THREADS.1 as usize;
-        let grid_x = u32::try_from(blk_nx.div_ceil(THREADS.0 as usize))
-            .map_err(|_| DriverFault::new("cuLaunchKernel", FaultKind::Other, "grid too wide"))?;
+        let grid_x = grid_dim(blk_nx, THREADS.0)?;
         let mut launches = Vec::new();
         for first in (0..block.rows.len()).step_by(band) {
             let rows = band.min(block.rows.len() - first);

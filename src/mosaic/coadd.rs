@@ -208,6 +208,30 @@ impl Correction {
     fn at(&self, x: f64, y: f64) -> f64 {
         self.offset + self.slope_x * x + self.slope_y * y
     }
+
+    /// How the correction is subtracted, on the host and on the GPU alike.
+    pub(super) fn form(&self) -> CorrectionForm {
+        if *self == Correction::default() {
+            CorrectionForm::None
+        } else if self.slope_x == 0.0 && self.slope_y == 0.0 {
+            // Without slopes, the correction at (x, y) ≥ 0 is (offset + slope_x) + slope_y
+            // exactly (a zero slope times x or y is that zero, sign included).
+            CorrectionForm::Constant(self.offset + self.slope_x + self.slope_y)
+        } else {
+            CorrectionForm::Plane
+        }
+    }
+}
+
+/// How a [`Correction`] is subtracted from a sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum CorrectionForm {
+    /// Not at all (a zero correction).
+    None,
+    /// This constant.
+    Constant(f64),
+    /// The plane at the output pixel ([`Correction::at`]).
+    Plane,
 }
 
 /// An image source with NaN values read as 0 (reproject's `np.nan_to_num` of weights).
@@ -1308,11 +1332,7 @@ impl Target<'_, '_> {
     ) {
         let block = self.block;
         let width = block.cols.len();
-        let corrected = correction != Correction::default();
-        // Without slopes, the correction at (x, y) ≥ 0 is (offset + slope_x) + slope_y
-        // exactly (a zero slope times x or y is that zero, sign included).
-        let constant = (correction.slope_x == 0.0 && correction.slope_y == 0.0)
-            .then_some(correction.offset + correction.slope_x + correction.slope_y);
+        let form = correction.form();
         let (r0, c0, w) = (
             part.rows.start - block.rows.start,
             part.cols.start - block.cols.start,
@@ -1329,10 +1349,10 @@ impl Target<'_, '_> {
                 let n = row.width().min(w);
                 let (row, d, f) = (row.prefix(n), &mut d[..n], &mut f[..n]);
                 let y = (part.rows.start + r) as f64;
-                let value = |v: f64, c: usize| match (corrected, constant) {
-                    (false, _) => v,
-                    (true, Some(k)) => v - k,
-                    (true, None) => v - correction.at((part.cols.start + c) as f64, y),
+                let value = |v: f64, c: usize| match form {
+                    CorrectionForm::None => v,
+                    CorrectionForm::Constant(k) => v - k,
+                    CorrectionForm::Plane => v - correction.at((part.cols.start + c) as f64, y),
                 };
                 match self.combine {
                     Combine::Mean | Combine::Sum => {

@@ -19,9 +19,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use ndarray::ArrayViewMut3;
 
-use super::coadd::{finish, initial_value, Combine, Correction, MosaicOptions, Prepared};
+use super::coadd::{
+    finish, initial_value, Combine, Correction, CorrectionForm, MosaicOptions, Prepared,
+};
 use crate::engine::blocks::Block;
-use crate::engine::gpu_executor::{DeviceAlloc, Failure, HostAlloc, WindowBuffers};
+use crate::engine::gpu_executor::{
+    grid_dim, kernel_i32 as int, DeviceAlloc, Failure, HostAlloc, WindowBuffers,
+};
 use crate::engine::CudaExecutor;
 use crate::error::Result;
 use crate::gpu::driver::{
@@ -44,29 +48,13 @@ fn accumulate_op(combine: Combine) -> Option<AccumulateOp> {
     })
 }
 
-/// A correction as the kernel takes it (kind, constants), chosen as the host path chooses:
-/// none when it is zero, a constant `offset + slope_x + slope_y` when both slopes are zero,
-/// else the plane.
+/// A correction as the kernel takes it (kind, constants), in the form the host path uses.
 fn correction_args(c: Correction) -> (i32, (f64, f64, f64)) {
-    if c == Correction::default() {
-        (0, (0.0, 0.0, 0.0))
-    } else if c.slope_x == 0.0 && c.slope_y == 0.0 {
-        (1, (c.offset + c.slope_x + c.slope_y, 0.0, 0.0))
-    } else {
-        (2, (c.offset, c.slope_x, c.slope_y))
+    match c.form() {
+        CorrectionForm::None => (0, (0.0, 0.0, 0.0)),
+        CorrectionForm::Constant(k) => (1, (k, 0.0, 0.0)),
+        CorrectionForm::Plane => (2, (c.offset, c.slope_x, c.slope_y)),
     }
-}
-
-/// A value that must fit the kernel's 32-bit arguments; beyond, a fault (the block goes to
-/// the host).
-fn int(v: usize) -> std::result::Result<i32, DriverFault> {
-    i32::try_from(v).map_err(|_| {
-        DriverFault::new(
-            "cuLaunchKernel",
-            FaultKind::Other,
-            format!("{v} exceeds the accumulate kernel's 32-bit indices"),
-        )
-    })
 }
 
 /// One thread's stream and buffers, for blocks of up to `bytes` per plane-stack.
@@ -287,12 +275,8 @@ impl DeviceCombiner {
             };
             Ok::<_, DriverFault>(AccumulateLaunch {
                 grid: (
-                    u32::try_from(part.cols.len().div_ceil(THREADS.0 as usize)).map_err(|_| {
-                        DriverFault::new("cuLaunchKernel", FaultKind::Other, "grid too wide")
-                    })?,
-                    u32::try_from(part.rows.len().div_ceil(THREADS.1 as usize)).map_err(|_| {
-                        DriverFault::new("cuLaunchKernel", FaultKind::Other, "grid too tall")
-                    })?,
+                    grid_dim(part.cols.len(), THREADS.0)?,
+                    grid_dim(part.rows.len(), THREADS.1)?,
                 ),
                 threads: THREADS,
                 values,
