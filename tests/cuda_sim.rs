@@ -369,7 +369,8 @@ fn random_completion_orders_give_the_same_bits_and_move_the_minimum() {
 }
 
 /// After a first job, the same job (a new plan: window mode, then resident planes) takes
-/// every page-locked buffer from the driver's pool: no `cuMemHostAlloc` at all. One block per
+/// every page-locked buffer from the driver's pool (no `cuMemHostAlloc` at all) and compiles
+/// no kernel. One block per
 /// job, so that the buffers in use at once do not depend on the scheduling (with several
 /// blocks in flight the pool reaches the peak the scheduling reaches, then stops growing).
 #[test]
@@ -394,12 +395,22 @@ fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
         assert_same("warm-up", &run(), &cpu);
         let warm = driver.stats().host_allocations;
         assert!(warm > 0, "the first job allocates");
+        let compiled = driver.stats().compilations;
+        assert_eq!(
+            compiled, 1,
+            "the warm-up compiles the homography variant once"
+        );
         for k in 0..3 {
             assert_same(&format!("job {k} after the warm-up"), &run(), &cpu);
             assert_eq!(
                 driver.stats().host_allocations,
                 warm,
                 "job {k} after the warm-up allocated page-locked memory ({memory} B device)"
+            );
+            assert_eq!(
+                driver.stats().compilations,
+                compiled,
+                "job {k} after the warm-up compiled a kernel"
             );
         }
         let calls = driver.calls();

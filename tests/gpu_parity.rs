@@ -496,6 +496,41 @@ fn auto_gives_the_cpu_result_and_cuda_errors_without_a_gpu() {
 
 /// Runs here too: every case is a valid job for the CPU and covers part of its output, so the
 /// suite compares something on a GPU machine.
+/// `Auto` asks the cost model: a small job stays on the CPU (the GPU is not even opened), a
+/// large one goes to the GPU when there is one (the executor is chosen without computing).
+#[test]
+fn auto_sends_small_jobs_to_the_cpu_and_large_ones_to_the_gpu() {
+    let wcs = Wcs::from_header_str(&header(
+        ("RA---TAN", "DEC--TAN"),
+        (30.0, 20.0),
+        (20.5, 20.5),
+        (-0.001, 0.001),
+        "",
+    ))
+    .unwrap();
+    let input = Array2::<f32>::zeros((64, 64));
+    let source = ArraySource::new(input.view().into_dyn()).unwrap();
+    let options = Options {
+        backend: Backend::Auto,
+        ..Options::default()
+    };
+    let small = Plan::new(&source, &wcs, &wcs, &[64, 64], &options).unwrap();
+    assert!(
+        !small.cost_estimate().prefers_gpu(),
+        "{}",
+        small.cost_estimate()
+    );
+    assert_eq!(small.executor().unwrap().name(), "cpu");
+    let large = Plan::new(&source, &wcs, &wcs, &[8192, 8192], &options).unwrap();
+    assert!(
+        large.cost_estimate().prefers_gpu(),
+        "{}",
+        large.cost_estimate()
+    );
+    let expected = if gpu_info().is_ok() { "cuda:0" } else { "cpu" };
+    assert_eq!(large.executor().unwrap().name(), expected);
+}
+
 #[test]
 fn every_case_is_a_valid_cpu_job_with_coverage() {
     let cases = cases();

@@ -195,11 +195,19 @@ def test_cuda_input_types(dtype, order, capfd):
 def test_auto_and_device_numbers_use_the_gpu():
     args, kwargs = _case("tan-tan", 1)
     gpu = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
-    for device in ("auto", "cuda:0", "cuda:all", "GPU", "Cuda:All"):
+    for device in ("cuda:0", "cuda:all", "GPU", "Cuda:All"):
         _same_result(reproject_rs.reproject_interp(*args, device=device, **kwargs), gpu)
         lazy = reproject_rs.reproject_interp(*args, device=device, return_type="lazy", **kwargs)
         assert lazy._plan.executor == "cuda:0", device
         _same_result(lazy.compute(), gpu)
+    # 'auto' asks the cost model: this small job stays on the CPU (the same bits), a large
+    # one goes to the GPU (planned only: its executor is chosen without computing it).
+    lazy = reproject_rs.reproject_interp(*args, device="auto", return_type="lazy", **kwargs)
+    assert lazy._plan.executor == "cpu"
+    _same_result(lazy.compute(), gpu)
+    large = dict(kwargs, shape_out=(8192, 8192))
+    lazy = reproject_rs.reproject_interp(*args, device="auto", return_type="lazy", **large)
+    assert lazy._plan.executor == "cuda:0"
     assert _core.parse_device("GPU") == "cuda" and _core.parse_device("Cuda:All") == "cuda:all"
     # The same job through the self-contained block function.
     header_in, header_out = args[0][1].tostring(), args[1].tostring()

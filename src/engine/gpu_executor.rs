@@ -212,6 +212,16 @@ fn kernel_decoding(plan: &Plan) -> InputDecoding {
     common.unwrap_or(plain)
 }
 
+/// The bytes of input the executor would upload for `plan`: every plane, as sent (stored
+/// samples the kernels decode, or float64 values or spline coefficients).
+pub(crate) fn upload_bytes(plan: &Plan) -> u64 {
+    let decoding = kernel_decoding(plan);
+    let (ny, nx) = plan.plane_shape_in;
+    (0..plan.planes_in)
+        .map(|p| (ny * nx * input_of(plan, p, &decoding).elem()) as u64)
+        .sum()
+}
+
 /// Fills `out` with rows × cols of input plane `plane` as the kernel reads it
 /// (`input.elem()` bytes per sample, row-major), on several threads.
 fn fill_rows(

@@ -33,6 +33,7 @@ pub mod blocks;
 mod checks;
 pub mod coefficients;
 pub mod coords;
+pub mod cost;
 mod cpu;
 pub mod executor;
 pub(crate) mod gpu_executor;
@@ -502,7 +503,9 @@ impl<'a> Plan<'a> {
     /// What computes this plan's blocks: chosen once, on first use, from the options
     /// ([`Options::backend`] and [`Options::devices`]): the CPU engine, or the CUDA executor
     /// on the chosen GPUs (the simulator's under `REPROJECT_RS_CUDA_SIM`). `Auto` takes the
-    /// GPU when it can do the job and says why not (once per process) when it cannot.
+    /// GPU when the cost model estimates it faster ([`Plan::cost_estimate`]: small jobs stay
+    /// on the CPU without opening the GPU) and it can do the job, and says why not (once per
+    /// process) when it cannot.
     ///
     /// Errors (`Cuda` only): [`Error::GpuUnavailable`] when there is no usable GPU or the
     /// kernels do not cover the plan.
@@ -512,6 +515,14 @@ impl<'a> Plan<'a> {
         }
         let chosen: Arc<dyn BlockExecutor> = match self.options.backend {
             Backend::Cpu => Arc::new(CpuExecutor),
+            Backend::Auto if !self.cost_estimate().prefers_gpu() => {
+                // Small jobs: the GPU is not even opened.
+                if crate::gpu::driver_installed() {
+                    let why = format!("computing on the CPU: {}", self.cost_estimate());
+                    log_once("small", &why);
+                }
+                Arc::new(CpuExecutor)
+            }
             backend => {
                 let gpu = crate::gpu::drivers(self.options.devices)
                     .and_then(|drivers| CudaExecutor::new(self, drivers));
@@ -534,6 +545,36 @@ impl<'a> Plan<'a> {
             }
         };
         Ok(self.executor.get_or_init(|| chosen))
+    }
+
+    /// What this job is estimated to cost on the CPU (with the options' threads) and on the
+    /// GPU (data starting and ending in host memory): how [`Backend::Auto`] chooses between
+    /// them (see [`cost`]).
+    ///
+    /// ```
+    /// use reproject::engine::{Backend, Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = ndarray::Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let options = Options { backend: Backend::Auto, ..Options::default() };
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &options)?;
+    /// assert!(!plan.cost_estimate().prefers_gpu());
+    /// assert_eq!(plan.executor()?.name(), "cpu"); // too small for the GPU
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn cost_estimate(&self) -> cost::Estimate {
+        let (ny, nx) = self.plane_shape_out();
+        let pixels = (ny * nx * self.planes) as u64;
+        let job = cost::JobSize {
+            pixels,
+            input_bytes: gpu_executor::upload_bytes(self),
+            output_bytes: pixels * if self.rounding.rounds_results() { 4 } else { 8 },
+            homography: self.coords.is_homography(),
+            order: self.options.order.degree(),
+        };
+        cost::CostModel::H100.estimate(&job, self.options.parallel.threads())
     }
 
     /// This plan computed by `executor` (instead of the one its options choose), e.g. a

@@ -2,7 +2,8 @@
 //! NVRTC through `cudarc`, loaded dynamically so that the crate builds and runs without CUDA.
 //!
 //! ```text
-//! Backend::Auto ──probe (dlopen libcuda, libnvrtc; cuInit; a device)──▶ GPU found and working?
+//! Backend::Auto ──cost model (engine::cost): GPU estimated faster? no ─▶ the CPU engine
+//!     yes ─probe (dlopen libcuda, libnvrtc; cuInit; a device)──▶ GPU found and working?
 //!     yes ─▶ kernels/ concatenated ─NVRTC (sm_XY of the device, --fmad=false), once per process─▶
 //!            per output block: input window (whole plane once when it fits) ─H2D, pinned─▶
 //!            rp_reproject_block ─D2H, pinned─▶ output block    (two streams overlap the three)
@@ -59,8 +60,9 @@ use crate::error::{Error, Result};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Backend {
-    /// The GPU when one is present and works (and the job is one the kernels cover), else the
-    /// CPU; says which on stderr when it falls back for a reason worth knowing.
+    /// The GPU when the job is large enough for it to pay (a cost model:
+    /// [`crate::engine::cost`]), one is present and works, and the kernels cover the job;
+    /// else the CPU. Says which on stderr when it falls back for a reason worth knowing.
     Auto,
     /// The CPU engine (default until the GPU path has been validated on hardware by the
     /// parity suite: see `tests/gpu_parity.rs`).

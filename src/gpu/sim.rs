@@ -39,7 +39,7 @@
 //! # Ok::<(), reproject::gpu::driver::DriverFault>(())
 //! ```
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
 use super::driver::{
@@ -138,6 +138,9 @@ pub struct SimStats {
     pub launches: usize,
     /// Device bytes allocated now.
     pub device_bytes_in_use: usize,
+    /// Kernel builds compiled: the first load of each specialised variant, as the CUDA
+    /// driver compiles each once per process (the general kernel comes with the device).
+    pub compilations: usize,
 }
 
 /// A queued operation. Host addresses are those of [`HostBuffer`]s the caller keeps alive.
@@ -247,6 +250,8 @@ struct State {
     stats: SimStats,
     /// The variant of each launch queued.
     launched: Vec<KernelDefines>,
+    /// The variants loaded so far (each compiled once).
+    loaded: HashSet<KernelDefines>,
     /// The fault to inject (from the configuration, or [`SimDriver::inject`]).
     fail_at: Option<(usize, FaultKind)>,
 }
@@ -289,6 +294,7 @@ impl SimDriver {
                 hazards: Vec::new(),
                 stats: SimStats::default(),
                 launched: Vec::new(),
+                loaded: HashSet::new(),
                 fail_at: config.fail_at,
             }),
             config,
@@ -1033,6 +1039,10 @@ impl Driver for SimDriver {
     fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()> {
         if Self::has_kernels() && !super::sim_variants::has(variant) {
             return Err(Self::no_variant("cuModuleLoadData", variant));
+        }
+        let st = &mut *self.lock();
+        if !variant.is_general() && st.loaded.insert(variant.clone()) {
+            st.stats.compilations += 1;
         }
         Ok(())
     }
