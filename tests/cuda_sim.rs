@@ -420,6 +420,57 @@ fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
     }
 }
 
+/// Out of memory when the input planes are allocated: the blocks stay on the GPU, each
+/// uploading only its input window (not the whole input per block), and give the CPU's bits.
+#[test]
+fn after_an_out_of_memory_on_the_planes_each_block_uploads_only_its_window() {
+    let case = &cases()[0]; // TAN -> rotated TAN, float64 input
+    let source = source(case);
+    let options = Options {
+        block_size: Some((17, 23)),
+        ..Options::default()
+    };
+    let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
+    let (_, in_ny, in_nx) = case.input.dim();
+    let plane_bytes = in_ny * in_nx * 8;
+    // The call allocating the plane, found in a run without faults (serial: the same calls).
+    let clean = sim(SimConfig::default());
+    let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&clean));
+    assert_same("no fault", &compute::<f64>(&p), &cpu);
+    let at = clean
+        .calls()
+        .iter()
+        .find(|c| c.name == "cuMemAlloc" && c.bytes == plane_bytes)
+        .expect("the plane is allocated")
+        .index;
+    let driver = sim(SimConfig {
+        fail_at: Some((at, FaultKind::OutOfMemory)),
+        ..SimConfig::default()
+    });
+    let (p, executor) = on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
+    assert_same("out of memory on the plane", &compute::<f64>(&p), &cpu);
+    assert!(executor.failure().is_none(), "{:?}", executor.failure());
+    let blocks = case.shape.0.div_ceil(17) * case.shape.1.div_ceil(23);
+    let uploads: Vec<usize> = driver
+        .calls()
+        .iter()
+        .filter(|c| c.name == "cuMemcpyHtoDAsync" && c.index > at)
+        .map(|c| c.bytes)
+        .collect();
+    assert!(
+        uploads.len() >= blocks,
+        "{} uploads, {blocks} blocks",
+        uploads.len()
+    );
+    assert!(uploads.iter().all(|&b| b < plane_bytes / 2), "{uploads:?}");
+    let total: usize = uploads.iter().sum();
+    assert!(
+        total < 3 * plane_bytes,
+        "{total} bytes up for a {plane_bytes}-byte plane"
+    );
+    assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+}
+
 #[test]
 fn a_fault_at_any_driver_call_ends_with_the_right_image() {
     let case = &cases()[4]; // CAR galactic -> ZEA, bilinear, NaN holes
