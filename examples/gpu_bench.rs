@@ -71,6 +71,18 @@ mod bench {
         format!("{:8.1} ms  {:8.0} Mpix/s", t * 1e3, n as f64 / t / 1e6)
     }
 
+    /// Auto's choice for the job of `plan` (its cost model's estimates, the CPU on every
+    /// core) against the measured times: whether it picked the faster.
+    fn auto_line(plan: &Plan, t_cpu: f64, t_gpu: f64) {
+        let estimate = plan.cost_estimate();
+        let (picked, faster) = (
+            if estimate.prefers_gpu() { "GPU" } else { "CPU" },
+            if t_gpu < t_cpu { "GPU" } else { "CPU" },
+        );
+        let verdict = if picked == faster { "right" } else { "WRONG" };
+        println!("  auto: {estimate}; picks the {picked}, measured faster: {faster} ({verdict})");
+    }
+
     /// A goal's line: the measured ratio against the goal's bound (`at_most`: the ratio must
     /// not exceed it; else it must reach it).
     fn goal(what: &str, ratio: f64, bound: f64, at_most: bool) {
@@ -249,6 +261,7 @@ mod bench {
             true,
         );
         goal("CPU / GPU host-resident", t_cpu / t_host, 5.0, false);
+        auto_line(&cpu_plan, t_cpu, t_host);
         phases::<f32>(plan, &[size, size])?;
         Ok(t_dev)
     }
@@ -332,6 +345,8 @@ mod bench {
             times[1] / times[0]
         );
         goal("CPU / GPU host-resident", times[1] / times[0], 3.0, false);
+        let cpu_plan = Plan::new(src, wcs_in, wcs_out, &[m, m], &options(Backend::Cpu))?;
+        auto_line(&cpu_plan, times[1], times[0]);
         let plan = Plan::new(src, wcs_in, wcs_out, &[m, m], &options(Backend::Cuda))?;
         phases::<f64>(plan, &[m, m])?;
         Ok(())

@@ -110,9 +110,10 @@ pub struct CostModel {
 
 impl CostModel {
     /// An NVIDIA H100 (PCIe 5) beside a 16-core host, from `shared/measurements/h100`:
-    /// - CPU: 16384² bilinear TAN → TAN in 290 ms on 16 threads (17 ns a pixel and thread,
-    ///   part of it output allocation; 6 ns on the development machine's cores), 4096²
-    ///   bicubic in 153 ms (146 ns), 4096² CAR → TAN float64 in 116 ms (111 ns);
+    /// - CPU: 16384² bilinear TAN → TAN in 290 ms on 16 threads from Python (17 ns a pixel
+    ///   and thread), 4096² CAR → TAN float64 in 116 ms (111 ns); the spline orders from the
+    ///   development machine's Python calls, 1024² to 4096² rotated TAN → TAN (orders 0/1 15-19
+    ///   ns, 3 about 55 ns, 5 about 100 ns a pixel and thread);
     /// - pinned copies: 2 GiB across in 38.9 ms (55 GB/s both ways together); the host path
     ///   counted at issue 17's goal, 1.5× that copy;
     /// - the general kernel: 475 µs a 2048² launch (0.113 ns a pixel, 12.5 % occupancy); the
@@ -120,7 +121,7 @@ impl CostModel {
     pub const H100: CostModel = CostModel {
         cpu_ns_homography: 4.0,
         cpu_ns_transform: 105.0,
-        cpu_ns_interp: [2.0, 6.0, 120.0, 130.0, 150.0, 170.0],
+        cpu_ns_interp: [10.0, 12.0, 35.0, 50.0, 75.0, 95.0],
         gpu_fixed_s: 1.0e-3,
         pcie_bytes_per_s: 55.0e9 / 1.5,
         gpu_ns_homography: 0.03,
