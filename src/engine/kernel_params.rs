@@ -376,7 +376,7 @@ pub fn host_parity_inputs(
     let (window_rows, window_cols, coefficients) = match bounds {
         None => (0..0, 0..0, None),
         Some(b) => {
-            let (w, c) = plan.gpu_window(b, plane);
+            let (w, c) = plan.gpu_window(b, plane)?;
             let coefficients = c.map(|c| {
                 c.slice(ndarray::s![w.rows.clone(), w.cols.clone()])
                     .iter()

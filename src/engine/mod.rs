@@ -274,7 +274,11 @@ pub struct Plan<'a> {
     lead_in: Vec<usize>,
     options: Options,
     rounding: Rounding,
-    coefficients: Option<Coefficients>,
+    /// The CPU's spline coefficients (orders ≥ 2): computed when the plan is made for the CPU
+    /// backend, else on first use by the CPU ([`Plan::coefficients`]), so that a plan the GPU
+    /// computes (which prefilters on the device) never makes them unless a block falls back
+    /// to the CPU or the input planes do not fit on the device.
+    coefficients: OnceLock<Result<Coefficients>>,
     /// What computes the blocks, chosen on first use from the options ([`Plan::executor`]).
     executor: OnceLock<Arc<dyn BlockExecutor>>,
     /// The GPU state of device-resident calls ([`Plan::compute_block_on_device`]).
@@ -410,7 +414,7 @@ impl<'a> Plan<'a> {
         }
         let rounding = Rounding::new(options.precision, source.stored_type(), options.order);
         let plane_shape = source.plane_shape();
-        let mut plan = Plan {
+        let plan = Plan {
             source,
             coords,
             planes: planes_out,
@@ -421,12 +425,15 @@ impl<'a> Plan<'a> {
             shape_out,
             options: options.clone(),
             rounding,
-            coefficients: None,
+            coefficients: OnceLock::new(),
             executor: OnceLock::new(),
             device_resident: OnceLock::new(),
         };
-        if options.order.needs_prefilter() {
-            plan.coefficients = Some(plan.prefilter_all()?);
+        // The CPU computes the coefficients now (so their errors come from here) unless a GPU
+        // may prefilter on the device.
+        if options.order.needs_prefilter() && !plan.gpu_may_prefilter() {
+            let made = plan.prefilter_all()?;
+            let _ = plan.coefficients.set(Ok(made));
         }
         Ok(plan)
     }
@@ -476,8 +483,39 @@ impl<'a> Plan<'a> {
     /// ```
     pub fn spline_in_scratch_file(&self) -> bool {
         self.coefficients
-            .as_ref()
-            .is_some_and(|c| c.planes.in_file())
+            .get()
+            .is_some_and(|c| c.as_ref().is_ok_and(|c| c.planes.in_file()))
+    }
+
+    /// Whether the spline prefilter may run on a GPU for this plan (so the CPU's coefficients
+    /// wait until the CPU needs them): a backend other than the CPU and kernels that cover
+    /// the plan.
+    fn gpu_may_prefilter(&self) -> bool {
+        self.options.backend != Backend::Cpu && kernel_params::kernel_support(self).is_ok()
+    }
+
+    /// The CPU's spline coefficients of every input plane (orders ≥ 2; `None` for orders 0
+    /// and 1), computed on first use (see the field's documentation).
+    ///
+    /// They are computed on a thread of their own: the caller may be a worker of the pool that
+    /// computes blocks, which must not pick up (by work stealing) another block that waits for
+    /// these same coefficients.
+    fn coefficients(&self) -> Result<Option<&Coefficients>> {
+        if !self.options.order.needs_prefilter() {
+            return Ok(None);
+        }
+        let made = self.coefficients.get_or_init(|| {
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(|| self.prefilter_all())
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+        });
+        match made {
+            Ok(c) => Ok(Some(c)),
+            Err(e) => Err(e.clone()),
+        }
     }
 
     /// The block shape used when the options leave it open.
@@ -703,13 +741,12 @@ impl<'a> Plan<'a> {
         &self,
         b: Bounds,
         plane: usize,
-    ) -> (Window, Option<ArrayView2<'_, f64>>) {
+    ) -> Result<(Window, Option<ArrayView2<'_, f64>>)> {
         let c = self
-            .coefficients
-            .as_ref()
+            .coefficients()?
             .filter(|c| plane < c.planes.len())
             .map(|c| c.planes.plane(plane));
-        (self.window_for(b), c)
+        Ok((self.window_for(b), c))
     }
 
     /// The input window holding every tap of positions within `b` (mirrored taps included:
