@@ -487,6 +487,31 @@ impl<'a> Plan<'a> {
             .is_some_and(|c| c.as_ref().is_ok_and(|c| c.planes.in_file()))
     }
 
+    /// Whether the CPU's spline coefficients (orders ≥ 2) have been computed: at once for a
+    /// plan of the CPU backend; for a plan that may run on a GPU ([`Backend::Cuda`],
+    /// [`Backend::Auto`]) only once the CPU needs them (a block computed on the CPU, a
+    /// fallback after a GPU fault, input planes too large for the device's memory). A GPU
+    /// plan whose input planes are resident on the device prefilters them there and never
+    /// computes them.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::engine::{Backend, Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = Array2::<f64>::zeros((8, 8));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let cpu = Options { order: "bicubic".parse()?, ..Options::default() };
+    /// assert!(Plan::new(&source, &wcs, &wcs, &[8, 8], &cpu)?.cpu_spline_coefficients_made());
+    /// let gpu = Options { backend: Backend::Cuda, ..cpu };
+    /// assert!(!Plan::new(&source, &wcs, &wcs, &[8, 8], &gpu)?.cpu_spline_coefficients_made());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn cpu_spline_coefficients_made(&self) -> bool {
+        self.coefficients.get().is_some_and(|c| c.is_ok())
+    }
+
     /// Whether the spline prefilter may run on a GPU for this plan (so the CPU's coefficients
     /// wait until the CPU needs them): a backend other than the CPU and kernels that cover
     /// the plan.
