@@ -13,7 +13,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ndarray::{Array3, ArrayD, IxDyn};
+use ndarray::Array3;
 use reproject::engine::blocks::Block;
 use reproject::engine::{reproject_interp, Backend, Options, Plan};
 use reproject::gpu::{DeviceBuffer, DeviceImage};
