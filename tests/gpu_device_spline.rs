@@ -86,6 +86,17 @@ fn f64s(b: &DeviceBuffer) -> Vec<f64> {
         .collect()
 }
 
+/// Panics, with how many differ, unless `got` has the bits of `want` (NaNs alike).
+fn assert_same_bits(what: &str, got: &[f64], want: &[f64]) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    let differ = bits(got)
+        .iter()
+        .zip(bits(want))
+        .filter(|(a, b)| **a != *b)
+        .count();
+    assert_eq!(differ, 0, "{what}: {differ} of {} values differ", got.len());
+}
+
 /// (uploaded, downloaded) bytes of the simulated device so far.
 fn moved() -> (u64, u64) {
     let stats = reproject::gpu::simulated_device(0).unwrap().stats();
@@ -153,16 +164,8 @@ fn check<T: ArrayElement + Copy>(sample: SampleType, to_t: fn(f64) -> T, bytes: 
             n * 8
         );
         let whole = (f64s(&data), f64s(&footprint));
-        assert_eq!(
-            bits(&whole.0),
-            bits(cpu.0.as_slice().unwrap()),
-            "{what}: values"
-        );
-        assert_eq!(
-            bits(&whole.1),
-            bits(cpu.1.as_slice().unwrap()),
-            "{what}: footprint"
-        );
+        assert_same_bits(&what, &whole.0, cpu.0.as_slice().unwrap());
+        assert_same_bits(&what, &whole.1, cpu.1.as_slice().unwrap());
         // Block by block (as dask's chunks): the coefficients made once are reused.
         let before = moved();
         for rows in [0..17, 17..OUT.0] {
@@ -191,13 +194,9 @@ fn check<T: ArrayElement + Copy>(sample: SampleType, to_t: fn(f64) -> T, bytes: 
                 for p in 0..PLANES {
                     for (r, y) in rows.clone().enumerate() {
                         for (c, x) in cols.clone().enumerate() {
-                            let (g, want) =
-                                (got[(p * rows.len() + r) * cols.len() + c], cpu.0[[p, y, x]]);
-                            assert_eq!(
-                                bits(&[g]),
-                                bits(&[want]),
-                                "{what}: block at ({p}, {y}, {x})"
-                            );
+                            let g = got[(p * rows.len() + r) * cols.len() + c];
+                            let at = format!("{what}: block pixel ({p}, {y}, {x})");
+                            assert_same_bits(&at, &[g], &[cpu.0[[p, y, x]]]);
                         }
                     }
                 }
