@@ -3,12 +3,21 @@
 //!
 //! ```text
 //! per device, once per plan:  kernel parameters ─upload─▶ device
-//!                             every input plane (raw samples, or values / spline
-//!                             coefficients) ─page-locked staging─▶ device, when it fits
+//!                             every input plane (raw samples, or values) ─page-locked
+//!                             staging─▶ device, when it fits
+//!                             orders 2-5: rp_spline_filter (columns, then rows) makes the
+//!                             resident values the spline coefficients, in place
 //! per block (each thread its own stream and buffers):
-//!     [input window ─staging─▶ device, when the planes did not fit]
+//!     [input window ─staging─▶ device, when the planes did not fit; orders 2-5: a window
+//!      of the CPU's coefficients (the device prefilter needs whole planes)]
 //!     rp_reproject_block ─▶ block buffers ─download─▶ page-locked ─▶ output views
 //! ```
+//! The spline orders' values are read and rounded as the CPU reads them before its own
+//! prefilter, and the device filters them with the CPU's operations in the CPU's order, so the
+//! coefficients are the CPU's bits; the CPU computes its own only when it needs them (a block
+//! falling back after a GPU fault, window mode). Device-resident jobs (CuPy inputs) make the
+//! values on the device from the caller's input (`rp_spline_values`) and filter them there:
+//! nothing of the input crosses to the host.
 //! Each launch runs the build of the block kernel specialised for the plan and the launch's
 //! input type ([`super::kernel_variant`]; the general kernel where the key does not cover it),
 //! loaded when the executor is made, so a build the GPU cannot have fails before any block.

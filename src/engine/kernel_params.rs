@@ -49,8 +49,9 @@
 //! [7] has_blank  [8] BLANK >> 32 (signed)  [9] BLANK & 0xffffffff
 //! ```
 //!
-//! For orders ≥ 2 the kernel samples the plan's prefiltered f64 coefficients, so decoding
-//! and the float32 cast of values are off there (they happened before the prefilter).
+//! For orders ≥ 2 the kernel samples prefiltered f64 coefficients (made on the device by
+//! `kernels/spline.cu`, or the CPU's in window mode), so decoding and the float32 cast of
+//! values are off there (they happened before the prefilter).
 
 use std::ops::Range;
 

@@ -3,7 +3,8 @@
 //! ```text
 //! output plane ──cut into blocks──▶ per block:
 //!     output pixels ──CoordinateMap (WCS out → sky → WCS in, round-trip check)──▶ input positions
-//!     input window covering every tap ──ImageSource::read_window (or spline coefficients)──▶ f64
+//!     input window covering every tap ──ImageSource::read_window (or spline coefficients,
+//!       computed once per plan, on first use when a GPU may prefilter instead)──▶ f64
 //!     scipy-exact sampling (order 0–5, edge and NaN rules) ──▶ block of the output + footprint
 //! ```
 //!

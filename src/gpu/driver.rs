@@ -416,6 +416,15 @@ impl AccumulateLaunch {
 
 /// What one launch of the spline prefilter's kernels does (`kernels/spline_values.cu`,
 /// `kernels/spline.cu`) to a plane of float64 values.
+///
+/// ```
+/// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+/// // The values of a 4 x 5 float32 input (5 elements per row), not rounded.
+/// let op = SplineOp::Values { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 5, values_f32: 0 };
+/// let launch = SplineLaunch::new(DevicePtr(4096), (4, 5), op)?;
+/// assert_eq!(launch.reads(), (DevicePtr(1 << 20), 4 * 5 * 4));
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SplineOp {
     /// `rp_spline_values`: writes the plane from a device input's samples, read as the CPU
@@ -504,6 +513,16 @@ impl SplineLaunch {
     }
 
     /// What CUDA refuses in this launch's configuration, as [`BlockLaunch::invalid_configuration`].
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+    /// let op = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0 };
+    /// let mut launch = SplineLaunch::new(DevicePtr(4096), (8, 8), op)?;
+    /// assert_eq!(launch.invalid_configuration(), None);
+    /// launch.threads = 2048;
+    /// assert!(launch.invalid_configuration().is_some());
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn invalid_configuration(&self) -> Option<String> {
         invalid_grid((self.grid, 1), (self.threads, 1))
     }
@@ -528,6 +547,15 @@ impl SplineLaunch {
 
     /// The other device memory the launch reads: (address, bytes) of the input samples
     /// ([`SplineOp::Values`]) or of the pole constants ([`SplineOp::Filter`]).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+    /// let filter = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 2, gain: 1.0 };
+    /// let launch = SplineLaunch::new(DevicePtr(4096), (3, 7), filter)?;
+    /// assert_eq!(launch.reads(), (DevicePtr(256), 2 * 4 * 8));
+    /// assert_eq!(launch.filter_lines(), Some((3, 7, 7, 1))); // 3 rows of 7
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn reads(&self) -> (DevicePtr, usize) {
         let n = |v: i64| usize::try_from(v).unwrap_or(0);
         match self.op {
@@ -688,6 +716,26 @@ pub trait Driver: Send + Sync {
     ) -> DriverResult<()>;
 
     /// Queues a launch of one of the spline prefilter's kernels on `stream`.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, Driver, SplineLaunch, SplineOp};
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (plane, poles) = (sim.alloc(3 * 8)?, sim.alloc(4 * 8)?);
+    /// let values: Vec<u8> = [1.0f64, 1.0, 1.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    /// sim.upload_now(&values, plane)?;
+    /// let z = reproject::interp::spline::spline_pole_params(reproject::interp::Order::Bicubic, 3);
+    /// sim.upload_now(&z.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>(), poles)?;
+    /// // The rows of a 1 x 3 plane, filtered in place.
+    /// let op = SplineOp::Filter { axis: 1, poles, npoles: 1, gain: 6.0 };
+    /// let stream = sim.create_stream()?;
+    /// unsafe { sim.launch_spline(stream, &SplineLaunch::new(plane, (1, 3), op)?)? };
+    /// sim.synchronize(stream)?;
+    /// if SimDriver::has_kernels() {
+    ///     assert_eq!(sim.stats().launches, 1);
+    /// }
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     ///
     /// # Safety
     /// Every pointer must be device memory of the sizes the arguments describe

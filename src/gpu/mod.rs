@@ -126,10 +126,20 @@ pub const ACCUMULATE_ENTRY: &str = "rp_accumulate";
 
 /// Name of the spline prefilter's entry point in [`KERNEL_FILES`] (`kernels/spline.cu`: the
 /// lines of a plane of values filtered in place, orders 2-5).
+///
+/// ```
+/// use reproject::gpu::{kernel_source, SPLINE_FILTER_ENTRY};
+/// assert!(kernel_source().contains(&format!("void {SPLINE_FILTER_ENTRY}(")));
+/// ```
 pub const SPLINE_FILTER_ENTRY: &str = "rp_spline_filter";
 
 /// Name of the entry point in [`KERNEL_FILES`] that makes the values the spline prefilter
 /// starts from out of a device-resident input (`kernels/spline_values.cu`).
+///
+/// ```
+/// use reproject::gpu::{kernel_source, SPLINE_VALUES_ENTRY};
+/// assert!(kernel_source().contains(&format!("void {SPLINE_VALUES_ENTRY}(")));
+/// ```
 pub const SPLINE_VALUES_ENTRY: &str = "rp_spline_values";
 
 /// The translation unit NVRTC compiles: every file of [`KERNEL_FILES`] in order, each preceded
