@@ -500,7 +500,7 @@ impl<'a> Plan<'a> {
     /// use reproject::engine::{Backend, Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
     /// let image = Array2::<f64>::zeros((8, 8));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let cpu = Options { order: "bicubic".parse()?, ..Options::default() };
