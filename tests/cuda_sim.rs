@@ -1084,3 +1084,39 @@ fn a_fault_at_the_spline_launch_falls_back_with_the_cpu_coefficients() {
         }
     }
 }
+
+/// The CPU's coefficients, made on first use by whichever block needs them first while the
+/// others wait, serve blocks running on every pool setting (all cores, several threads):
+/// window mode on the simulator (every block of a GPU plan asks for them) and a plan that may
+/// run on a GPU computed by the CPU executor. No deadlock, the CPU engine's bits.
+#[test]
+fn lazily_made_cpu_coefficients_serve_concurrent_blocks() {
+    use reproject::engine::executor::CpuExecutor;
+    let case = &spline_cube_cases()[1]; // bicubic
+    let source = source(case);
+    let cpu_options = Options {
+        order: case.order,
+        ..Options::default()
+    };
+    let cpu = compute::<f64>(&plan(case, &source, &cpu_options));
+    for parallel in [Parallel::AllCores, Parallel::Threads(4)] {
+        let options = Options {
+            parallel,
+            block_size: Some((9, 11)),
+            backend: Backend::Cuda,
+            ..cpu_options.clone()
+        };
+        let driver = sim(SimConfig {
+            memory: 4 << 20,
+            ..SimConfig::default()
+        });
+        let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
+        assert!(!p.cpu_spline_coefficients_made());
+        assert_same(&format!("{parallel:?}, window mode"), &compute(&p), &cpu);
+        assert!(p.cpu_spline_coefficients_made());
+        let p = plan(case, &source, &options).with_executor(Arc::new(CpuExecutor));
+        assert!(!p.cpu_spline_coefficients_made());
+        assert_same(&format!("{parallel:?}, on the CPU"), &compute(&p), &cpu);
+        assert!(p.cpu_spline_coefficients_made());
+    }
+}

@@ -433,7 +433,7 @@ impl<'a> Plan<'a> {
         // The CPU computes the coefficients now (so their errors come from here) unless a GPU
         // may prefilter on the device.
         if options.order.needs_prefilter() && !plan.gpu_may_prefilter() {
-            let made = plan.prefilter_all()?;
+            let made = plan.prefilter_all(plan.options.parallel)?;
             let _ = plan.coefficients.set(Ok(made));
         }
         Ok(plan)
@@ -523,9 +523,10 @@ impl<'a> Plan<'a> {
     /// The CPU's spline coefficients of every input plane (orders ≥ 2; `None` for orders 0
     /// and 1), computed on first use (see the field's documentation).
     ///
-    /// They are computed on a thread of their own: the caller may be a worker of the pool that
-    /// computes blocks, which must not pick up (by work stealing) another block that waits for
-    /// these same coefficients.
+    /// They are computed on a thread of their own, in a thread pool of their own: the caller
+    /// may be a worker of the pool that computes blocks, which must not pick up (by work
+    /// stealing) another block that waits for these same coefficients, and whose other workers
+    /// may all be waiting for them (so they cannot run the prefilter's work either).
     fn coefficients(&self) -> Result<Option<&Coefficients>> {
         if !self.options.order.needs_prefilter() {
             return Ok(None);
@@ -533,7 +534,10 @@ impl<'a> Plan<'a> {
         let made = self.coefficients.get_or_init(|| {
             std::thread::scope(|scope| {
                 scope
-                    .spawn(|| self.prefilter_all())
+                    .spawn(|| {
+                        let threads = self.options.parallel.threads();
+                        self.prefilter_all(Parallel::Threads(threads))
+                    })
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
@@ -631,7 +635,9 @@ impl<'a> Plan<'a> {
         blocks(self.plane_shape_out(), self.block_shape()).collect()
     }
 
-    fn prefilter_all(&self) -> Result<Coefficients> {
+    /// The CPU's spline coefficients of every input plane, the filters running in parallel
+    /// as `parallel` says.
+    fn prefilter_all(&self, parallel: Parallel) -> Result<Coefficients> {
         let (ny, nx) = self.plane_shape_in;
         let planes_in = self.planes_in;
         let order = self.options.order;
@@ -678,7 +684,7 @@ impl<'a> Plan<'a> {
         let mut masked = vec![false; planes_in];
         let masks = if renormalize {
             let mut masks = PlaneStore::new(planes_in, (ny, nx), &placement)?;
-            self.options.parallel.install(|| {
+            parallel.install(|| {
                 for (p, masked) in masked.iter_mut().enumerate() {
                     // A plane without non-finite pixels is sampled exactly as with Propagate
                     // (see NanPolicy): dividing by its mask sample, ≈ 1 but not exactly, would
@@ -695,7 +701,7 @@ impl<'a> Plan<'a> {
             })?;
             Some(masks)
         } else {
-            self.options.parallel.install(|| {
+            parallel.install(|| {
                 for p in 0..planes_in {
                     prefilter(planes.plane_mut(p), order);
                 }
