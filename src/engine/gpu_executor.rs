@@ -1238,8 +1238,8 @@ impl Plan<'_> {
     }
 
     /// Computes the whole output on the GPU with the input and the outputs in GPU memory
-    /// (device-resident: no host copies of the input or outputs): [`Plan::compute_block_on_device`] for one
-    /// block covering the output plane. `data` and `footprint` are device addresses of the full
+    /// (device-resident: no host copies of the input or outputs):
+    /// [`Plan::compute_block_on_device`] for one block covering the output plane. `data` and `footprint` are device addresses of the full
     /// output (planes × rows × columns, C order) of float64 (`out_f64`) or float32.
     ///
     /// # Safety
