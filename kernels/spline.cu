@@ -7,9 +7,11 @@
 // the CPU's by an ulp): for each pole, 4 doubles: z, z^(n-1), 1 - z^(2(n-1)), z*z - 1, for the
 // line length n of the axis (`spline_pole_params` in src/interp/spline.rs).
 //
-// Needs common.cuh before it. A building block of the GPU prefilter (issue 17): compiled and
-// checked (tests/gpu_host_spline.rs, tests/gpu_kernels_compile.rs) but not yet launched by the
-// runtime, whose plans still prefilter on the CPU.
+// Needs common.cuh before it. Part of the runtime's module (after accumulate.cu): the GPU
+// executor (src/engine/gpu_executor.rs) uploads the values the CPU's prefilter starts from (or
+// makes them on the device from a device-resident input, `rp_spline_values` in
+// spline_values.cu) and launches this kernel twice per plane, columns then rows, so the
+// coefficients never cross the bus (issue 17).
 
 // Filters one line of `n` elements `step` apart, in place. Lines of fewer than 2 elements are
 // left as they are.
@@ -37,7 +39,8 @@ RP_DEVICE void rp_spline_filter_line(double* b, int n, long long step, const dou
     }
 }
 
-#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+// On the device, and in host builds that provide thread indices (the simulator's, RP_HOST_GRID).
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__) || defined(RP_HOST_GRID)
 // One thread per line: line k starts at data[k * line_step], its elements `elem_step` apart.
 RP_GLOBAL void rp_spline_filter(double* data, long long lines, int n, long long line_step,
                                 long long elem_step, const double* poles, int npoles,

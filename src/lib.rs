@@ -11,7 +11,8 @@
 //!    │            wcs::Wcs (header text or FITS HDU)       wcs::Wcs of the output + shape
 //!    ▼                         │                                     │
 //!  engine::Plan::new ──────────┴──── pixel_transform::PixelTransform ┘
-//!    │   (validation, spline coefficients for orders ≥ 2, output pixel → input pixel:
+//!    │   (validation, spline coefficients for orders ≥ 2 (on the GPU for its plans),
+//!    │    output pixel → input pixel:
 //!    │    exact TAN homography / unit-vector path / WCSLIB celestial path, frame change)
 //!    ▼
 //!  engine::Plan::compute_block   ← one function per output block, used by:

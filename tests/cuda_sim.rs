@@ -4,11 +4,14 @@
 //!
 //! - Every path (eager on 1 and 2 threads, several block sizes, lazy handles in random order,
 //!   float32 outputs) gives the same bits on the simulator, and the CPU engine's bits, for
-//!   TAN, a frame change with a non-homography pair, SIP, orders 0-3, NaN holes and a cube.
+//!   TAN, a frame change with a non-homography pair, SIP, orders 0-5, NaN holes and a cube.
 //! - Random completion orders (several seeds, several threads) give the same bits and no
 //!   ordering hazard; the bytes moved each way are the input once and the outputs once.
-//! - A fault injected at every driver call index of a small job (out of memory, a sticky
-//!   error, a plain error) ends with the right image, never a panic or a wrong pixel.
+//! - Spline orders 2-5 prefilter on the device: the values go up once, the CPU never makes
+//!   its coefficients (unless the planes do not fit: window mode samples the CPU's).
+//! - A fault injected at every driver call index of a small job (bilinear, and bicubic with
+//!   its prefilter launches; out of memory, a sticky error, a plain error) ends with the right
+//!   image, never a panic or a wrong pixel.
 //! - Two simulated devices share the blocks.
 
 use std::path::PathBuf;
@@ -17,7 +20,7 @@ use std::sync::Arc;
 use ndarray::{Array2, Array3, ArrayD, IxDyn};
 use reproject::engine::executor::BlockExecutor;
 use reproject::engine::lazy::LazyReprojection;
-use reproject::engine::{CudaExecutor, Options, Parallel, Plan};
+use reproject::engine::{Backend, CudaExecutor, Options, Parallel, Plan};
 use reproject::gpu::driver::{Driver, FaultKind};
 use reproject::gpu::sim::{SimConfig, SimDriver};
 use reproject::interp::Order;
@@ -121,6 +124,8 @@ fn cases() -> Vec<Case> {
         Order::Bilinear,
         Order::Biquadratic,
         Order::Bicubic,
+        Order::Quartic,
+        Order::Quintic,
     ] {
         cases.push(Case {
             name: "CAR galactic -> ZEA ICRS (frame change, not a homography)",
@@ -270,6 +275,7 @@ fn every_path_gives_the_cpu_bits_on_the_simulator() {
             let options = Options {
                 parallel,
                 block_size,
+                backend: Backend::Cuda,
                 ..base.clone()
             };
             let driver = sim(SimConfig::default());
@@ -279,6 +285,11 @@ fn every_path_gives_the_cpu_bits_on_the_simulator() {
             );
             let gpu = compute::<f64>(&p);
             assert_same(&format!("{} ({what})", case.name), &gpu, &cpu);
+            assert!(
+                !p.cpu_spline_coefficients_made(),
+                "{} ({what}): the CPU made the spline coefficients",
+                case.name
+            );
             assert!(
                 executor.failure().is_none(),
                 "{}: {:?}",
@@ -300,6 +311,7 @@ fn every_path_gives_the_cpu_bits_on_the_simulator() {
         // Lazy handles, in a scrambled order, into float32 and float64 blocks.
         let options = Options {
             block_size: Some((16, 20)),
+            backend: Backend::Cuda,
             ..base.clone()
         };
         let driver = sim(SimConfig::default());
@@ -332,6 +344,7 @@ fn every_path_gives_the_cpu_bits_on_the_simulator() {
             &lazy32,
             &cpu32,
         );
+        assert!(!lazy.plan().cpu_spline_coefficients_made());
         assert!(driver.hazards().is_empty());
     }
 }
@@ -474,12 +487,34 @@ fn after_an_out_of_memory_on_the_planes_each_block_uploads_only_its_window() {
 #[test]
 fn a_fault_at_any_driver_call_ends_with_the_right_image() {
     let case = &cases()[4]; // CAR galactic -> ZEA, bilinear, NaN holes
+    assert_eq!(case.order, Order::Bilinear);
+    faults_at_every_call_end_with_the_right_image(case);
+}
+
+/// As [`a_fault_at_any_driver_call_ends_with_the_right_image`] for a small bicubic job: its
+/// calls include the prefilter's constants and launches.
+#[test]
+fn a_fault_at_any_driver_call_of_a_spline_job_ends_with_the_right_image() {
+    let case = &cases()[6]; // CAR galactic -> ZEA, bicubic
+    assert_eq!(case.order, Order::Bicubic);
+    faults_at_every_call_end_with_the_right_image(case);
+}
+
+/// A fault injected at every call index of `case`'s job on the simulator (each kind) ends with
+/// the CPU's image; almost every fault makes the executor fall back to the CPU.
+fn faults_at_every_call_end_with_the_right_image(case: &Case) {
     let source = source(case);
     let options = Options {
+        order: case.order,
         block_size: Some((26, 30)),
+        backend: Backend::Cuda,
         ..Options::default()
     };
-    let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
+    let cpu_options = Options {
+        order: case.order,
+        ..Options::default()
+    };
+    let cpu = compute::<f64>(&plan(case, &source, &cpu_options));
     let clean = sim(SimConfig::default());
     let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&clean));
     assert_same("clean run", &compute::<f64>(&p), &cpu);
@@ -940,4 +975,210 @@ fn resident_uploads_alternate_two_lanes() {
         64 * 72 * 8,
         "the whole plane, once"
     );
+}
+
+/// The spline orders' cases: the cube (TAN -> TAN, 3 planes) with each order 2-5.
+fn spline_cube_cases() -> Vec<Case> {
+    let cube = &cases()[2];
+    [
+        Order::Biquadratic,
+        Order::Bicubic,
+        Order::Quartic,
+        Order::Quintic,
+    ]
+    .into_iter()
+    .map(|order| Case {
+        name: "cube of 3 planes, TAN -> TAN, spline",
+        input_header: cube.input_header.clone(),
+        input: cube.input.clone(),
+        output_header: cube.output_header.clone(),
+        shape: cube.shape,
+        order,
+    })
+    .collect()
+}
+
+/// Orders 2-5 prefilter on the device: the CPU engine's bits under random completion orders
+/// and several threads, no hazard, and the minimum moved: the input values up once (no
+/// coefficients: the CPU never makes them), the output values down once.
+#[test]
+fn spline_orders_prefilter_on_the_device_and_move_the_minimum() {
+    for case in spline_cube_cases() {
+        let source = source(&case);
+        let cpu_options = Options {
+            order: case.order,
+            ..Options::default()
+        };
+        let cpu = compute::<f64>(&plan(&case, &source, &cpu_options));
+        assert!(
+            cpu.1.iter().any(|&f| f == 1.0),
+            "{:?}: no coverage",
+            case.order
+        );
+        let options = Options {
+            parallel: Parallel::Threads(3),
+            block_size: Some((13, 17)),
+            backend: Backend::Cuda,
+            ..cpu_options
+        };
+        let (planes, (ny, nx)) = (3, case.shape);
+        for seed in 1..=3u64 {
+            let driver = sim(SimConfig {
+                seed: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                ..SimConfig::default()
+            });
+            let (p, executor) = on_sim(
+                plan(&case, &source, &options),
+                std::slice::from_ref(&driver),
+            );
+            let gpu = compute::<f64>(&p);
+            let what = format!("{:?}, seed {seed}", case.order);
+            assert_same(&what, &gpu, &cpu);
+            assert!(
+                executor.failure().is_none(),
+                "{what}: {:?}",
+                executor.failure()
+            );
+            assert!(
+                driver.hazards().is_empty(),
+                "{what}: {:?}",
+                driver.hazards()
+            );
+            assert!(
+                !p.cpu_spline_coefficients_made(),
+                "{what}: the CPU made the coefficients"
+            );
+            drop((p, executor));
+            let stats = driver.stats();
+            assert_eq!(stats.downloaded, (planes * ny * nx * 8) as u64, "{what}");
+            // Up: the input values once (float64), the parameters and the pole constants.
+            let params = stats.uploaded - (planes * 64 * 72 * 8) as u64;
+            assert!(
+                params > 0 && params < 16 * 1024,
+                "{what}: {params} other bytes"
+            );
+            assert_eq!(stats.device_bytes_in_use, 0, "{what}: device memory left");
+        }
+    }
+}
+
+/// Planes that do not fit in the device's memory (window mode): the prefilter needs whole
+/// planes, so the blocks sample the CPU's coefficients, with the CPU's bits.
+#[test]
+fn spline_planes_that_do_not_fit_sample_the_cpu_coefficients() {
+    for case in spline_cube_cases() {
+        let source = source(&case);
+        let cpu_options = Options {
+            order: case.order,
+            ..Options::default()
+        };
+        let cpu = compute::<f64>(&plan(&case, &source, &cpu_options));
+        let driver = sim(SimConfig {
+            memory: 4 << 20,
+            ..SimConfig::default()
+        });
+        let options = Options {
+            block_size: Some((26, 30)),
+            backend: Backend::Cuda,
+            ..cpu_options
+        };
+        let (p, executor) = on_sim(
+            plan(&case, &source, &options),
+            std::slice::from_ref(&driver),
+        );
+        let gpu = compute::<f64>(&p);
+        assert_same(&format!("{:?}, window mode", case.order), &gpu, &cpu);
+        assert!(executor.failure().is_none(), "{:?}", executor.failure());
+        assert!(p.cpu_spline_coefficients_made());
+        assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+    }
+}
+
+/// A fault at the first prefilter launch (each kind): the executor falls back to the CPU,
+/// which then makes its coefficients, and the image is the CPU's.
+#[test]
+fn a_fault_at_the_spline_launch_falls_back_with_the_cpu_coefficients() {
+    let case = &spline_cube_cases()[1]; // bicubic
+    let source = source(case);
+    let cpu_options = Options {
+        order: case.order,
+        ..Options::default()
+    };
+    let cpu = compute::<f64>(&plan(case, &source, &cpu_options));
+    let options = Options {
+        block_size: Some((26, 30)),
+        backend: Backend::Cuda,
+        ..cpu_options
+    };
+    let clean = sim(SimConfig::default());
+    let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&clean));
+    assert_same("clean run", &compute::<f64>(&p), &cpu);
+    drop(p);
+    // The prefilter's launches come first (they make the resident planes), on a stream of
+    // their own: two per plane (columns, rows).
+    let calls = clean.calls();
+    let launches: Vec<_> = calls
+        .iter()
+        .filter(|c| c.name == "cuLaunchKernel")
+        .collect();
+    let spline: Vec<usize> = launches
+        .iter()
+        .filter(|c| c.stream == launches[0].stream)
+        .map(|c| c.index)
+        .collect();
+    assert_eq!(spline.len(), 2 * 3, "prefilter launches {spline:?}");
+    for &index in &spline {
+        for kind in [FaultKind::OutOfMemory, FaultKind::Sticky, FaultKind::Other] {
+            let driver = sim(SimConfig {
+                fail_at: Some((index, kind)),
+                ..SimConfig::default()
+            });
+            let (p, executor) =
+                on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
+            let result = compute::<f64>(&p);
+            assert_same(&format!("fault {kind:?} at call {index}"), &result, &cpu);
+            assert!(
+                executor.failure().is_some(),
+                "{kind:?} at {index} unnoticed"
+            );
+            assert!(p.cpu_spline_coefficients_made());
+            assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+        }
+    }
+}
+
+/// The CPU's coefficients, made on first use by whichever block needs them first while the
+/// others wait, serve blocks running on every pool setting (all cores, several threads):
+/// window mode on the simulator (every block of a GPU plan asks for them) and a plan that may
+/// run on a GPU computed by the CPU executor. No deadlock, the CPU engine's bits.
+#[test]
+fn lazily_made_cpu_coefficients_serve_concurrent_blocks() {
+    use reproject::engine::executor::CpuExecutor;
+    let case = &spline_cube_cases()[1]; // bicubic
+    let source = source(case);
+    let cpu_options = Options {
+        order: case.order,
+        ..Options::default()
+    };
+    let cpu = compute::<f64>(&plan(case, &source, &cpu_options));
+    for parallel in [Parallel::AllCores, Parallel::Threads(4)] {
+        let options = Options {
+            parallel,
+            block_size: Some((9, 11)),
+            backend: Backend::Cuda,
+            ..cpu_options.clone()
+        };
+        let driver = sim(SimConfig {
+            memory: 4 << 20,
+            ..SimConfig::default()
+        });
+        let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
+        assert!(!p.cpu_spline_coefficients_made());
+        assert_same(&format!("{parallel:?}, window mode"), &compute(&p), &cpu);
+        assert!(p.cpu_spline_coefficients_made());
+        let p = plan(case, &source, &options).with_executor(Arc::new(CpuExecutor));
+        assert!(!p.cpu_spline_coefficients_made());
+        assert_same(&format!("{parallel:?}, on the CPU"), &compute(&p), &cpu);
+        assert!(p.cpu_spline_coefficients_made());
+    }
 }

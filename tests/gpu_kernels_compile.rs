@@ -14,7 +14,10 @@
 
 use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
 use reproject::gpu::resources::{variant_resources, KernelResources};
-use reproject::gpu::{kernel_source, nvrtc_version, ACCUMULATE_ENTRY, KERNEL_ENTRY, KERNEL_FILES};
+use reproject::gpu::{
+    kernel_source, nvrtc_version, ACCUMULATE_ENTRY, KERNEL_ENTRY, KERNEL_FILES,
+    SPLINE_FILTER_ENTRY, SPLINE_VALUES_ENTRY,
+};
 use reproject::Error;
 
 /// Architectures checked: Ampere (A100) and Hopper (H100/H200), plus the device's own when
@@ -79,6 +82,16 @@ fn every_kernel_compiles_with_nvrtc() {
                                 panic!("no ptxas report of {ACCUMULATE_ENTRY} for {arch}")
                             });
                         over.extend(accumulate_over_budget(&arch, accumulate));
+                        // The spline prefilter's kernels, launched from the general module.
+                        for (entry, registers) in
+                            [(SPLINE_FILTER_ENTRY, 64), (SPLINE_VALUES_ENTRY, 40)]
+                        {
+                            let k = kernels
+                                .iter()
+                                .find(|k| k.name == entry)
+                                .unwrap_or_else(|| panic!("no ptxas report of {entry} for {arch}"));
+                            over.extend(spline_over_budget(&arch, k, registers));
+                        }
                     }
                 }
                 Err(e) => panic!("kernels/ does not compile for {arch} [{defines}]:\n{e}"),
@@ -280,6 +293,26 @@ fn accumulate_over_budget(arch: &str, k: &KernelResources) -> Vec<String> {
     }
 }
 
+/// The spline prefilter's kernels (one line, or one pixel, per thread): at most `registers`
+/// registers, no stack frame, no spill, no shared memory.
+fn spline_over_budget(arch: &str, k: &KernelResources, registers: u32) -> Vec<String> {
+    eprintln!(
+        "{arch} {}: {} registers, {} B stack frame, {} B spill stores",
+        k.name, k.registers, k.stack_frame, k.spill_stores
+    );
+    let fits = k.registers > 0
+        && k.registers <= registers
+        && k.stack_frame == 0
+        && k.spill_stores == 0
+        && k.spill_loads == 0
+        && k.shared_memory == 0;
+    if fits {
+        Vec::new()
+    } else {
+        vec![format!("{arch} {}: over its budget ({k:?})", k.name)]
+    }
+}
+
 #[test]
 fn the_entry_point_is_in_the_sources_once_reproject_cu_is() {
     let src = kernel_source();
@@ -290,6 +323,10 @@ fn the_entry_point_is_in_the_sources_once_reproject_cu_is() {
         );
     }
     assert_eq!(KERNEL_FILES[0].0, "common.cuh");
+    // The spline prefilter is part of the runtime's module.
+    for entry in [SPLINE_FILTER_ENTRY, SPLINE_VALUES_ENTRY] {
+        assert!(src.contains(&format!("RP_GLOBAL void {entry}(")), "{entry}");
+    }
 }
 
 #[test]
@@ -310,8 +347,9 @@ fn a_broken_kernel_is_reported_with_the_compiler_log() {
     }
 }
 
-/// The device spline prefilter (`kernels/spline.cu`, not yet in the runtime's module) compiles
-/// for every architecture within its budget: at most 64 registers, no stack frame, no spill.
+/// The device spline prefilter (`kernels/spline.cu`) compiles on its own too (it needs only
+/// `common.cuh`) for every architecture within its budget: at most 64 registers, no stack
+/// frame, no spill. (The runtime's module has it: see `every_kernel_compiles_with_nvrtc`.)
 #[test]
 fn the_spline_prefilter_compiles_within_its_budget() {
     if let Err(e) = nvrtc_version() {

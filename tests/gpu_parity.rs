@@ -1,5 +1,5 @@
 //! GPU parity suite: the GPU backend (`Backend::Cuda`) against the CPU engine on every
-//! projection family, SIP and TPV distortions, celestial frames, orders 0-3, NaN inputs and
+//! projection family, SIP and TPV distortions, celestial frames, orders 0-5, NaN inputs and
 //! float32 outputs.
 //!
 //! Values must agree within 1e-9 relative; footprints must be identical except at pixels whose
@@ -161,12 +161,7 @@ fn cases() -> Vec<Case> {
         "",
     );
     for (label, out) in [("TAN -> rotated TAN", &tan_out), ("TAN -> AIT", &ait_out)] {
-        for order in [
-            Order::NearestNeighbor,
-            Order::Bilinear,
-            Order::Biquadratic,
-            Order::Bicubic,
-        ] {
+        for order in Order::ALL {
             // NaN holes make a spline's whole output NaN (scipy's prefilter spreads them).
             for holes in [false, true] {
                 if holes && order.needs_prefilter() {
@@ -553,7 +548,7 @@ fn every_case_is_a_valid_cpu_job_with_coverage() {
 /// Every way of running a plan computes on the GPU with the same bits as the GPU's eager run:
 /// threads, block sizes, lazy block handles in a scrambled order, float32 blocks; and each is
 /// the CPU's result within the parity tolerance. Covers TAN, non-homography pairs, SIP, frame
-/// changes and orders 0-3 (a subset of the cases). Runs on the CUDA simulator in CI
+/// changes and orders 0-5 (a subset of the cases). Runs on the CUDA simulator in CI
 /// (`REPROJECT_RS_CUDA_SIM=1`, see scripts/test.sh).
 #[test]
 fn every_path_computes_on_the_gpu_with_the_same_bits() {
@@ -652,8 +647,8 @@ fn every_path_computes_on_the_gpu_with_the_same_bits() {
 
 /// Device-resident inputs and outputs (as CuPy arrays are): the whole output at once and block
 /// by block (as the chunks of a dask array of CuPy arrays) give the same bits, and the host
-/// path's values; bilinear reads the device input, bicubic the plan's coefficients uploaded
-/// once. Runs on the CUDA simulator in CI.
+/// path's values; bilinear reads the device input, orders 2-5 the coefficients made from it
+/// on the device once (see also tests/gpu_device_spline.rs). Runs on the CUDA simulator in CI.
 #[test]
 fn device_resident_blocks_match_the_whole_and_the_host_path() {
     use reproject::engine::blocks::Block;
@@ -683,7 +678,13 @@ fn device_resident_blocks_match_the_whole_and_the_host_path() {
             .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
             .collect()
     };
-    for order in [Order::Bilinear, Order::Bicubic] {
+    for order in [
+        Order::Bilinear,
+        Order::Biquadratic,
+        Order::Bicubic,
+        Order::Quartic,
+        Order::Quintic,
+    ] {
         let options = Options {
             order,
             ..Options::default()

@@ -49,7 +49,9 @@ fn the_kernel_source_is_every_file_in_order_with_line_markers() {
             "wcs.cuh",
             "interp.cuh",
             "reproject.cu",
-            "accumulate.cu"
+            "accumulate.cu",
+            "spline.cu",
+            "spline_values.cu"
         ]
     );
 }

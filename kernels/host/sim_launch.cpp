@@ -1,7 +1,8 @@
 // Host build of the block kernel for the CUDA simulator (src/gpu/sim.rs, REPROJECT_RS_CUDA_SIM=1):
 // `rp_sim_launch` runs `rp_reproject_block` once per thread of the launch's grid, in launch
 // order, exactly as tests/gpu_host_pipeline.rs's harness does; `rp_sim_accumulate` runs the
-// accumulate kernel of mosaics likewise. build.rs compiles this file with
+// accumulate kernel of mosaics likewise, and `rp_sim_spline_values` / `rp_sim_spline_filter`
+// the spline prefilter's kernels. build.rs compiles this file with
 // the flags of that harness (-O2 -ffp-contract=off) into the library.
 // The general kernel: sim_variant.cpp with no gate, under the kernel's own name.
 #define RP_SIM_ENTRY rp_sim_launch
@@ -9,6 +10,10 @@
 #include "sim_variant.cpp"
 
 #include "accumulate.cu"
+
+// With RP_HOST_GRID (sim_variant.cpp) spline.cu's host build has its kernel entry point.
+#include "spline.cu"
+#include "spline_values.cu"
 
 // `rp_accumulate` over the launch's grid, thread by thread.
 extern "C" void rp_sim_accumulate(unsigned grid_x, unsigned grid_y, unsigned block_x,
@@ -20,5 +25,24 @@ extern "C" void rp_sim_accumulate(unsigned grid_x, unsigned grid_y, unsigned blo
     rp_for_each_thread(grid_x, grid_y, block_x, block_y, [&] {
         rp_accumulate(values, weights, op, correction, c0, c1, c2, planes, part_ny, part_nx,
                       part_y0, part_x0, blk_r0, blk_c0, blk_ny, blk_nx, data, footprint);
+    });
+}
+
+// `rp_spline_values` over the launch's (one-dimensional) grid, thread by thread.
+extern "C" void rp_sim_spline_values(unsigned grid_x, unsigned block_x, const void* input,
+                                     int input_type, int big_endian, long long pitch, int ny,
+                                     int nx, int values_f32, double* out) {
+    rp_for_each_thread(grid_x, 1, block_x, 1, [&] {
+        rp_spline_values(input, input_type, big_endian, pitch, ny, nx, values_f32, out);
+    });
+}
+
+// `rp_spline_filter` over the launch's one-dimensional grid, thread by thread.
+extern "C" void rp_sim_spline_filter(unsigned grid_x, unsigned block_x, double* data,
+                                     long long lines, int n, long long line_step,
+                                     long long elem_step, const double* poles, int npoles,
+                                     double gain) {
+    rp_for_each_thread(grid_x, 1, block_x, 1, [&] {
+        rp_spline_filter(data, lines, n, line_step, elem_step, poles, npoles, gain);
     });
 }

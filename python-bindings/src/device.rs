@@ -68,14 +68,15 @@ fn sample_of(dtype: &str) -> Option<SampleType> {
 }
 
 /// A prepared device-resident reprojection: the plan (WCS set-up; for spline orders the
-/// coefficients, computed once from the host copy of the pixels and uploaded once) for a GPU
+/// coefficients, made once on the device from the GPU input at the first block) for a GPU
 /// input of one dtype and shape, whose output blocks are computed from and into GPU memory
 /// (CuPy arrays, or anything with ``__cuda_array_interface__``) without host copies.
 ///
 /// ``DevicePlan(dtype, shape, header_in, header_out, shape_out, order=None,
 /// roundtrip_coords=True, nan_policy='propagate', precision='reproject', device='cuda',
 /// host_array=None)``: ``dtype`` is numpy's dtype string of the GPU input (``'<f4'``, ...),
-/// ``shape`` its shape; for orders 2-5 ``host_array`` holds the same pixels on the host. The
+/// ``shape`` its shape; ``host_array`` (optional, never needed: no order reads pixels on the
+/// host) may hold the same pixels on the host. The
 /// GPU state is made here, so a GPU that cannot do the job raises ``DeviceUnavailableError``
 /// now, not at the first block. ``device`` names the GPU the arrays live on ('auto' and
 /// 'cuda' mean the first).
@@ -155,13 +156,6 @@ impl DevicePlan {
                         ));
                     }
                     Arc::new(kept)
-                }
-                None if options.order.needs_prefilter() => {
-                    return Err(new_err(
-                        py,
-                        Kind::InvalidArgument,
-                        "spline orders need host_array (the same pixels on the host)",
-                    ))
                 }
                 None => Arc::new(DeviceShape {
                     shape: shape.clone(),

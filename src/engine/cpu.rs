@@ -213,7 +213,7 @@ impl Plan<'_> {
             values: &mut s.values,
             width,
         };
-        match &self.coefficients {
+        match self.coefficients()? {
             None => {
                 check_working_memory(len.saturating_mul(8), || {
                     (

@@ -3,12 +3,21 @@
 //!
 //! ```text
 //! per device, once per plan:  kernel parameters ─upload─▶ device
-//!                             every input plane (raw samples, or values / spline
-//!                             coefficients) ─page-locked staging─▶ device, when it fits
+//!                             every input plane (raw samples, or values) ─page-locked
+//!                             staging─▶ device, when it fits
+//!                             orders 2-5: rp_spline_filter (columns, then rows) makes the
+//!                             resident values the spline coefficients, in place
 //! per block (each thread its own stream and buffers):
-//!     [input window ─staging─▶ device, when the planes did not fit]
+//!     [input window ─staging─▶ device, when the planes did not fit; orders 2-5: a window
+//!      of the CPU's coefficients (the device prefilter needs whole planes)]
 //!     rp_reproject_block ─▶ block buffers ─download─▶ page-locked ─▶ output views
 //! ```
+//! The spline orders' values are read and rounded as the CPU reads them before its own
+//! prefilter, and the device filters them with the CPU's operations in the CPU's order, so the
+//! coefficients are the CPU's bits; the CPU computes its own only when it needs them (a block
+//! falling back after a GPU fault, window mode). Device-resident jobs (CuPy inputs) make the
+//! values on the device from the caller's input (`rp_spline_values`) and filter them there:
+//! nothing of the input crosses to the host.
 //! Each launch runs the build of the block kernel specialised for the plan and the launch's
 //! input type ([`super::kernel_variant`]; the general kernel where the key does not cover it),
 //! loaded when the executor is made, so a build the GPU cannot have fails before any block.
@@ -31,8 +40,10 @@ use super::kernel_variant::PlanKernel;
 use super::{OutputSample, Parallel, Plan};
 use crate::error::{Error, Result};
 use crate::gpu::driver::{
-    BlockLaunch, DevicePtr, Driver, DriverFault, FaultKind, HostBuffer, StreamId,
+    BlockLaunch, DevicePtr, Driver, DriverFault, FaultKind, HostBuffer, SplineLaunch, SplineOp,
+    StreamId,
 };
+use crate::interp::spline::{filter_gain, filter_poles, spline_pole_params};
 use crate::io::{RawPlane, SampleType};
 
 /// Threads per CUDA block (x, y).
@@ -143,15 +154,19 @@ impl Drop for HostAlloc {
 enum Input<'a> {
     /// The stored samples, uploaded as they are, with the kernel's type code.
     Raw(RawPlane<'a>, i32),
-    /// f64 values read (and rounded) as the CPU reads them, or spline coefficients.
+    /// f64 values read (and rounded) as the CPU reads them: for orders ≥ 2, the values the
+    /// spline prefilter starts from (filtered on the device once resident).
     Values,
+    /// The CPU's spline coefficients (orders ≥ 2 in window mode: the device prefilter needs
+    /// whole planes).
+    Coefficients,
 }
 
 impl Input<'_> {
     fn elem(&self) -> usize {
         match self {
             Input::Raw(r, _) => crate::io::sample_size(r.sample),
-            Input::Values => 8,
+            Input::Values | Input::Coefficients => 8,
         }
     }
 
@@ -159,7 +174,7 @@ impl Input<'_> {
     fn kernel_type(&self) -> (i32, i32) {
         match self {
             Input::Raw(r, t) => (*t, i32::from(r.big_endian)),
-            Input::Values => (1, 0),
+            Input::Values | Input::Coefficients => (1, 0),
         }
     }
 }
@@ -180,7 +195,7 @@ pub(crate) fn input_type(sample: SampleType) -> Option<i32> {
 /// The input of `plane` for kernels that decode stored samples with `decoding`: the stored
 /// samples when they are of a type the kernels read and decode that way, else values.
 fn input_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input<'a> {
-    if plan.coefficients.is_some() {
+    if plan.options.order.needs_prefilter() {
         return Input::Values;
     }
     match plan.source.encoded_plane(plane) {
@@ -197,7 +212,7 @@ fn input_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input
 /// decoding (orders 0 and 1); none otherwise, and the planes not plain go up as values.
 fn kernel_decoding(plan: &Plan) -> InputDecoding {
     let plain = InputDecoding::default();
-    if plan.coefficients.is_some() {
+    if plan.options.order.needs_prefilter() {
         return plain;
     }
     let mut common = None;
@@ -242,21 +257,30 @@ fn fill_rows(
         .div_ceil(rayon::current_num_threads().max(1))
         .max(8);
     let (_, nx) = plan.plane_shape_in;
+    let coefficients = match input {
+        Input::Coefficients => plan.coefficients()?,
+        _ => None,
+    };
     out[..rows.len() * row_bytes]
         .par_chunks_mut(band * row_bytes)
         .enumerate()
         .try_for_each(|(i, chunk)| {
             let r0 = rows.start + i * band;
             let r1 = r0 + chunk.len() / row_bytes;
-            match (input, &plan.coefficients) {
-                (Input::Raw(raw, _), _) => {
+            match input {
+                Input::Raw(raw, _) => {
                     for (r, row) in (r0..r1).zip(chunk.chunks_exact_mut(row_bytes)) {
                         let at = (r * nx + cols.start) * elem;
                         row.copy_from_slice(&raw.bytes[at..at + row_bytes]);
                     }
                     Ok(())
                 }
-                (Input::Values, Some(c)) => {
+                Input::Coefficients => {
+                    let Some(c) = coefficients else {
+                        return Err(Error::InvalidArgument(
+                            "spline coefficients of an order without a prefilter".into(),
+                        ));
+                    };
                     let values = as_f64(chunk);
                     let src = c.planes.plane(plane);
                     for (r, row) in (r0..r1).zip(values.chunks_exact_mut(cols.len())) {
@@ -271,7 +295,7 @@ fn fill_rows(
                     }
                     Ok(())
                 }
-                (Input::Values, None) => {
+                Input::Values => {
                     let values = as_f64(chunk);
                     plan.source
                         .read_window(plane, r0..r1, cols.clone(), values)?;
@@ -356,6 +380,110 @@ pub(crate) struct Resident {
     decoding: InputDecoding,
     /// The plan's part of the kernel variant key (the launch's input type is the rest).
     kernel: PlanKernel,
+    /// The spline prefilter's constants (orders ≥ 2).
+    spline: Option<SplinePoles>,
+    /// Device-resident jobs of orders ≥ 2: the coefficients made on the device from the
+    /// caller's device input, on first use ([`Plan::compute_block_on_device`]).
+    device_coefficients: Mutex<Option<Vec<DeviceAlloc>>>,
+}
+
+/// The spline prefilter's pole constants on a device (orders ≥ 2): those of the columns
+/// (lines of the plane's rows) then those of the rows (`spline_pole_params`), and the gain.
+struct SplinePoles {
+    constants: DeviceAlloc,
+    npoles: usize,
+    gain: f64,
+    /// The input plane (rows, columns).
+    plane: (usize, usize),
+}
+
+impl SplinePoles {
+    /// The constants of `plan`'s order and input plane, uploaded to `driver`; `None` for
+    /// orders 0 and 1.
+    fn new(
+        driver: &Arc<dyn Driver>,
+        plan: &Plan,
+    ) -> std::result::Result<Option<Self>, DriverFault> {
+        let order = plan.options.order;
+        let poles = filter_poles(order);
+        if poles.is_empty() {
+            return Ok(None);
+        }
+        let (ny, nx) = plan.plane_shape_in;
+        let mut constants = spline_pole_params(order, ny);
+        constants.extend(spline_pole_params(order, nx));
+        let bytes = f64_bytes(&constants);
+        let alloc = DeviceAlloc::new(driver, bytes.len())?;
+        driver.upload_now(&bytes, alloc.ptr)?;
+        Ok(Some(SplinePoles {
+            constants: alloc,
+            npoles: poles.len(),
+            gain: filter_gain(poles),
+            plane: (ny, nx),
+        }))
+    }
+
+    /// Queues on `stream` the prefilter of the plane of values at `plane` in place: every
+    /// column, then every row (scipy's order, the CPU's), skipping an axis whose lines have
+    /// fewer than 2 values (which the filter leaves as they are).
+    fn queue(
+        &self,
+        driver: &Arc<dyn Driver>,
+        stream: StreamId,
+        plane: DevicePtr,
+    ) -> std::result::Result<(), DriverFault> {
+        let (ny, nx) = self.plane;
+        if ny == 0 || nx == 0 {
+            return Ok(());
+        }
+        for (axis, n) in [(0u8, ny), (1u8, nx)] {
+            if n < 2 {
+                continue;
+            }
+            let op = SplineOp::Filter {
+                axis,
+                poles: self
+                    .constants
+                    .ptr
+                    .offset(usize::from(axis) * self.npoles * 4 * 8),
+                npoles: self.npoles as i32,
+                gain: self.gain,
+            };
+            let launch = SplineLaunch::new(plane, self.plane, op)?;
+            // SAFETY: the plane holds ny × nx values, the constants 4 × npoles per axis.
+            unsafe { driver.launch_spline(stream, &launch)? };
+        }
+        Ok(())
+    }
+
+    /// Prefilters every plane of values of `planes` in place on a stream of its own, and
+    /// waits for it.
+    fn run(
+        &self,
+        driver: &Arc<dyn Driver>,
+        planes: &[DeviceAlloc],
+    ) -> std::result::Result<(), DriverFault> {
+        on_stream(driver, |stream| {
+            planes
+                .iter()
+                .try_for_each(|p| self.queue(driver, stream, p.ptr))
+        })
+    }
+}
+
+/// Runs `queue` with a new stream of `driver`, then waits for the stream and destroys it
+/// (after waiting, whatever failed).
+fn on_stream(
+    driver: &Arc<dyn Driver>,
+    queue: impl FnOnce(StreamId) -> std::result::Result<(), DriverFault>,
+) -> std::result::Result<(), DriverFault> {
+    let stream = driver.create_stream()?;
+    let r = queue(stream).and_then(|()| driver.synchronize(stream));
+    if r.is_err() {
+        let _ = driver.synchronize(stream);
+    }
+    driver.destroy_stream(stream);
+    r
 }
 
 /// The input of one launch: where, of what type, and which window of the plane.
@@ -395,6 +523,55 @@ pub(crate) fn grid_dim(n: usize, per_block: u32) -> std::result::Result<u32, Dri
 const MAX_GRID_Y: usize = 65_535;
 
 impl Resident {
+    /// Device-resident jobs of orders ≥ 2: the spline coefficients of every input plane, made
+    /// on the device from the caller's `input` (of kernel type `input_type`) on the first call
+    /// ([`SplineOp::Values`], then the prefilter) and kept; `None` for orders 0 and 1.
+    fn coefficients_from_device(
+        &self,
+        driver: &Arc<dyn Driver>,
+        plan: &Plan,
+        input: &crate::gpu::DeviceImage,
+        input_type: i32,
+    ) -> std::result::Result<Option<Vec<DevicePtr>>, DriverFault> {
+        let Some(spline) = &self.spline else {
+            return Ok(None);
+        };
+        let mut made = self
+            .device_coefficients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if made.is_none() {
+            let (ny, nx) = plan.plane_shape_in;
+            let elem = crate::io::sample_size(input.sample);
+            let planes = (0..plan.planes_in)
+                .map(|_| DeviceAlloc::new(driver, (ny * nx * 8).max(8)))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let values = |p: usize| SplineOp::Values {
+                input: DevicePtr(input.ptr).offset(p * ny * input.pitch * elem),
+                input_type,
+                big_endian: i32::from(input.big_endian),
+                pitch: input.pitch as i64,
+                values_f32: i32::from(plan.rounding.rounds_values()),
+            };
+            on_stream(driver, |stream| {
+                for (p, plane) in planes.iter().enumerate() {
+                    if ny * nx > 0 {
+                        let launch = SplineLaunch::new(plane.ptr, (ny, nx), values(p))?;
+                        // SAFETY: the caller vouches for the input (compute_block_on_device's
+                        // contract); the plane holds ny × nx values.
+                        unsafe { driver.launch_spline(stream, &launch)? };
+                    }
+                    spline.queue(driver, stream, plane.ptr)?;
+                }
+                Ok(())
+            })?;
+            *made = Some(planes);
+        }
+        Ok(made
+            .as_ref()
+            .map(|planes| planes.iter().map(|p| p.ptr).collect()))
+    }
+
     /// The launches computing `block` of one plane from `input` into compact block outputs
     /// (values, footprint) of float64 (`out_f64`) or float32: one, or bands of rows when the
     /// block is taller than one grid may be (each band writing its rows of the outputs).
@@ -613,6 +790,7 @@ impl CudaExecutor {
         // Block buffers of the threads that may run at once (GPU-sized blocks, float64).
         let working = 2 * GPU_BLOCK * GPU_BLOCK * 8 * rayon::current_num_threads().max(2);
         let (free, _) = driver.mem_info()?;
+        let spline = SplinePoles::new(driver, plan)?;
         let planes = if with_planes && total.saturating_add(working) < free / 10 * 9 {
             match self.upload_planes(driver, plan, &sizes) {
                 Ok(planes) => Some(planes),
@@ -624,12 +802,20 @@ impl CudaExecutor {
         } else {
             None
         };
+        // Orders >= 2: the values become the coefficients on the device. (In window mode,
+        // planes not resident, blocks sample the CPU's coefficients: the prefilter needs whole
+        // planes.)
+        if let (Some(planes), Some(spline)) = (&planes, &spline) {
+            spline.run(driver, planes)?;
+        }
         Ok(Resident {
             transform,
             sampling,
             planes,
             decoding: self.params.decoding,
             kernel: self.kernel(),
+            spline,
+            device_coefficients: Mutex::new(None),
         })
     }
 
@@ -850,6 +1036,12 @@ fn launch_plane(
                 return Ok(false);
             };
             let w = plan.window_for(b);
+            // The device prefilter needs whole planes: orders >= 2 sample the CPU's
+            // coefficients here.
+            let input = match input {
+                Input::Values if plan.options.order.needs_prefilter() => Input::Coefficients,
+                other => other,
+            };
             let bytes = (w.rows.len() * w.cols.len() * input.elem()).max(8);
             if windows.window.as_ref().is_none_or(|d| d.len < bytes) {
                 // Launches queued earlier may still read the old window.
@@ -1006,8 +1198,9 @@ impl BlockExecutor for CudaExecutor {
 }
 
 impl Plan<'_> {
-    /// The plan's executor for device-resident jobs: made once (parameters and, for orders
-    /// ≥ 2, the spline coefficients uploaded to the first device), reused by every call.
+    /// The plan's executor for device-resident jobs: made once (the parameters and, for
+    /// orders ≥ 2, the prefilter's constants uploaded to the first device), reused by every
+    /// call.
     fn device_resident(&self) -> Result<&(CudaExecutor, Resident)> {
         let made = self.device_resident.get_or_init(|| {
             // The device the options name (the first of them for `cuda:all`).
@@ -1016,18 +1209,11 @@ impl Plan<'_> {
             // The caller's device inputs are values: nothing to decode.
             let executor = CudaExecutor::with_decoding(self, drivers, InputDecoding::default())?;
             let driver = executor.devices[0].driver.clone();
-            // The spline coefficients of orders >= 2 go up with the parameters; orders 0 and 1
-            // read the caller's device input.
-            let with_planes = self.coefficients.is_some();
+            // Nothing of the input goes up: every order reads the caller's device input
+            // (orders >= 2 through coefficients made from it on the device).
             let resident = executor
-                .make_resident(&driver, self, with_planes)
+                .make_resident(&driver, self, false)
                 .map_err(|f| gpu_error("(device-resident job)", &f))?;
-            if with_planes && resident.planes.is_none() {
-                return Err(Error::Gpu {
-                    block: "(device-resident job)".into(),
-                    message: "the spline coefficients do not fit in GPU memory".into(),
-                });
-            }
             Ok(Arc::new((executor, resident)))
         });
         match made {
@@ -1037,8 +1223,9 @@ impl Plan<'_> {
     }
 
     /// Makes the device-resident state now ([`Plan::compute_block_on_device`] makes it on
-    /// first use otherwise): the GPU opened, the kernels compiled, the parameters and, for
-    /// orders ≥ 2, the spline coefficients uploaded. A GPU that cannot do the plan fails here.
+    /// first use otherwise): the GPU opened, the kernels compiled, the parameters uploaded. A
+    /// GPU that cannot do the plan fails here. (For orders ≥ 2 the spline coefficients are
+    /// made on the device from the device input, at the first block.)
     ///
     /// Errors: [`Error::GpuUnavailable`] without a usable GPU or for a job the kernels do not
     /// cover; [`Error::Gpu`] when the GPU fails.
@@ -1061,8 +1248,8 @@ impl Plan<'_> {
     }
 
     /// Computes the whole output on the GPU with the input and the outputs in GPU memory
-    /// (device-resident: no host copies at all): [`Plan::compute_block_on_device`] for one
-    /// block covering the output plane. `data` and `footprint` are device addresses of the full
+    /// (device-resident: no host copies of the input or outputs):
+    /// [`Plan::compute_block_on_device`] for one block covering the output plane. `data` and `footprint` are device addresses of the full
     /// output (planes × rows × columns, C order) of float64 (`out_f64`) or float32.
     ///
     /// # Safety
@@ -1104,8 +1291,11 @@ impl Plan<'_> {
 
     /// Computes one block on the GPU with the input and the block's outputs in GPU memory
     /// (e.g. one chunk of a dask array of CuPy arrays). The plan's source describes the input
-    /// (shape, sample type; for orders ≥ 2 its pixels give the spline coefficients, uploaded
-    /// once per plan); `input` holds the same pixels on the device. `data` and `footprint` are
+    /// (shape, sample type; its pixels are not read); `input` holds the pixels on the device.
+    /// For orders ≥ 2 the first call makes the spline coefficients of every input plane from
+    /// `input` on the device (its values as the CPU reads them, then the prefilter, so they
+    /// are the CPU's bits) and later calls reuse them: `input` must hold the same pixels at
+    /// every call of a plan. No byte of the input crosses to the host. `data` and `footprint` are
     /// device addresses of the block's outputs (planes × block rows × block columns, C order)
     /// of float64 (`out_f64`) or float32.
     ///
@@ -1167,14 +1357,17 @@ impl Plan<'_> {
         let (blk_ny, blk_nx) = (block.rows.len(), block.cols.len());
         let out_elem = if out_f64 { 8 } else { 4 };
         let elem = crate::io::sample_size(input.sample);
+        let coefficients = resident
+            .coefficients_from_device(&driver, self, input, input_type)
+            .map_err(|f| gpu_error("(device-resident job: the spline prefilter)", &f))?;
         let stream = driver
             .create_stream()
             .map_err(|f| gpu_error("(device-resident job)", &f))?;
         let launched = || -> std::result::Result<(), DriverFault> {
             for plane in 0..self.planes {
-                // Orders >= 2 sample the plan's prefiltered coefficients (resident planes).
-                let (ptr, (t, big), pitch) = match &resident.planes {
-                    Some(planes) => (planes[plane].ptr, (1, 0), in_nx),
+                // Orders >= 2 sample the coefficients made on the device.
+                let (ptr, (t, big), pitch) = match &coefficients {
+                    Some(planes) => (planes[plane], (1, 0), in_nx),
                     None => (
                         DevicePtr(input.ptr).offset(plane * in_ny * input.pitch * elem),
                         (input_type, i32::from(input.big_endian)),

@@ -49,8 +49,9 @@
 //! [7] has_blank  [8] BLANK >> 32 (signed)  [9] BLANK & 0xffffffff
 //! ```
 //!
-//! For orders ≥ 2 the kernel samples the plan's prefiltered f64 coefficients, so decoding
-//! and the float32 cast of values are off there (they happened before the prefilter).
+//! For orders ≥ 2 the kernel samples prefiltered f64 coefficients (made on the device by
+//! `kernels/spline.cu`, or the CPU's in window mode), so decoding and the float32 cast of
+//! values are off there (they happened before the prefilter).
 
 use std::ops::Range;
 
@@ -376,7 +377,7 @@ pub fn host_parity_inputs(
     let (window_rows, window_cols, coefficients) = match bounds {
         None => (0..0, 0..0, None),
         Some(b) => {
-            let (w, c) = plan.gpu_window(b, plane);
+            let (w, c) = plan.gpu_window(b, plane)?;
             let coefficients = c.map(|c| {
                 c.slice(ndarray::s![w.rows.clone(), w.cols.clone()])
                     .iter()

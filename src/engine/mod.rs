@@ -3,7 +3,8 @@
 //! ```text
 //! output plane ──cut into blocks──▶ per block:
 //!     output pixels ──CoordinateMap (WCS out → sky → WCS in, round-trip check)──▶ input positions
-//!     input window covering every tap ──ImageSource::read_window (or spline coefficients)──▶ f64
+//!     input window covering every tap ──ImageSource::read_window (or spline coefficients,
+//!       computed once per plan, on first use when a GPU may prefilter instead)──▶ f64
 //!     scipy-exact sampling (order 0–5, edge and NaN rules) ──▶ block of the output + footprint
 //! ```
 //!
@@ -275,7 +276,11 @@ pub struct Plan<'a> {
     lead_in: Vec<usize>,
     options: Options,
     rounding: Rounding,
-    coefficients: Option<Coefficients>,
+    /// The CPU's spline coefficients (orders ≥ 2): computed when the plan is made for the CPU
+    /// backend, else on first use by the CPU ([`Plan::coefficients`]), so that a plan the GPU
+    /// computes (which prefilters on the device) never makes them unless a block falls back
+    /// to the CPU or the input planes do not fit on the device.
+    coefficients: OnceLock<Result<Coefficients>>,
     /// What computes the blocks, chosen on first use from the options ([`Plan::executor`]).
     executor: OnceLock<Arc<dyn BlockExecutor>>,
     /// The GPU state of device-resident calls ([`Plan::compute_block_on_device`]).
@@ -411,7 +416,7 @@ impl<'a> Plan<'a> {
         }
         let rounding = Rounding::new(options.precision, source.stored_type(), options.order);
         let plane_shape = source.plane_shape();
-        let mut plan = Plan {
+        let plan = Plan {
             source,
             coords,
             planes: planes_out,
@@ -422,12 +427,15 @@ impl<'a> Plan<'a> {
             shape_out,
             options: options.clone(),
             rounding,
-            coefficients: None,
+            coefficients: OnceLock::new(),
             executor: OnceLock::new(),
             device_resident: OnceLock::new(),
         };
-        if options.order.needs_prefilter() {
-            plan.coefficients = Some(plan.prefilter_all()?);
+        // The CPU computes the coefficients now (so their errors come from here) unless a GPU
+        // may prefilter on the device.
+        if options.order.needs_prefilter() && !plan.gpu_may_prefilter() {
+            let made = plan.prefilter_all(plan.options.parallel)?;
+            let _ = plan.coefficients.set(Ok(made));
         }
         Ok(plan)
     }
@@ -477,8 +485,68 @@ impl<'a> Plan<'a> {
     /// ```
     pub fn spline_in_scratch_file(&self) -> bool {
         self.coefficients
-            .as_ref()
-            .is_some_and(|c| c.planes.in_file())
+            .get()
+            .is_some_and(|c| c.as_ref().is_ok_and(|c| c.planes.in_file()))
+    }
+
+    /// Whether the CPU's spline coefficients (orders ≥ 2) have been computed: at once for a
+    /// plan of the CPU backend; for a plan that may run on a GPU ([`Backend::Cuda`],
+    /// [`Backend::Auto`]) only once the CPU needs them (a block computed on the CPU, a
+    /// fallback after a GPU fault, input planes too large for the device's memory). A GPU
+    /// plan whose input planes are resident on the device prefilters them there and never
+    /// computes them.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::engine::{Backend, Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = Array2::<f64>::zeros((8, 8));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let cpu = Options { order: "bicubic".parse()?, ..Options::default() };
+    /// assert!(Plan::new(&source, &wcs, &wcs, &[8, 8], &cpu)?.cpu_spline_coefficients_made());
+    /// let gpu = Options { backend: Backend::Cuda, ..cpu };
+    /// assert!(!Plan::new(&source, &wcs, &wcs, &[8, 8], &gpu)?.cpu_spline_coefficients_made());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn cpu_spline_coefficients_made(&self) -> bool {
+        self.coefficients.get().is_some_and(|c| c.is_ok())
+    }
+
+    /// Whether the spline prefilter may run on a GPU for this plan (so the CPU's coefficients
+    /// wait until the CPU needs them): a backend other than the CPU and kernels that cover
+    /// the plan.
+    fn gpu_may_prefilter(&self) -> bool {
+        self.options.backend != Backend::Cpu && kernel_params::kernel_support(self).is_ok()
+    }
+
+    /// The CPU's spline coefficients of every input plane (orders ≥ 2; `None` for orders 0
+    /// and 1), computed on first use (see the field's documentation).
+    ///
+    /// They are computed on a thread of their own, in a thread pool of their own: the caller
+    /// may be a worker of the pool that computes blocks, which must not pick up (by work
+    /// stealing) another block that waits for these same coefficients, and whose other workers
+    /// may all be waiting for them (so they cannot run the prefilter's work either).
+    fn coefficients(&self) -> Result<Option<&Coefficients>> {
+        if !self.options.order.needs_prefilter() {
+            return Ok(None);
+        }
+        let made = self.coefficients.get_or_init(|| {
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        let threads = self.options.parallel.threads();
+                        self.prefilter_all(Parallel::Threads(threads))
+                    })
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+        });
+        match made {
+            Ok(c) => Ok(Some(c)),
+            Err(e) => Err(e.clone()),
+        }
     }
 
     /// The block shape used when the options leave it open.
@@ -608,7 +676,9 @@ impl<'a> Plan<'a> {
         blocks(self.plane_shape_out(), self.block_shape()).collect()
     }
 
-    fn prefilter_all(&self) -> Result<Coefficients> {
+    /// The CPU's spline coefficients of every input plane, the filters running in parallel
+    /// as `parallel` says.
+    fn prefilter_all(&self, parallel: Parallel) -> Result<Coefficients> {
         let (ny, nx) = self.plane_shape_in;
         let planes_in = self.planes_in;
         let order = self.options.order;
@@ -655,7 +725,7 @@ impl<'a> Plan<'a> {
         let mut masked = vec![false; planes_in];
         let masks = if renormalize {
             let mut masks = PlaneStore::new(planes_in, (ny, nx), &placement)?;
-            self.options.parallel.install(|| {
+            parallel.install(|| {
                 for (p, masked) in masked.iter_mut().enumerate() {
                     // A plane without non-finite pixels is sampled exactly as with Propagate
                     // (see NanPolicy): dividing by its mask sample, ≈ 1 but not exactly, would
@@ -672,7 +742,7 @@ impl<'a> Plan<'a> {
             })?;
             Some(masks)
         } else {
-            self.options.parallel.install(|| {
+            parallel.install(|| {
                 for p in 0..planes_in {
                     prefilter(planes.plane_mut(p), order);
                 }
@@ -744,13 +814,12 @@ impl<'a> Plan<'a> {
         &self,
         b: Bounds,
         plane: usize,
-    ) -> (Window, Option<ArrayView2<'_, f64>>) {
+    ) -> Result<(Window, Option<ArrayView2<'_, f64>>)> {
         let c = self
-            .coefficients
-            .as_ref()
+            .coefficients()?
             .filter(|c| plane < c.planes.len())
             .map(|c| c.planes.plane(plane));
-        (self.window_for(b), c)
+        Ok((self.window_for(b), c))
     }
 
     /// The input window holding every tap of positions within `b` (mirrored taps included:

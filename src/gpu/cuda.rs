@@ -15,7 +15,7 @@ use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaStr
 
 use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
-    HostBuffer, StreamId,
+    HostBuffer, SplineLaunch, SplineOp, StreamId,
 };
 use super::pool::HostPool;
 use super::runtime::guard;
@@ -25,15 +25,25 @@ use super::GpuInfo;
 /// A variant's module (kept loaded) and entry point, or why it cannot be had.
 type VariantBuild = std::result::Result<(Arc<CudaModule>, CudaFunction), String>;
 
+/// The entry points of the general module.
+pub(crate) struct Kernels {
+    /// The general block kernel.
+    pub(crate) block: CudaFunction,
+    /// The accumulate kernel of mosaics combined on the device.
+    pub(crate) accumulate: CudaFunction,
+    /// The spline prefilter (`rp_spline_filter`).
+    pub(crate) spline_filter: CudaFunction,
+    /// The spline prefilter's values from a device input (`rp_spline_values`).
+    pub(crate) spline_values: CudaFunction,
+}
+
 /// One CUDA device with the kernels loaded.
 pub(crate) struct CudaDriver {
     ordinal: usize,
     ctx: Arc<CudaContext>,
     /// Keeps the module (and so `func`) loaded.
     _module: Arc<CudaModule>,
-    func: CudaFunction,
-    /// The accumulate kernel of mosaics combined on the device.
-    accumulate: CudaFunction,
+    kernels: Kernels,
     info: GpuInfo,
     /// The specialised builds of the block kernel loaded so far (or why one cannot be).
     variants: Mutex<HashMap<KernelDefines, VariantBuild>>,
@@ -73,16 +83,14 @@ impl CudaDriver {
         ordinal: usize,
         ctx: Arc<CudaContext>,
         module: Arc<CudaModule>,
-        func: CudaFunction,
-        accumulate: CudaFunction,
+        kernels: Kernels,
         info: GpuInfo,
     ) -> CudaDriver {
         CudaDriver {
             ordinal,
             ctx,
             _module: module,
-            func,
-            accumulate,
+            kernels,
             info,
             variants: Mutex::new(HashMap::new()),
             streams: Mutex::new(HashMap::new()),
@@ -90,6 +98,30 @@ impl CudaDriver {
             poisoned: Mutex::new(None),
             pinned: HostPool::default(),
         }
+    }
+
+    /// Launches `func` on a one-dimensional grid of `l`'s size on stream `s`.
+    ///
+    /// # Safety
+    /// `params` must match `func`'s signature; the pointers must be valid device memory.
+    unsafe fn launch_1d(
+        &self,
+        func: &CudaFunction,
+        l: &SplineLaunch,
+        s: &CudaStream,
+        params: &mut [*mut c_void],
+    ) -> DriverResult<()> {
+        // SAFETY: the caller's promises.
+        self.call("cuLaunchKernel", || unsafe {
+            result::launch_kernel(
+                func.cu_function(),
+                (l.grid, 1, 1),
+                (l.threads, 1, 1),
+                0,
+                s.cu_stream(),
+                params,
+            )
+        })
     }
 
     /// Runs a driver call with the context bound, turning errors (and panics) into faults
@@ -131,7 +163,7 @@ impl CudaDriver {
     /// general kernel was loaded with the device).
     fn function(&self, variant: &KernelDefines) -> DriverResult<sys::CUfunction> {
         if variant.is_general() {
-            return Ok(self.func.cu_function());
+            return Ok(self.kernels.block.cu_function());
         }
         let mut variants = self.variants.lock().unwrap_or_else(|p| p.into_inner());
         let build = variants.entry(variant.clone()).or_insert_with(|| {
@@ -406,7 +438,7 @@ impl Driver for CudaDriver {
         // pointers.
         self.call("cuLaunchKernel", || unsafe {
             result::launch_kernel(
-                self.accumulate.cu_function(),
+                self.kernels.accumulate.cu_function(),
                 (l.grid.0, l.grid.1, 1),
                 (l.threads.0, l.threads.1, 1),
                 0,
@@ -414,6 +446,69 @@ impl Driver for CudaDriver {
                 &mut params,
             )
         })
+    }
+
+    unsafe fn launch_spline(&self, stream: StreamId, l: &SplineLaunch) -> DriverResult<()> {
+        let s = self.stream(stream, "cuLaunchKernel")?;
+        let mut data = l.data.0;
+        let (mut ny, mut nx) = l.plane;
+        match (l.op, l.filter_lines()) {
+            (
+                SplineOp::Values {
+                    input,
+                    mut input_type,
+                    mut big_endian,
+                    mut pitch,
+                    mut values_f32,
+                },
+                _,
+            ) => {
+                let mut input = input.0;
+                let mut params = [
+                    arg(&mut input),
+                    arg(&mut input_type),
+                    arg(&mut big_endian),
+                    arg(&mut pitch),
+                    arg(&mut ny),
+                    arg(&mut nx),
+                    arg(&mut values_f32),
+                    arg(&mut data),
+                ];
+                // SAFETY: the list matches rp_spline_values's signature
+                // (kernels/spline_values.cu) in order and types; the caller vouches for the
+                // pointers.
+                unsafe { self.launch_1d(&self.kernels.spline_values, l, &s, &mut params) }
+            }
+            (
+                SplineOp::Filter {
+                    poles,
+                    mut npoles,
+                    mut gain,
+                    ..
+                },
+                Some((mut lines, mut n, mut line_step, mut elem_step)),
+            ) => {
+                let mut poles = poles.0;
+                let mut params = [
+                    arg(&mut data),
+                    arg(&mut lines),
+                    arg(&mut n),
+                    arg(&mut line_step),
+                    arg(&mut elem_step),
+                    arg(&mut poles),
+                    arg(&mut npoles),
+                    arg(&mut gain),
+                ];
+                // SAFETY: the list matches rp_spline_filter's signature (kernels/spline.cu)
+                // in order and types; the caller vouches for the pointers.
+                unsafe { self.launch_1d(&self.kernels.spline_filter, l, &s, &mut params) }
+            }
+            (SplineOp::Filter { .. }, None) => Err(DriverFault::new(
+                "cuLaunchKernel",
+                FaultKind::Other,
+                "a filter launch without lines",
+            )),
+        }
     }
 
     fn synchronize(&self, stream: StreamId) -> DriverResult<()> {

@@ -270,14 +270,7 @@ impl BlockLaunch {
 
     /// Bytes per input element of `input_type` (0 for an unknown code).
     pub fn input_elem(&self) -> usize {
-        match self.input_type {
-            0 => 4,
-            1 | 5 => 8,
-            2 => 1,
-            3 => 2,
-            4 => 4,
-            _ => 0,
-        }
+        input_elem(self.input_type)
     }
 
     /// Bytes per output element.
@@ -421,6 +414,182 @@ impl AccumulateLaunch {
     }
 }
 
+/// What one launch of the spline prefilter's kernels does (`kernels/spline_values.cu`,
+/// `kernels/spline.cu`) to a plane of float64 values.
+///
+/// ```
+/// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+/// // The values of a 4 x 5 float32 input (5 elements per row), not rounded.
+/// let op = SplineOp::Values { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 5, values_f32: 0 };
+/// let launch = SplineLaunch::new(DevicePtr(4096), (4, 5), op)?;
+/// assert_eq!(launch.reads(), (DevicePtr(1 << 20), 4 * 5 * 4));
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SplineOp {
+    /// `rp_spline_values`: writes the plane from a device input's samples, read as the CPU
+    /// reads them (no decoding) and rounded to float32 when `values_f32` is not 0.
+    Values {
+        /// The input's element (0, 0).
+        input: DevicePtr,
+        /// Input element type code (as [`BlockLaunch::input_type`]).
+        input_type: i32,
+        /// Whether input samples are big-endian.
+        big_endian: i32,
+        /// Input elements per row.
+        pitch: i64,
+        /// Whether values are rounded to float32 (reproject's cast of integer input).
+        values_f32: i32,
+    },
+    /// `rp_spline_filter`: filters every line along `axis` (0: the columns, 1: the rows) in
+    /// place, with the pole constants of that axis (`4 × npoles` doubles, see
+    /// `spline_pole_params` in `src/interp/spline.rs`) and the filter's gain.
+    Filter {
+        /// 0 (columns) or 1 (rows).
+        axis: u8,
+        /// The pole constants.
+        poles: DevicePtr,
+        /// Poles (1 or 2).
+        npoles: i32,
+        /// The filter's gain.
+        gain: f64,
+    },
+}
+
+/// The arguments of one launch of the spline prefilter's kernels on a row-major plane of
+/// float64 values (`data`, `plane.0 × plane.1`), with its one-dimensional grid: one thread per
+/// pixel ([`SplineOp::Values`]) or per line ([`SplineOp::Filter`]).
+///
+/// ```
+/// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+/// let filter = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0 };
+/// let launch = SplineLaunch::new(DevicePtr(4096), (100, 300), filter)?;
+/// assert_eq!(launch.filter_lines(), Some((300, 100, 1, 300))); // 300 columns of 100
+/// assert_eq!(launch.data_bytes(), 100 * 300 * 8);
+/// assert_eq!(launch.invalid_configuration(), None);
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplineLaunch {
+    /// Thread blocks (one-dimensional).
+    pub grid: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// The plane of values (read and written in place; written by [`SplineOp::Values`]).
+    pub data: DevicePtr,
+    /// The plane (rows, columns).
+    pub plane: (i32, i32),
+    /// What the launch does.
+    pub op: SplineOp,
+}
+
+/// Threads per block of the spline launches.
+const SPLINE_THREADS: u32 = 128;
+
+impl SplineLaunch {
+    /// The launch of `op` on the `plane` (rows, columns) of values at `data`, with a grid
+    /// covering its threads. Errors: a plane whose sizes exceed the kernels' 32-bit indices,
+    /// or a grid too large (as `cuLaunchKernel` faults).
+    pub fn new(data: DevicePtr, plane: (usize, usize), op: SplineOp) -> DriverResult<SplineLaunch> {
+        let fault = |what: String| DriverFault::new("cuLaunchKernel", FaultKind::Other, what);
+        let int = |v: usize| {
+            i32::try_from(v).map_err(|_| fault(format!("{v} exceeds the kernels' 32-bit indices")))
+        };
+        let plane32 = (int(plane.0)?, int(plane.1)?);
+        let threads = match op {
+            SplineOp::Values { .. } => plane.0 * plane.1,
+            SplineOp::Filter { axis: 0, .. } => plane.1,
+            SplineOp::Filter { .. } => plane.0,
+        };
+        let grid = u32::try_from(threads.div_ceil(SPLINE_THREADS as usize).max(1))
+            .map_err(|_| fault(format!("a grid of {threads} threads is too large")))?;
+        Ok(SplineLaunch {
+            grid,
+            threads: SPLINE_THREADS,
+            data,
+            plane: plane32,
+            op,
+        })
+    }
+
+    /// What CUDA refuses in this launch's configuration, as [`BlockLaunch::invalid_configuration`].
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+    /// let op = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0 };
+    /// let mut launch = SplineLaunch::new(DevicePtr(4096), (8, 8), op)?;
+    /// assert_eq!(launch.invalid_configuration(), None);
+    /// launch.threads = 2048;
+    /// assert!(launch.invalid_configuration().is_some());
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
+    pub fn invalid_configuration(&self) -> Option<String> {
+        invalid_grid((self.grid, 1), (self.threads, 1))
+    }
+
+    /// `rp_spline_filter`'s line arguments of a [`SplineOp::Filter`] launch: (lines, line
+    /// length, elements between line starts, elements between a line's elements); `None` for
+    /// [`SplineOp::Values`].
+    pub fn filter_lines(&self) -> Option<(i64, i32, i64, i64)> {
+        let (ny, nx) = self.plane;
+        match self.op {
+            SplineOp::Values { .. } => None,
+            SplineOp::Filter { axis: 0, .. } => Some((i64::from(nx), ny, 1, i64::from(nx))),
+            SplineOp::Filter { .. } => Some((i64::from(ny), nx, i64::from(nx), 1)),
+        }
+    }
+
+    /// The bytes of the plane of values (read and written).
+    pub fn data_bytes(&self) -> usize {
+        let n = |v: i32| usize::try_from(v).unwrap_or(0);
+        n(self.plane.0) * n(self.plane.1) * 8
+    }
+
+    /// The other device memory the launch reads: (address, bytes) of the input samples
+    /// ([`SplineOp::Values`]) or of the pole constants ([`SplineOp::Filter`]).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+    /// let filter = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 2, gain: 1.0 };
+    /// let launch = SplineLaunch::new(DevicePtr(4096), (3, 7), filter)?;
+    /// assert_eq!(launch.reads(), (DevicePtr(256), 2 * 4 * 8));
+    /// assert_eq!(launch.filter_lines(), Some((3, 7, 7, 1))); // 3 rows of 7
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
+    pub fn reads(&self) -> (DevicePtr, usize) {
+        let n = |v: i64| usize::try_from(v).unwrap_or(0);
+        match self.op {
+            SplineOp::Values {
+                input,
+                input_type,
+                pitch,
+                ..
+            } => {
+                let (ny, nx) = (n(self.plane.0.into()), n(self.plane.1.into()));
+                let elem = input_elem(input_type);
+                let bytes = if ny == 0 || nx == 0 {
+                    0
+                } else {
+                    ((ny - 1) * n(pitch) + nx) * elem
+                };
+                (input, bytes)
+            }
+            SplineOp::Filter { poles, npoles, .. } => (poles, n(npoles.into()) * 4 * 8),
+        }
+    }
+}
+
+/// Bytes per input element of the kernels' `input_type` code (0 for an unknown code).
+fn input_elem(input_type: i32) -> usize {
+    match input_type {
+        0 | 4 => 4,
+        1 | 5 => 8,
+        2 => 1,
+        3 => 2,
+        _ => 0,
+    }
+}
+
 /// What CUDA refuses in a launch of `grid` thread blocks of `threads` (x, y): a grid of 0 or
 /// more than 2^31 - 1 blocks along x or 65,535 along y, or a thread block of 0 or more than
 /// 1024 threads.
@@ -545,6 +714,33 @@ pub trait Driver: Send + Sync {
         stream: StreamId,
         launch: &AccumulateLaunch,
     ) -> DriverResult<()>;
+
+    /// Queues a launch of one of the spline prefilter's kernels on `stream`.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, Driver, SplineLaunch, SplineOp};
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (plane, poles) = (sim.alloc(3 * 8)?, sim.alloc(4 * 8)?);
+    /// let values: Vec<u8> = [1.0f64, 1.0, 1.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    /// sim.upload_now(&values, plane)?;
+    /// let z = reproject::interp::spline::spline_pole_params(reproject::interp::Order::Bicubic, 3);
+    /// sim.upload_now(&z.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>(), poles)?;
+    /// // The rows of a 1 x 3 plane, filtered in place.
+    /// let op = SplineOp::Filter { axis: 1, poles, npoles: 1, gain: 6.0 };
+    /// let stream = sim.create_stream()?;
+    /// unsafe { sim.launch_spline(stream, &SplineLaunch::new(plane, (1, 3), op)?)? };
+    /// sim.synchronize(stream)?;
+    /// if SimDriver::has_kernels() {
+    ///     assert_eq!(sim.stats().launches, 1);
+    /// }
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
+    ///
+    /// # Safety
+    /// Every pointer must be device memory of the sizes the arguments describe
+    /// ([`SplineLaunch::data_bytes`], [`SplineLaunch::reads`]).
+    unsafe fn launch_spline(&self, stream: StreamId, launch: &SplineLaunch) -> DriverResult<()>;
 
     /// Waits until everything queued on `stream` is done; reports a failure of any of it.
     fn synchronize(&self, stream: StreamId) -> DriverResult<()>;

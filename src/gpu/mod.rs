@@ -112,6 +112,11 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
     ("interp.cuh", include_str!("../../kernels/interp.cuh")),
     ("reproject.cu", include_str!("../../kernels/reproject.cu")),
     ("accumulate.cu", include_str!("../../kernels/accumulate.cu")),
+    ("spline.cu", include_str!("../../kernels/spline.cu")),
+    (
+        "spline_values.cu",
+        include_str!("../../kernels/spline_values.cu"),
+    ),
 ];
 
 /// Name of the kernel entry point in [`KERNEL_FILES`].
@@ -120,6 +125,24 @@ pub const KERNEL_ENTRY: &str = "rp_reproject_block";
 /// Name of the accumulate kernel's entry point in [`KERNEL_FILES`] (mosaics combined on the
 /// device).
 pub const ACCUMULATE_ENTRY: &str = "rp_accumulate";
+
+/// Name of the spline prefilter's entry point in [`KERNEL_FILES`] (`kernels/spline.cu`: the
+/// lines of a plane of values filtered in place, orders 2-5).
+///
+/// ```
+/// use reproject::gpu::{kernel_source, SPLINE_FILTER_ENTRY};
+/// assert!(kernel_source().contains(&format!("void {SPLINE_FILTER_ENTRY}(")));
+/// ```
+pub const SPLINE_FILTER_ENTRY: &str = "rp_spline_filter";
+
+/// Name of the entry point in [`KERNEL_FILES`] that makes the values the spline prefilter
+/// starts from out of a device-resident input (`kernels/spline_values.cu`).
+///
+/// ```
+/// use reproject::gpu::{kernel_source, SPLINE_VALUES_ENTRY};
+/// assert!(kernel_source().contains(&format!("void {SPLINE_VALUES_ENTRY}(")));
+/// ```
+pub const SPLINE_VALUES_ENTRY: &str = "rp_spline_values";
 
 /// The translation unit NVRTC compiles: every file of [`KERNEL_FILES`] in order, each preceded
 /// by a `#line` directive so that compiler messages name the original file and line.
@@ -140,9 +163,9 @@ pub fn kernel_source() -> String {
     src
 }
 
-/// The spline prefilter kernel (`kernels/spline.cu`, after `common.cuh`) as NVRTC compiles
-/// it: a building block of the GPU prefilter, checked by the tests but not yet part of the
-/// runtime's module.
+/// The spline prefilter kernel (`kernels/spline.cu`, after `common.cuh`) on its own, as NVRTC
+/// compiles it: the filter needs nothing else (the runtime's module, [`kernel_source`], has it
+/// too, with `rp_spline_values`).
 ///
 /// ```
 /// assert!(reproject::gpu::spline_source().contains("rp_spline_filter"));

@@ -22,7 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::driver::{
-    AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverResult, HostBuffer, StreamId,
+    AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverResult, HostBuffer, SplineLaunch,
+    StreamId,
 };
 use super::variant::KernelDefines;
 use super::GpuInfo;
@@ -36,7 +37,7 @@ pub struct Phases {
     pub uploaded: u64,
     /// Time spent copying host → device.
     pub upload_time: Duration,
-    /// Kernel launches (block and accumulate kernels).
+    /// Kernel launches (block, accumulate and spline prefilter kernels).
     pub launches: usize,
     /// Time spent in kernels.
     pub kernel_time: Duration,
@@ -224,6 +225,18 @@ impl Driver for ProfilingDriver {
             stream,
             // SAFETY: the caller's promises, passed on.
             || unsafe { self.inner.launch_accumulate(stream, launch) },
+            |p, t| {
+                p.launches += 1;
+                p.kernel_time += t;
+            },
+        )
+    }
+
+    unsafe fn launch_spline(&self, stream: StreamId, launch: &SplineLaunch) -> DriverResult<()> {
+        self.timed(
+            stream,
+            // SAFETY: the caller's promises, passed on.
+            || unsafe { self.inner.launch_spline(stream, launch) },
             |p, t| {
                 p.launches += 1;
                 p.kernel_time += t;

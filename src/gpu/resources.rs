@@ -177,8 +177,8 @@ pub fn variant_resources(
     compile_with_report(&super::kernel_source(), arch, &variant.options())
 }
 
-/// [`kernel_resources`] of any CUDA source (the runtime's options), e.g. a kernel not yet
-/// part of the runtime's module ([`super::spline_source`]).
+/// [`kernel_resources`] of any CUDA source (the runtime's options), e.g. a kernel on its own
+/// ([`super::spline_source`]).
 ///
 /// Errors: as [`kernel_resources`].
 ///

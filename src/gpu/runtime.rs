@@ -13,7 +13,10 @@ use cudarc::driver::{sys as dsys, CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{result as nresult, sys as nsys, Ptx};
 
 use super::variant::KernelDefines;
-use super::{compile_options, kernel_source, GpuInfo, ACCUMULATE_ENTRY, KERNEL_ENTRY};
+use super::{
+    compile_options, kernel_source, GpuInfo, ACCUMULATE_ENTRY, KERNEL_ENTRY, SPLINE_FILTER_ENTRY,
+    SPLINE_VALUES_ENTRY,
+};
 use crate::error::{Error, Result};
 
 /// Runs `f`, turning a panic into an error message.
@@ -353,6 +356,14 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
         module.load_function(ACCUMULATE_ENTRY)
     })?
     .map_err(|e| format!("no {ACCUMULATE_ENTRY} in the compiled kernels: {e}"))?;
+    let spline_filter = guard("cuModuleGetFunction", || {
+        module.load_function(SPLINE_FILTER_ENTRY)
+    })?
+    .map_err(|e| format!("no {SPLINE_FILTER_ENTRY} in the compiled kernels: {e}"))?;
+    let spline_values = guard("cuModuleGetFunction", || {
+        module.load_function(SPLINE_VALUES_ENTRY)
+    })?
+    .map_err(|e| format!("no {SPLINE_VALUES_ENTRY} in the compiled kernels: {e}"))?;
     let info = GpuInfo {
         name,
         compute_capability: (major, minor),
@@ -361,8 +372,14 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
         nvrtc_version,
         arch,
     };
+    let kernels = super::cuda::Kernels {
+        block: func,
+        accumulate,
+        spline_filter,
+        spline_values,
+    };
     Ok(super::cuda::CudaDriver::new(
-        ordinal, ctx, module, func, accumulate, info,
+        ordinal, ctx, module, kernels, info,
     ))
 }
 

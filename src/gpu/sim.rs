@@ -3,7 +3,8 @@
 //!
 //! - **Memory**: device allocations are host vectors at made-up device addresses; a fixed
 //!   amount of device memory (1 GiB unless configured) runs out as a GPU's would.
-//! - **Kernels**: a launch runs `rp_reproject_block` (or `rp_accumulate`) compiled as host C++
+//! - **Kernels**: a launch runs `rp_reproject_block` (or `rp_accumulate`, or the spline
+//!   prefilter's `rp_spline_values` and `rp_spline_filter`) compiled as host C++
 //!   (build.rs compiles `kernels/host/sim_launch.cpp` into the library), thread by thread: for
 //!   the block kernel, the build of the kernel variant the launch names
 //!   (`BlockLaunch::variant`, one host build per line of `kernels/variants.txt`; a variant it
@@ -44,7 +45,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
-    HostBuffer, StreamId,
+    HostBuffer, SplineLaunch, SplineOp, StreamId,
 };
 use super::pool::HostPool;
 use super::variant::KernelDefines;
@@ -151,6 +152,7 @@ enum Op {
     Download { src: u64, dst: usize, bytes: usize },
     Launch(Box<BlockLaunch>),
     Accumulate(Box<AccumulateLaunch>),
+    Spline(Box<SplineLaunch>),
 }
 
 /// A memory range an operation touches.
@@ -212,6 +214,13 @@ impl Op {
                 }
                 touched
             }
+            Op::Spline(l) => {
+                let (read, bytes) = l.reads();
+                vec![
+                    a(true, l.data.0, l.data_bytes(), true),
+                    a(true, read.0, bytes, false),
+                ]
+            }
         }
     }
 
@@ -224,6 +233,7 @@ impl Op {
             Op::Copy { dst, bytes, .. } => format!("a device copy of {bytes} bytes to {dst:#x}"),
             Op::Launch(l) => format!("a launch writing {:#x}", l.out.0),
             Op::Accumulate(l) => format!("an accumulate launch writing {:#x}", l.data.0),
+            Op::Spline(l) => format!("a spline launch writing {:#x}", l.data.0),
         }
     }
 }
@@ -519,6 +529,10 @@ impl SimDriver {
                 self.run_accumulate(st, l).map_err(|w| illegal(&w))?;
                 st.stats.launches += 1;
             }
+            Op::Spline(l) => {
+                self.run_spline(st, l).map_err(|w| illegal(&w))?;
+                st.stats.launches += 1;
+            }
         }
         Ok(())
     }
@@ -566,12 +580,22 @@ impl SimDriver {
         accumulate_host(l, values, weights, data, footprint)
     }
 
+    /// Runs the host-compiled spline kernel of the launch over its grid.
+    fn run_spline(&self, st: &mut State, l: &SplineLaunch) -> std::result::Result<(), String> {
+        let data = Self::resolve(st, l.data.0, l.data_bytes().max(1))
+            .ok_or_else(|| format!("the spline kernel's values at {:#x}", l.data.0))?;
+        let (read, bytes) = l.reads();
+        let read = Self::resolve(st, read.0, bytes.max(1))
+            .ok_or_else(|| format!("the spline kernel's input at {:#x}", read.0))?;
+        spline_host(l, data, read)
+    }
+
     fn enqueue(&self, st: &mut State, stream: StreamId, op: Op) -> DriverResult<()> {
         let name = match &op {
             Op::Upload { .. } => "cuMemcpyHtoDAsync",
             Op::Download { .. } => "cuMemcpyDtoHAsync",
             Op::Copy { .. } => "cuMemcpyDtoDAsync",
-            Op::Launch(_) | Op::Accumulate(_) => "cuLaunchKernel",
+            Op::Launch(_) | Op::Accumulate(_) | Op::Spline(_) => "cuLaunchKernel",
         };
         if !st.streams.contains_key(&stream.0) {
             return Err(DriverFault::new(
@@ -750,6 +774,95 @@ fn accumulate_host(
         );
     }
     Ok(())
+}
+
+#[cfg(rp_sim_kernels)]
+fn spline_host(l: &SplineLaunch, data: *mut u8, read: *mut u8) -> std::result::Result<(), String> {
+    use std::ffi::{c_int, c_uint, c_void};
+    extern "C" {
+        fn rp_sim_spline_values(
+            grid_x: c_uint,
+            block_x: c_uint,
+            input: *const c_void,
+            input_type: c_int,
+            big_endian: c_int,
+            pitch: i64,
+            ny: c_int,
+            nx: c_int,
+            values_f32: c_int,
+            out: *mut f64,
+        );
+        fn rp_sim_spline_filter(
+            grid_x: c_uint,
+            block_x: c_uint,
+            data: *mut f64,
+            lines: i64,
+            n: c_int,
+            line_step: i64,
+            elem_step: i64,
+            poles: *const f64,
+            npoles: c_int,
+            gain: f64,
+        );
+    }
+    let (ny, nx) = l.plane;
+    match l.op {
+        SplineOp::Values {
+            input_type,
+            big_endian,
+            pitch,
+            values_f32,
+            ..
+        } => {
+            if !(0..=5).contains(&input_type) || pitch < i64::from(nx) {
+                return Err(format!("input type {input_type}, pitch {pitch}"));
+            }
+            // SAFETY: the input and the plane were resolved inside allocations of the sizes
+            // the kernel reads and writes (SplineLaunch::reads, data_bytes); allocations are
+            // 8-byte aligned.
+            unsafe {
+                rp_sim_spline_values(
+                    l.grid,
+                    l.threads,
+                    read as *const c_void,
+                    input_type,
+                    big_endian,
+                    pitch,
+                    ny,
+                    nx,
+                    values_f32,
+                    data as *mut f64,
+                )
+            }
+        }
+        SplineOp::Filter { npoles, gain, .. } => {
+            let Some((lines, n, line_step, elem_step)) = l.filter_lines() else {
+                return Err("a filter launch without lines".into());
+            };
+            // SAFETY: as above: the lines lie in the plane (filter_lines), the constants in
+            // their allocation (4 × npoles doubles, SplineLaunch::reads).
+            unsafe {
+                rp_sim_spline_filter(
+                    l.grid,
+                    l.threads,
+                    data as *mut f64,
+                    lines,
+                    n,
+                    line_step,
+                    elem_step,
+                    read as *const f64,
+                    npoles,
+                    gain,
+                )
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(rp_sim_kernels))]
+fn spline_host(_: &SplineLaunch, _: *mut u8, _: *mut u8) -> std::result::Result<(), String> {
+    Err("the CUDA simulator was built without its host kernels (no C++ compiler)".into())
 }
 
 #[cfg(not(rp_sim_kernels))]
@@ -1056,6 +1169,13 @@ impl Driver for SimDriver {
         self.begin(st, "cuLaunchKernel", Some(stream), 0, true)?;
         refuse_configuration(launch.invalid_configuration())?;
         self.enqueue(st, stream, Op::Accumulate(Box::new(launch.clone())))
+    }
+
+    unsafe fn launch_spline(&self, stream: StreamId, launch: &SplineLaunch) -> DriverResult<()> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuLaunchKernel", Some(stream), 0, true)?;
+        refuse_configuration(launch.invalid_configuration())?;
+        self.enqueue(st, stream, Op::Spline(Box::new(launch.clone())))
     }
 
     fn synchronize(&self, stream: StreamId) -> DriverResult<()> {

@@ -33,15 +33,10 @@ def _check_resident(job):
         raise _core.DeviceUnavailableError("input positions computed by astropy")
 
 
-def _host_pixels(cupy, array, kwargs):
-    """The host copy of a GPU input that spline orders (>= 2) need for their coefficients,
-    else None."""
-    return cupy.asnumpy(array) if kwargs.get("order", 1) >= 2 else None
-
-
 def reproject_on_device(cupy, job, output_array, output_footprint, return_footprint):
     """``job`` (a C-contiguous CuPy input) reprojected into CuPy arrays by the GPU backend,
-    without host copies (the spline coefficients of orders >= 2 are computed on the host).
+    without host copies (orders >= 2 prefilter the input into their spline coefficients on
+    the device).
     DeviceUnavailableError when the GPU cannot do the job."""
     _check_resident(job)
     shape = tuple(job.engine_shape)
@@ -56,10 +51,7 @@ def reproject_on_device(cupy, job, output_array, output_footprint, return_footpr
 
     kwargs = dict(job.engine_options, device=job.device)
     array = job.array_in
-    plan = device_plan(
-        array, (job.header_in, job.header_out, list(shape)), kwargs,
-        _host_pixels(cupy, array, kwargs),
-    )
+    plan = device_plan(array, (job.header_in, job.header_out, list(shape)), kwargs)
     data, footprint = target(output_array), target(output_footprint)
     cupy.cuda.runtime.deviceSynchronize()  # the input is complete before the kernels read it
     compute_on_device(plan, array, data.data.ptr, footprint.data.ptr, out_dtype == cupy.float64)
@@ -79,9 +71,7 @@ class DeviceSharedPlan(SharedPlan):
     __slots__ = ()
 
     def _new_plan(self, array):
-        import cupy
-
-        return device_plan(array, self.args, self.kwargs, _host_pixels(cupy, array, self.kwargs))
+        return device_plan(array, self.args, self.kwargs)
 
 
 def device_dask_arrays(cupy, job, block_size, return_footprint):

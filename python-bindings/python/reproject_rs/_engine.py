@@ -113,14 +113,12 @@ def warmup_devices(device) -> list:
     return list(_core.warmup(device))
 
 
-def device_plan(array, args, kwargs, host_array=None) -> "_core.DevicePlan":
+def device_plan(array, args, kwargs) -> "_core.DevicePlan":
     """A device-resident engine plan (``_core.DevicePlan``) for the C-contiguous GPU input
     ``array``: ``args`` are (header_in, header_out, shape_out), ``kwargs`` the engine options
-    and the device; ``host_array``, the same pixels on the host, for the spline coefficients
-    of orders >= 2, else None. Raises DeviceUnavailableError when the GPU cannot do it."""
-    return _core.DevicePlan(
-        array.dtype.str, list(array.shape), *args, host_array=host_array, **kwargs
-    )
+    and the device. No pixel is read on the host (orders >= 2 make their spline coefficients
+    on the device). Raises DeviceUnavailableError when the GPU cannot do it."""
+    return _core.DevicePlan(array.dtype.str, list(array.shape), *args, **kwargs)
 
 
 def compute_on_device(plan, array, data_ptr, footprint_ptr, out_f64, window=None):
