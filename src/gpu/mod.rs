@@ -34,6 +34,7 @@ pub mod resources;
 pub(crate) mod runtime;
 pub mod sim;
 mod sim_variants;
+pub mod timeline;
 pub mod variant;
 
 use std::fmt;
