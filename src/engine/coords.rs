@@ -177,6 +177,38 @@ impl CoordinateMap {
 }
 
 impl CoordinateMap {
+    /// Bounds holding the input position of every pixel of `block`, found from its four
+    /// corners alone, when the map is a homography with W > 0 at the four corners: W is
+    /// affine, so positive on the whole block, and the homography maps the block's rectangle
+    /// onto the convex quadrilateral of the corners' images, whose bounding box this is (not
+    /// clipped to the input; the pixels outside it see nothing). `None` otherwise.
+    pub(crate) fn corner_bounds(&self, block: &Block) -> Option<Bounds> {
+        let [[h00, h01, h02], [h10, h11, h12], [h20, h21, h22]] = self.forward.homography()?;
+        if block.is_empty() {
+            return None;
+        }
+        let (x0, x1) = (block.cols.start as f64, (block.cols.end - 1) as f64);
+        let (y0, y1) = (block.rows.start as f64, (block.rows.end - 1) as f64);
+        let mut lo = (f64::INFINITY, f64::INFINITY);
+        let mut hi = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for (x, y) in [(x0, y0), (x1, y0), (x0, y1), (x1, y1)] {
+            let w = h20 * x + h21 * y + h22;
+            if !(w > 0.0) {
+                return None;
+            }
+            let (px, py) = ((h00 * x + h01 * y + h02) / w, (h10 * x + h11 * y + h12) / w);
+            if !(px.is_finite() && py.is_finite()) {
+                return None;
+            }
+            lo = (lo.0.min(px), lo.1.min(py));
+            hi = (hi.0.max(px), hi.1.max(py));
+        }
+        Some(Bounds {
+            x: (lo.0, hi.0),
+            y: (lo.1, hi.1),
+        })
+    }
+
     /// [`block_coords`](CoordinateMap::block_coords) through the homography `h`.
     ///
     /// Along an output row, both input coordinates are x ↦ (p·x + q) / (w1·x + w0), monotone

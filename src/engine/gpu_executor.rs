@@ -19,7 +19,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use ndarray::{ArrayViewMut3, Axis};
 use rayon::prelude::*;
@@ -39,6 +39,10 @@ use crate::io::{RawPlane, SampleType};
 const THREADS: (u32, u32) = (32, 8);
 /// Largest staging buffer for uploads (bytes).
 const CHUNK: usize = 64 << 20;
+/// Bytes of one plane's rows in one band of the resident planes' upload: small enough that the
+/// first blocks start early, large enough that a copy amortises its launch (16 MiB: 0.3 ms at
+/// 55 GB/s).
+const BAND: usize = 16 << 20;
 /// The GPU's block edge when the options leave it open: one launch must fill the device.
 const GPU_BLOCK: usize = 2048;
 
@@ -213,7 +217,7 @@ fn kernel_decoding(plan: &Plan) -> InputDecoding {
 }
 
 /// Fills `out` with rows × cols of input plane `plane` as the kernel reads it
-/// (`input.elem()` bytes per sample, row-major), on several threads.
+/// (`input.elem()` bytes per sample, row-major), on several threads of the current rayon pool.
 fn fill_rows(
     plan: &Plan,
     plane: usize,
@@ -222,8 +226,7 @@ fn fill_rows(
     cols: Range<usize>,
     out: &mut [u8],
 ) -> Result<()> {
-    let elem = input.elem();
-    let row_bytes = cols.len() * elem;
+    let row_bytes = cols.len() * input.elem();
     if row_bytes == 0 || rows.is_empty() {
         return Ok(());
     }
@@ -231,45 +234,99 @@ fn fill_rows(
         .len()
         .div_ceil(rayon::current_num_threads().max(1))
         .max(8);
-    let (_, nx) = plan.plane_shape_in;
     out[..rows.len() * row_bytes]
         .par_chunks_mut(band * row_bytes)
         .enumerate()
         .try_for_each(|(i, chunk)| {
             let r0 = rows.start + i * band;
-            let r1 = r0 + chunk.len() / row_bytes;
-            match (input, &plan.coefficients) {
-                (Input::Raw(raw, _), _) => {
-                    for (r, row) in (r0..r1).zip(chunk.chunks_exact_mut(row_bytes)) {
-                        let at = (r * nx + cols.start) * elem;
-                        row.copy_from_slice(&raw.bytes[at..at + row_bytes]);
-                    }
-                    Ok(())
-                }
-                (Input::Values, Some(c)) => {
-                    let values = as_f64(chunk);
-                    let src = c.planes.plane(plane);
-                    for (r, row) in (r0..r1).zip(values.chunks_exact_mut(cols.len())) {
-                        match src.row(r).as_slice() {
-                            Some(s) => row.copy_from_slice(&s[cols.clone()]),
-                            None => {
-                                for (o, x) in row.iter_mut().zip(cols.clone()) {
-                                    *o = src[[r, x]];
-                                }
-                            }
+            fill_band(plan, plane, input, r0, cols.clone(), chunk)
+        })
+}
+
+/// [`fill_rows`] on scoped threads of its own, never on a rayon pool: for the thread that
+/// uploads the resident planes while block threads of the pool wait for its rows (a rayon
+/// wait could run one of those blocks on this thread, which would then wait for itself).
+fn fill_rows_scoped(
+    plan: &Plan,
+    plane: usize,
+    input: Input,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    out: &mut [u8],
+) -> Result<()> {
+    let row_bytes = cols.len() * input.elem();
+    if row_bytes == 0 || rows.is_empty() {
+        return Ok(());
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let band = rows.len().div_ceil(threads).max(64);
+    let out = &mut out[..rows.len() * row_bytes];
+    if band >= rows.len() {
+        return fill_band(plan, plane, input, rows.start, cols, out);
+    }
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = out
+            .chunks_mut(band * row_bytes)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let cols = cols.clone();
+                let r0 = rows.start + i * band;
+                scope.spawn(move || fill_band(plan, plane, input, r0, cols, chunk))
+            })
+            .collect();
+        parts.into_iter().try_for_each(|p| {
+            p.join().unwrap_or_else(|_| {
+                Err(Error::InvalidArgument(
+                    "a thread reading the input panicked".into(),
+                ))
+            })
+        })
+    })
+}
+
+/// Fills `chunk` (whole rows of `cols`) with input rows from `r0` of plane `plane`.
+fn fill_band(
+    plan: &Plan,
+    plane: usize,
+    input: Input,
+    r0: usize,
+    cols: Range<usize>,
+    chunk: &mut [u8],
+) -> Result<()> {
+    let elem = input.elem();
+    let row_bytes = cols.len() * elem;
+    let r1 = r0 + chunk.len() / row_bytes;
+    let (_, nx) = plan.plane_shape_in;
+    match (input, &plan.coefficients) {
+        (Input::Raw(raw, _), _) => {
+            for (r, row) in (r0..r1).zip(chunk.chunks_exact_mut(row_bytes)) {
+                let at = (r * nx + cols.start) * elem;
+                row.copy_from_slice(&raw.bytes[at..at + row_bytes]);
+            }
+            Ok(())
+        }
+        (Input::Values, Some(c)) => {
+            let values = as_f64(chunk);
+            let src = c.planes.plane(plane);
+            for (r, row) in (r0..r1).zip(values.chunks_exact_mut(cols.len())) {
+                match src.row(r).as_slice() {
+                    Some(s) => row.copy_from_slice(&s[cols.clone()]),
+                    None => {
+                        for (o, x) in row.iter_mut().zip(cols.clone()) {
+                            *o = src[[r, x]];
                         }
                     }
-                    Ok(())
-                }
-                (Input::Values, None) => {
-                    let values = as_f64(chunk);
-                    plan.source
-                        .read_window(plane, r0..r1, cols.clone(), values)?;
-                    plan.rounding.convert_values(values);
-                    Ok(())
                 }
             }
-        })
+            Ok(())
+        }
+        (Input::Values, None) => {
+            let values = as_f64(chunk);
+            plan.source.read_window(plane, r0..r1, cols, values)?;
+            plan.rounding.convert_values(values);
+            Ok(())
+        }
+    }
 }
 
 /// A staging chunk seen as f64 (host buffers are 8-byte aligned, chunks start at multiples
@@ -336,12 +393,115 @@ fn upload_rows(
     Ok(())
 }
 
+/// Why the upload of the resident planes stopped.
+#[derive(Clone)]
+enum FeedFailure {
+    Driver(DriverFault),
+    Engine(Error),
+}
+
+impl From<FeedFailure> for Failure {
+    fn from(f: FeedFailure) -> Failure {
+        match f {
+            FeedFailure::Driver(f) => Failure::Driver(f),
+            FeedFailure::Engine(e) => Failure::Engine(e),
+        }
+    }
+}
+
+/// Where the banded upload of the resident planes stands.
+#[derive(Default)]
+struct FeedState {
+    /// Whether a thread has taken the upload on.
+    claimed: bool,
+    /// Rows `0..ready` of every plane are on the device (their copies synchronized).
+    ready: usize,
+    /// Why the upload stopped, if it failed.
+    failed: Option<FeedFailure>,
+}
+
+/// The resident planes' upload in bands of rows, band by band across the planes, by the first
+/// thread that needs the planes; a launch waits only for the rows its input window needs
+/// ([`Feed::wait_for`]), so the first blocks compute while later bands cross the bus.
+struct Feed {
+    /// Rows per band.
+    band_rows: usize,
+    state: Mutex<FeedState>,
+    changed: Condvar,
+}
+
+impl Feed {
+    fn new(band_rows: usize) -> Feed {
+        Feed {
+            band_rows: band_rows.max(1),
+            state: Mutex::new(FeedState::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, FeedState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the caller is the first to ask (and so uploads the planes).
+    fn claim(&self) -> bool {
+        !std::mem::replace(&mut self.lock().claimed, true)
+    }
+
+    /// Rows `0..rows` of every plane are on the device.
+    fn publish(&self, rows: usize) {
+        let mut st = self.lock();
+        st.ready = st.ready.max(rows);
+        self.changed.notify_all();
+    }
+
+    /// The upload stopped: every waiter gets `why`.
+    fn fail(&self, why: FeedFailure) {
+        self.lock().failed.get_or_insert(why);
+        self.changed.notify_all();
+    }
+
+    /// Waits until rows `0..rows` of every plane are on the device (or the upload failed).
+    fn wait_for(&self, rows: usize) -> std::result::Result<(), Failure> {
+        let mut st = self.lock();
+        loop {
+            if st.ready >= rows {
+                return Ok(());
+            }
+            if let Some(why) = &st.failed {
+                return Err(why.clone().into());
+            }
+            st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// The input rows the launches of `block` read from resident planes: the window of the bounds
+/// of its corners' input positions for a homography (see `CoordinateMap::corner_bounds`; a
+/// row at least, so a block that sees no input waits for nothing), every row otherwise.
+fn resident_rows(plan: &Plan, block: &Block) -> Range<usize> {
+    let ny = plan.plane_shape_in.0;
+    match plan.coords.corner_bounds(block) {
+        Some(b) => {
+            let rows = plan.window_for(b).rows;
+            if rows.is_empty() {
+                0..ny.min(1)
+            } else {
+                rows
+            }
+        }
+        None => 0..ny,
+    }
+}
+
 /// What stays on a device for the whole plan.
 pub(crate) struct Resident {
     transform: DeviceAlloc,
     sampling: DeviceAlloc,
     /// Every input plane, when they fit (else each block uploads its window).
     planes: Option<Vec<DeviceAlloc>>,
+    /// The planes' upload, band by band (with the planes).
+    feed: Option<Feed>,
     /// How the kernels decode the stored samples.
     decoding: InputDecoding,
     /// The plan's part of the kernel variant key (the launch's input type is the rest).
@@ -577,7 +737,9 @@ impl CudaExecutor {
         let made = device
             .resident
             .get_or_init(|| self.make_resident(&device.driver, plan, true));
-        made.as_ref().map_err(|f| Failure::Driver(f.clone()))
+        let resident = made.as_ref().map_err(|f| Failure::Driver(f.clone()))?;
+        self.feed(&device.driver, plan, resident);
+        Ok(resident)
     }
 
     /// Uploads the parameters and, when asked and they fit, every input plane.
@@ -604,56 +766,114 @@ impl CudaExecutor {
         let working = 2 * GPU_BLOCK * GPU_BLOCK * 8 * rayon::current_num_threads().max(2);
         let (free, _) = driver.mem_info()?;
         let planes = if with_planes && total.saturating_add(working) < free / 10 * 9 {
-            match self.upload_planes(driver, plan, &sizes) {
+            let allocated: std::result::Result<Vec<_>, _> = sizes
+                .iter()
+                .map(|&size| DeviceAlloc::new(driver, size.max(8)))
+                .collect();
+            match allocated {
                 Ok(planes) => Some(planes),
-                Err(Failure::Driver(f)) if f.kind == FaultKind::OutOfMemory => None,
-                Err(Failure::Driver(f)) => return Err(f),
-                // A read error: the blocks will meet it again (and report it) in window mode.
-                Err(Failure::Engine(_)) => None,
+                Err(f) if f.kind == FaultKind::OutOfMemory => None,
+                Err(f) => return Err(f),
             }
         } else {
             None
         };
+        // Bands of BAND bytes of the widest plane's rows.
+        let row_bytes = sizes.iter().max().map_or(8, |s| s / ny.max(1)).max(1);
+        let feed = planes
+            .as_ref()
+            .map(|_| Feed::new((BAND / row_bytes).clamp(1, ny.max(1))));
         Ok(Resident {
             transform,
             sampling,
             planes,
+            feed,
             decoding: self.params.decoding,
             kernel: self.kernel(),
         })
     }
 
-    fn upload_planes(
+    /// Makes sure the resident planes of `resident` get uploaded: the first caller uploads
+    /// them, band by band, before it returns (the others wait for rows as they need them).
+    fn feed(&self, driver: &Arc<dyn Driver>, plan: &Plan, resident: &Resident) {
+        let (Some(planes), Some(feed)) = (&resident.planes, &resident.feed) else {
+            return;
+        };
+        if feed.claim() {
+            if let Err(why) = self.upload_bands(driver, plan, planes, feed) {
+                feed.fail(match why {
+                    Failure::Driver(f) => FeedFailure::Driver(f),
+                    Failure::Engine(e) => FeedFailure::Engine(e),
+                });
+            }
+        }
+    }
+
+    /// Uploads every plane into `planes` band by band (the band's rows of each plane in
+    /// turn) through two lanes (a page-locked staging buffer and a stream each): a band is
+    /// read on the host while the previous one crosses the bus, and the rows of a band are
+    /// published ([`Feed::publish`]) once its copies are synchronized, so that no launch
+    /// reads rows a copy still writes.
+    fn upload_bands(
         &self,
         driver: &Arc<dyn Driver>,
         plan: &Plan,
-        sizes: &[usize],
-    ) -> std::result::Result<Vec<DeviceAlloc>, Failure> {
+        planes: &[DeviceAlloc],
+        feed: &Feed,
+    ) -> std::result::Result<(), Failure> {
         let (ny, nx) = plan.plane_shape_in;
-        let largest = sizes.iter().copied().max().unwrap_or(8);
-        // Two lanes: a chunk is read on the host while the previous one is copied.
-        let chunk = largest.div_ceil(2).clamp(8, CHUNK);
-        let (mut first, mut second) = (
-            HostAlloc::new(driver, chunk)?,
-            HostAlloc::new(driver, chunk)?,
-        );
-        let first_stream = driver.create_stream()?;
+        let inputs: Vec<Input> = (0..planes.len())
+            .map(|p| input_of(plan, p, &self.params.decoding))
+            .collect();
+        let row_bytes = inputs.iter().map(|i| nx * i.elem()).max().unwrap_or(8);
+        let staging = (feed.band_rows.min(ny) * row_bytes).max(8);
+        let mut buffers = [
+            HostAlloc::new(driver, staging)?,
+            HostAlloc::new(driver, staging)?,
+        ];
+        let first = driver.create_stream()?;
         let streams = match driver.create_stream() {
-            Ok(second_stream) => [first_stream, second_stream],
+            Ok(second) => [first, second],
             Err(f) => {
-                driver.destroy_stream(first_stream);
+                driver.destroy_stream(first);
                 return Err(f.into());
             }
         };
         // The buffers outlive the streams' work, whatever fails.
-        let mut planes = Vec::with_capacity(sizes.len());
         let mut uploaded = || -> std::result::Result<(), Failure> {
-            let mut lanes = [(streams[0], &mut first), (streams[1], &mut second)];
-            for (plane, &size) in sizes.iter().enumerate() {
-                planes.push(DeviceAlloc::new(driver, size.max(8))?);
-                let dst = planes[plane].ptr;
-                let input = input_of(plan, plane, &self.params.decoding);
-                upload_rows(driver, &mut lanes, plan, plane, input, 0..ny, 0..nx, dst)?;
+            // Per lane: the rows a band's last plane completes, while its copy is pending.
+            let mut pending: [Option<Option<usize>>; 2] = [None, None];
+            let mut order = Vec::with_capacity(2);
+            let pieces = (0..ny)
+                .step_by(feed.band_rows)
+                .flat_map(|r0| (0..planes.len()).map(move |p| (r0, p)));
+            for (k, (r0, plane)) in pieces.enumerate() {
+                let lane = k % 2;
+                if let Some(done) = pending[lane].take() {
+                    // Its previous band must be on the device before the buffer is refilled.
+                    driver.synchronize(streams[lane])?;
+                    feed.publish(done.unwrap_or(0));
+                }
+                let r1 = (r0 + feed.band_rows).min(ny);
+                let input = inputs[plane];
+                let bytes = (r1 - r0) * nx * input.elem();
+                // SAFETY: no copy from this buffer is pending (synchronized above, or none).
+                let host = unsafe { buffers[lane].bytes_mut() };
+                fill_rows_scoped(plan, plane, input, r0..r1, 0..nx, &mut host[..bytes])?;
+                let dst = planes[plane].ptr.offset(r0 * nx * input.elem());
+                // SAFETY: the plane holds its rows; the buffer is not touched until its
+                // stream is synchronized.
+                unsafe { driver.upload(streams[lane], buffers[lane].buffer(), 0, dst, bytes)? };
+                let last = plane + 1 == planes.len();
+                pending[lane] = Some(last.then_some(r1));
+                order.retain(|&l| l != lane);
+                order.push(lane);
+            }
+            for lane in order {
+                if let Some(done) = pending[lane].take() {
+                    driver.synchronize(streams[lane])?;
+                    feed.publish(done.unwrap_or(0));
+                }
             }
             Ok(())
         };
@@ -664,7 +884,7 @@ impl CudaExecutor {
             }
             driver.destroy_stream(stream);
         }
-        r.map(|()| planes)
+        r
     }
 
     /// A slot for blocks of up to `block_bytes` per output (reused, or made).
@@ -770,6 +990,15 @@ impl CudaExecutor {
         Ok(())
     }
 
+    /// The order to compute `blocks` in (indices): by the last input row they read from
+    /// resident planes (row-major among equals), so the blocks run in the order their rows
+    /// arrive ([`Feed`]).
+    pub(crate) fn block_order(&self, plan: &Plan, blocks: &[Block]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..blocks.len()).collect();
+        order.sort_by_key(|&i| resident_rows(plan, &blocks[i]).end);
+        order
+    }
+
     /// The drivers of the devices this executor computes on, in the order blocks go round
     /// them.
     pub(crate) fn drivers(&self) -> Vec<Arc<dyn Driver>> {
@@ -826,10 +1055,18 @@ fn launch_plane(
     outputs: (DevicePtr, DevicePtr),
     out_f64: bool,
 ) -> std::result::Result<bool, Failure> {
-    let (in_ny, in_nx) = plan.plane_shape_in;
+    let in_nx = plan.plane_shape_in.1;
     let input = input_of(plan, plane, &resident.decoding);
     let (input_ptr, window, pitch) = match &resident.planes {
-        Some(planes) => (planes[plane].ptr, (0, 0, in_ny, in_nx), in_nx),
+        Some(planes) => {
+            // Only the rows the block reads, once they are on the device.
+            let rows = resident_rows(plan, block);
+            if let Some(feed) = &resident.feed {
+                feed.wait_for(rows.end)?;
+            }
+            let ptr = planes[plane].ptr.offset(rows.start * in_nx * input.elem());
+            (ptr, (rows.start, 0, rows.len(), in_nx), in_nx)
+        }
         None => {
             windows.xs.resize(block.len(), 0.0);
             windows.ys.resize(block.len(), 0.0);
@@ -1012,6 +1249,15 @@ impl Plan<'_> {
             let resident = executor
                 .make_resident(&driver, self, with_planes)
                 .map_err(|f| gpu_error("(device-resident job)", &f))?;
+            // The launches read whole planes: every row goes up now.
+            executor.feed(&driver, self, &resident);
+            if let Some(feed) = &resident.feed {
+                match feed.wait_for(self.plane_shape_in.0) {
+                    Err(Failure::Driver(f)) => return Err(gpu_error("(device-resident job)", &f)),
+                    Err(Failure::Engine(e)) => return Err(e),
+                    Ok(()) => {}
+                }
+            }
             if with_planes && resident.planes.is_none() {
                 return Err(Error::Gpu {
                     block: "(device-resident job)".into(),
