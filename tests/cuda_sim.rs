@@ -848,8 +848,9 @@ fn a_profiled_job_gives_the_same_bits_and_its_phases() {
     assert!(phases.device_time() > std::time::Duration::ZERO);
 }
 
-/// The input planes go up in chunks through two lanes (staging buffer and stream): the second
-/// chunk is read and queued on the other stream before the first chunk's copy is waited for.
+/// The input planes go up in bands of rows (two at least) through two lanes (staging buffer and
+/// stream): the second band is read and queued on the other stream before the first band's copy
+/// is waited for.
 #[test]
 fn resident_uploads_alternate_two_lanes() {
     let case = &cases()[0];

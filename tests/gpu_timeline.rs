@@ -74,7 +74,10 @@ fn the_16384_job_runs_at_the_pcie_limit_on_an_h100_timeline() {
     };
     // The input once up (plus the kernel parameters), the float32 values once down.
     let (up, down) = (sum(Kind::Upload), sum(Kind::Download));
-    assert!((input..input + (1 << 20)).contains(&up), "uploaded {up} bytes");
+    assert!(
+        (input..input + (1 << 20)).contains(&up),
+        "uploaded {up} bytes"
+    );
     assert_eq!(down, input, "downloaded {down} bytes");
     assert_eq!(sim.stats().downloaded, input);
 

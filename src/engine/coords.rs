@@ -594,6 +594,60 @@ mod tests {
         assert_blocks_equal_the_per_pixel_map(&map);
     }
 
+    /// The bounds of a block's corners hold the input position of every valid pixel of the
+    /// block (what the GPU's windows of resident planes rely on), for a rotated and scaled
+    /// TAN pair, blocks inside, across and outside the input; other maps have none.
+    #[test]
+    fn corner_bounds_hold_every_pixel_of_a_homography_block() {
+        let tan = |crval: (f64, f64), rot: f64, cdelt: f64| {
+            let (s, c) = rot.to_radians().sin_cos();
+            Wcs::from_header_str(&format!(
+                "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 40.5\nCRPIX2 = 30.5\n\
+                 CRVAL1 = {}\nCRVAL2 = {}\nCD1_1 = {}\nCD1_2 = {}\nCD2_1 = {}\nCD2_2 = {}\n",
+                crval.0,
+                crval.1,
+                -cdelt * c,
+                cdelt * s,
+                cdelt * s,
+                cdelt * c
+            ))
+            .unwrap()
+        };
+        let (out, inp) = (
+            tan((150.02, 30.01), 12.0, 1.05e-3),
+            tan((150.0, 30.0), 0.0, 1e-3),
+        );
+        let map = CoordinateMap::new(&out, &inp, true, (60, 80)).unwrap();
+        for (rows, cols) in [
+            (0..7, 0..9),
+            (20..45, 30..95),
+            (50..61, 70..130),
+            (0..1, 5..6),
+        ] {
+            let block = Block { rows, cols };
+            let (mut xs, mut ys) = (vec![0.0; block.len()], vec![0.0; block.len()]);
+            let corners = map.corner_bounds(&block).expect("a homography");
+            if let Some(b) = map.block_coords(&block, &mut xs, &mut ys) {
+                let eps = 1e-9;
+                assert!(
+                    corners.x.0 <= b.x.0 + eps && b.x.1 <= corners.x.1 + eps,
+                    "{block:?}"
+                );
+                assert!(
+                    corners.y.0 <= b.y.0 + eps && b.y.1 <= corners.y.1 + eps,
+                    "{block:?}"
+                );
+            }
+        }
+        let linear = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\n").unwrap();
+        let map = CoordinateMap::new(&linear, &linear, true, (5, 5)).unwrap();
+        let block = Block {
+            rows: 0..2,
+            cols: 0..2,
+        };
+        assert!(map.corner_bounds(&block).is_none());
+    }
+
     /// The homography rows (AVX2 groups of four plus the scalar tail) against the scalar
     /// formula written out here, bit for bit, for rotated and tilted TAN pairs, blocks of
     /// every width from 1 to 13 and a wide one, and rows that leave the input.

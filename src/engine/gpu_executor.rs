@@ -3,12 +3,24 @@
 //!
 //! ```text
 //! per device, once per plan:  kernel parameters ─upload─▶ device
-//!                             every input plane (raw samples, or values / spline
-//!                             coefficients) ─page-locked staging─▶ device, when it fits
-//! per block (each thread its own stream and buffers):
+//!                             every input plane allocated on the device, when they fit
+//! the first thread to need the planes (the uploader), band by band of rows across the planes:
+//!     rows ─page-locked staging (two lanes: fill one while the other crosses)─▶ device
+//!     ─synchronize─▶ publish "rows 0..r are on the device" (Feed: Mutex + Condvar)
+//! per block (each thread its own stream and buffers, blocks taken in the order of the last
+//! input row they read):
+//!     [resident: wait until the rows of its window are published; launch on those rows only]
 //!     [input window ─staging─▶ device, when the planes did not fit]
-//!     rp_reproject_block ─▶ block buffers ─download─▶ page-locked ─▶ output views
+//!     rp_reproject_block ─▶ block buffers ─download values─▶ page-locked ─▶ output views
 //! ```
+//! So the bus carries the input up while the first blocks compute and come down: the uploads,
+//! the kernels and the downloads overlap, on separate streams, with several blocks in flight.
+//! A block's window is the bounds of its corners' input positions for a homography (exact:
+//! see `CoordinateMap::corner_bounds`); any other transform waits for whole planes. The
+//! uploader reads the input on scoped threads of its own, never on the rayon pool the block
+//! threads wait in. `tests/gpu_timeline.rs` replays the 16384² job at H100 rates
+//! ([`crate::gpu::timeline`]): the critical path is within 1.2x of the busiest engine.
+//!
 //! Each launch runs the build of the block kernel specialised for the plan and the launch's
 //! input type ([`super::kernel_variant`]; the general kernel where the key does not cover it),
 //! loaded when the executor is made, so a build the GPU cannot have fails before any block.
@@ -43,12 +55,15 @@ const CHUNK: usize = 64 << 20;
 /// first blocks start early, large enough that a copy amortises its launch (16 MiB: 0.3 ms at
 /// 55 GB/s).
 const BAND: usize = 16 << 20;
-/// The GPU's block edge when the options leave it open: one launch must fill the device.
+/// The GPU's block width when the options leave it open (half as many rows): one launch must
+/// fill the device (2M threads; an H100 holds 270K), and a block short enough that the rows it
+/// needs arrive early and its download at the end is short.
 const GPU_BLOCK: usize = 2048;
 
-/// The GPU's block shape for an output plane of `shape` (when the options leave it open).
+/// The GPU's block shape for an output plane of `shape` (when the options leave it open):
+/// 1024 rows × 2048 columns at most.
 pub(crate) fn gpu_block((ny, nx): (usize, usize)) -> (usize, usize) {
-    (ny.clamp(1, GPU_BLOCK), nx.clamp(1, GPU_BLOCK))
+    (ny.clamp(1, GPU_BLOCK / 2), nx.clamp(1, GPU_BLOCK))
 }
 
 /// Why a block did not finish on the GPU.
@@ -778,11 +793,10 @@ impl CudaExecutor {
         } else {
             None
         };
-        // Bands of BAND bytes of the widest plane's rows.
+        // Bands of BAND bytes of the widest plane's rows, two at least (both lanes busy).
         let row_bytes = sizes.iter().max().map_or(8, |s| s / ny.max(1)).max(1);
-        let feed = planes
-            .as_ref()
-            .map(|_| Feed::new((BAND / row_bytes).clamp(1, ny.max(1))));
+        let band_rows = (BAND / row_bytes).min(ny.div_ceil(2)).max(1);
+        let feed = planes.as_ref().map(|_| Feed::new(band_rows));
         Ok(Resident {
             transform,
             sampling,
