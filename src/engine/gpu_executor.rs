@@ -55,6 +55,8 @@ const CHUNK: usize = 64 << 20;
 /// first blocks start early, large enough that a copy amortises its launch (16 MiB: 0.3 ms at
 /// 55 GB/s).
 const BAND: usize = 16 << 20;
+/// The smallest band worth a copy of its own (bytes of one plane's rows).
+const MIN_BAND: usize = 1 << 20;
 /// The GPU's block width when the options leave it open (half as many rows): one launch must
 /// fill the device (2M threads; an H100 holds 270K), and a block short enough that the rows it
 /// needs arrive early and its download at the end is short.
@@ -793,9 +795,15 @@ impl CudaExecutor {
         } else {
             None
         };
-        // Bands of BAND bytes of the widest plane's rows, two at least (both lanes busy).
+        // Bands of the widest plane's rows: BAND bytes at most, a sixteenth of the plane at
+        // most (so the first blocks start early) but MIN_BAND bytes at least, and two bands
+        // at least (both lanes busy).
         let row_bytes = sizes.iter().max().map_or(8, |s| s / ny.max(1)).max(1);
-        let band_rows = (BAND / row_bytes).min(ny.div_ceil(2)).max(1);
+        let band_rows = (BAND / row_bytes)
+            .min(ny.div_ceil(16))
+            .max(MIN_BAND / row_bytes)
+            .min(ny.div_ceil(2))
+            .max(1);
         let feed = planes.as_ref().map(|_| Feed::new(band_rows));
         Ok(Resident {
             transform,
