@@ -193,11 +193,9 @@ impl CoordinateMap {
         let mut hi = (f64::NEG_INFINITY, f64::NEG_INFINITY);
         for (x, y) in [(x0, y0), (x1, y0), (x0, y1), (x1, y1)] {
             let w = h20 * x + h21 * y + h22;
-            if !(w > 0.0) {
-                return None;
-            }
             let (px, py) = ((h00 * x + h01 * y + h02) / w, (h10 * x + h11 * y + h12) / w);
-            if !(px.is_finite() && py.is_finite()) {
+            // W > 0 (NaN fails it too) and a finite image.
+            if w.is_nan() || w <= 0.0 || !px.is_finite() || !py.is_finite() {
                 return None;
             }
             lo = (lo.0.min(px), lo.1.min(py));
