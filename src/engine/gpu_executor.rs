@@ -863,19 +863,24 @@ impl CudaExecutor {
         };
         // The buffers outlive the streams' work, whatever fails.
         let mut uploaded = || -> std::result::Result<(), Failure> {
-            // Per lane: the rows a band's last plane completes, while its copy is pending.
-            let mut pending: [Option<Option<usize>>; 2] = [None, None];
-            let mut order = Vec::with_capacity(2);
-            let pieces = (0..ny)
-                .step_by(feed.band_rows)
-                .flat_map(|r0| (0..planes.len()).map(move |p| (r0, p)));
-            for (k, (r0, plane)) in pieces.enumerate() {
-                let lane = k % 2;
-                if let Some(done) = pending[lane].take() {
-                    // Its previous band must be on the device before the buffer is refilled.
+            // Per lane, while its copy is pending: the rows published once it is done (the
+            // band's end after its last plane, else none).
+            let mut pending: [Option<usize>; 2] = [None, None];
+            let finish = |pending: &mut [Option<usize>; 2], lane: usize| {
+                if let Some(rows) = pending[lane].take() {
                     driver.synchronize(streams[lane])?;
-                    feed.publish(done.unwrap_or(0));
+                    feed.publish(rows);
                 }
+                Ok::<(), DriverFault>(())
+            };
+            let pieces: Vec<(usize, usize)> = (0..ny)
+                .step_by(feed.band_rows)
+                .flat_map(|r0| (0..planes.len()).map(move |p| (r0, p)))
+                .collect();
+            for (k, &(r0, plane)) in pieces.iter().enumerate() {
+                let lane = k % 2;
+                // Its previous band must be on the device before the buffer is refilled.
+                finish(&mut pending, lane)?;
                 let r1 = (r0 + feed.band_rows).min(ny);
                 let input = inputs[plane];
                 let bytes = (r1 - r0) * nx * input.elem();
@@ -886,17 +891,12 @@ impl CudaExecutor {
                 // SAFETY: the plane holds its rows; the buffer is not touched until its
                 // stream is synchronized.
                 unsafe { driver.upload(streams[lane], buffers[lane].buffer(), 0, dst, bytes)? };
-                let last = plane + 1 == planes.len();
-                pending[lane] = Some(last.then_some(r1));
-                order.retain(|&l| l != lane);
-                order.push(lane);
+                pending[lane] = Some(if plane + 1 == planes.len() { r1 } else { 0 });
             }
-            for lane in order {
-                if let Some(done) = pending[lane].take() {
-                    driver.synchronize(streams[lane])?;
-                    feed.publish(done.unwrap_or(0));
-                }
-            }
+            // The older of the last two pieces first, so rows are published in order.
+            let n = pieces.len();
+            finish(&mut pending, n % 2)?;
+            finish(&mut pending, (n + 1) % 2)?;
             Ok(())
         };
         let r = uploaded();
