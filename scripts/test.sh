@@ -30,6 +30,8 @@ REPROJECT_RS_CUDA_SIM=1 cargo test --test gpu_parity --test gpu_runtime
 
 echo "== heavy tests (release): memory of a 16384^2 memory-mapped reprojection"
 cargo test --release --test engine_memory -- --ignored --nocapture
+echo "== heavy tests (release): the 16384^2 host pipeline replayed at H100 rates (timeline model)"
+cargo test --release --test gpu_timeline -- --ignored --nocapture
 
 if [ -f python-bindings/pyproject.toml ]; then
   echo "== python tests"

@@ -177,6 +177,36 @@ impl CoordinateMap {
 }
 
 impl CoordinateMap {
+    /// Bounds holding the input position of every pixel of `block`, found from its four
+    /// corners alone, when the map is a homography with W > 0 at the four corners: W is
+    /// affine, so positive on the whole block, and the homography maps the block's rectangle
+    /// onto the convex quadrilateral of the corners' images, whose bounding box this is (not
+    /// clipped to the input; the pixels outside it see nothing). `None` otherwise.
+    pub(crate) fn corner_bounds(&self, block: &Block) -> Option<Bounds> {
+        let [[h00, h01, h02], [h10, h11, h12], [h20, h21, h22]] = self.forward.homography()?;
+        if block.is_empty() {
+            return None;
+        }
+        let (x0, x1) = (block.cols.start as f64, (block.cols.end - 1) as f64);
+        let (y0, y1) = (block.rows.start as f64, (block.rows.end - 1) as f64);
+        let mut lo = (f64::INFINITY, f64::INFINITY);
+        let mut hi = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for (x, y) in [(x0, y0), (x1, y0), (x0, y1), (x1, y1)] {
+            let w = h20 * x + h21 * y + h22;
+            let (px, py) = ((h00 * x + h01 * y + h02) / w, (h10 * x + h11 * y + h12) / w);
+            // W > 0 (NaN fails it too) and a finite image.
+            if w.is_nan() || w <= 0.0 || !px.is_finite() || !py.is_finite() {
+                return None;
+            }
+            lo = (lo.0.min(px), lo.1.min(py));
+            hi = (hi.0.max(px), hi.1.max(py));
+        }
+        Some(Bounds {
+            x: (lo.0, hi.0),
+            y: (lo.1, hi.1),
+        })
+    }
+
     /// [`block_coords`](CoordinateMap::block_coords) through the homography `h`.
     ///
     /// Along an output row, both input coordinates are x ↦ (p·x + q) / (w1·x + w0), monotone
@@ -560,6 +590,60 @@ mod tests {
         let map = CoordinateMap::new(&out, &inp, true, (23, 17)).unwrap();
         assert!(map.forward.is_separable());
         assert_blocks_equal_the_per_pixel_map(&map);
+    }
+
+    /// The bounds of a block's corners hold the input position of every valid pixel of the
+    /// block (what the GPU's windows of resident planes rely on), for a rotated and scaled
+    /// TAN pair, blocks inside, across and outside the input; other maps have none.
+    #[test]
+    fn corner_bounds_hold_every_pixel_of_a_homography_block() {
+        let tan = |crval: (f64, f64), rot: f64, cdelt: f64| {
+            let (s, c) = rot.to_radians().sin_cos();
+            Wcs::from_header_str(&format!(
+                "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 40.5\nCRPIX2 = 30.5\n\
+                 CRVAL1 = {}\nCRVAL2 = {}\nCD1_1 = {}\nCD1_2 = {}\nCD2_1 = {}\nCD2_2 = {}\n",
+                crval.0,
+                crval.1,
+                -cdelt * c,
+                cdelt * s,
+                cdelt * s,
+                cdelt * c
+            ))
+            .unwrap()
+        };
+        let (out, inp) = (
+            tan((150.02, 30.01), 12.0, 1.05e-3),
+            tan((150.0, 30.0), 0.0, 1e-3),
+        );
+        let map = CoordinateMap::new(&out, &inp, true, (60, 80)).unwrap();
+        for (rows, cols) in [
+            (0..7, 0..9),
+            (20..45, 30..95),
+            (50..61, 70..130),
+            (0..1, 5..6),
+        ] {
+            let block = Block { rows, cols };
+            let (mut xs, mut ys) = (vec![0.0; block.len()], vec![0.0; block.len()]);
+            let corners = map.corner_bounds(&block).expect("a homography");
+            if let Some(b) = map.block_coords(&block, &mut xs, &mut ys) {
+                let eps = 1e-9;
+                assert!(
+                    corners.x.0 <= b.x.0 + eps && b.x.1 <= corners.x.1 + eps,
+                    "{block:?}"
+                );
+                assert!(
+                    corners.y.0 <= b.y.0 + eps && b.y.1 <= corners.y.1 + eps,
+                    "{block:?}"
+                );
+            }
+        }
+        let linear = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\n").unwrap();
+        let map = CoordinateMap::new(&linear, &linear, true, (5, 5)).unwrap();
+        let block = Block {
+            rows: 0..2,
+            cols: 0..2,
+        };
+        assert!(map.corner_bounds(&block).is_none());
     }
 
     /// The homography rows (AVX2 groups of four plus the scalar tail) against the scalar

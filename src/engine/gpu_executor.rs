@@ -3,21 +3,34 @@
 //!
 //! ```text
 //! per device, once per plan:  kernel parameters ─upload─▶ device
-//!                             every input plane (raw samples, or values) ─page-locked
-//!                             staging─▶ device, when it fits
-//!                             orders 2-5: rp_spline_filter (columns, then rows) makes the
-//!                             resident values the spline coefficients, in place
-//! per block (each thread its own stream and buffers):
+//!                             every input plane allocated on the device, when they fit
+//! the first thread to need the planes (the uploader), band by band of rows across the planes:
+//!     rows (raw samples, or values) ─page-locked staging (two lanes: fill one while the other
+//!     crosses)─▶ device ─synchronize─▶ publish "rows 0..r are on the device" (Feed: Mutex +
+//!     Condvar); orders 2-5: once every row is up, rp_spline_filter (columns, then rows) makes
+//!     the resident values the spline coefficients in place, and then every row is published
+//! per block (each thread its own stream and buffers, blocks taken in the order of the last
+//! input row they read):
+//!     [resident: wait until the rows of its window are published; launch on those rows only]
 //!     [input window ─staging─▶ device, when the planes did not fit; orders 2-5: a window
 //!      of the CPU's coefficients (the device prefilter needs whole planes)]
-//!     rp_reproject_block ─▶ block buffers ─download─▶ page-locked ─▶ output views
+//!     rp_reproject_block ─▶ block buffers ─download values─▶ page-locked ─▶ output views
 //! ```
+//! So the bus carries the input up while the first blocks compute and come down: the uploads,
+//! the kernels and the downloads overlap, on separate streams, with several blocks in flight.
+//! A block's window is the bounds of its corners' input positions for a homography (exact:
+//! see `CoordinateMap::corner_bounds`); any other transform waits for whole planes. The
+//! uploader reads the input on scoped threads of its own, never on the rayon pool the block
+//! threads wait in. `tests/gpu_timeline.rs` replays the 16384² job at H100 rates
+//! ([`crate::gpu::timeline`]): the critical path is within 1.2x of the busiest engine.
+//!
 //! The spline orders' values are read and rounded as the CPU reads them before its own
 //! prefilter, and the device filters them with the CPU's operations in the CPU's order, so the
 //! coefficients are the CPU's bits; the CPU computes its own only when it needs them (a block
 //! falling back after a GPU fault, window mode). Device-resident jobs (CuPy inputs) make the
 //! values on the device from the caller's input (`rp_spline_values`) and filter them there:
 //! nothing of the input crosses to the host.
+//!
 //! Each launch runs the build of the block kernel specialised for the plan and the launch's
 //! input type ([`super::kernel_variant`]; the general kernel where the key does not cover it),
 //! loaded when the executor is made, so a build the GPU cannot have fails before any block.
@@ -28,7 +41,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use ndarray::{ArrayViewMut3, Axis};
 use rayon::prelude::*;
@@ -50,12 +63,21 @@ use crate::io::{RawPlane, SampleType};
 const THREADS: (u32, u32) = (32, 8);
 /// Largest staging buffer for uploads (bytes).
 const CHUNK: usize = 64 << 20;
-/// The GPU's block edge when the options leave it open: one launch must fill the device.
+/// Bytes of one plane's rows in one band of the resident planes' upload: small enough that the
+/// first blocks start early, large enough that a copy amortises its launch (16 MiB: 0.3 ms at
+/// 55 GB/s).
+const BAND: usize = 16 << 20;
+/// The smallest band worth a copy of its own (bytes of one plane's rows).
+const MIN_BAND: usize = 1 << 20;
+/// The GPU's block width when the options leave it open (half as many rows): one launch must
+/// fill the device (2M threads; an H100 holds 270K), and a block short enough that the rows it
+/// needs arrive early and its download at the end is short.
 const GPU_BLOCK: usize = 2048;
 
-/// The GPU's block shape for an output plane of `shape` (when the options leave it open).
+/// The GPU's block shape for an output plane of `shape` (when the options leave it open):
+/// 1024 rows × 2048 columns at most.
 pub(crate) fn gpu_block((ny, nx): (usize, usize)) -> (usize, usize) {
-    (ny.clamp(1, GPU_BLOCK), nx.clamp(1, GPU_BLOCK))
+    (ny.clamp(1, GPU_BLOCK / 2), nx.clamp(1, GPU_BLOCK))
 }
 
 /// Why a block did not finish on the GPU.
@@ -238,7 +260,7 @@ pub(crate) fn upload_bytes(plan: &Plan) -> u64 {
 }
 
 /// Fills `out` with rows × cols of input plane `plane` as the kernel reads it
-/// (`input.elem()` bytes per sample, row-major), on several threads.
+/// (`input.elem()` bytes per sample, row-major), on several threads of the current rayon pool.
 fn fill_rows(
     plan: &Plan,
     plane: usize,
@@ -247,8 +269,7 @@ fn fill_rows(
     cols: Range<usize>,
     out: &mut [u8],
 ) -> Result<()> {
-    let elem = input.elem();
-    let row_bytes = cols.len() * elem;
+    let row_bytes = cols.len() * input.elem();
     if row_bytes == 0 || rows.is_empty() {
         return Ok(());
     }
@@ -256,54 +277,108 @@ fn fill_rows(
         .len()
         .div_ceil(rayon::current_num_threads().max(1))
         .max(8);
-    let (_, nx) = plan.plane_shape_in;
-    let coefficients = match input {
-        Input::Coefficients => plan.coefficients()?,
-        _ => None,
-    };
+    // The CPU's coefficients made (once per plan) before the threads fan out.
+    if matches!(input, Input::Coefficients) {
+        plan.coefficients()?;
+    }
     out[..rows.len() * row_bytes]
         .par_chunks_mut(band * row_bytes)
         .enumerate()
         .try_for_each(|(i, chunk)| {
             let r0 = rows.start + i * band;
-            let r1 = r0 + chunk.len() / row_bytes;
-            match input {
-                Input::Raw(raw, _) => {
-                    for (r, row) in (r0..r1).zip(chunk.chunks_exact_mut(row_bytes)) {
-                        let at = (r * nx + cols.start) * elem;
-                        row.copy_from_slice(&raw.bytes[at..at + row_bytes]);
-                    }
-                    Ok(())
-                }
-                Input::Coefficients => {
-                    let Some(c) = coefficients else {
-                        return Err(Error::InvalidArgument(
-                            "spline coefficients of an order without a prefilter".into(),
-                        ));
-                    };
-                    let values = as_f64(chunk);
-                    let src = c.planes.plane(plane);
-                    for (r, row) in (r0..r1).zip(values.chunks_exact_mut(cols.len())) {
-                        match src.row(r).as_slice() {
-                            Some(s) => row.copy_from_slice(&s[cols.clone()]),
-                            None => {
-                                for (o, x) in row.iter_mut().zip(cols.clone()) {
-                                    *o = src[[r, x]];
-                                }
-                            }
+            fill_band(plan, plane, input, r0, cols.clone(), chunk)
+        })
+}
+
+/// [`fill_rows`] on scoped threads of its own, never on a rayon pool: for the thread that
+/// uploads the resident planes while block threads of the pool wait for its rows (a rayon
+/// wait could run one of those blocks on this thread, which would then wait for itself).
+fn fill_rows_scoped(
+    plan: &Plan,
+    plane: usize,
+    input: Input,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    out: &mut [u8],
+) -> Result<()> {
+    let row_bytes = cols.len() * input.elem();
+    if row_bytes == 0 || rows.is_empty() {
+        return Ok(());
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let band = rows.len().div_ceil(threads).max(64);
+    let out = &mut out[..rows.len() * row_bytes];
+    if band >= rows.len() {
+        return fill_band(plan, plane, input, rows.start, cols, out);
+    }
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = out
+            .chunks_mut(band * row_bytes)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let cols = cols.clone();
+                let r0 = rows.start + i * band;
+                scope.spawn(move || fill_band(plan, plane, input, r0, cols, chunk))
+            })
+            .collect();
+        parts.into_iter().try_for_each(|p| {
+            p.join().unwrap_or_else(|_| {
+                Err(Error::InvalidArgument(
+                    "a thread reading the input panicked".into(),
+                ))
+            })
+        })
+    })
+}
+
+/// Fills `chunk` (whole rows of `cols`) with input rows from `r0` of plane `plane`.
+fn fill_band(
+    plan: &Plan,
+    plane: usize,
+    input: Input,
+    r0: usize,
+    cols: Range<usize>,
+    chunk: &mut [u8],
+) -> Result<()> {
+    let elem = input.elem();
+    let row_bytes = cols.len() * elem;
+    let r1 = r0 + chunk.len() / row_bytes;
+    let (_, nx) = plan.plane_shape_in;
+    match input {
+        Input::Raw(raw, _) => {
+            for (r, row) in (r0..r1).zip(chunk.chunks_exact_mut(row_bytes)) {
+                let at = (r * nx + cols.start) * elem;
+                row.copy_from_slice(&raw.bytes[at..at + row_bytes]);
+            }
+            Ok(())
+        }
+        Input::Coefficients => {
+            let Some(c) = plan.coefficients()? else {
+                return Err(Error::InvalidArgument(
+                    "spline coefficients of an order without a prefilter".into(),
+                ));
+            };
+            let values = as_f64(chunk);
+            let src = c.planes.plane(plane);
+            for (r, row) in (r0..r1).zip(values.chunks_exact_mut(cols.len())) {
+                match src.row(r).as_slice() {
+                    Some(s) => row.copy_from_slice(&s[cols.clone()]),
+                    None => {
+                        for (o, x) in row.iter_mut().zip(cols.clone()) {
+                            *o = src[[r, x]];
                         }
                     }
-                    Ok(())
-                }
-                Input::Values => {
-                    let values = as_f64(chunk);
-                    plan.source
-                        .read_window(plane, r0..r1, cols.clone(), values)?;
-                    plan.rounding.convert_values(values);
-                    Ok(())
                 }
             }
-        })
+            Ok(())
+        }
+        Input::Values => {
+            let values = as_f64(chunk);
+            plan.source.read_window(plane, r0..r1, cols, values)?;
+            plan.rounding.convert_values(values);
+            Ok(())
+        }
+    }
 }
 
 /// A staging chunk seen as f64 (host buffers are 8-byte aligned, chunks start at multiples
@@ -370,12 +445,115 @@ fn upload_rows(
     Ok(())
 }
 
+/// Why the upload of the resident planes stopped.
+#[derive(Clone)]
+enum FeedFailure {
+    Driver(DriverFault),
+    Engine(Error),
+}
+
+impl From<FeedFailure> for Failure {
+    fn from(f: FeedFailure) -> Failure {
+        match f {
+            FeedFailure::Driver(f) => Failure::Driver(f),
+            FeedFailure::Engine(e) => Failure::Engine(e),
+        }
+    }
+}
+
+/// Where the banded upload of the resident planes stands.
+#[derive(Default)]
+struct FeedState {
+    /// Whether a thread has taken the upload on.
+    claimed: bool,
+    /// Rows `0..ready` of every plane are on the device (their copies synchronized).
+    ready: usize,
+    /// Why the upload stopped, if it failed.
+    failed: Option<FeedFailure>,
+}
+
+/// The resident planes' upload in bands of rows, band by band across the planes, by the first
+/// thread that needs the planes; a launch waits only for the rows its input window needs
+/// ([`Feed::wait_for`]), so the first blocks compute while later bands cross the bus.
+struct Feed {
+    /// Rows per band.
+    band_rows: usize,
+    state: Mutex<FeedState>,
+    changed: Condvar,
+}
+
+impl Feed {
+    fn new(band_rows: usize) -> Feed {
+        Feed {
+            band_rows: band_rows.max(1),
+            state: Mutex::new(FeedState::default()),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, FeedState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the caller is the first to ask (and so uploads the planes).
+    fn claim(&self) -> bool {
+        !std::mem::replace(&mut self.lock().claimed, true)
+    }
+
+    /// Rows `0..rows` of every plane are on the device.
+    fn publish(&self, rows: usize) {
+        let mut st = self.lock();
+        st.ready = st.ready.max(rows);
+        self.changed.notify_all();
+    }
+
+    /// The upload stopped: every waiter gets `why`.
+    fn fail(&self, why: FeedFailure) {
+        self.lock().failed.get_or_insert(why);
+        self.changed.notify_all();
+    }
+
+    /// Waits until rows `0..rows` of every plane are on the device (or the upload failed).
+    fn wait_for(&self, rows: usize) -> std::result::Result<(), Failure> {
+        let mut st = self.lock();
+        loop {
+            if st.ready >= rows {
+                return Ok(());
+            }
+            if let Some(why) = &st.failed {
+                return Err(why.clone().into());
+            }
+            st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// The input rows the launches of `block` read from resident planes: the window of the bounds
+/// of its corners' input positions for a homography (see `CoordinateMap::corner_bounds`; a
+/// row at least, so a block that sees no input waits for nothing), every row otherwise.
+fn resident_rows(plan: &Plan, block: &Block) -> Range<usize> {
+    let ny = plan.plane_shape_in.0;
+    match plan.coords.corner_bounds(block) {
+        Some(b) => {
+            let rows = plan.window_for(b).rows;
+            if rows.is_empty() {
+                0..ny.min(1)
+            } else {
+                rows
+            }
+        }
+        None => 0..ny,
+    }
+}
+
 /// What stays on a device for the whole plan.
 pub(crate) struct Resident {
     transform: DeviceAlloc,
     sampling: DeviceAlloc,
     /// Every input plane, when they fit (else each block uploads its window).
     planes: Option<Vec<DeviceAlloc>>,
+    /// The planes' upload, band by band (with the planes).
+    feed: Option<Feed>,
     /// How the kernels decode the stored samples.
     decoding: InputDecoding,
     /// The plan's part of the kernel variant key (the launch's input type is the rest).
@@ -764,7 +942,9 @@ impl CudaExecutor {
         let made = device
             .resident
             .get_or_init(|| self.make_resident(&device.driver, plan, true));
-        made.as_ref().map_err(|f| Failure::Driver(f.clone()))
+        let resident = made.as_ref().map_err(|f| Failure::Driver(f.clone()))?;
+        self.feed(&device.driver, plan, resident);
+        Ok(resident)
     }
 
     /// Uploads the parameters and, when asked and they fit, every input plane.
@@ -792,26 +972,33 @@ impl CudaExecutor {
         let (free, _) = driver.mem_info()?;
         let spline = SplinePoles::new(driver, plan)?;
         let planes = if with_planes && total.saturating_add(working) < free / 10 * 9 {
-            match self.upload_planes(driver, plan, &sizes) {
+            let allocated: std::result::Result<Vec<_>, _> = sizes
+                .iter()
+                .map(|&size| DeviceAlloc::new(driver, size.max(8)))
+                .collect();
+            match allocated {
                 Ok(planes) => Some(planes),
-                Err(Failure::Driver(f)) if f.kind == FaultKind::OutOfMemory => None,
-                Err(Failure::Driver(f)) => return Err(f),
-                // A read error: the blocks will meet it again (and report it) in window mode.
-                Err(Failure::Engine(_)) => None,
+                Err(f) if f.kind == FaultKind::OutOfMemory => None,
+                Err(f) => return Err(f),
             }
         } else {
             None
         };
-        // Orders >= 2: the values become the coefficients on the device. (In window mode,
-        // planes not resident, blocks sample the CPU's coefficients: the prefilter needs whole
-        // planes.)
-        if let (Some(planes), Some(spline)) = (&planes, &spline) {
-            spline.run(driver, planes)?;
-        }
+        // Bands of the widest plane's rows: BAND bytes at most, a sixteenth of the plane at
+        // most (so the first blocks start early) but MIN_BAND bytes at least, and two bands
+        // at least (both lanes busy).
+        let row_bytes = sizes.iter().max().map_or(8, |s| s / ny.max(1)).max(1);
+        let band_rows = (BAND / row_bytes)
+            .min(ny.div_ceil(16))
+            .max(MIN_BAND / row_bytes)
+            .min(ny.div_ceil(2))
+            .max(1);
+        let feed = planes.as_ref().map(|_| Feed::new(band_rows));
         Ok(Resident {
             transform,
             sampling,
             planes,
+            feed,
             decoding: self.params.decoding,
             kernel: self.kernel(),
             spline,
@@ -819,37 +1006,97 @@ impl CudaExecutor {
         })
     }
 
-    fn upload_planes(
+    /// Makes sure the resident planes of `resident` get uploaded: the first caller uploads
+    /// them, band by band, before it returns (the others wait for rows as they need them).
+    fn feed(&self, driver: &Arc<dyn Driver>, plan: &Plan, resident: &Resident) {
+        let (Some(planes), Some(feed)) = (&resident.planes, &resident.feed) else {
+            return;
+        };
+        if feed.claim() {
+            let spline = resident.spline.as_ref();
+            if let Err(why) = self.upload_bands(driver, plan, planes, feed, spline) {
+                feed.fail(match why {
+                    Failure::Driver(f) => FeedFailure::Driver(f),
+                    Failure::Engine(e) => FeedFailure::Engine(e),
+                });
+            }
+        }
+    }
+
+    /// Uploads every plane into `planes` band by band (the band's rows of each plane in
+    /// turn) through two lanes (a page-locked staging buffer and a stream each): a band is
+    /// read on the host while the previous one crosses the bus, and the rows of a band are
+    /// published ([`Feed::publish`]) once its copies are synchronized, so that no launch
+    /// reads rows a copy still writes. With `spline` (orders ≥ 2) the rows are the values the
+    /// prefilter starts from: once every row is up the planes are prefiltered in place, and
+    /// only then is any row published.
+    fn upload_bands(
         &self,
         driver: &Arc<dyn Driver>,
         plan: &Plan,
-        sizes: &[usize],
-    ) -> std::result::Result<Vec<DeviceAlloc>, Failure> {
+        planes: &[DeviceAlloc],
+        feed: &Feed,
+        spline: Option<&SplinePoles>,
+    ) -> std::result::Result<(), Failure> {
         let (ny, nx) = plan.plane_shape_in;
-        let largest = sizes.iter().copied().max().unwrap_or(8);
-        // Two lanes: a chunk is read on the host while the previous one is copied.
-        let chunk = largest.div_ceil(2).clamp(8, CHUNK);
-        let (mut first, mut second) = (
-            HostAlloc::new(driver, chunk)?,
-            HostAlloc::new(driver, chunk)?,
-        );
-        let first_stream = driver.create_stream()?;
+        let inputs: Vec<Input> = (0..planes.len())
+            .map(|p| input_of(plan, p, &self.params.decoding))
+            .collect();
+        let row_bytes = inputs.iter().map(|i| nx * i.elem()).max().unwrap_or(8);
+        let staging = (feed.band_rows.min(ny) * row_bytes).max(8);
+        let mut buffers = [
+            HostAlloc::new(driver, staging)?,
+            HostAlloc::new(driver, staging)?,
+        ];
+        let first = driver.create_stream()?;
         let streams = match driver.create_stream() {
-            Ok(second_stream) => [first_stream, second_stream],
+            Ok(second) => [first, second],
             Err(f) => {
-                driver.destroy_stream(first_stream);
+                driver.destroy_stream(first);
                 return Err(f.into());
             }
         };
         // The buffers outlive the streams' work, whatever fails.
-        let mut planes = Vec::with_capacity(sizes.len());
         let mut uploaded = || -> std::result::Result<(), Failure> {
-            let mut lanes = [(streams[0], &mut first), (streams[1], &mut second)];
-            for (plane, &size) in sizes.iter().enumerate() {
-                planes.push(DeviceAlloc::new(driver, size.max(8))?);
-                let dst = planes[plane].ptr;
-                let input = input_of(plan, plane, &self.params.decoding);
-                upload_rows(driver, &mut lanes, plan, plane, input, 0..ny, 0..nx, dst)?;
+            // Per lane, while its copy is pending: the rows published once it is done (the
+            // band's end after its last plane, else none).
+            let mut pending: [Option<usize>; 2] = [None, None];
+            let finish = |pending: &mut [Option<usize>; 2], lane: usize| {
+                if let Some(rows) = pending[lane].take() {
+                    driver.synchronize(streams[lane])?;
+                    if spline.is_none() {
+                        feed.publish(rows);
+                    }
+                }
+                Ok::<(), DriverFault>(())
+            };
+            let pieces: Vec<(usize, usize)> = (0..ny)
+                .step_by(feed.band_rows)
+                .flat_map(|r0| (0..planes.len()).map(move |p| (r0, p)))
+                .collect();
+            for (k, &(r0, plane)) in pieces.iter().enumerate() {
+                let lane = k % 2;
+                // Its previous band must be on the device before the buffer is refilled.
+                finish(&mut pending, lane)?;
+                let r1 = (r0 + feed.band_rows).min(ny);
+                let input = inputs[plane];
+                let bytes = (r1 - r0) * nx * input.elem();
+                // SAFETY: no copy from this buffer is pending (synchronized above, or none).
+                let host = unsafe { buffers[lane].bytes_mut() };
+                fill_rows_scoped(plan, plane, input, r0..r1, 0..nx, &mut host[..bytes])?;
+                let dst = planes[plane].ptr.offset(r0 * nx * input.elem());
+                // SAFETY: the plane holds its rows; the buffer is not touched until its
+                // stream is synchronized.
+                unsafe { driver.upload(streams[lane], buffers[lane].buffer(), 0, dst, bytes)? };
+                pending[lane] = Some(if plane + 1 == planes.len() { r1 } else { 0 });
+            }
+            // The older of the last two pieces first, so rows are published in order.
+            let n = pieces.len();
+            finish(&mut pending, n % 2)?;
+            finish(&mut pending, (n + 1) % 2)?;
+            if let Some(spline) = spline {
+                spline.run(driver, planes)?;
+                feed.publish(ny);
             }
             Ok(())
         };
@@ -860,7 +1107,7 @@ impl CudaExecutor {
             }
             driver.destroy_stream(stream);
         }
-        r.map(|()| planes)
+        r
     }
 
     /// A slot for blocks of up to `block_bytes` per output (reused, or made).
@@ -966,6 +1213,15 @@ impl CudaExecutor {
         Ok(())
     }
 
+    /// The order to compute `blocks` in (indices): by the last input row they read from
+    /// resident planes (row-major among equals), so the blocks run in the order their rows
+    /// arrive ([`Feed`]).
+    pub(crate) fn block_order(&self, plan: &Plan, blocks: &[Block]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..blocks.len()).collect();
+        order.sort_by_key(|&i| resident_rows(plan, &blocks[i]).end);
+        order
+    }
+
     /// The drivers of the devices this executor computes on, in the order blocks go round
     /// them.
     pub(crate) fn drivers(&self) -> Vec<Arc<dyn Driver>> {
@@ -1022,10 +1278,18 @@ fn launch_plane(
     outputs: (DevicePtr, DevicePtr),
     out_f64: bool,
 ) -> std::result::Result<bool, Failure> {
-    let (in_ny, in_nx) = plan.plane_shape_in;
+    let in_nx = plan.plane_shape_in.1;
     let input = input_of(plan, plane, &resident.decoding);
     let (input_ptr, window, pitch) = match &resident.planes {
-        Some(planes) => (planes[plane].ptr, (0, 0, in_ny, in_nx), in_nx),
+        Some(planes) => {
+            // Only the rows the block reads, once they are on the device.
+            let rows = resident_rows(plan, block);
+            if let Some(feed) = &resident.feed {
+                feed.wait_for(rows.end)?;
+            }
+            let ptr = planes[plane].ptr.offset(rows.start * in_nx * input.elem());
+            (ptr, (rows.start, 0, rows.len(), in_nx), in_nx)
+        }
         None => {
             windows.xs.resize(block.len(), 0.0);
             windows.ys.resize(block.len(), 0.0);

@@ -91,6 +91,13 @@ pub fn run<T: OutputSample>(
         Ok(())
     };
     let parallel = executor.parallel(schedule.parallel.unwrap_or(plan.options().parallel));
+    if let Some(cuda) = executor.as_cuda() {
+        // The GPU's blocks in the order their input arrives on the device.
+        let blocks: Vec<Block> = work.iter().map(|(b, _, _)| b.clone()).collect();
+        let order = cuda.block_order(plan, &blocks);
+        in_order(work, &order, parallel, run_one)?;
+        return Ok(count);
+    }
     match parallel {
         Parallel::Serial => work.into_iter().enumerate().try_for_each(run_one)?,
         parallel => {
@@ -98,6 +105,36 @@ pub fn run<T: OutputSample>(
         }
     }
     Ok(count)
+}
+
+/// Runs `f` on every item of `work` (with its index) in the order `order` gives (indices of
+/// `work`), on `parallel`'s threads, each thread taking the next item when it is free.
+fn in_order<W: Send>(
+    work: Vec<W>,
+    order: &[usize],
+    parallel: Parallel,
+    f: impl Fn((usize, W)) -> Result<()> + Sync,
+) -> Result<()> {
+    let mut items: Vec<Option<W>> = work.into_iter().map(Some).collect();
+    let queue: Vec<(usize, W)> = order
+        .iter()
+        .filter_map(|&i| items.get_mut(i).and_then(Option::take).map(|w| (i, w)))
+        .collect();
+    let threads = parallel.threads();
+    let queue = std::sync::Mutex::new(queue.into_iter());
+    let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+    // The first error stops every thread before its next item.
+    let stop = AtomicBool::new(false);
+    let drain = || -> Result<()> {
+        while let Some(item) = next().filter(|_| !stop.load(Ordering::Relaxed)) {
+            f(item).inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
+        }
+        Ok(())
+    };
+    match parallel {
+        Parallel::Serial => drain(),
+        parallel => parallel.install(|| (0..threads).into_par_iter().try_for_each(|_| drain()))?,
+    }
 }
 
 /// Disjoint views, one per block in row-major order: bands of rows, then columns within each

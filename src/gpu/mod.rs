@@ -5,10 +5,15 @@
 //! Backend::Auto ──cost model (engine::cost): GPU estimated faster? no ─▶ the CPU engine
 //!     yes ─probe (dlopen libcuda, libnvrtc; cuInit; a device)──▶ GPU found and working?
 //!     yes ─▶ kernels/ concatenated ─NVRTC (sm_XY of the device, --fmad=false), once per process─▶
-//!            per output block: input window (whole plane once when it fits) ─H2D, pinned─▶
-//!            rp_reproject_block ─D2H, pinned─▶ output block    (two streams overlap the three)
+//!            input planes in bands of rows (when they fit; else each block's window) ─H2D,
+//!            pinned─▶ per output block, once its rows are there: rp_reproject_block ─D2H,
+//!            pinned─▶ output block    (uploads, kernels and downloads overlap, each block on
+//!            its own stream)
 //!     no  ─▶ the CPU engine, with one line on stderr saying why
 //! ```
+//!
+//! Without a GPU, [`sim`] runs the pipelines on the CUDA simulator, and [`timeline`] replays
+//! what it recorded at a GPU's rates (how long the pipeline would take on an H100).
 //!
 //! Nothing here touches `cudarc` before the probe has found both shared libraries: `cudarc`'s
 //! dynamic loading panics when a library is absent, so the probe `dlopen`s them first and turns
@@ -35,6 +40,7 @@ pub mod resources;
 pub(crate) mod runtime;
 pub mod sim;
 mod sim_variants;
+pub mod timeline;
 pub mod variant;
 
 use std::fmt;

@@ -17,9 +17,9 @@
 //!   touches memory a pending operation of another stream writes (or reads, when it writes) is
 //!   an ordering hazard: recorded ([`SimDriver::hazards`]) and failed.
 //! - **Records and faults**: every call is recorded ([`SimDriver::calls`]), bytes moved and
-//!   allocations counted ([`SimDriver::stats`]); [`SimConfig::fail_at`] makes the call of that
-//!   index fail with an out-of-memory error, a sticky error (every later call fails too) or a
-//!   plain error.
+//!   allocations counted ([`SimDriver::stats`]); [`SimConfig::fail_at`] makes the first call
+//!   that can fail at or after that index fail with an out-of-memory error, a sticky error
+//!   (every later call fails too) or a plain error (once: later calls succeed).
 //!
 //! `REPROJECT_RS_CUDA_SIM=1` (or `=N` for N simulated devices) makes the library use it in
 //! place of the driver; `REPROJECT_RS_CUDA_SIM_FAIL=INDEX:oom|sticky|other`,
@@ -48,14 +48,17 @@ use super::driver::{
     HostBuffer, SplineLaunch, SplineOp, StreamId,
 };
 use super::pool::HostPool;
+use super::timeline;
 use super::variant::KernelDefines;
 use super::GpuInfo;
 
 /// How a [`SimDriver`] behaves.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
-    /// Fail the call of this index (counted from 0 over every call, see [`SimDriver::calls`])
-    /// with this kind of fault.
+    /// Fail the first fallible call whose index (counted from 0 over every call, see
+    /// [`SimDriver::calls`]) is at least this one with this kind of fault. "At least": threads
+    /// interleave their calls differently from run to run, so an index may fall on a call that
+    /// cannot fail (a free); the fault then strikes the next call that can.
     pub fail_at: Option<(usize, FaultKind)>,
     /// Seed of the completion order.
     pub seed: u64,
@@ -63,6 +66,10 @@ pub struct SimConfig {
     pub memory: usize,
     /// The simulated device's ordinal.
     pub ordinal: usize,
+    /// Record only: queue, order, check and record every operation, but copy nothing and run
+    /// no kernel, and keep no device memory behind the allocations (so a job of any size can
+    /// be recorded for [`super::timeline`] cheaply; what the host reads back is meaningless).
+    pub record_only: bool,
 }
 
 impl Default for SimConfig {
@@ -72,6 +79,7 @@ impl Default for SimConfig {
             seed: 0x2545_f491_4f6c_dd1d,
             memory: 1 << 30,
             ordinal: 0,
+            record_only: false,
         }
     }
 }
@@ -224,6 +232,53 @@ impl Op {
         }
     }
 
+    /// What a timeline replay needs of this operation, queued on `stream` by this thread.
+    fn recorded(&self, stream: u64) -> timeline::Op {
+        let (kind, bytes, pixels, specialised) = match self {
+            Op::Upload { bytes, .. } => (timeline::Kind::Upload, *bytes, 0, false),
+            Op::Download { bytes, .. } => (timeline::Kind::Download, *bytes, 0, false),
+            Op::Copy { bytes, .. } => (timeline::Kind::DeviceCopy, *bytes, 0, false),
+            Op::Launch(l) => {
+                let d = l.variant.defines();
+                let homography = d.iter().any(|d| d == "RP_V_HOMOGRAPHY");
+                let low_order = d.iter().any(|d| d == "RP_V_ORDER=0" || d == "RP_V_ORDER=1");
+                let pixels = l.block.0.max(0) as usize * l.block.1.max(0) as usize;
+                (timeline::Kind::Launch, 0, pixels, homography && low_order)
+            }
+            Op::Accumulate(l) => {
+                let bytes = 2 * l.block_bytes() + 2 * l.part_bytes();
+                (timeline::Kind::Accumulate, bytes, 0, false)
+            }
+            Op::Spline(l) => {
+                let bytes = 2 * l.data_bytes() + l.reads().1;
+                (timeline::Kind::Prefilter, bytes, 0, false)
+            }
+        };
+        let (mut reads, mut writes) = (Vec::new(), Vec::new());
+        for a in self
+            .accesses()
+            .into_iter()
+            .filter(|a| a.device && a.len > 0)
+        {
+            let range = a.start..a.start + a.len;
+            if a.write {
+                writes.push(range);
+            } else {
+                reads.push(range);
+            }
+        }
+        timeline::Op {
+            kind,
+            stream,
+            thread: host_thread(),
+            bytes: bytes as u64,
+            pixels: pixels as u64,
+            specialised,
+            reads,
+            writes,
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             Op::Upload { dst, bytes, .. } => format!("an upload of {bytes} bytes to {dst:#x}"),
@@ -236,6 +291,16 @@ impl Op {
             Op::Spline(l) => format!("a spline launch writing {:#x}", l.data.0),
         }
     }
+}
+
+/// A small id of the calling host thread (for [`SimDriver::timeline`]).
+fn host_thread() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    thread_local! {
+        static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    ID.with(|id| *id)
 }
 
 struct Stream {
@@ -264,6 +329,8 @@ struct State {
     loaded: HashSet<KernelDefines>,
     /// The fault to inject (from the configuration, or [`SimDriver::inject`]).
     fail_at: Option<(usize, FaultKind)>,
+    /// Every operation queued and every synchronize, for [`SimDriver::timeline`].
+    timeline: Vec<timeline::Op>,
 }
 
 // SAFETY: the host addresses in queued operations belong to HostBuffers whose holders
@@ -306,6 +373,7 @@ impl SimDriver {
                 launched: Vec::new(),
                 loaded: HashSet::new(),
                 fail_at: config.fail_at,
+                timeline: Vec::new(),
             }),
             config,
             pinned: HostPool::default(),
@@ -353,14 +421,34 @@ impl SimDriver {
         self.lock().hazards.clone()
     }
 
+    /// What a replay needs of every operation queued so far and every synchronize, in the
+    /// order they were issued (see [`super::timeline::replay`]): kind, stream, host thread,
+    /// bytes, output pixels, the device memory read and written. A synchronous upload
+    /// (`upload_now`) is an upload on stream 0 followed by its synchronize.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{Driver, DevicePtr};
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// use reproject::gpu::timeline::Kind;
+    /// let sim = SimDriver::new(SimConfig { record_only: true, ..SimConfig::default() });
+    /// let dev = sim.alloc(8)?;
+    /// sim.upload_now(&[0; 8], dev)?;
+    /// let kinds: Vec<Kind> = sim.timeline().iter().map(|op| op.kind).collect();
+    /// assert_eq!(kinds, [Kind::Upload, Kind::Synchronize]);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
+    pub fn timeline(&self) -> Vec<timeline::Op> {
+        self.lock().timeline.clone()
+    }
+
     /// Bytes moved and allocations made so far.
     pub fn stats(&self) -> SimStats {
         self.lock().stats
     }
 
-    /// Makes the call of index `at` (counted over every call, as [`SimDriver::calls`]
-    /// numbers them) fail with `kind`, replacing any fault configured before; `None`: no
-    /// fault. For tests of a driver shared by the process (see [`super::simulated_device`]).
+    /// Makes the first fallible call of index `at` or later (counted over every call, as
+    /// [`SimDriver::calls`] numbers them) fail with `kind`, replacing any fault configured
+    /// before; `None`: no fault. For tests of a driver shared by the process (see [`super::simulated_device`]).
     ///
     /// ```
     /// use reproject::gpu::driver::{Driver, FaultKind};
@@ -414,7 +502,8 @@ impl SimDriver {
             return Err(DriverFault::new(name, FaultKind::Sticky, why.clone()));
         }
         if let Some((at, kind)) = st.fail_at {
-            if at == index {
+            if at <= index {
+                st.fail_at = None;
                 let message = format!("injected {kind} at call {index}");
                 if kind == FaultKind::Sticky {
                     Self::poison(st, &message);
@@ -497,6 +586,9 @@ impl SimDriver {
                 format!("CUDA_ERROR_ILLEGAL_ADDRESS: {what}"),
             )
         };
+        if self.config.record_only {
+            return Self::account(st, op);
+        }
         match op {
             Op::Upload { src, dst, bytes } => {
                 let d = Self::resolve(st, *dst, *bytes)
@@ -535,6 +627,39 @@ impl SimDriver {
             }
         }
         Ok(())
+    }
+
+    /// Record-only completion: the device memory the operation touches must lie inside
+    /// allocations (else an illegal address, as when executing); bytes and launches are
+    /// counted; nothing is copied or run.
+    fn account(st: &mut State, op: &Op) -> DriverResult<()> {
+        for a in op.accesses().iter().filter(|a| a.device) {
+            if !Self::fits(st, a.start, a.len as usize) {
+                return Err(DriverFault::new(
+                    "(completion)",
+                    FaultKind::Sticky,
+                    format!(
+                        "CUDA_ERROR_ILLEGAL_ADDRESS: {} outside an allocation",
+                        op.describe()
+                    ),
+                ));
+            }
+        }
+        match op {
+            Op::Upload { bytes, .. } => st.stats.uploaded += *bytes as u64,
+            Op::Download { bytes, .. } => st.stats.downloaded += *bytes as u64,
+            Op::Copy { .. } => {}
+            Op::Launch(_) | Op::Accumulate(_) | Op::Spline(_) => st.stats.launches += 1,
+        }
+        Ok(())
+    }
+
+    /// Whether device range [ptr, ptr + len) lies inside an allocation.
+    fn fits(st: &State, ptr: u64, len: usize) -> bool {
+        st.allocations
+            .range(..=ptr)
+            .next_back()
+            .is_some_and(|(base, (_, size))| (ptr - base) as usize + len <= *size)
     }
 
     /// Runs the host-compiled kernel over the launch's grid.
@@ -626,6 +751,7 @@ impl SimDriver {
                 }
             }
         }
+        st.timeline.push(op.recorded(stream.0));
         if let Some(s) = st.streams.get_mut(&stream.0) {
             s.queue.push_back(op);
         }
@@ -944,8 +1070,13 @@ impl Driver for SimDriver {
         }
         let base = st.next_address;
         st.next_address += rounded as u64 + 256;
-        st.allocations
-            .insert(base, (vec![0xdead_beef_dead_beef; rounded / 8], bytes));
+        // Record only: no memory behind the allocation.
+        let words = if self.config.record_only {
+            Vec::new()
+        } else {
+            vec![0xdead_beef_dead_beef; rounded / 8]
+        };
+        st.allocations.insert(base, (words, bytes));
         st.used += rounded;
         st.stats.device_allocations += 1;
         st.stats.device_bytes_in_use = st.used;
@@ -955,14 +1086,14 @@ impl Driver for SimDriver {
     fn free(&self, ptr: DevicePtr) {
         let st = &mut *self.lock();
         let _ = self.begin(st, "cuMemFree", None, 0, false);
-        if let Some((words, size)) = st.allocations.get(&ptr.0) {
+        if let Some((_, size)) = st.allocations.get(&ptr.0) {
             let access = Access {
                 device: true,
                 start: ptr.0,
                 len: *size as u64,
                 write: true,
             };
-            let rounded = words.len() * 8;
+            let rounded = (*size).max(1).next_multiple_of(256);
             if Self::pending_touches(st, access) {
                 st.hazards.push(format!(
                     "cuMemFree of {:#x} while work on it is pending",
@@ -1053,6 +1184,27 @@ impl Driver for SimDriver {
             let hazard = format!("a synchronous upload to {:#x} overlaps pending work", dst.0);
             st.hazards.push(hazard.clone());
             return Err(DriverFault::new("cuMemcpyHtoD", FaultKind::Other, hazard));
+        }
+        let dst_range = dst.0..dst.0 + src.len() as u64;
+        let (up, thread) = (src.len() as u64, host_thread());
+        st.timeline.push(timeline::Op::copy(
+            timeline::Kind::Upload,
+            0,
+            thread,
+            up,
+            dst_range,
+        ));
+        st.timeline.push(timeline::Op::sync(0, thread));
+        if self.config.record_only {
+            if !Self::fits(st, dst.0, src.len()) {
+                return Err(DriverFault::new(
+                    "cuMemcpyHtoD",
+                    FaultKind::Other,
+                    "CUDA_ERROR_INVALID_VALUE: destination outside an allocation",
+                ));
+            }
+            st.stats.uploaded += src.len() as u64;
+            return Ok(());
         }
         let d = Self::resolve(st, dst.0, src.len()).ok_or_else(|| {
             DriverFault::new(
@@ -1181,6 +1333,8 @@ impl Driver for SimDriver {
     fn synchronize(&self, stream: StreamId) -> DriverResult<()> {
         let st = &mut *self.lock();
         self.begin(st, "cuStreamSynchronize", Some(stream), 0, true)?;
+        st.timeline
+            .push(timeline::Op::sync(stream.0, host_thread()));
         while st
             .streams
             .get(&stream.0)
