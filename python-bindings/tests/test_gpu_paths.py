@@ -205,8 +205,10 @@ def test_auto_and_device_numbers_use_the_gpu():
     lazy = reproject_rs.reproject_interp(*args, device="auto", return_type="lazy", **kwargs)
     assert lazy._plan.executor == "cpu"
     _same_result(lazy.compute(), gpu)
-    large = dict(kwargs, shape_out=(8192, 8192))
-    lazy = reproject_rs.reproject_interp(*args, device="auto", return_type="lazy", **large)
+    large = args[1].copy()
+    large["NAXIS1"] = large["NAXIS2"] = 8192
+    lazy = reproject_rs.reproject_interp(args[0], large, device="auto", return_type="lazy",
+                                         **kwargs)
     assert lazy._plan.executor == "cuda:0"
     assert _core.parse_device("GPU") == "cuda" and _core.parse_device("Cuda:All") == "cuda:all"
     # The same job through the self-contained block function.
