@@ -83,6 +83,40 @@ mod bench {
         println!("  auto: {estimate}; picks the {picked}, measured faster: {faster} ({verdict})");
     }
 
+    /// The timeline model's prediction for the job (`source` from `wcs_in` onto a `size`²
+    /// `wcs_out` with `options`), recorded on the record-only simulator and replayed at H100
+    /// rates, beside the measured time: how far the model is from this machine.
+    fn timeline_line(
+        source: &ArraySource<'_, f32>,
+        (wcs_in, wcs_out): (&Wcs, &Wcs),
+        size: usize,
+        options: &Options,
+        measured: f64,
+    ) -> Result<()> {
+        use reproject::gpu::sim::{SimConfig, SimDriver};
+        use reproject::gpu::timeline::{replay, Rates};
+        let sim = Arc::new(SimDriver::new(SimConfig {
+            record_only: true,
+            memory: 80 << 30,
+            ..SimConfig::default()
+        }));
+        let plan = Plan::new(source, wcs_in, wcs_out, &[size, size], options)?;
+        let executor = CudaExecutor::new(&plan, vec![sim.clone() as Arc<dyn Driver>])?;
+        let recorded = plan.with_executor(Arc::new(executor));
+        let mut data = ArrayD::<f32>::zeros(IxDyn(&[size, size]));
+        let mut footprint = data.clone();
+        recorded.compute_into(data.view_mut(), footprint.view_mut())?;
+        let t = replay(&sim.timeline(), &Rates::h100());
+        println!(
+            "  timeline model (H100 rates): {:.1} ms (busiest engine {:.1} ms); measured {:.1} ms, {:.2}x the model",
+            t.critical_path * 1e3,
+            t.floor() * 1e3,
+            measured * 1e3,
+            measured / t.critical_path
+        );
+        Ok(())
+    }
+
     /// A goal's line: the measured ratio against the goal's bound (`at_most`: the ratio must
     /// not exceed it; else it must reach it).
     fn goal(what: &str, ratio: f64, bound: f64, at_most: bool) {
@@ -174,9 +208,11 @@ mod bench {
         let wcs_in = tan((150.0, 2.0), size as f64 / 2.0 + 0.5, 1e-4, 0.0)?;
         let wcs_out = tan((150.01, 2.01), size as f64 / 2.0 + 0.5, 1.05e-4, 12.0)?;
         let source = ArraySource::new(input.view().into_dyn())?;
+        // Every core's thread keeps a block in flight (uploads, kernels and downloads overlap).
         let options = Options {
             order,
             backend: Backend::Cuda,
+            parallel: Parallel::AllCores,
             ..Options::default()
         };
         let plan = Plan::new(&source, &wcs_in, &wcs_out, &[size, size], &options)?;
@@ -262,6 +298,7 @@ mod bench {
         );
         goal("CPU / GPU host-resident", t_cpu / t_host, 5.0, false);
         auto_line(&cpu_plan, t_cpu, t_host);
+        timeline_line(&source, (&wcs_in, &wcs_out), size, &options, t_host)?;
         phases::<f32>(plan, &[size, size])?;
         Ok(t_dev)
     }
