@@ -24,7 +24,7 @@ use reproject::engine::{Backend, CudaExecutor, Options, Parallel, Plan};
 use reproject::gpu::driver::{Driver, FaultKind};
 use reproject::gpu::sim::{SimConfig, SimDriver};
 use reproject::interp::Order;
-use reproject::io::ArraySource;
+use reproject::io::{ArraySource, ImageSource, SampleType, StoredType};
 use reproject::wcs::Wcs;
 
 fn header(
@@ -482,6 +482,67 @@ fn after_an_out_of_memory_on_the_planes_each_block_uploads_only_its_window() {
         "{total} bytes up for a {plane_bytes}-byte plane"
     );
     assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+}
+
+/// A source whose reads panic (a caller's source with a bug, say).
+struct PanickingSource(Vec<usize>);
+
+impl ImageSource for PanickingSource {
+    fn shape(&self) -> &[usize] {
+        &self.0
+    }
+    fn stored_type(&self) -> StoredType {
+        StoredType {
+            sample: SampleType::F64,
+            big_endian: false,
+            scaled: false,
+        }
+    }
+    fn read_window(
+        &self,
+        _plane: usize,
+        _rows: std::ops::Range<usize>,
+        _cols: std::ops::Range<usize>,
+        _out: &mut [f64],
+    ) -> reproject::Result<()> {
+        panic!("this source cannot be read");
+    }
+}
+
+/// The thread uploading the resident planes panics (the source's read panics): the blocks
+/// waiting for its rows are released (to the CPU, whose read panics too), so the run ends
+/// with the panic instead of hanging.
+#[test]
+fn a_panic_while_the_planes_go_up_leaves_no_block_waiting() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let case = &cases()[0];
+        let source = PanickingSource(vec![case.input.dim().1, case.input.dim().2]);
+        let wcs_in = Wcs::from_header_str(&case.input_header).unwrap();
+        let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
+        let options = Options {
+            block_size: Some((13, 17)),
+            parallel: Parallel::Threads(3),
+            ..Options::default()
+        };
+        let plan = Plan::new(
+            &source,
+            &wcs_in,
+            &wcs_out,
+            &[case.shape.0, case.shape.1],
+            &options,
+        )
+        .unwrap();
+        let (plan, _) = on_sim(plan, &[sim(SimConfig::default())]);
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            compute::<f64>(&plan);
+        }));
+        let _ = done.send(run.is_err());
+    });
+    let panicked = finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the run hangs: blocks wait for rows that never come");
+    assert!(panicked, "the source's panic was lost");
 }
 
 #[test]

@@ -461,6 +461,22 @@ impl From<FeedFailure> for Failure {
     }
 }
 
+/// Fails the feed if the uploading thread unwinds (a panic), so that no block waits for rows
+/// that will never come: they fall back to the CPU.
+struct ReleaseWaiters<'f>(&'f Feed);
+
+impl Drop for ReleaseWaiters<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.fail(FeedFailure::Driver(DriverFault::new(
+                "(upload)",
+                FaultKind::Other,
+                "the thread uploading the input planes stopped",
+            )));
+        }
+    }
+}
+
 /// Where the banded upload of the resident planes stands.
 #[derive(Default)]
 struct FeedState {
@@ -1013,6 +1029,8 @@ impl CudaExecutor {
             return;
         };
         if feed.claim() {
+            // Should this thread unwind, the blocks waiting for rows go to the CPU.
+            let _released = ReleaseWaiters(feed);
             let spline = resident.spline.as_ref();
             if let Err(why) = self.upload_bands(driver, plan, planes, feed, spline) {
                 feed.fail(match why {
