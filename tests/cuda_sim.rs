@@ -1129,6 +1129,68 @@ fn spline_orders_prefilter_on_the_device_and_move_the_minimum() {
     }
 }
 
+/// Spline orders with float32 and int16 inputs: the stored samples go up as they are (4 and 2
+/// bytes a pixel, not 8) and become the prefilter's values on the device, with the CPU's bits.
+#[test]
+fn spline_orders_send_the_stored_samples_up() {
+    let case = &spline_cube_cases()[1]; // bicubic
+    let wcs_in = Wcs::from_header_str(&case.input_header).unwrap();
+    let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
+    let f32_input = case.input.mapv(|v| v as f32);
+    let i16_input = case
+        .input
+        .mapv(|v| if v.is_finite() { v as i16 } else { 0 });
+    let sources: [(&str, Box<dyn ImageSource + '_>, usize); 2] = [
+        (
+            "float32",
+            Box::new(ArraySource::new(f32_input.view().into_dyn()).unwrap()),
+            4,
+        ),
+        (
+            "int16",
+            Box::new(ArraySource::new(i16_input.view().into_dyn()).unwrap()),
+            2,
+        ),
+    ];
+    let shape = [case.shape.0, case.shape.1];
+    for (what, source, elem) in &sources {
+        let cpu_options = Options {
+            order: case.order,
+            ..Options::default()
+        };
+        let cpu_plan = Plan::new(source.as_ref(), &wcs_in, &wcs_out, &shape, &cpu_options);
+        let cpu = compute::<f64>(&cpu_plan.unwrap());
+        let options = Options {
+            parallel: Parallel::Threads(3),
+            block_size: Some((13, 17)),
+            backend: Backend::Cuda,
+            ..cpu_options
+        };
+        let driver = sim(SimConfig::default());
+        let gpu_plan = Plan::new(source.as_ref(), &wcs_in, &wcs_out, &shape, &options).unwrap();
+        let (p, executor) = on_sim(gpu_plan, std::slice::from_ref(&driver));
+        assert_same(what, &compute::<f64>(&p), &cpu);
+        assert!(
+            executor.failure().is_none(),
+            "{what}: {:?}",
+            executor.failure()
+        );
+        assert!(!p.cpu_spline_coefficients_made(), "{what}");
+        assert!(
+            driver.hazards().is_empty(),
+            "{what}: {:?}",
+            driver.hazards()
+        );
+        drop((p, executor));
+        let (planes, ny, nx) = case.input.dim();
+        let params = driver.stats().uploaded - (planes * ny * nx * elem) as u64;
+        assert!(
+            params > 0 && params < 16 * 1024,
+            "{what}: {params} other bytes up"
+        );
+    }
+}
+
 /// Planes that do not fit in the device's memory (window mode): the prefilter needs whole
 /// planes, so the blocks sample the CPU's coefficients, with the CPU's bits.
 #[test]
@@ -1182,7 +1244,7 @@ fn a_fault_at_the_spline_launch_falls_back_with_the_cpu_coefficients() {
     assert_same("clean run", &compute::<f64>(&p), &cpu);
     drop(p);
     // The prefilter's launches come first (they make the resident planes), on a stream of
-    // their own: two per plane (columns, rows).
+    // their own: three per plane (its values from the stored samples, columns, rows).
     let calls = clean.calls();
     let launches: Vec<_> = calls
         .iter()
@@ -1193,7 +1255,7 @@ fn a_fault_at_the_spline_launch_falls_back_with_the_cpu_coefficients() {
         .filter(|c| c.stream == launches[0].stream)
         .map(|c| c.index)
         .collect();
-    assert_eq!(spline.len(), 2 * 3, "prefilter launches {spline:?}");
+    assert_eq!(spline.len(), 3 * 3, "prefilter launches {spline:?}");
     for &index in &spline {
         for kind in [FaultKind::OutOfMemory, FaultKind::Sticky, FaultKind::Other] {
             let driver = sim(SimConfig {

@@ -229,6 +229,23 @@ fn input_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input
     }
 }
 
+/// What of input plane `plane` crosses the bus to the resident planes: what the kernels read
+/// ([`input_of`]), except for the spline orders, whose plain stored samples (no scaling, no
+/// blank value) go up as they are and become the prefilter's values on the device
+/// ([`SplineOp::Values`]: half the bytes of float64 values for float32 inputs).
+fn sent_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input<'a> {
+    if !plan.options.order.needs_prefilter() {
+        return input_of(plan, plane, decoding);
+    }
+    match plan.source.encoded_plane(plane) {
+        Some((raw, d)) if d == InputDecoding::default() => match input_type(raw.sample) {
+            Some(t) => Input::Raw(raw, t),
+            None => Input::Values,
+        },
+        _ => Input::Values,
+    }
+}
+
 /// The decoding the kernels apply to the input (FITS BZERO/BSCALE and BLANK, decoded on the
 /// device): the source's, when every plane is uploaded as stored samples with that same
 /// decoding (orders 0 and 1); none otherwise, and the planes not plain go up as values.
@@ -255,7 +272,7 @@ pub(crate) fn upload_bytes(plan: &Plan) -> u64 {
     let decoding = kernel_decoding(plan);
     let (ny, nx) = plan.plane_shape_in;
     (0..plan.planes_in)
-        .map(|p| (ny * nx * input_of(plan, p, &decoding).elem()) as u64)
+        .map(|p| (ny * nx * sent_of(plan, p, &decoding).elem()) as u64)
         .sum()
 }
 
@@ -651,16 +668,29 @@ impl SplinePoles {
     }
 
     /// Prefilters every plane of values of `planes` in place on a stream of its own, and
-    /// waits for it.
-    fn run(
+    /// waits for it; a plane with a [`SplineOp::Values`] in `values` first gets its values
+    /// made from those device samples.
+    ///
+    /// # Safety
+    /// The samples the `values` operations name must be on the device, each a whole plane.
+    unsafe fn run(
         &self,
         driver: &Arc<dyn Driver>,
-        planes: &[DeviceAlloc],
+        planes: &[DevicePtr],
+        values: &[Option<SplineOp>],
     ) -> std::result::Result<(), DriverFault> {
         on_stream(driver, |stream| {
-            planes
-                .iter()
-                .try_for_each(|p| self.queue(driver, stream, p.ptr))
+            for (k, &plane) in planes.iter().enumerate() {
+                let (ny, nx) = self.plane;
+                if let Some(op) = values.get(k).copied().flatten().filter(|_| ny * nx > 0) {
+                    let launch = SplineLaunch::new(plane, (ny, nx), op)?;
+                    // SAFETY: the caller vouches for the samples; the plane holds ny × nx
+                    // values.
+                    unsafe { driver.launch_spline(stream, &launch)? };
+                }
+                self.queue(driver, stream, plane)?;
+            }
+            Ok(())
         })
     }
 }
@@ -747,18 +777,10 @@ impl Resident {
                 pitch: input.pitch as i64,
                 values_f32: i32::from(plan.rounding.rounds_values()),
             };
-            on_stream(driver, |stream| {
-                for (p, plane) in planes.iter().enumerate() {
-                    if ny * nx > 0 {
-                        let launch = SplineLaunch::new(plane.ptr, (ny, nx), values(p))?;
-                        // SAFETY: the caller vouches for the input (compute_block_on_device's
-                        // contract); the plane holds ny × nx values.
-                        unsafe { driver.launch_spline(stream, &launch)? };
-                    }
-                    spline.queue(driver, stream, plane.ptr)?;
-                }
-                Ok(())
-            })?;
+            let ptrs: Vec<DevicePtr> = planes.iter().map(|p| p.ptr).collect();
+            let ops: Vec<Option<SplineOp>> = (0..planes.len()).map(|p| Some(values(p))).collect();
+            // SAFETY: the caller vouches for the input (compute_block_on_device's contract).
+            unsafe { spline.run(driver, &ptrs, &ops)? };
             *made = Some(planes);
         }
         Ok(made
@@ -982,7 +1004,16 @@ impl CudaExecutor {
         let sizes: Vec<usize> = (0..plan.planes_in)
             .map(|p| ny * nx * input_of(plan, p, &self.params.decoding).elem())
             .collect();
-        let total: usize = sizes.iter().sum();
+        // Spline orders' stored samples sit on the device too while their values are made.
+        let transient: usize = (0..plan.planes_in)
+            .map(|p| match sent_of(plan, p, &self.params.decoding) {
+                Input::Raw(raw, _) if plan.options.order.needs_prefilter() => {
+                    ny * nx * crate::io::sample_size(raw.sample)
+                }
+                _ => 0,
+            })
+            .sum();
+        let total: usize = sizes.iter().sum::<usize>() + transient;
         // Block buffers of the threads that may run at once (GPU-sized blocks, float64).
         let working = 2 * GPU_BLOCK * GPU_BLOCK * 8 * rayon::current_num_threads().max(2);
         let (free, _) = driver.mem_info()?;
@@ -1058,7 +1089,25 @@ impl CudaExecutor {
     ) -> std::result::Result<(), Failure> {
         let (ny, nx) = plan.plane_shape_in;
         let inputs: Vec<Input> = (0..planes.len())
-            .map(|p| input_of(plan, p, &self.params.decoding))
+            .map(|p| sent_of(plan, p, &self.params.decoding))
+            .collect();
+        // Where each plane's rows go: the plane, or (spline orders' stored samples) a buffer
+        // of samples the plane's values are made from once every row is up.
+        let samples = inputs
+            .iter()
+            .map(|input| match (input, spline) {
+                (Input::Raw(raw, t), Some(_)) => Ok(Some((
+                    DeviceAlloc::new(driver, (ny * nx * input.elem()).max(8))?,
+                    *t,
+                    i32::from(raw.big_endian),
+                ))),
+                _ => Ok(None),
+            })
+            .collect::<std::result::Result<Vec<_>, DriverFault>>()?;
+        let targets: Vec<DevicePtr> = planes
+            .iter()
+            .zip(&samples)
+            .map(|(plane, s)| s.as_ref().map_or(plane.ptr, |(buffer, ..)| buffer.ptr))
             .collect();
         let row_bytes = inputs.iter().map(|i| nx * i.elem()).max().unwrap_or(8);
         let staging = (feed.band_rows.min(ny) * row_bytes).max(8);
@@ -1102,7 +1151,7 @@ impl CudaExecutor {
                 // SAFETY: no copy from this buffer is pending (synchronized above, or none).
                 let host = unsafe { buffers[lane].bytes_mut() };
                 fill_rows_scoped(plan, plane, input, r0..r1, 0..nx, &mut host[..bytes])?;
-                let dst = planes[plane].ptr.offset(r0 * nx * input.elem());
+                let dst = targets[plane].offset(r0 * nx * input.elem());
                 // SAFETY: the plane holds its rows; the buffer is not touched until its
                 // stream is synchronized.
                 unsafe { driver.upload(streams[lane], buffers[lane].buffer(), 0, dst, bytes)? };
@@ -1113,7 +1162,24 @@ impl CudaExecutor {
             finish(&mut pending, n % 2)?;
             finish(&mut pending, (n + 1) % 2)?;
             if let Some(spline) = spline {
-                spline.run(driver, planes)?;
+                let values_f32 = i32::from(plan.rounding.rounds_values());
+                let pitch = i64::from(kernel_i32(nx)?);
+                let ops: Vec<Option<SplineOp>> = samples
+                    .iter()
+                    .map(|s| {
+                        s.as_ref()
+                            .map(|(buffer, input_type, big_endian)| SplineOp::Values {
+                                input: buffer.ptr,
+                                input_type: *input_type,
+                                big_endian: *big_endian,
+                                pitch,
+                                values_f32,
+                            })
+                    })
+                    .collect();
+                let ptrs: Vec<DevicePtr> = planes.iter().map(|p| p.ptr).collect();
+                // SAFETY: every row of the samples is on the device (synchronized above).
+                unsafe { spline.run(driver, &ptrs, &ops)? };
                 feed.publish(ny);
             }
             Ok(())
