@@ -15,9 +15,19 @@ typedef struct {
 } rp_host_dim3;
 static thread_local rp_host_dim3 threadIdx, blockIdx, blockDim;
 #define RP_SETUP_THREAD 1
+// Each host "thread" copies the whole of the parsed parameters for itself.
+#define RP_COPY_FIRST 0
+#define RP_COPY_STRIDE 1
 #else
 #define RP_SETUP_THREAD (threadIdx.x == 0 && threadIdx.y == 0)
+// The threads of a thread block copy the parsed parameters together, a word each in turn.
+#define RP_COPY_FIRST ((int)(threadIdx.y * blockDim.x + threadIdx.x))
+#define RP_COPY_STRIDE ((int)(blockDim.x * blockDim.y))
 #endif
+
+// `out_f64` of a launch that parses the parameters once for the launches that follow, instead
+// of computing pixels (see rp_reproject_block).
+#define RP_PARSE_PARAMS 2
 
 // The parsed parameters of a launch.
 typedef struct {
@@ -50,10 +60,36 @@ RP_DEVICE double rp_pixel_value(const RpBlockParams* p, const RpWindow* w, int r
     return rp_round_result(&p->sampling, rp_sample(&p->sampling, w, *py, *px));
 }
 
+// Parses both flat arrays into `out`, which holds `capacity` bytes: status 5 when they are too
+// few (every pixel of the launches reading it is then NaN).
+RP_DEVICE void rp_parse_into(const double* transform, const double* sampling, void* out,
+                             long long capacity) {
+    if (capacity >= (long long)sizeof(RpBlockParams)) {
+        rp_block_setup(transform, sampling, (RpBlockParams*)out);
+    } else if (capacity >= (long long)sizeof(int)) {
+        ((RpBlockParams*)out)->status = 5;
+    }
+}
+
+// Copies parameters parsed once per plan (rp_parse_into) into `p`, the threads of the thread
+// block together.
+RP_DEVICE void rp_copy_params(const double* parsed, RpBlockParams* p) {
+    const unsigned long long* from = (const unsigned long long*)parsed;
+    unsigned long long* to = (unsigned long long*)p;
+    int words = (int)(sizeof(RpBlockParams) / sizeof(unsigned long long));
+    for (int i = RP_COPY_FIRST; i < words; i += RP_COPY_STRIDE) to[i] = from[i];
+}
+
 // `input` points at window element (0, 0), which is pixel (win_y0, win_x0) of the input
 // plane; element (r, c) is at input[r * in_pitch + c]. `out` and `footprint` point at block
 // element (0, 0), which is pixel (out_y0, out_x0) of the output plane; element (r, c) is at
 // out[r * out_pitch + c].
+//
+// The parameters: with `sampling` not null, thread (0, 0) of each thread block parses both
+// arrays. A launch with out_f64 == RP_PARSE_PARAMS parses them once into `out` (`out_pitch`
+// bytes; thread (0, 0) of thread block (0, 0), nothing else runs), and launches with a null
+// `sampling` then read those parsed parameters from `transform` (a plain copy: no thread
+// waits on a serial parse), with the same results.
 RP_GLOBAL void rp_reproject_block(const double* transform, const double* sampling,
                                   const void* input, int input_type, int big_endian,
                                   long long in_pitch, int win_y0, int win_x0, int win_ny,
@@ -61,7 +97,16 @@ RP_GLOBAL void rp_reproject_block(const double* transform, const double* samplin
                                   int blk_ny, int blk_nx, void* out, void* footprint, int out_f64,
                                   long long out_pitch) {
     __shared__ RpBlockParams params;
-    if (RP_SETUP_THREAD) rp_block_setup(transform, sampling, &params);
+    if (out_f64 == RP_PARSE_PARAMS) {
+        if (RP_SETUP_THREAD && blockIdx.x == 0 && blockIdx.y == 0)
+            rp_parse_into(transform, sampling, out, out_pitch);
+        return;
+    }
+    if (sampling == 0) {
+        rp_copy_params(transform, &params);
+    } else if (RP_SETUP_THREAD) {
+        rp_block_setup(transform, sampling, &params);
+    }
     __syncthreads();
     int c = (int)(blockIdx.x * blockDim.x + threadIdx.x);
     int r = (int)(blockIdx.y * blockDim.y + threadIdx.y);

@@ -378,6 +378,10 @@ fn random_completion_orders_give_the_same_bits_and_move_the_minimum() {
         let params = stats.uploaded - (planes * 64 * 72 * 8) as u64;
         assert!(params > 0 && params < 16 * 1024, "parameter bytes {params}");
         assert_eq!(stats.device_bytes_in_use, 0, "device memory left allocated");
+        // The parameters are parsed once for the plan's build, not in every launch's blocks.
+        let blocks = ny.div_ceil(13) * nx.div_ceil(17);
+        assert_eq!(stats.parameter_parses, 1);
+        assert_eq!(stats.launches, 1 + planes * blocks);
     }
 }
 
@@ -1007,7 +1011,11 @@ fn a_profiled_job_gives_the_same_bits_and_its_phases() {
         (ny * nx * 8) as u64,
         "one value per pixel"
     );
-    assert_eq!(phases.launches, 4, "one launch per block");
+    assert_eq!(
+        phases.launches,
+        1 + 4,
+        "one launch parsing the parameters, one per block"
+    );
     assert!(phases.device_time() > std::time::Duration::ZERO);
 }
 

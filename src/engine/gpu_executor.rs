@@ -39,6 +39,7 @@
 //! computed on the CPU, with one warning; blocks already done are kept. A device whose context
 //! was poisoned is never used again (see [`crate::gpu::drivers`]).
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -56,6 +57,7 @@ use crate::gpu::driver::{
     BlockLaunch, DevicePtr, Driver, DriverFault, FaultKind, HostBuffer, SplineLaunch, SplineOp,
     StreamId,
 };
+use crate::gpu::variant::KernelDefines;
 use crate::interp::spline::{filter_gain, filter_poles, spline_pole_params};
 use crate::io::{RawPlane, SampleType};
 
@@ -596,7 +598,15 @@ pub(crate) struct Resident {
     /// Device-resident jobs of orders ≥ 2: the coefficients made on the device from the
     /// caller's device input, on first use ([`Plan::compute_block_on_device`]).
     device_coefficients: Mutex<Option<Vec<DeviceAlloc>>>,
+    /// The kernel parameters parsed once per build of the block kernel (the parsed layout is
+    /// the build's), on first use: the launches read them instead of parsing them again in
+    /// every thread block.
+    parsed: Mutex<HashMap<KernelDefines, DeviceAlloc>>,
 }
+
+/// Bytes of device memory for one build's parsed parameters (`RpBlockParams`: 3.6 KB for the
+/// general kernel; the kernel refuses to parse into less than it needs, every pixel then NaN).
+const PARSED_BYTES: usize = 16 << 10;
 
 /// The spline prefilter's pole constants on a device (orders ≥ 2): those of the columns
 /// (lines of the plane's rows) then those of the rows (`spline_pole_params`), and the gain.
@@ -796,6 +806,7 @@ impl Resident {
     /// fault, so the block goes to the CPU.
     fn launches(
         &self,
+        driver: &Arc<dyn Driver>,
         plan: &Plan,
         block: &Block,
         input: &KernelInput,
@@ -818,16 +829,18 @@ impl Resident {
         let elem = if out_f64 { 8 } else { 4 };
         let band = MAX_GRID_Y * THREADS.1 as usize;
         let grid_x = grid_dim(blk_nx, THREADS.0)?;
+        let variant = self.kernel.variant(input.input_type).defines();
+        let parsed = self.parsed(driver, &variant)?;
         let mut launches = Vec::new();
         for first in (0..block.rows.len()).step_by(band) {
             let rows = band.min(block.rows.len() - first);
             let offset = first * blk_nx * elem;
             launches.push(BlockLaunch {
-                variant: self.kernel.variant(input.input_type).defines(),
+                variant: variant.clone(),
                 grid: (grid_x, rows.div_ceil(THREADS.1 as usize) as u32),
                 threads: THREADS,
-                transform: self.transform.ptr,
-                sampling: self.sampling.ptr,
+                transform: parsed,
+                sampling: DevicePtr(0),
                 input: input.ptr,
                 input_type: input.input_type,
                 big_endian: input.big_endian,
@@ -843,6 +856,33 @@ impl Resident {
             });
         }
         Ok(launches)
+    }
+
+    /// The parameters parsed by `variant`'s build, on `driver` (made on first use, on a
+    /// stream of its own that is waited for, so that every later launch, on any stream,
+    /// reads them complete).
+    fn parsed(
+        &self,
+        driver: &Arc<dyn Driver>,
+        variant: &KernelDefines,
+    ) -> std::result::Result<DevicePtr, DriverFault> {
+        let mut parsed = self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(made) = parsed.get(variant) {
+            return Ok(made.ptr);
+        }
+        let out = DeviceAlloc::new(driver, PARSED_BYTES)?;
+        let launch = BlockLaunch::parse_params(
+            variant.clone(),
+            self.transform.ptr,
+            self.sampling.ptr,
+            out.ptr,
+            PARSED_BYTES,
+        )?;
+        // SAFETY: the parameter arrays are the plan's, `out` holds PARSED_BYTES.
+        on_stream(driver, |stream| unsafe { driver.launch(stream, &launch) })?;
+        let ptr = out.ptr;
+        parsed.insert(variant.clone(), out);
+        Ok(ptr)
     }
 }
 
@@ -1050,6 +1090,7 @@ impl CudaExecutor {
             kernel: self.kernel(),
             spline,
             device_coefficients: Mutex::new(None),
+            parsed: Mutex::new(HashMap::new()),
         })
     }
 
@@ -1433,7 +1474,7 @@ fn launch_plane(
         pitch,
         window,
     };
-    let launches = resident.launches(plan, block, &source, outputs, out_f64)?;
+    let launches = resident.launches(driver, plan, block, &source, outputs, out_f64)?;
     // SAFETY: the input holds the window (pitch elements per row); the caller's outputs hold
     // the block's elements.
     unsafe {
@@ -1734,7 +1775,7 @@ impl Plan<'_> {
                     DevicePtr(data).offset(offset),
                     DevicePtr(footprint).offset(offset),
                 );
-                for launch in resident.launches(self, block, &source, outputs, out_f64)? {
+                for launch in resident.launches(&driver, self, block, &source, outputs, out_f64)? {
                     // SAFETY: the caller vouches for the device memory (see the function's
                     // safety section); the parameters and coefficients are the plan's.
                     unsafe { driver.launch(stream, &launch)? };

@@ -213,9 +213,10 @@ pub struct BlockLaunch {
     pub grid: (u32, u32),
     /// Threads per block (x, y).
     pub threads: (u32, u32),
-    /// The transform parameters (f64 array).
+    /// The transform parameters (f64 array), or the parameters parsed once
+    /// ([`BlockLaunch::parse_params`]) when `sampling` is null.
     pub transform: DevicePtr,
-    /// The sampling parameters (f64 array).
+    /// The sampling parameters (f64 array); null (0) when `transform` holds parsed parameters.
     pub sampling: DevicePtr,
     /// Window element (0, 0).
     pub input: DevicePtr,
@@ -237,13 +238,68 @@ pub struct BlockLaunch {
     pub out: DevicePtr,
     /// Output footprint at block element (0, 0).
     pub footprint: DevicePtr,
-    /// Whether outputs are float64 (else float32).
+    /// Whether outputs are float64 (else float32); [`PARSE_PARAMS`]: the launch parses the
+    /// parameters into `out` instead ([`BlockLaunch::parse_params`]).
     pub out_f64: i32,
-    /// Output elements per row.
+    /// Output elements per row (bytes of `out` for a parse).
     pub out_pitch: i64,
 }
 
+/// `BlockLaunch::out_f64` of a launch that parses the parameters once into its `out`
+/// (`RP_PARSE_PARAMS` in `kernels/reproject.cu`).
+pub const PARSE_PARAMS: i32 = 2;
+
 impl BlockLaunch {
+    /// The launch of `variant` that parses the parameter arrays `transform` and `sampling`
+    /// once into `out` (`capacity` bytes), for the launches of that build that then read them
+    /// from there (their `transform`, with a null `sampling`): one thread, no pixel.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
+    /// let parse = BlockLaunch::parse_params(Default::default(), DevicePtr(256), DevicePtr(512), DevicePtr(4096), 16384)?;
+    /// assert!(parse.parses() && parse.output_bytes() == 16384 && parse.input_bytes() == 0);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
+    pub fn parse_params(
+        variant: KernelDefines,
+        transform: DevicePtr,
+        sampling: DevicePtr,
+        out: DevicePtr,
+        capacity: usize,
+    ) -> Result<BlockLaunch, DriverFault> {
+        let out_pitch = i64::try_from(capacity).map_err(|_| {
+            DriverFault::new(
+                "cuLaunchKernel",
+                FaultKind::Other,
+                format!("{capacity} bytes exceed 64 bits"),
+            )
+        })?;
+        Ok(BlockLaunch {
+            variant,
+            grid: (1, 1),
+            threads: (1, 1),
+            transform,
+            sampling,
+            input: DevicePtr(0),
+            input_type: 0,
+            big_endian: 0,
+            in_pitch: 0,
+            window: (0, 0, 0, 0),
+            plane: (0, 0),
+            out_origin: (0, 0),
+            block: (0, 0),
+            out,
+            footprint: DevicePtr(0),
+            out_f64: PARSE_PARAMS,
+            out_pitch,
+        })
+    }
+
+    /// Whether this launch parses the parameters ([`BlockLaunch::parse_params`]).
+    pub fn parses(&self) -> bool {
+        self.out_f64 == PARSE_PARAMS
+    }
+
     /// What CUDA refuses in this launch's configuration (`CUDA_ERROR_INVALID_VALUE`): a
     /// grid of 0 or more than 2^31 - 1 blocks along x or 65,535 along y, or a thread block of
     /// 0 or more than 1024 threads; `None` when it may launch.
@@ -291,8 +347,12 @@ impl BlockLaunch {
         ((ny as usize - 1) * self.in_pitch.max(0) as usize + nx as usize) * self.input_elem()
     }
 
-    /// The bytes of each output the kernel writes, from `out` and `footprint`.
+    /// The bytes of each output the kernel writes, from `out` and `footprint` (for a parse,
+    /// the bytes of `out` it may write; no footprint).
     pub fn output_bytes(&self) -> usize {
+        if self.parses() {
+            return usize::try_from(self.out_pitch).unwrap_or(0);
+        }
         let (ny, nx) = self.block;
         if ny <= 0 || nx <= 0 {
             return 0;

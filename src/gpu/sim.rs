@@ -147,6 +147,9 @@ pub struct SimStats {
     pub launches: usize,
     /// Device bytes allocated now.
     pub device_bytes_in_use: usize,
+    /// Launches that parsed the block kernel's parameters once for the launches that follow
+    /// (`BlockLaunch::parse_params`; counted in `launches` too).
+    pub parameter_parses: usize,
     /// Kernel builds compiled: the first load of each specialised variant, as the CUDA
     /// driver compiles each once per process (the general kernel comes with the device).
     pub compilations: usize,
@@ -205,11 +208,20 @@ impl Op {
             Op::Copy { src, dst, bytes } => {
                 vec![a(true, *src, *bytes, false), a(true, *dst, *bytes, true)]
             }
-            Op::Launch(l) => vec![
-                a(true, l.input.0, l.input_bytes(), false),
-                a(true, l.out.0, l.output_bytes(), true),
-                a(true, l.footprint.0, l.output_bytes(), true),
-            ],
+            // A parse writes the parsed parameters; the launches that read them read (at
+            // least the first word of) its output.
+            Op::Launch(l) if l.parses() => vec![a(true, l.out.0, l.output_bytes(), true)],
+            Op::Launch(l) => {
+                let mut touched = vec![
+                    a(true, l.input.0, l.input_bytes(), false),
+                    a(true, l.out.0, l.output_bytes(), true),
+                    a(true, l.footprint.0, l.output_bytes(), true),
+                ];
+                if l.sampling.0 == 0 {
+                    touched.push(a(true, l.transform.0, 8, false));
+                }
+                touched
+            }
             Op::Accumulate(l) => {
                 let mut touched = vec![
                     a(true, l.data.0, l.block_bytes(), true),
@@ -616,6 +628,7 @@ impl SimDriver {
             Op::Launch(l) => {
                 self.run_kernel(st, l).map_err(|w| illegal(&w))?;
                 st.stats.launches += 1;
+                st.stats.parameter_parses += usize::from(l.parses());
             }
             Op::Accumulate(l) => {
                 self.run_accumulate(st, l).map_err(|w| illegal(&w))?;
@@ -649,7 +662,11 @@ impl SimDriver {
             Op::Upload { bytes, .. } => st.stats.uploaded += *bytes as u64,
             Op::Download { bytes, .. } => st.stats.downloaded += *bytes as u64,
             Op::Copy { .. } => {}
-            Op::Launch(_) | Op::Accumulate(_) | Op::Spline(_) => st.stats.launches += 1,
+            Op::Launch(l) => {
+                st.stats.launches += 1;
+                st.stats.parameter_parses += usize::from(l.parses());
+            }
+            Op::Accumulate(_) | Op::Spline(_) => st.stats.launches += 1,
         }
         Ok(())
     }
@@ -668,11 +685,18 @@ impl SimDriver {
             Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {what} at {:#x}", p.0))
         };
         // The parameter arrays are read as far as their own lengths say; they must at least
-        // hold their headers.
+        // hold their headers. A null sampling array: `transform` holds parsed parameters.
         let transform = ptr(st, l.transform, 16, "transform parameters")?;
-        let sampling = ptr(st, l.sampling, 8, "sampling parameters")?;
-        let input = ptr(st, l.input, l.input_bytes().max(1), "input window")?;
+        let sampling = match l.sampling.0 {
+            0 => std::ptr::null_mut(),
+            _ => ptr(st, l.sampling, 8, "sampling parameters")?,
+        };
         let out = ptr(st, l.out, l.output_bytes().max(1), "output")?;
+        if l.parses() {
+            let none = std::ptr::null_mut();
+            return launch_host(l, transform, sampling, none, out, none);
+        }
+        let input = ptr(st, l.input, l.input_bytes().max(1), "input window")?;
         let footprint = ptr(st, l.footprint, l.output_bytes().max(1), "footprint")?;
         launch_host(l, transform, sampling, input, out, footprint)
     }
