@@ -92,7 +92,9 @@ def reproject_interp(
         its SIP inversion tolerance; ``'float64'`` keeps every value in float64.
     device : {'cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all'}, keyword-only
         Where to compute. ``'cpu'`` (default) uses the CPU engine; ``'auto'`` the first GPU
-        when one is present and can do the job (NVIDIA driver, libnvrtc, a transform the
+        when the job is large enough for it to pay (a cost model of the bytes that must cross
+        to the GPU against the CPU's time per pixel and thread: small jobs stay on the CPU)
+        and one is present and can do the job (NVIDIA driver, libnvrtc, a transform the
         kernels cover), else the CPU; ``'cuda'`` the first GPU, ``'cuda:N'`` GPU N and
         ``'cuda:all'`` every visible GPU (the blocks spread over them), raising
         :class:`~reproject_rs.DeviceUnavailableError` (with the reason) when they cannot be

@@ -113,8 +113,8 @@ def parse_device(device) -> str:
 
 def select_device(device) -> str:
     """The engine device for ``device`` (canonical name), checked usable in this process:
-    'cpu'; 'auto' (the GPU when one is present and can do the job, else the CPU, with
-    values within 1e-9 relative); 'cuda' (the first GPU), 'cuda:N' (GPU N) or 'cuda:all'
+    'cpu'; 'auto' (the GPU when the job is large enough for it to pay, one is present and it
+    can do the job, else the CPU, with values within 1e-9 relative); 'cuda' (the first GPU), 'cuda:N' (GPU N) or 'cuda:all'
     (every GPU), opened now (kernels compiled): DeviceUnavailableError saying why when they
     cannot be used."""
     device = parse_device(device)
