@@ -257,7 +257,8 @@ struct ReprojectArgs {
     threads: Option<u32>,
     /// Where blocks are computed: cpu, cuda (an error without a usable GPU), cuda:N (GPU N),
     /// cuda:all (blocks spread over every GPU; with --processes, one process per GPU), or auto
-    /// (the GPU when there is one that can do the job, else the CPU)
+    /// (the GPU when the job is large enough for it to pay and there is one that can do it,
+    /// else the CPU)
     #[arg(long, default_value = "cpu", value_parser = parse_device, value_name = "DEVICE")]
     device: (reproject::gpu::Backend, reproject::gpu::Devices),
     /// Output sample type
