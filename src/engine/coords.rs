@@ -592,25 +592,27 @@ mod tests {
         assert_blocks_equal_the_per_pixel_map(&map);
     }
 
+    /// A TAN WCS at `crval`, rotated by `rot` degrees, of `cdelt` degrees a pixel.
+    fn tan(crval: (f64, f64), rot: f64, cdelt: f64) -> Wcs {
+        let (s, c) = rot.to_radians().sin_cos();
+        Wcs::from_header_str(&format!(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 40.5\nCRPIX2 = 30.5\n\
+             CRVAL1 = {}\nCRVAL2 = {}\nCD1_1 = {}\nCD1_2 = {}\nCD2_1 = {}\nCD2_2 = {}\n",
+            crval.0,
+            crval.1,
+            -cdelt * c,
+            cdelt * s,
+            cdelt * s,
+            cdelt * c
+        ))
+        .unwrap()
+    }
+
     /// The bounds of a block's corners hold the input position of every valid pixel of the
     /// block (what the GPU's windows of resident planes rely on), for a rotated and scaled
     /// TAN pair, blocks inside, across and outside the input; other maps have none.
     #[test]
     fn corner_bounds_hold_every_pixel_of_a_homography_block() {
-        let tan = |crval: (f64, f64), rot: f64, cdelt: f64| {
-            let (s, c) = rot.to_radians().sin_cos();
-            Wcs::from_header_str(&format!(
-                "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 40.5\nCRPIX2 = 30.5\n\
-                 CRVAL1 = {}\nCRVAL2 = {}\nCD1_1 = {}\nCD1_2 = {}\nCD2_1 = {}\nCD2_2 = {}\n",
-                crval.0,
-                crval.1,
-                -cdelt * c,
-                cdelt * s,
-                cdelt * s,
-                cdelt * c
-            ))
-            .unwrap()
-        };
         let (out, inp) = (
             tan((150.02, 30.01), 12.0, 1.05e-3),
             tan((150.0, 30.0), 0.0, 1e-3),
@@ -651,20 +653,6 @@ mod tests {
     /// every width from 1 to 13 and a wide one, and rows that leave the input.
     #[test]
     fn homography_rows_equal_the_scalar_formula_bit_for_bit() {
-        let tan = |crval: (f64, f64), rot: f64, cdelt: f64| {
-            let (s, c) = rot.to_radians().sin_cos();
-            Wcs::from_header_str(&format!(
-                "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 40.5\nCRPIX2 = 30.5\n\
-                 CRVAL1 = {}\nCRVAL2 = {}\nCD1_1 = {}\nCD1_2 = {}\nCD2_1 = {}\nCD2_2 = {}\n",
-                crval.0,
-                crval.1,
-                -cdelt * c,
-                cdelt * s,
-                cdelt * s,
-                cdelt * c
-            ))
-            .unwrap()
-        };
         let pairs = [
             (
                 tan((150.0, 30.0), 30.0, 1e-3),

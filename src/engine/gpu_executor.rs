@@ -83,6 +83,7 @@ pub(crate) fn gpu_block((ny, nx): (usize, usize)) -> (usize, usize) {
 }
 
 /// Why a block did not finish on the GPU.
+#[derive(Clone)]
 pub(crate) enum Failure {
     /// The GPU failed: the block goes to the CPU.
     Driver(DriverFault),
@@ -222,6 +223,12 @@ fn input_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input
     if plan.options.order.needs_prefilter() {
         return Input::Values;
     }
+    stored_input(plan, plane, decoding)
+}
+
+/// The stored samples of `plane` when they are of a type the kernels read and their decoding
+/// is `decoding`, else values.
+fn stored_input<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input<'a> {
     match plan.source.encoded_plane(plane) {
         Some((raw, d)) if d == *decoding => match input_type(raw.sample) {
             Some(t) => Input::Raw(raw, t),
@@ -236,15 +243,10 @@ fn input_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input
 /// blank value) go up as they are and become the prefilter's values on the device
 /// ([`SplineOp::Values`]: half the bytes of float64 values for float32 inputs).
 fn sent_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input<'a> {
-    if !plan.options.order.needs_prefilter() {
-        return input_of(plan, plane, decoding);
-    }
-    match plan.source.encoded_plane(plane) {
-        Some((raw, d)) if d == InputDecoding::default() => match input_type(raw.sample) {
-            Some(t) => Input::Raw(raw, t),
-            None => Input::Values,
-        },
-        _ => Input::Values,
+    if plan.options.order.needs_prefilter() {
+        stored_input(plan, plane, &InputDecoding::default())
+    } else {
+        input_of(plan, plane, decoding)
     }
 }
 
@@ -464,22 +466,6 @@ fn upload_rows(
     Ok(())
 }
 
-/// Why the upload of the resident planes stopped.
-#[derive(Clone)]
-enum FeedFailure {
-    Driver(DriverFault),
-    Engine(Error),
-}
-
-impl From<FeedFailure> for Failure {
-    fn from(f: FeedFailure) -> Failure {
-        match f {
-            FeedFailure::Driver(f) => Failure::Driver(f),
-            FeedFailure::Engine(e) => Failure::Engine(e),
-        }
-    }
-}
-
 /// Fails the feed if the uploading thread unwinds (a panic), so that no block waits for rows
 /// that will never come: they fall back to the CPU.
 struct ReleaseWaiters<'f>(&'f Feed);
@@ -487,7 +473,7 @@ struct ReleaseWaiters<'f>(&'f Feed);
 impl Drop for ReleaseWaiters<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            self.0.fail(FeedFailure::Driver(DriverFault::new(
+            self.0.fail(Failure::Driver(DriverFault::new(
                 "(upload)",
                 FaultKind::Other,
                 "the thread uploading the input planes stopped",
@@ -504,7 +490,7 @@ struct FeedState {
     /// Rows `0..ready` of every plane are on the device (their copies synchronized).
     ready: usize,
     /// Why the upload stopped, if it failed.
-    failed: Option<FeedFailure>,
+    failed: Option<Failure>,
 }
 
 /// The resident planes' upload in bands of rows, band by band across the planes, by the first
@@ -543,7 +529,7 @@ impl Feed {
     }
 
     /// The upload stopped: every waiter gets `why`.
-    fn fail(&self, why: FeedFailure) {
+    fn fail(&self, why: Failure) {
         self.lock().failed.get_or_insert(why);
         self.changed.notify_all();
     }
@@ -556,7 +542,7 @@ impl Feed {
                 return Ok(());
             }
             if let Some(why) = &st.failed {
-                return Err(why.clone().into());
+                return Err(why.clone());
             }
             st = self.changed.wait(st).unwrap_or_else(|e| e.into_inner());
         }
@@ -689,9 +675,9 @@ impl SplinePoles {
         planes: &[DevicePtr],
         values: &[Option<SplineOp>],
     ) -> std::result::Result<(), DriverFault> {
+        let (ny, nx) = self.plane;
         on_stream(driver, |stream| {
             for (k, &plane) in planes.iter().enumerate() {
-                let (ny, nx) = self.plane;
                 if let Some(op) = values.get(k).copied().flatten().filter(|_| ny * nx > 0) {
                     let launch = SplineLaunch::new(plane, (ny, nx), op)?;
                     // SAFETY: the caller vouches for the samples; the plane holds ny × nx
@@ -1105,10 +1091,7 @@ impl CudaExecutor {
             let _released = ReleaseWaiters(feed);
             let spline = resident.spline.as_ref();
             if let Err(why) = self.upload_bands(driver, plan, planes, feed, spline) {
-                feed.fail(match why {
-                    Failure::Driver(f) => FeedFailure::Driver(f),
-                    Failure::Engine(e) => FeedFailure::Engine(e),
-                });
+                feed.fail(why);
             }
         }
     }
@@ -1638,8 +1621,9 @@ impl Plan<'_> {
 
     /// Computes the whole output on the GPU with the input and the outputs in GPU memory
     /// (device-resident: no host copies of the input or outputs):
-    /// [`Plan::compute_block_on_device`] for one block covering the output plane. `data` and `footprint` are device addresses of the full
-    /// output (planes × rows × columns, C order) of float64 (`out_f64`) or float32.
+    /// [`Plan::compute_block_on_device`] for one block covering the output plane. `data` and
+    /// `footprint` are device addresses of the full output (planes × rows × columns, C order)
+    /// of float64 (`out_f64`) or float32.
     ///
     /// # Safety
     /// As for [`Plan::compute_block_on_device`].

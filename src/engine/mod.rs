@@ -581,17 +581,20 @@ impl<'a> Plan<'a> {
         if let Some(e) = self.executor.get() {
             return Ok(e);
         }
-        let chosen: Arc<dyn BlockExecutor> = match self.options.backend {
-            Backend::Cpu => Arc::new(CpuExecutor),
-            Backend::Auto if !self.cost_estimate().prefers_gpu() => {
-                // Small jobs: the GPU is not even opened.
+        // Auto's small jobs: the GPU is not even opened.
+        let too_small = match self.options.backend {
+            Backend::Auto => Some(self.cost_estimate()).filter(|e| !e.prefers_gpu()),
+            _ => None,
+        };
+        let chosen: Arc<dyn BlockExecutor> = match (self.options.backend, too_small) {
+            (Backend::Cpu, _) => Arc::new(CpuExecutor),
+            (_, Some(estimate)) => {
                 if crate::gpu::driver_installed() {
-                    let why = format!("computing on the CPU: {}", self.cost_estimate());
-                    log_once("small", &why);
+                    log_once("small", &format!("computing on the CPU: {estimate}"));
                 }
                 Arc::new(CpuExecutor)
             }
-            backend => {
+            (backend, None) => {
                 let gpu = crate::gpu::drivers(self.options.devices)
                     .and_then(|drivers| CudaExecutor::new(self, drivers));
                 match (gpu, backend) {
