@@ -35,18 +35,30 @@ fn main() {
         let entry = format!("rp_sim_launch_v{i}");
         let mut cpp = String::new();
         let mut quoted = Vec::new();
+        // A `*` value is taken at run time: a variable of this build, which the setter
+        // `{entry}_set` gives the values of the launch's variant (src/gpu/sim_variants.rs).
+        let mut setter = format!("extern \"C\" void {entry}_set(const int* v) {{\n");
         for define in line.split_whitespace() {
             let (name, value) = define.split_once('=').unwrap_or((define, "1"));
-            writeln!(cpp, "#define {name} {value}").expect("a String");
+            if value == "*" {
+                let k = quoted.len();
+                writeln!(cpp, "static thread_local int rp_sim_value_{k};").expect("a String");
+                writeln!(cpp, "#define {name} rp_sim_value_{k}").expect("a String");
+                writeln!(setter, "    rp_sim_value_{k} = *v++;").expect("a String");
+            } else {
+                writeln!(cpp, "#define {name} {value}").expect("a String");
+            }
             quoted.push(format!("{define:?}"));
         }
+        setter.push_str("    (void)v;\n}\n");
         writeln!(cpp, "#define RP_SIM_ENTRY {entry}").expect("a String");
         writeln!(cpp, "#define RP_SIM_KERNEL rp_reproject_block_v{i}").expect("a String");
         cpp.push_str("#include \"host/sim_variant.cpp\"\n");
+        cpp.push_str(&setter);
         let file = out.join(format!("rp_sim_variant_{i}.cpp"));
         std::fs::write(&file, cpp).expect("OUT_DIR is writable");
         build.file(file);
-        writeln!(table, "    {entry}: [{}];", quoted.join(", ")).expect("a String");
+        writeln!(table, "    {entry} {entry}_set: [{}];", quoted.join(", ")).expect("a String");
     }
     table.push_str("}\n");
     std::fs::write(out.join("sim_variants.rs"), table).expect("OUT_DIR is writable");

@@ -62,10 +62,19 @@
 #define RP_PRJ_R0 (180.0 / RP_PI)
 // Rust's std::f64::consts::SQRT_2.
 #define RP_PRJ_SQRT2 1.41421356237309504880168872420969808
+// The projections a build compiles: all of them, or a sky variant's two (common.cuh). The
+// others' cases are dead code and their setup fails (status 4), so the variant refuses them.
+#if RP_SKY_VARIANT
+#define RP_PRJ_USED(code) ((code) == RP_V_PRJ_OUT || (code) == RP_V_PRJ_IN)
+#else
+#define RP_PRJ_USED(code) 1
+#endif
 // The two dispatch functions are real calls on the device: each inlines every projection, and
 // inlining them in turn into the four entry points and the setup would multiply the code size
-// (and NVRTC's compile time) by five.
-#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+// (and NVRTC's compile time) by five. A sky variant's two projections are inlined.
+#if (defined(__CUDACC_RTC__) || defined(__CUDACC__)) && RP_SKY_VARIANT
+#define RP_PRJ_DISPATCH RP_DEVICE
+#elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #define RP_PRJ_DISPATCH __device__ __noinline__
 #else
 #define RP_PRJ_DISPATCH static
@@ -1796,68 +1805,68 @@ RP_DEVICE int rp_prj_xph_s2x(const RpPrj* p, double phi, double theta, double* x
 
 RP_PRJ_DISPATCH int rp_prj_kind_x2s(const RpPrj* p, double x, double y, double* phi, double* theta) {
     switch (p->code) {
-    case RP_PRJ_AZP: return rp_prj_azp_x2s(p, x, y, phi, theta);
-    case RP_PRJ_SZP: return rp_prj_szp_x2s(p, x, y, phi, theta);
-    case RP_PRJ_TAN: return rp_prj_tan_x2s(x, y, phi, theta);
-    case RP_PRJ_STG: return rp_prj_stg_x2s(x, y, phi, theta);
-    case RP_PRJ_SIN: return rp_prj_sin_x2s(p, x, y, phi, theta);
-    case RP_PRJ_ARC: return rp_prj_arc_x2s(x, y, phi, theta);
-    case RP_PRJ_ZPN: return rp_prj_zpn_x2s(p, x, y, phi, theta);
-    case RP_PRJ_ZEA: return rp_prj_zea_x2s(x, y, phi, theta);
-    case RP_PRJ_AIR: return rp_prj_air_x2s(p, x, y, phi, theta);
-    case RP_PRJ_CYP: return rp_prj_cyp_x2s(p, x, y, phi, theta);
-    case RP_PRJ_CEA: return rp_prj_cea_x2s(p, x, y, phi, theta);
-    case RP_PRJ_CAR: return rp_prj_car_x2s(x, y, phi, theta);
-    case RP_PRJ_MER: return rp_prj_mer_x2s(x, y, phi, theta);
-    case RP_PRJ_SFL: return rp_prj_sfl_x2s(x, y, phi, theta);
-    case RP_PRJ_PAR: return rp_prj_par_x2s(x, y, phi, theta);
-    case RP_PRJ_MOL: return rp_prj_mol_x2s(p, x, y, phi, theta);
-    case RP_PRJ_AIT: return rp_prj_ait_x2s(p, x, y, phi, theta);
-    case RP_PRJ_COP: return rp_prj_cop_x2s(p, x, y, phi, theta);
-    case RP_PRJ_COE: return rp_prj_coe_x2s(p, x, y, phi, theta);
-    case RP_PRJ_COD: return rp_prj_cod_x2s(p, x, y, phi, theta);
-    case RP_PRJ_COO: return rp_prj_coo_x2s(p, x, y, phi, theta);
-    case RP_PRJ_BON: return rp_prj_bon_x2s(p, x, y, phi, theta);
-    case RP_PRJ_PCO: return rp_prj_pco_x2s(x, y, phi, theta);
-    case RP_PRJ_TSC: return rp_prj_tsc_x2s(x, y, phi, theta);
-    case RP_PRJ_CSC: return rp_prj_csc_x2s(x, y, phi, theta);
-    case RP_PRJ_QSC: return rp_prj_qsc_x2s(x, y, phi, theta);
-    case RP_PRJ_HPX: return rp_prj_hpx_x2s(p, x, y, phi, theta);
-    case RP_PRJ_XPH: return rp_prj_xph_x2s(p, x, y, phi, theta);
+    case RP_PRJ_AZP: return RP_PRJ_USED(RP_PRJ_AZP) ? rp_prj_azp_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_SZP: return RP_PRJ_USED(RP_PRJ_SZP) ? rp_prj_szp_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_TAN: return RP_PRJ_USED(RP_PRJ_TAN) ? rp_prj_tan_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_STG: return RP_PRJ_USED(RP_PRJ_STG) ? rp_prj_stg_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_SIN: return RP_PRJ_USED(RP_PRJ_SIN) ? rp_prj_sin_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_ARC: return RP_PRJ_USED(RP_PRJ_ARC) ? rp_prj_arc_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_ZPN: return RP_PRJ_USED(RP_PRJ_ZPN) ? rp_prj_zpn_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_ZEA: return RP_PRJ_USED(RP_PRJ_ZEA) ? rp_prj_zea_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_AIR: return RP_PRJ_USED(RP_PRJ_AIR) ? rp_prj_air_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_CYP: return RP_PRJ_USED(RP_PRJ_CYP) ? rp_prj_cyp_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_CEA: return RP_PRJ_USED(RP_PRJ_CEA) ? rp_prj_cea_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_CAR: return RP_PRJ_USED(RP_PRJ_CAR) ? rp_prj_car_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_MER: return RP_PRJ_USED(RP_PRJ_MER) ? rp_prj_mer_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_SFL: return RP_PRJ_USED(RP_PRJ_SFL) ? rp_prj_sfl_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_PAR: return RP_PRJ_USED(RP_PRJ_PAR) ? rp_prj_par_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_MOL: return RP_PRJ_USED(RP_PRJ_MOL) ? rp_prj_mol_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_AIT: return RP_PRJ_USED(RP_PRJ_AIT) ? rp_prj_ait_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_COP: return RP_PRJ_USED(RP_PRJ_COP) ? rp_prj_cop_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_COE: return RP_PRJ_USED(RP_PRJ_COE) ? rp_prj_coe_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_COD: return RP_PRJ_USED(RP_PRJ_COD) ? rp_prj_cod_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_COO: return RP_PRJ_USED(RP_PRJ_COO) ? rp_prj_coo_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_BON: return RP_PRJ_USED(RP_PRJ_BON) ? rp_prj_bon_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_PCO: return RP_PRJ_USED(RP_PRJ_PCO) ? rp_prj_pco_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_TSC: return RP_PRJ_USED(RP_PRJ_TSC) ? rp_prj_tsc_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_CSC: return RP_PRJ_USED(RP_PRJ_CSC) ? rp_prj_csc_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_QSC: return RP_PRJ_USED(RP_PRJ_QSC) ? rp_prj_qsc_x2s(x, y, phi, theta) : 1;
+    case RP_PRJ_HPX: return RP_PRJ_USED(RP_PRJ_HPX) ? rp_prj_hpx_x2s(p, x, y, phi, theta) : 1;
+    case RP_PRJ_XPH: return RP_PRJ_USED(RP_PRJ_XPH) ? rp_prj_xph_x2s(p, x, y, phi, theta) : 1;
     default: return 1;
     }
 }
 
 RP_PRJ_DISPATCH int rp_prj_kind_s2x(const RpPrj* p, double phi, double theta, double* x, double* y) {
     switch (p->code) {
-    case RP_PRJ_AZP: return rp_prj_azp_s2x(p, phi, theta, x, y);
-    case RP_PRJ_SZP: return rp_prj_szp_s2x(p, phi, theta, x, y);
-    case RP_PRJ_TAN: return rp_prj_tan_s2x(phi, theta, x, y);
-    case RP_PRJ_STG: return rp_prj_stg_s2x(phi, theta, x, y);
-    case RP_PRJ_SIN: return rp_prj_sin_s2x(p, phi, theta, x, y);
-    case RP_PRJ_ARC: return rp_prj_arc_s2x(phi, theta, x, y);
-    case RP_PRJ_ZPN: return rp_prj_zpn_s2x(p, phi, theta, x, y);
-    case RP_PRJ_ZEA: return rp_prj_zea_s2x(phi, theta, x, y);
-    case RP_PRJ_AIR: return rp_prj_air_s2x(p, phi, theta, x, y);
-    case RP_PRJ_CYP: return rp_prj_cyp_s2x(p, phi, theta, x, y);
-    case RP_PRJ_CEA: return rp_prj_cea_s2x(p, phi, theta, x, y);
-    case RP_PRJ_CAR: return rp_prj_car_s2x(phi, theta, x, y);
-    case RP_PRJ_MER: return rp_prj_mer_s2x(phi, theta, x, y);
-    case RP_PRJ_SFL: return rp_prj_sfl_s2x(phi, theta, x, y);
-    case RP_PRJ_PAR: return rp_prj_par_s2x(phi, theta, x, y);
-    case RP_PRJ_MOL: return rp_prj_mol_s2x(p, phi, theta, x, y);
-    case RP_PRJ_AIT: return rp_prj_ait_s2x(p, phi, theta, x, y);
-    case RP_PRJ_COP: return rp_prj_cop_s2x(p, phi, theta, x, y);
-    case RP_PRJ_COE: return rp_prj_coe_s2x(p, phi, theta, x, y);
-    case RP_PRJ_COD: return rp_prj_cod_s2x(p, phi, theta, x, y);
-    case RP_PRJ_COO: return rp_prj_coo_s2x(p, phi, theta, x, y);
-    case RP_PRJ_BON: return rp_prj_bon_s2x(p, phi, theta, x, y);
-    case RP_PRJ_PCO: return rp_prj_pco_s2x(phi, theta, x, y);
-    case RP_PRJ_TSC: return rp_prj_tsc_s2x(phi, theta, x, y);
-    case RP_PRJ_CSC: return rp_prj_csc_s2x(phi, theta, x, y);
-    case RP_PRJ_QSC: return rp_prj_qsc_s2x(phi, theta, x, y);
-    case RP_PRJ_HPX: return rp_prj_hpx_s2x(p, phi, theta, x, y);
-    case RP_PRJ_XPH: return rp_prj_xph_s2x(p, phi, theta, x, y);
+    case RP_PRJ_AZP: return RP_PRJ_USED(RP_PRJ_AZP) ? rp_prj_azp_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_SZP: return RP_PRJ_USED(RP_PRJ_SZP) ? rp_prj_szp_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_TAN: return RP_PRJ_USED(RP_PRJ_TAN) ? rp_prj_tan_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_STG: return RP_PRJ_USED(RP_PRJ_STG) ? rp_prj_stg_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_SIN: return RP_PRJ_USED(RP_PRJ_SIN) ? rp_prj_sin_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_ARC: return RP_PRJ_USED(RP_PRJ_ARC) ? rp_prj_arc_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_ZPN: return RP_PRJ_USED(RP_PRJ_ZPN) ? rp_prj_zpn_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_ZEA: return RP_PRJ_USED(RP_PRJ_ZEA) ? rp_prj_zea_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_AIR: return RP_PRJ_USED(RP_PRJ_AIR) ? rp_prj_air_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_CYP: return RP_PRJ_USED(RP_PRJ_CYP) ? rp_prj_cyp_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_CEA: return RP_PRJ_USED(RP_PRJ_CEA) ? rp_prj_cea_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_CAR: return RP_PRJ_USED(RP_PRJ_CAR) ? rp_prj_car_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_MER: return RP_PRJ_USED(RP_PRJ_MER) ? rp_prj_mer_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_SFL: return RP_PRJ_USED(RP_PRJ_SFL) ? rp_prj_sfl_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_PAR: return RP_PRJ_USED(RP_PRJ_PAR) ? rp_prj_par_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_MOL: return RP_PRJ_USED(RP_PRJ_MOL) ? rp_prj_mol_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_AIT: return RP_PRJ_USED(RP_PRJ_AIT) ? rp_prj_ait_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_COP: return RP_PRJ_USED(RP_PRJ_COP) ? rp_prj_cop_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_COE: return RP_PRJ_USED(RP_PRJ_COE) ? rp_prj_coe_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_COD: return RP_PRJ_USED(RP_PRJ_COD) ? rp_prj_cod_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_COO: return RP_PRJ_USED(RP_PRJ_COO) ? rp_prj_coo_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_BON: return RP_PRJ_USED(RP_PRJ_BON) ? rp_prj_bon_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_PCO: return RP_PRJ_USED(RP_PRJ_PCO) ? rp_prj_pco_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_TSC: return RP_PRJ_USED(RP_PRJ_TSC) ? rp_prj_tsc_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_CSC: return RP_PRJ_USED(RP_PRJ_CSC) ? rp_prj_csc_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_QSC: return RP_PRJ_USED(RP_PRJ_QSC) ? rp_prj_qsc_s2x(phi, theta, x, y) : 1;
+    case RP_PRJ_HPX: return RP_PRJ_USED(RP_PRJ_HPX) ? rp_prj_hpx_s2x(p, phi, theta, x, y) : 1;
+    case RP_PRJ_XPH: return RP_PRJ_USED(RP_PRJ_XPH) ? rp_prj_xph_s2x(p, phi, theta, x, y) : 1;
     default: return 1;
     }
 }
@@ -1881,6 +1890,7 @@ RP_DEVICE int rp_prj_setup(const double* params, RpPrj* p) {
     if (offset && !(rp_prj_finite(params[33]) && rp_prj_finite(params[34]))) return 1;
 
     p->code = (int)code_f;
+    if (!RP_PRJ_USED(p->code)) return 4;
     p->n = 0;
     p->flag1 = 0;
     p->flag2 = 0;
@@ -1893,19 +1903,19 @@ RP_DEVICE int rp_prj_setup(const double* params, RpPrj* p) {
     int status = 0;
     double def_theta0 = 0.0;
     switch (p->code) {
-    case RP_PRJ_AZP: status = rp_prj_azp_set(p, pv, mask); def_theta0 = 90.0; break;
-    case RP_PRJ_SZP: status = rp_prj_szp_set(p, pv, mask); def_theta0 = 90.0; break;
+    case RP_PRJ_AZP: status = RP_PRJ_USED(RP_PRJ_AZP) ? rp_prj_azp_set(p, pv, mask) : 4; def_theta0 = 90.0; break;
+    case RP_PRJ_SZP: status = RP_PRJ_USED(RP_PRJ_SZP) ? rp_prj_szp_set(p, pv, mask) : 4; def_theta0 = 90.0; break;
     case RP_PRJ_TAN:
     case RP_PRJ_STG:
     case RP_PRJ_ARC:
     case RP_PRJ_ZEA: def_theta0 = 90.0; break;
-    case RP_PRJ_SIN: status = rp_prj_sin_set(p, pv, mask); def_theta0 = 90.0; break;
-    case RP_PRJ_ZPN: status = rp_prj_zpn_set(p, pv, mask); def_theta0 = 90.0; break;
-    case RP_PRJ_AIR: status = rp_prj_air_set(p, pv, mask); def_theta0 = 90.0; break;
-    case RP_PRJ_CYP: status = rp_prj_cyp_set(p, pv, mask); break;
-    case RP_PRJ_CEA: status = rp_prj_cea_set(p, pv, mask); break;
-    case RP_PRJ_MOL: status = rp_prj_mol_set(p); break;
-    case RP_PRJ_AIT: status = rp_prj_ait_set(p); break;
+    case RP_PRJ_SIN: status = RP_PRJ_USED(RP_PRJ_SIN) ? rp_prj_sin_set(p, pv, mask) : 4; def_theta0 = 90.0; break;
+    case RP_PRJ_ZPN: status = RP_PRJ_USED(RP_PRJ_ZPN) ? rp_prj_zpn_set(p, pv, mask) : 4; def_theta0 = 90.0; break;
+    case RP_PRJ_AIR: status = RP_PRJ_USED(RP_PRJ_AIR) ? rp_prj_air_set(p, pv, mask) : 4; def_theta0 = 90.0; break;
+    case RP_PRJ_CYP: status = RP_PRJ_USED(RP_PRJ_CYP) ? rp_prj_cyp_set(p, pv, mask) : 4; break;
+    case RP_PRJ_CEA: status = RP_PRJ_USED(RP_PRJ_CEA) ? rp_prj_cea_set(p, pv, mask) : 4; break;
+    case RP_PRJ_MOL: status = RP_PRJ_USED(RP_PRJ_MOL) ? rp_prj_mol_set(p) : 4; break;
+    case RP_PRJ_AIT: status = RP_PRJ_USED(RP_PRJ_AIT) ? rp_prj_ait_set(p) : 4; break;
     case RP_PRJ_COP:
     case RP_PRJ_COE:
     case RP_PRJ_COD:
@@ -1916,16 +1926,16 @@ RP_DEVICE int rp_prj_setup(const double* params, RpPrj* p) {
         }
         double sigma = pv[1];
         double eta = (mask & 4u) ? pv[2] : 0.0;
-        if (p->code == RP_PRJ_COP) status = rp_prj_cop_set(p, sigma, eta);
-        else if (p->code == RP_PRJ_COE) status = rp_prj_coe_set(p, sigma, eta);
-        else if (p->code == RP_PRJ_COD) status = rp_prj_cod_set(p, sigma, eta);
-        else status = rp_prj_coo_set(p, sigma, eta);
+        if (p->code == RP_PRJ_COP) status = RP_PRJ_USED(RP_PRJ_COP) ? rp_prj_cop_set(p, sigma, eta) : 4;
+        else if (p->code == RP_PRJ_COE) status = RP_PRJ_USED(RP_PRJ_COE) ? rp_prj_coe_set(p, sigma, eta) : 4;
+        else if (p->code == RP_PRJ_COD) status = RP_PRJ_USED(RP_PRJ_COD) ? rp_prj_cod_set(p, sigma, eta) : 4;
+        else status = RP_PRJ_USED(RP_PRJ_COO) ? rp_prj_coo_set(p, sigma, eta) : 4;
         def_theta0 = sigma;
         break;
     }
-    case RP_PRJ_BON: status = rp_prj_bon_set(p, pv, mask); break;
-    case RP_PRJ_HPX: status = rp_prj_hpx_set(p, pv, mask); break;
-    case RP_PRJ_XPH: status = rp_prj_xph_set(p); def_theta0 = 90.0; break;
+    case RP_PRJ_BON: status = RP_PRJ_USED(RP_PRJ_BON) ? rp_prj_bon_set(p, pv, mask) : 4; break;
+    case RP_PRJ_HPX: status = RP_PRJ_USED(RP_PRJ_HPX) ? rp_prj_hpx_set(p, pv, mask) : 4; break;
+    case RP_PRJ_XPH: status = RP_PRJ_USED(RP_PRJ_XPH) ? rp_prj_xph_set(p) : 4; def_theta0 = 90.0; break;
     default: break;  // CAR MER SFL PAR PCO TSC CSC QSC: nothing to set up, (0, 0)
     }
     if (status) return status;

@@ -90,7 +90,13 @@ RP_DEVICE void rp_copy_params(const double* parsed, RpBlockParams* p) {
 // bytes; thread (0, 0) of thread block (0, 0), nothing else runs), and launches with a null
 // `sampling` then read those parsed parameters from `transform` (a plain copy: no thread
 // waits on a serial parse), with the same results.
-RP_GLOBAL void rp_reproject_block(const double* transform, const double* sampling,
+// RP_V_MIN_BLOCKS: see common.cuh.
+#if defined(RP_V_MIN_BLOCKS) && (defined(__CUDACC_RTC__) || defined(__CUDACC__))
+#define RP_BLOCK_BOUNDS __launch_bounds__(256, RP_V_MIN_BLOCKS)
+#else
+#define RP_BLOCK_BOUNDS
+#endif
+RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const double* sampling,
                                   const void* input, int input_type, int big_endian,
                                   long long in_pitch, int win_y0, int win_x0, int win_ny,
                                   int win_nx, int in_ny, int in_nx, int out_y0, int out_x0,

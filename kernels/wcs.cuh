@@ -37,9 +37,24 @@
 #define RP_TRANSFORM_VERSION 1
 #define RP_TPV_TERMS 40
 #define RP_POLE 1e-12
+// What a sky variant leaves out (its setup refuses parameters that need it): distortions,
+// FK4 E-terms and, unless RP_V_FRAME, the frame change.
+#if RP_SKY_VARIANT
+#define RP_CEL_HAS_DIS(c) 0
+#define RP_PT_HAS_FRAME(t) (RP_V_FRAME && (t)->has_frame)
+#define RP_PT_HAS_ETERMS 0
+#else
+#define RP_CEL_HAS_DIS(c) ((c)->has_dis)
+#define RP_PT_HAS_FRAME(t) ((t)->has_frame)
+#define RP_PT_HAS_ETERMS 1
+#endif
 // The large steps are called from several places: kept out of line on the device, so that
-// each (with the projections' big switches inlined into it) is compiled once.
-#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+// each (with the projections' big switches inlined into it) is compiled once. A sky variant,
+// with two projections and no distortion, inlines them (no call frames: 164 -> about 60
+// registers for TAN -> TAN, kernels/README.md).
+#if (defined(__CUDACC_RTC__) || defined(__CUDACC__)) && RP_SKY_VARIANT
+#define RP_OUTLINE RP_DEVICE
+#elif defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #define RP_OUTLINE __device__ __noinline__
 #else
 #define RP_OUTLINE static
@@ -248,6 +263,17 @@ RP_OUTLINE void rp_parse_cel(RpReader* r, RpCel* c) {
 
 #endif  // RP_WITH_SKY
 
+#if RP_SKY_VARIANT
+// Whether a sky variant (common.cuh) computes `t` as the general kernel does: kind 1, no
+// distortion on either side, a frame change only where the variant has one, no E-terms. (Its
+// projections were checked when they were set up.)
+RP_DEVICE int rp_sky_variant_admits(const RpPixelTransform* t) {
+    if (t->kind != 1 || t->out.has_dis || t->in.has_dis) return 0;
+    if (t->remove_eterms || t->add_eterms) return 0;
+    return RP_V_FRAME || !t->has_frame;
+}
+#endif
+
 RP_DEVICE void rp_parse_pt(RpReader* r, RpPixelTransform* t) {
     t->kind = rp_rd_int(r, 0, 3);
 #if RP_WITH_SKY
@@ -299,6 +325,10 @@ RP_DEVICE int rp_transform_setup(const double* p, long long len, RpTransform* t)
     rp_parse_pt(&r, &t->forward);
     if (t->has_backward) rp_parse_pt(&r, &t->backward);
     if (r.bad || r.at != r.len) return 3;
+#if RP_SKY_VARIANT
+    if (!rp_sky_variant_admits(&t->forward)) return 4;
+    if (t->has_backward && !rp_sky_variant_admits(&t->backward)) return 4;
+#endif
     return 0;
 }
 
@@ -502,7 +532,7 @@ RP_OUTLINE int rp_tpv_undistort(const RpTpv* t, double d0, double d1, double* o0
 
 // Pixel (0-based, (lng, lat) order) → intermediate world coordinates.
 RP_OUTLINE void rp_cel_pix_to_img(const RpCel* c, double x, double y, double* u, double* v) {
-    if (!c->has_dis) {
+    if (!RP_CEL_HAS_DIS(c)) {
         rp_lin_pix1_to_img(&c->lin, x + 1.0, y + 1.0, u, v);
         return;
     }
@@ -531,7 +561,7 @@ RP_OUTLINE void rp_cel_pix_to_img(const RpCel* c, double x, double y, double* u,
 // Intermediate → pixel (0-based, (lng, lat) order); 0 on success (finite result).
 RP_OUTLINE int rp_cel_img_to_pix(const RpCel* c, double u, double v, double* x, double* y) {
     double a, b;
-    if (!c->has_dis) {
+    if (!RP_CEL_HAS_DIS(c)) {
         rp_lin_img_to_pix(&c->lin, u, v, &a, &b);
     } else {
         int lf = c->dis_lat_first;
@@ -775,10 +805,10 @@ RP_OUTLINE void rp_frame_apply(const RpPixelTransform* t, double lon, double lat
     double l = rpw_to_radians(lon), b = rpw_to_radians(lat);
     double sl = sin(l), cl = cos(l), sb = sin(b), cb = cos(b);
     double v[3] = {cb * cl, cb * sl, sb};
-    if (t->remove_eterms) rp_eterms_remove(v, t->eterms_remove);
+    if (RP_PT_HAS_ETERMS && t->remove_eterms) rp_eterms_remove(v, t->eterms_remove);
     double r[3];
     for (int i = 0; i < 3; i++) r[i] = m[3 * i] * v[0] + m[3 * i + 1] * v[1] + m[3 * i + 2] * v[2];
-    if (t->add_eterms) rp_eterms_add(r, t->eterms_add);
+    if (RP_PT_HAS_ETERMS && t->add_eterms) rp_eterms_add(r, t->eterms_add);
     double lo = rpw_to_degrees(atan2(r[1], r[0]));
     double la = rpw_to_degrees(atan2(r[2], hypot(r[0], r[1])));
     *lon_out = rp_wrap_360(lo);
@@ -792,7 +822,7 @@ RP_DEVICE int rp_through_the_sky(const RpPixelTransform* t, double x, double y, 
                                  double* py) {
     double lon, lat;
     if (rp_cel_pixel_to_world(&t->out, x, y, &lon, &lat) != 0) return 1;
-    if (t->has_frame) rp_frame_apply(t, lon, lat, &lon, &lat);
+    if (RP_PT_HAS_FRAME(t)) rp_frame_apply(t, lon, lat, &lon, &lat);
     return rp_cel_world_to_pixel(&t->in, lon, lat, px, py);
 }
 
@@ -821,7 +851,24 @@ RP_DEVICE int rp_linear_planes(const RpPixelTransform* t, double x, double y, do
     return 0;
 }
 
+// Kind 1: through the native unit vectors (the rotation R), or through the sky next to a pole.
+RP_DEVICE int rp_vector_map(const RpPixelTransform* t, double x, double y, double* px,
+                            double* py) {
+    double v[3];
+    if (rp_cel_pixel_to_native_vector(&t->out, x, y, v) != 0) return 1;
+    const double* m = t->rot;
+    double w[3] = {
+        m[0] * v[0] + m[1] * v[1] + m[2] * v[2],
+        m[3] * v[0] + m[4] * v[1] + m[5] * v[2],
+        m[6] * v[0] + m[7] * v[1] + m[8] * v[2],
+    };
+    if (fabs(w[0]) + fabs(w[1]) < RP_POLE * fabs(w[2])) return rp_through_the_sky(t, x, y, px, py);
+    return rp_cel_native_vector_to_pixel(&t->in, w, px, py);
+}
+
 RP_OUTLINE int rp_pt_map(const RpPixelTransform* t, double x, double y, double* px, double* py) {
+    // A sky variant's setup admits kind 1 only (rp_sky_variant_admits).
+    if (RP_SKY_VARIANT) return rp_vector_map(t, x, y, px, py);
     if (t->kind == 3) return rp_linear_planes(t, x, y, px, py);
     if (t->kind == 0) {
         const double* h = t->h;
@@ -834,19 +881,7 @@ RP_OUTLINE int rp_pt_map(const RpPixelTransform* t, double x, double y, double* 
         *py = b;
         return 0;
     }
-    if (t->kind == 1) {
-        double v[3];
-        if (rp_cel_pixel_to_native_vector(&t->out, x, y, v) != 0) return 1;
-        const double* m = t->rot;
-        double w[3] = {
-            m[0] * v[0] + m[1] * v[1] + m[2] * v[2],
-            m[3] * v[0] + m[4] * v[1] + m[5] * v[2],
-            m[6] * v[0] + m[7] * v[1] + m[8] * v[2],
-        };
-        if (fabs(w[0]) + fabs(w[1]) < RP_POLE * fabs(w[2]))
-            return rp_through_the_sky(t, x, y, px, py);
-        return rp_cel_native_vector_to_pixel(&t->in, w, px, py);
-    }
+    if (t->kind == 1) return rp_vector_map(t, x, y, px, py);
     return rp_through_the_sky(t, x, y, px, py);
 }
 

@@ -65,8 +65,9 @@ fn perturbed_harness() -> Option<&'static Path> {
 
 static PERTURBED: OnceLock<Option<PathBuf>> = OnceLock::new();
 
-/// The harness built with a kernel variant's defines (as the runtime compiles it), with the
-/// libm of `bin` (the plain or the perturbed harness); built once per variant.
+/// The harness built with a kernel variant's defines (as the runtime compiles it), or with a
+/// pattern's (`*` values taken on the command line, as the CUDA simulator's host builds take
+/// them), with the libm of `bin` (the plain or the perturbed harness); built once each.
 fn variant_harness(bin: &Path, variant: &KernelDefines) -> PathBuf {
     type Built = Mutex<HashMap<(bool, KernelDefines), PathBuf>>;
     static BUILT: OnceLock<Built> = OnceLock::new();
@@ -108,7 +109,7 @@ fn build_harness(perturbed: bool, variant: &KernelDefines) -> Option<PathBuf> {
         };
         for d in variant.defines() {
             name.push('_');
-            name.push_str(&d.replace('=', ""));
+            name.push_str(&d.replace('=', "").replace('*', "X"));
         }
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let mut cmd = Command::new(&cxx);
@@ -116,7 +117,21 @@ fn build_harness(perturbed: bool, variant: &KernelDefines) -> Option<PathBuf> {
         if perturbed {
             cmd.arg("-DRP_PERTURB_LIBM");
         }
-        cmd.args(variant.options());
+        let mut open = 0;
+        for d in variant.defines() {
+            match d.strip_suffix("=*") {
+                Some(name) => {
+                    cmd.arg(format!("-D{name}=rp_harness_value[{open}]"));
+                    open += 1;
+                }
+                None => {
+                    cmd.arg(format!("-D{d}"));
+                }
+            }
+        }
+        if open > 0 {
+            cmd.arg(format!("-DRP_HARNESS_VALUES={open}"));
+        }
         if let Ok(dir) = std::env::var("RP_HOST_INCLUDE") {
             cmd.arg("-I").arg(dir);
         }
@@ -225,11 +240,16 @@ struct HostBlock {
     footprint: Vec<f64>,
     xs: Vec<f64>,
     ys: Vec<f64>,
+    /// The kernel refused the parameters (rp_block_setup's status not 0).
+    refused: bool,
 }
 
+/// Runs the harness `bin` (with `values` for a pattern's build, [`variant_harness`]) on one
+/// block.
 #[allow(clippy::too_many_arguments)]
 fn run_harness(
     bin: &Path,
+    values: &[i32],
     transform: &[f64],
     sampling: &[f64],
     input: &[u8],
@@ -284,9 +304,16 @@ fn run_harness(
     );
     buf.extend_from_slice(input);
     std::fs::write(&inp, &buf).unwrap();
-    let res = Command::new(bin).arg(&inp).arg(&outp).output().unwrap();
+    let res = Command::new(bin)
+        .arg(&inp)
+        .arg(&outp)
+        .args(values.iter().map(i32::to_string))
+        .output()
+        .unwrap();
+    // Exit status 5: the kernel refused the parameters (every pixel NaN, written all the same).
+    let refused = res.status.code() == Some(5);
     assert!(
-        res.status.success(),
+        res.status.success() || refused,
         "{tag}: harness failed ({:?}): {}",
         res.status,
         String::from_utf8_lossy(&res.stderr)
@@ -305,6 +332,7 @@ fn run_harness(
         footprint: all[n..2 * n].to_vec(),
         xs: all[2 * n..3 * n].to_vec(),
         ys: all[3 * n..].to_vec(),
+        refused,
     }
 }
 
@@ -338,12 +366,50 @@ fn near_edge(c: f64, n: usize) -> bool {
     (c + 0.5).abs() <= PX_TOL || (c - (n as f64 - 0.5)).abs() <= PX_TOL
 }
 
+/// Sky variants that must refuse the parameters of `variant`'s plans: one projection
+/// replaced by another on either side, and no frame change where the plan has one.
+fn mismatched(variant: KernelVariant) -> Vec<KernelVariant> {
+    let KernelVariant::Sky {
+        out_prj,
+        in_prj,
+        frame,
+        order,
+        input,
+    } = variant
+    else {
+        return Vec::new();
+    };
+    let other = (0..28).find(|c| *c != out_prj && *c != in_prj).unwrap();
+    let sky = |out_prj, in_prj, frame| KernelVariant::Sky {
+        out_prj,
+        in_prj,
+        frame,
+        order,
+        input,
+    };
+    let mut wrong = vec![sky(other, in_prj, frame)];
+    if out_prj != in_prj {
+        wrong.push(sky(out_prj, other, frame));
+    }
+    if frame {
+        wrong.push(sky(out_prj, in_prj, false));
+    }
+    wrong
+}
+
 struct Case {
     name: String,
     wcs_in: Wcs,
     wcs_out: Wcs,
     shape_in: (usize, usize),
     shape_out: (usize, usize),
+}
+
+thread_local! {
+    /// Whether [`compare`] also runs each sky variant's own build (its projection pair and
+    /// frame compiled in, as NVRTC builds it), besides its family's build: one C++ build per
+    /// variant, so only where a test asks (the variant test), not for every projection pair.
+    static CONCRETE_VARIANTS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Compares every block of a 2x2 split (edges included) for one configuration.
@@ -425,6 +491,7 @@ fn compare(
             };
             let host = run_harness(
                 bin,
+                &[],
                 &p.transform,
                 &p.sampling,
                 &window_bytes,
@@ -437,13 +504,29 @@ fn compare(
                 out_f64,
                 &tag,
             );
+            assert!(
+                !host.refused,
+                "{tag}: the general kernel refused the parameters"
+            );
             // The variant the runtime launches for this block: the same bits as the general
             // kernel's (so the same comparison with the CPU below holds for it).
             let variant = KernelVariant::choose(&p.transform, &p.sampling, code as i32);
+            // The build of its family with the variant's values at run time, as the CUDA
+            // simulator runs it; where asked (CONCRETE_VARIANTS), also the build NVRTC makes,
+            // with the values compiled in.
+            let mut builds = Vec::new();
             if variant != KernelVariant::General {
-                let vbin = variant_harness(bin, &variant.defines());
+                let family = variant.family();
+                let values = variant.defines().instance_of(&family).unwrap();
+                builds.push((family, values));
+                if CONCRETE_VARIANTS.get() && variant.family().is_pattern() {
+                    builds.push((variant.defines(), Vec::new()));
+                }
+            }
+            for (defines, values) in builds {
                 let v = run_harness(
-                    &vbin,
+                    &variant_harness(bin, &defines),
+                    &values,
                     &p.transform,
                     &p.sampling,
                     &window_bytes,
@@ -454,8 +537,9 @@ fn compare(
                     case.shape_in,
                     &block,
                     out_f64,
-                    &format!("{tag} [{}]", variant.defines()),
+                    &format!("{tag} [{defines}] {values:?}"),
                 );
+                assert!(!v.refused, "{tag}: [{defines}] refused the parameters");
                 let bits = |x: &[f64]| -> Vec<u64> {
                     x.iter()
                         .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
@@ -470,7 +554,38 @@ fn compare(
                     assert_eq!(
                         bits(a),
                         bits(b),
-                        "{tag}: {what} of variant [{}] differ from the general kernel's",
+                        "{tag}: {what} of [{defines}] {values:?} differ from the general kernel's",
+                    );
+                }
+            }
+            // A sky variant built for other projections, or without the frame change a plan
+            // needs, refuses the plan's parameters: every pixel NaN, never wrong values.
+            if let (KernelVariant::Sky { .. }, Order::Bilinear, 0) = (variant, order, stats.blocks)
+            {
+                for wrong in mismatched(variant) {
+                    let family = wrong.family();
+                    let values = wrong.defines().instance_of(&family).unwrap();
+                    let w = run_harness(
+                        &variant_harness(bin, &family),
+                        &values,
+                        &p.transform,
+                        &p.sampling,
+                        &window_bytes,
+                        code,
+                        be,
+                        pitch,
+                        (wr.start, wc.start, wr.len(), wc.len()),
+                        case.shape_in,
+                        &block,
+                        out_f64,
+                        &format!("{tag} [{}]", wrong.defines()),
+                    );
+                    assert!(
+                        w.refused
+                            && w.values.iter().all(|v| v.is_nan())
+                            && w.footprint.iter().all(|f| *f == 0.0),
+                        "{tag}: [{}] computed pixels of a [{}] plan",
+                        wrong.defines(),
                         variant.defines()
                     );
                 }
@@ -868,6 +983,7 @@ fn general_path_positions() {
     let transform = host_parity_transform(&forward, Some(&backward)).unwrap();
     let host = run_harness(
         bin,
+        &[],
         &transform,
         &p.sampling,
         &[],
@@ -991,6 +1107,7 @@ fn integer_decoding_scale_and_blank() {
                 }
                 let host = run_harness(
                     bin,
+                    &[],
                     &p.transform,
                     &sampling,
                     &bytes,
@@ -1248,8 +1365,9 @@ fn fk4_eterms_general_path() {
     summary("FK4 E-terms", &total);
 }
 
-/// Every specialised kernel variant (each homography build of `KernelVariant::all`) on the
+/// Every family of specialised kernel variants (`KernelVariant::representatives`) on the
 /// blocks the runtime would launch it for: a rotated TAN -> TAN reprojection (the homography)
+/// and a SIN -> TAN one between tangent points 3 degrees apart (the sky variant of SIN, TAN)
 /// of every order, float32, float64 and integer inputs in both byte orders, both output types
 /// and both NaN policies for orders 0 and 1. `compare` runs each block with the general
 /// kernel and with the variant the runtime picks: the same bits, and the CPU's values within
@@ -1273,42 +1391,64 @@ fn every_variant_gives_the_general_kernels_bits() {
         s * cs
     ))
     .unwrap();
-    let case = Case {
+    let homography = Case {
         name: "TAN-to-rotated-TAN".into(),
         wcs_in,
-        wcs_out,
+        wcs_out: wcs_out.clone(),
+        shape_in: (50, 60),
+        shape_out: (48, 56),
+    };
+    let sky = Case {
+        name: "SIN-to-TAN".into(),
+        wcs_in: Wcs::from_header_str(
+            "CTYPE1 = 'RA---SIN'\nCTYPE2 = 'DEC--SIN'\nCRPIX1 = 30.5\nCRPIX2 = 25.0\n\
+             CRVAL1 = 150.3\nCRVAL2 = 4.0\nCDELT1 = -0.01\nCDELT2 = 0.01\n",
+        )
+        .unwrap(),
+        wcs_out: Wcs::from_header_str(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 28.5\nCRPIX2 = 24.0\n\
+             CRVAL1 = 150.32\nCRVAL2 = 4.01\nCDELT1 = -0.008\nCDELT2 = 0.008\n",
+        )
+        .unwrap(),
         shape_in: (50, 60),
         shape_out: (48, 56),
     };
     let mut total = Stats::default();
-    for (k, order) in Order::ALL.into_iter().enumerate() {
-        let types: &[InType] = if k <= 1 { &TYPES } else { &TYPES[..2] };
-        for (i, &t) in types.iter().enumerate() {
-            let policies: &[NanPolicy] = if k <= 1 {
-                &[NanPolicy::Propagate, NanPolicy::Renormalize]
-            } else {
-                &[NanPolicy::Propagate]
-            };
-            for &policy in policies {
-                total.merge(&compare(
-                    bin,
-                    &case,
-                    order,
-                    t,
-                    (k + i) % 2 == 0,
-                    policy,
-                    Precision::Reproject,
-                ));
+    CONCRETE_VARIANTS.set(true);
+    for case in [homography, sky] {
+        for (k, order) in Order::ALL.into_iter().enumerate() {
+            let types: &[InType] = if k <= 1 { &TYPES } else { &TYPES[..2] };
+            for (i, &t) in types.iter().enumerate() {
+                let policies: &[NanPolicy] = if k <= 1 {
+                    &[NanPolicy::Propagate, NanPolicy::Renormalize]
+                } else {
+                    &[NanPolicy::Propagate]
+                };
+                for &policy in policies {
+                    total.merge(&compare(
+                        bin,
+                        &case,
+                        order,
+                        t,
+                        (k + i) % 2 == 0,
+                        policy,
+                        Precision::Reproject,
+                    ));
+                }
             }
         }
     }
     summary("kernel variants", &total);
-    let every: HashSet<KernelVariant> = KernelVariant::all().into_iter().collect();
-    let missed: Vec<_> = every.difference(&total.variants).collect();
-    assert!(
-        missed.iter().all(|v| **v == KernelVariant::General),
-        "variants never run: {missed:?}"
-    );
+    let families = |v: &HashSet<KernelVariant>| -> HashSet<_> {
+        v.iter()
+            .filter(|v| **v != KernelVariant::General)
+            .map(KernelVariant::family)
+            .collect()
+    };
+    let every = families(&KernelVariant::representatives().into_iter().collect());
+    let ran = families(&total.variants);
+    let missed: Vec<_> = every.difference(&ran).collect();
+    assert!(missed.is_empty(), "variant families never run: {missed:?}");
     assert!(
         total.valid > 10_000,
         "too few valid pixels: {}",

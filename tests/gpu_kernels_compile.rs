@@ -52,48 +52,107 @@ fn every_kernel_compiles_with_nvrtc() {
     let files: Vec<_> = KERNEL_FILES.iter().map(|(n, _)| *n).collect();
     eprintln!("NVRTC {}.{}; sources {files:?}", version.0, version.1);
     let mut over = Vec::new();
+    // The general kernel and the homography variants on every architecture; the sky variants
+    // (about 5 s each to compile, twice where launch bounds are tried) on sm_90: one per
+    // family, and the projection pairs that compile each of the 28 projections once (the
+    // runtime compiles any pair on first use).
+    let mut builds: Vec<(String, KernelVariant)> = Vec::new();
     for arch in architectures() {
-        for variant in KernelVariant::all() {
-            let defines = variant.defines();
-            let started = std::time::Instant::now();
-            match variant_resources(&arch, &defines) {
-                Ok((cubin, kernels)) => {
-                    assert!(cubin.len() > 16, "empty image for {arch} {defines}");
-                    // An ELF CUBIN.
-                    assert_eq!(&cubin[..4], b"\x7fELF", "not a CUBIN for {arch} {defines}");
-                    let block = kernels
-                        .iter()
-                        .find(|k| k.name == KERNEL_ENTRY)
-                        .unwrap_or_else(|| {
-                            panic!("no ptxas report of {KERNEL_ENTRY} for {arch} {defines}")
-                        });
-                    eprintln!(
-                        "{arch} [{defines}]: {} bytes of CUBIN in {:.1} s",
-                        cubin.len(),
-                        started.elapsed().as_secs_f64()
-                    );
-                    over.extend(over_budget(&arch, &variant, block));
-                    // The accumulate kernel of mosaics and the spline prefilter's kernels are
-                    // in every build, the same in each: launched from the general module.
-                    if variant == KernelVariant::General {
-                        for (entry, registers) in [
-                            (ACCUMULATE_ENTRY, 40),
-                            (SPLINE_FILTER_ENTRY, 64),
-                            (SPLINE_VALUES_ENTRY, 40),
-                        ] {
-                            let k = kernels
-                                .iter()
-                                .find(|k| k.name == entry)
-                                .unwrap_or_else(|| panic!("no ptxas report of {entry} for {arch}"));
-                            over.extend(small_kernel_over_budget(&arch, k, registers));
-                        }
+        let sky = |v: &KernelVariant| matches!(v, KernelVariant::Sky { .. });
+        builds.extend(
+            KernelVariant::representatives()
+                .into_iter()
+                .filter(|v| arch == "sm_90" || !sky(v))
+                .map(|v| (arch.clone(), v)),
+        );
+    }
+    builds.extend(
+        projection_cover()
+            .into_iter()
+            .map(|v| ("sm_90".to_string(), v)),
+    );
+    // Compiled on every core (NVRTC is single-threaded per program), checked in order.
+    let compiled = compile_all(&builds);
+    for ((arch, variant), (result, seconds)) in builds.into_iter().zip(compiled) {
+        let defines = variant.defines();
+        match result {
+            Ok((cubin, kernels)) => {
+                assert!(cubin.len() > 16, "empty image for {arch} {defines}");
+                // An ELF CUBIN.
+                assert_eq!(&cubin[..4], b"\x7fELF", "not a CUBIN for {arch} {defines}");
+                let block = kernels
+                    .iter()
+                    .find(|k| k.name == KERNEL_ENTRY)
+                    .unwrap_or_else(|| {
+                        panic!("no ptxas report of {KERNEL_ENTRY} for {arch} {defines}")
+                    });
+                eprintln!(
+                    "{arch} [{defines}]: {} bytes of CUBIN in {seconds:.1} s",
+                    cubin.len()
+                );
+                over.extend(over_budget(&arch, &variant, block));
+                // The accumulate kernel of mosaics and the spline prefilter's kernels are
+                // in every build, the same in each: launched from the general module.
+                if variant == KernelVariant::General {
+                    for (entry, registers) in [
+                        (ACCUMULATE_ENTRY, 40),
+                        (SPLINE_FILTER_ENTRY, 64),
+                        (SPLINE_VALUES_ENTRY, 40),
+                    ] {
+                        let k = kernels
+                            .iter()
+                            .find(|k| k.name == entry)
+                            .unwrap_or_else(|| panic!("no ptxas report of {entry} for {arch}"));
+                        over.extend(small_kernel_over_budget(&arch, k, registers));
                     }
                 }
-                Err(e) => panic!("kernels/ does not compile for {arch} [{defines}]:\n{e}"),
             }
+            Err(e) => panic!("kernels/ does not compile for {arch} [{defines}]:\n{e}"),
         }
     }
     assert!(over.is_empty(), "{}", over.join("\n"));
+}
+
+/// Each build's [`variant_resources`] and the seconds it took, in the order given, compiled on
+/// as many threads as there are cores.
+fn compile_all(
+    builds: &[(String, KernelVariant)],
+) -> Vec<(reproject::Result<(Vec<u8>, Vec<KernelResources>)>, f64)> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((arch, variant)) = builds.get(i) else {
+                    break;
+                };
+                let started = std::time::Instant::now();
+                let r = variant_resources(arch, &variant.defines());
+                let seconds = started.elapsed().as_secs_f64();
+                results.lock().unwrap().push((i, r, seconds));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _, _)| *i);
+    results.into_iter().map(|(_, r, s)| (r, s)).collect()
+}
+
+/// Sky variants (bilinear, float32) that compile each of the 28 projections once: projections
+/// 2k and 2k + 1 (a variant compiles both directions of both, for the round trip), with and
+/// without the frame change in turn.
+fn projection_cover() -> Vec<KernelVariant> {
+    (0..14u8)
+        .map(|k| KernelVariant::Sky {
+            out_prj: 2 * k,
+            in_prj: 2 * k + 1,
+            frame: k % 2 == 0,
+            order: 1,
+            input: VariantInput::F32,
+        })
+        .collect()
 }
 
 /// What the block kernel may use (as the compiler reports it, `--ptxas-options=-v`).
@@ -113,7 +172,11 @@ struct Budget {
 /// - The homography variants of orders 0 and 1 (issue 17): at most 64 registers, so at least
 ///   50% occupancy at 256 threads, and no stack frame.
 /// - The homography splines: no stack frame (their loops unroll), at most 104 registers (sm_90
-///   order 5: 96), so at least 25% occupancy.
+///   order 5: 80 with launch bounds), so at least 25% occupancy.
+/// - The sky variants: TAN -> TAN of orders 0 and 1 at most 64 registers (50% occupancy; 63
+///   on sm_90 with launch bounds, 96 without), every other projection pair and the splines at
+///   most 128 (25%, twice the general kernel's occupancy; sm_90: 63-92 for bilinear, 64-128
+///   for orders 2-5); no stack frame beyond CUDA's own `sin`/`cos` (40 B).
 ///
 /// No build may spill.
 fn budget(variant: &KernelVariant) -> Budget {
@@ -136,8 +199,33 @@ fn budget(variant: &KernelVariant) -> Budget {
             shared_memory: 256,
             occupancy: 0.25,
         },
+        KernelVariant::Sky {
+            out_prj: TAN,
+            in_prj: TAN,
+            order: 0 | 1,
+            ..
+        } => Budget {
+            registers: 64,
+            stack_frame: MATH_LIBRARY_FRAME,
+            shared_memory: 3_700,
+            occupancy: 0.5,
+        },
+        KernelVariant::Sky { .. } => Budget {
+            registers: 128,
+            stack_frame: MATH_LIBRARY_FRAME,
+            shared_memory: 3_700,
+            occupancy: 0.25,
+        },
     }
 }
+
+/// `RP_PRJ_TAN`.
+const TAN: u8 = 2;
+
+/// The stack frame of CUDA's double-precision `sin` and `cos`: the Payne-Hanek reduction of
+/// huge arguments keeps its digits in a local array (a kernel that is one `sin` call has it).
+/// The sky variants call them; nothing else may have a frame.
+const MATH_LIBRARY_FRAME: u32 = 40;
 
 /// Threads per block of the launches (`THREADS` in src/engine/gpu_executor.rs).
 const THREADS: u32 = 256;

@@ -899,18 +899,18 @@ fn mosaics_reproject_their_inputs_on_the_gpu() {
 }
 
 /// The kernels specialised per plan: a homography plan (TAN -> rotated TAN, every order and
-/// NaN policy of the cases) launches the homography variant of its order and input type, with
-/// the CPU's values within the parity tolerance, and a plan through the sky (CAR -> AIT)
-/// launches the general kernel. The plans run on a simulated device of their own (whose
+/// NaN policy of the cases) launches the homography variant of its order and input type, a
+/// plan through the sky (CAR -> AIT, one frame) the sky variant of its projection pair, with
+/// the CPU's values within the parity tolerance; a distorted one (SIP) the general kernel. The plans run on a simulated device of their own (whose
 /// records no other test shares) whenever the GPU backend is in use (the simulator in CI).
 #[test]
-fn homography_plans_launch_the_homography_variant() {
+fn plans_launch_the_variant_of_their_key() {
     use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
     use reproject::engine::CudaExecutor;
     use reproject::gpu::driver::Driver;
     use reproject::gpu::sim::{SimConfig, SimDriver};
     use std::sync::Arc;
-    if !gpu_or_skip("homography_plans_launch_the_homography_variant") {
+    if !gpu_or_skip("plans_launch_the_variant_of_their_key") {
         return;
     }
     let all = cases();
@@ -919,9 +919,10 @@ fn homography_plans_launch_the_homography_variant() {
         .filter(|c| c.name.starts_with("TAN -> rotated TAN"))
         .collect();
     let ait = all.iter().find(|c| c.name == "CAR -> AIT").unwrap();
+    let sip = all.iter().find(|c| c.name.starts_with("SIP")).unwrap();
     assert!(tan.len() >= 6, "{} TAN -> rotated TAN cases", tan.len());
     let mut failures = Vec::new();
-    for case in tan.into_iter().chain([ait]) {
+    for case in tan.into_iter().chain([ait, sip]) {
         let sim = Arc::new(SimDriver::new(SimConfig::default()));
         let wcs_in = Wcs::from_header_str(&case.input_header).unwrap();
         let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
@@ -944,10 +945,17 @@ fn homography_plans_launch_the_homography_variant() {
         failures.extend(compare(case, &(data, footprint), &cpu));
         let order = Order::ALL.iter().position(|&o| o == case.order).unwrap() as u8;
         // A float64 input (spline coefficients for orders 2 and 3: float64 too).
+        let input = VariantInput::F64;
         let want = if case.name.starts_with("TAN") {
-            KernelVariant::Homography {
+            KernelVariant::Homography { order, input }
+        } else if case.name.starts_with("CAR") {
+            // AIT (16) from CAR (11).
+            KernelVariant::Sky {
+                out_prj: 16,
+                in_prj: 11,
+                frame: false,
                 order,
-                input: VariantInput::F64,
+                input,
             }
         } else {
             KernelVariant::General

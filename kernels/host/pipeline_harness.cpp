@@ -4,7 +4,9 @@
 //
 // Build: c++ -O2 -ffp-contract=off -std=c++14 -I kernels kernels/host/pipeline_harness.cpp
 // (-DRP_PERTURB_LIBM: with the one-ulp libm perturbation of perturbed_libm.h)
-// Usage: pipeline_harness IN OUT
+// A build of a variant pattern (kernels/variants.txt, `*` values) defines RP_HARNESS_VALUES=n
+// and each open define as rp_harness_value[k]; their values follow on the command line.
+// Usage: pipeline_harness IN OUT [VALUE...]
 //
 // IN (little-endian, as written by the test):
 //   i64 n_transform, f64[n_transform]; i64 n_sampling, f64[n_sampling];
@@ -16,6 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <vector>
+
+#ifdef RP_HARNESS_VALUES
+static int rp_harness_value[RP_HARNESS_VALUES];
+#else
+#define RP_HARNESS_VALUES 0
+#endif
 
 #include "common.cuh"
 #ifdef RP_PERTURB_LIBM
@@ -29,10 +37,13 @@
 static int read_i64(FILE* f, long long* v) { return fread(v, 8, 1, f) == 1 ? 0 : 1; }
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s IN OUT\n", argv[0]);
+    if (argc != 3 + RP_HARNESS_VALUES) {
+        fprintf(stderr, "usage: %s IN OUT and %d values\n", argv[0], RP_HARNESS_VALUES);
         return 2;
     }
+#if RP_HARNESS_VALUES > 0
+    for (int k = 0; k < RP_HARNESS_VALUES; k++) rp_harness_value[k] = atoi(argv[3 + k]);
+#endif
     FILE* f = fopen(argv[1], "rb");
     if (!f) {
         perror(argv[1]);

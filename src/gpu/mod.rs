@@ -34,6 +34,7 @@ mod cuda;
 pub mod driver;
 pub mod pool;
 pub mod profile;
+mod ptxas;
 mod registry;
 pub mod resources;
 #[cfg(feature = "cuda")]
@@ -315,7 +316,7 @@ pub fn compile_kernels(arch: &str) -> Result<Vec<u8>> {
 pub fn compile_variant(arch: &str, variant: &variant::KernelDefines) -> Result<Vec<u8>> {
     #[cfg(feature = "cuda")]
     {
-        runtime::compile_with(&kernel_source(), arch, &variant.options()).map(|(image, _)| image)
+        runtime::compile_variant(&kernel_source(), arch, variant).map(|(image, _)| image)
     }
     #[cfg(not(feature = "cuda"))]
     {

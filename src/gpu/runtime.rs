@@ -227,7 +227,6 @@ pub(crate) fn cached_compile(
     variant: &KernelDefines,
 ) -> Result<Vec<u8>> {
     let src = kernel_source();
-    let defines = variant.options();
     let key = cache_key(&src, arch, nvrtc, variant);
     let dir = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
@@ -235,9 +234,66 @@ pub(crate) fn cached_compile(
         .map(|d| d.join("reproject-rs"));
     let file = dir.map(|d| d.join(format!("kernels-{arch}-{key:016x}.cubin")));
     cached(file.as_deref(), || {
-        compile_with(&src, arch, &defines).map(|(image, _)| image)
+        compile_variant(&src, arch, variant).map(|(image, _)| image)
     })
 }
+
+/// The launch bounds a specialised build may take, best first: `__launch_bounds__(256, n)`
+/// asks ptxas to fit `n` thread blocks of 256 threads on an SM (at most 64 registers for 4:
+/// 50% occupancy instead of 25% for a sky variant's 96, kernels/README.md).
+const MIN_BLOCKS: [u32; 3] = [4, 3, 2];
+
+/// Compiles `src` with `variant`'s defines and ptxas's report (`--ptxas-options=-v`): the
+/// image and the log. A specialised build whose block kernel fits fewer than `n` thread
+/// blocks of 256 threads per SM by its registers is rebuilt with the first of [`MIN_BLOCKS`]
+/// above that under which ptxas reports no spill and no larger stack frame
+/// (`-DRP_V_MIN_BLOCKS=n`, kernels/common.cuh); builds that fit already are left alone (bounds would let ptxas use
+/// more registers), and the general kernel has none (it would spill).
+pub(crate) fn compile_variant(
+    src: &str,
+    arch: &str,
+    variant: &KernelDefines,
+) -> Result<(Vec<u8>, String)> {
+    let mut options = vec!["--ptxas-options=-v".to_string()];
+    options.extend(variant.options());
+    let plain = compile_with(src, arch, &options)?;
+    if variant.is_general() {
+        return Ok(plain);
+    }
+    let block = |log: &str| {
+        super::ptxas::parse_ptxas_log(log)
+            .into_iter()
+            .find(|k| k.name == KERNEL_ENTRY)
+    };
+    let Some(unbounded) = block(&plain.1) else {
+        return Ok(plain);
+    };
+    // Unknown architectures: as many blocks as the registers allow on the ones we know.
+    let fits = unbounded
+        .blocks_per_sm(BLOCK_THREADS, arch)
+        .or_else(|| unbounded.blocks_per_sm(BLOCK_THREADS, "sm_90"))
+        .unwrap_or(0);
+    for n in MIN_BLOCKS {
+        if fits >= n {
+            break;
+        }
+        let mut bounded = options.clone();
+        bounded.push(format!("-DRP_V_MIN_BLOCKS={n}"));
+        let build = compile_with(src, arch, &bounded)?;
+        // No spill, and no more local memory than without bounds.
+        let clean = |k: &super::ptxas::KernelResources| {
+            k.spill_stores == 0 && k.spill_loads == 0 && k.stack_frame <= unbounded.stack_frame
+        };
+        if block(&build.1).is_some_and(|k| clean(&k)) {
+            return Ok(build);
+        }
+    }
+    Ok(plain)
+}
+
+/// The threads of the block kernel's thread blocks (`THREADS` of the GPU executor), which
+/// `__launch_bounds__` of kernels/reproject.cu assumes.
+const BLOCK_THREADS: u32 = 256;
 
 /// The on-disk cache's key of `src` built for `arch` with `variant`'s defines by NVRTC
 /// `nvrtc`: a hash of all four (the general kernel's key is the one it had before there were
@@ -247,7 +303,7 @@ fn cache_key(src: &str, arch: &str, nvrtc: (i32, i32), variant: &KernelDefines) 
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (src, compile_options(arch), nvrtc).hash(&mut h);
     if !variant.is_general() {
-        variant.options().hash(&mut h);
+        (variant.options(), MIN_BLOCKS).hash(&mut h);
     }
     h.finish()
 }

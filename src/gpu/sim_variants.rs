@@ -1,7 +1,9 @@
 //! The host builds of the block kernel the CUDA simulator runs ([`super::sim`]): the general
 //! kernel (`kernels/host/sim_launch.cpp`) and one build per specialised variant of
 //! `kernels/variants.txt` (build.rs compiles `kernels/host/sim_variant.cpp` once per line, with
-//! that line's defines and a launcher of its own, and writes the table below).
+//! that line's defines and a launcher of its own, and writes the table below). A line's `*`
+//! values are variables of its build, which a setter gives before each launch: one host build
+//! serves every projection pair of a sky variant, say.
 
 use super::variant::KernelDefines;
 
@@ -60,36 +62,45 @@ macro_rules! declare_launchers {
     };
 }
 
-/// Declares the launchers build.rs compiled and the table of their defines.
+/// A host build's setter of the defines its pattern leaves to run time (`*` values,
+/// [`KernelDefines::pattern`]): their values, in order, for the launches that follow on the
+/// calling thread.
+#[cfg(rp_sim_kernels)]
+type SimSet = unsafe extern "C" fn(values: *const std::ffi::c_int);
+
+/// Declares the launchers and setters build.rs compiled and the table of their defines.
 #[cfg(rp_sim_kernels)]
 macro_rules! sim_variants {
-    ($($entry:ident: [$($define:literal),*];)*) => {
+    ($($entry:ident $set:ident: [$($define:literal),*];)*) => {
         declare_launchers!($($entry),*);
-        /// Each specialised build's defines and launcher.
-        const BUILDS: &[(&[&str], SimLaunch)] = &[$((&[$($define),*], $entry as SimLaunch)),*];
+        extern "C" {
+            $(fn $set(values: *const std::ffi::c_int);)*
+        }
+        /// Each specialised build's defines (a pattern), launcher and setter.
+        const BUILDS: &[(&[&str], SimLaunch, SimSet)] =
+            &[$((&[$($define),*], $entry as SimLaunch, $set as SimSet)),*];
     };
 }
 
 #[cfg(rp_sim_kernels)]
 include!(concat!(env!("OUT_DIR"), "/sim_variants.rs"));
 
-/// The launcher of `variant` (the general kernel's for the general kernel), or `None` when the
-/// simulator has no build of it.
+/// The launcher of `variant` (the general kernel's for the general kernel), with the values
+/// its build takes at run time already given to the build for the calling thread, or `None`
+/// when the simulator has no build of it.
 #[cfg(rp_sim_kernels)]
 pub(super) fn launcher(variant: &KernelDefines) -> Option<SimLaunch> {
     declare_launchers!(rp_sim_launch);
     if variant.is_general() {
         return Some(rp_sim_launch as SimLaunch);
     }
-    BUILDS
-        .iter()
-        .find(|(defines, _)| {
-            defines
-                .iter()
-                .copied()
-                .eq(variant.defines().iter().map(String::as_str))
-        })
-        .map(|(_, entry)| *entry)
+    BUILDS.iter().find_map(|(defines, entry, set)| {
+        let pattern = KernelDefines::pattern(defines.iter().copied()).ok()?;
+        let values = variant.instance_of(&pattern)?;
+        // SAFETY: the setter reads one int per `*` of its pattern: `values` holds that many.
+        unsafe { set(values.as_ptr()) };
+        Some(*entry)
+    })
 }
 
 /// Whether the simulator has a build of `variant`.

@@ -77,6 +77,76 @@ impl KernelDefines {
         Ok(KernelDefines(defines.into()))
     }
 
+    /// A build pattern of `kernels/variants.txt`: as [`KernelDefines::new`], but a value may
+    /// also be `*`: the CUDA simulator's host build of the pattern takes that define at run
+    /// time (an integer), so that one build serves every variant that differs from it only
+    /// there ([`KernelDefines::instance_of`]). Patterns are never compiled with NVRTC.
+    ///
+    /// Errors: as [`KernelDefines::new`].
+    ///
+    /// ```
+    /// use reproject::gpu::variant::KernelDefines;
+    /// let p = KernelDefines::pattern(["RP_V_SKY", "RP_V_PRJ_OUT=*"])?;
+    /// assert!(p.is_pattern());
+    /// assert!(KernelDefines::new(["RP_V_PRJ_OUT=*"]).is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn pattern<I, S>(defines: I) -> Result<KernelDefines>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let defines: Vec<String> = defines.into_iter().map(Into::into).collect();
+        let concrete = defines.iter().map(|d| match d.strip_suffix("=*") {
+            Some(name) => format!("{name}=0"),
+            None => d.clone(),
+        });
+        KernelDefines::new(concrete)?;
+        Ok(KernelDefines(defines.into()))
+    }
+
+    /// Whether some value is `*` ([`KernelDefines::pattern`]).
+    ///
+    /// ```
+    /// use reproject::gpu::variant::KernelDefines;
+    /// assert!(!KernelDefines::new(["RP_V_ORDER=1"])?.is_pattern());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn is_pattern(&self) -> bool {
+        self.0.iter().any(|d| d.ends_with("=*"))
+    }
+
+    /// The values of `self` at `pattern`'s `*`s, in order, when `self` is an instance of
+    /// `pattern` (the same names in the same order, the same values elsewhere, integers at the
+    /// `*`s); `None` otherwise.
+    ///
+    /// ```
+    /// use reproject::gpu::variant::KernelDefines;
+    /// let p = KernelDefines::pattern(["RP_V_SKY", "RP_V_PRJ_OUT=*", "RP_V_ORDER=1"])?;
+    /// let v = KernelDefines::new(["RP_V_SKY", "RP_V_PRJ_OUT=11", "RP_V_ORDER=1"])?;
+    /// assert_eq!(v.instance_of(&p), Some(vec![11]));
+    /// let w = KernelDefines::new(["RP_V_SKY", "RP_V_PRJ_OUT=11", "RP_V_ORDER=0"])?;
+    /// assert_eq!(w.instance_of(&p), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn instance_of(&self, pattern: &KernelDefines) -> Option<Vec<i32>> {
+        if self.0.len() != pattern.0.len() {
+            return None;
+        }
+        let mut values = Vec::new();
+        for (d, p) in self.0.iter().zip(pattern.0.iter()) {
+            match p.strip_suffix("=*") {
+                Some(name) => {
+                    let value = d.strip_prefix(name)?.strip_prefix('=')?;
+                    values.push(value.parse().ok()?);
+                }
+                None if d == p => {}
+                None => return None,
+            }
+        }
+        Some(values)
+    }
+
     /// Whether this is the general kernel.
     ///
     /// ```
@@ -122,7 +192,7 @@ impl fmt::Display for KernelDefines {
 }
 
 /// The specialised builds the CUDA simulator has (`kernels/variants.txt`: one line of defines
-/// per build), besides the general kernel.
+/// per build, [`KernelDefines::pattern`]s where a value is `*`), besides the general kernel.
 ///
 /// ```
 /// let listed = reproject::gpu::variant::listed_variants();
@@ -133,6 +203,6 @@ pub fn listed_variants() -> Vec<KernelDefines> {
         .lines()
         .map(|l| l.split('#').next().unwrap_or_default().trim())
         .filter(|l| !l.is_empty())
-        .filter_map(|l| KernelDefines::new(l.split_whitespace()).ok())
+        .filter_map(|l| KernelDefines::pattern(l.split_whitespace()).ok())
         .collect()
 }
