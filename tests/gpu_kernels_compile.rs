@@ -113,11 +113,12 @@ fn every_kernel_compiles_with_nvrtc() {
     assert!(over.is_empty(), "{}", over.join("\n"));
 }
 
+/// What [`variant_resources`] gives: the CUBIN and each entry point's resources.
+type Compiled = reproject::Result<(Vec<u8>, Vec<KernelResources>)>;
+
 /// Each build's [`variant_resources`] and the seconds it took, in the order given, compiled on
 /// as many threads as there are cores.
-fn compile_all(
-    builds: &[(String, KernelVariant)],
-) -> Vec<(reproject::Result<(Vec<u8>, Vec<KernelResources>)>, f64)> {
+fn compile_all(builds: &[(String, KernelVariant)]) -> Vec<(Compiled, f64)> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
