@@ -33,11 +33,12 @@
 //   RP_V_ORDER=0..5       the interpolation order (the splines' loops then unroll)
 //   RP_V_INPUT=0..5       the input element type (input_type must be that)
 //   RP_V_SKY              the forward transform is the celestial one through native unit
-//                         vectors (kind 1), without distortions or FK4 E-terms, as is the
+//                         vectors (kind 1), without TPV distortions or FK4 E-terms, as is the
 //                         backward one if any; with
 //     RP_V_PRJ_OUT=code,  the output's and the input's projection codes (RP_PRJ_*): only
 //     RP_V_PRJ_IN=code    these two are compiled (dispatch, setup), all steps inlined
 //     RP_V_FRAME=0|1      whether the frame change (taken next to a pole) is compiled
+//     RP_V_SIP=0|1        whether SIP distortions are compiled (never TPV)
 //   RP_V_MIN_BLOCKS=n     __launch_bounds__(256, n) (not part of a variant's key: the runtime
 //                         adds it where the compiler then reports no spills; src/gpu/runtime.rs)
 // The sky gates are used in expressions only, never in #if, so that the CUDA simulator's host

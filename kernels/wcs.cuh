@@ -37,14 +37,16 @@
 #define RP_TRANSFORM_VERSION 1
 #define RP_TPV_TERMS 40
 #define RP_POLE 1e-12
-// What a sky variant leaves out (its setup refuses parameters that need it): distortions,
-// FK4 E-terms and, unless RP_V_FRAME, the frame change.
+// What a sky variant leaves out (its setup refuses parameters that need it): TPV, FK4
+// E-terms and, unless RP_V_SIP and RP_V_FRAME, SIP and the frame change.
 #if RP_SKY_VARIANT
-#define RP_CEL_HAS_DIS(c) 0
+#define RP_CEL_HAS_DIS(c) (RP_V_SIP && (c)->has_dis)
+#define RP_CEL_HAS_TPV(c) 0
 #define RP_PT_HAS_FRAME(t) (RP_V_FRAME && (t)->has_frame)
 #define RP_PT_HAS_ETERMS 0
 #else
 #define RP_CEL_HAS_DIS(c) ((c)->has_dis)
+#define RP_CEL_HAS_TPV(c) ((c)->has_tpv)
 #define RP_PT_HAS_FRAME(t) ((t)->has_frame)
 #define RP_PT_HAS_ETERMS 1
 #endif
@@ -264,11 +266,16 @@ RP_OUTLINE void rp_parse_cel(RpReader* r, RpCel* c) {
 #endif  // RP_WITH_SKY
 
 #if RP_SKY_VARIANT
-// Whether a sky variant (common.cuh) computes `t` as the general kernel does: kind 1, no
-// distortion on either side, a frame change only where the variant has one, no E-terms. (Its
-// projections were checked when they were set up.)
+// Whether a sky variant (common.cuh) computes `t` as the general kernel does: kind 1, no TPV,
+// SIP and a frame change only where the variant has them, no E-terms. (Its projections were
+// checked when they were set up.)
+RP_DEVICE int rp_sky_variant_admits_side(const RpCel* c) {
+    return !c->has_dis || (RP_V_SIP && !c->has_tpv);
+}
+
 RP_DEVICE int rp_sky_variant_admits(const RpPixelTransform* t) {
-    if (t->kind != 1 || t->out.has_dis || t->in.has_dis) return 0;
+    if (t->kind != 1) return 0;
+    if (!rp_sky_variant_admits_side(&t->out) || !rp_sky_variant_admits_side(&t->in)) return 0;
     if (t->remove_eterms || t->add_eterms) return 0;
     return RP_V_FRAME || !t->has_frame;
 }
@@ -541,7 +548,7 @@ RP_OUTLINE void rp_cel_pix_to_img(const RpCel* c, double x, double y, double* u,
     double p1 = lf ? x + 1.0 : y + 1.0;
     double f0 = p0, f1 = p1;
     if (c->has_sip) rp_sip_pix1_to_foc1(&c->sip, p0, p1, &f0, &f1);
-    if (!c->has_tpv) {
+    if (!RP_CEL_HAS_TPV(c)) {
         double a = lf ? f1 : f0, b = lf ? f0 : f1;
         rp_lin_pix1_to_img(&c->lin, a, b, u, v);
         return;
@@ -566,7 +573,7 @@ RP_OUTLINE int rp_cel_img_to_pix(const RpCel* c, double u, double v, double* x, 
     } else {
         int lf = c->dis_lat_first;
         double x0, x1;
-        if (!c->has_tpv) {
+        if (!RP_CEL_HAS_TPV(c)) {
             double s, t;
             rp_lin_img_to_pix(&c->lin, u, v, &s, &t);
             x0 = lf ? t : s;

@@ -801,9 +801,9 @@ fn scaled_fits_integers_are_decoded_on_the_device() {
 }
 
 /// The kernel variants: a homography plan's launches name the variant specialised for its
-/// order and input type, a celestial plan without distortion the sky variant of its
-/// projection pair and frame (each family runs here, with the CPU's bits); a plan no key
-/// covers (SIP) launches the general kernel.
+/// order and input type, a celestial plan the sky variant of its projection pair, frame and
+/// SIP (each family runs here, with the CPU's bits); a plan no key covers (FK4 E-terms)
+/// launches the general kernel.
 #[test]
 fn launches_name_the_variant_of_their_plan() {
     use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
@@ -812,6 +812,17 @@ fn launches_name_the_variant_of_their_plan() {
     let homography = &all[0];
     let sip = &all[1];
     let sky = &all[4]; // CAR galactic -> ZEA ICRS
+    let fk4 = Case {
+        name: "TAN FK4 -> TAN ICRS",
+        input_header: format!(
+            "{}RADESYS = 'FK4'\nEQUINOX = 1950.0\n",
+            homography.input_header
+        ),
+        input: homography.input.clone(),
+        output_header: homography.output_header.clone(),
+        shape: homography.shape,
+        order: homography.order,
+    };
     let mut ran = HashSet::new();
     let mut check = |name: &str, source: &dyn Fn() -> Box<dyn ImageSourceBox>, order, want| {
         let options = Options {
@@ -841,6 +852,7 @@ fn launches_name_the_variant_of_their_plan() {
             out_prj: 7,
             in_prj: 11,
             frame: true,
+            sip: false,
             order: o,
             input,
         };
@@ -873,8 +885,22 @@ fn launches_name_the_variant_of_their_plan() {
             }
         }
         if o <= 3 {
-            let g = || boxed(sip, |v| v);
-            check("SIP TAN -> TAN", &g, order, KernelVariant::General);
+            // TAN (2) from TAN-SIP.
+            let sip_variant = KernelVariant::Sky {
+                out_prj: 2,
+                in_prj: 2,
+                frame: false,
+                sip: true,
+                order: o,
+                input: VariantInput::F64,
+            };
+            check("SIP TAN -> TAN", &|| boxed(sip, |v| v), order, sip_variant);
+            check(
+                "FK4 -> ICRS",
+                &|| boxed(&fk4, |v| v),
+                order,
+                KernelVariant::General,
+            );
         }
     }
     let every: HashSet<_> = KernelVariant::representatives()

@@ -367,12 +367,13 @@ fn near_edge(c: f64, n: usize) -> bool {
 }
 
 /// Sky variants that must refuse the parameters of `variant`'s plans: one projection
-/// replaced by another on either side, and no frame change where the plan has one.
+/// replaced by another on either side, and no frame change or SIP where the plan has one.
 fn mismatched(variant: KernelVariant) -> Vec<KernelVariant> {
     let KernelVariant::Sky {
         out_prj,
         in_prj,
         frame,
+        sip,
         order,
         input,
     } = variant
@@ -380,19 +381,28 @@ fn mismatched(variant: KernelVariant) -> Vec<KernelVariant> {
         return Vec::new();
     };
     let other = (0..28).find(|c| *c != out_prj && *c != in_prj).unwrap();
-    let sky = |out_prj, in_prj, frame| KernelVariant::Sky {
+    let sky = |out_prj, in_prj, frame, sip| KernelVariant::Sky {
         out_prj,
         in_prj,
         frame,
+        sip,
         order,
         input,
     };
-    let mut wrong = vec![sky(other, in_prj, frame)];
-    if out_prj != in_prj {
-        wrong.push(sky(out_prj, other, frame));
-    }
+    // A build compiles the set {out, in}: each wrong one lacks one of the plan's projections.
+    let mut wrong = if out_prj == in_prj {
+        vec![sky(other, other, frame, sip)]
+    } else {
+        vec![
+            sky(other, in_prj, frame, sip),
+            sky(out_prj, other, frame, sip),
+        ]
+    };
     if frame {
-        wrong.push(sky(out_prj, in_prj, false));
+        wrong.push(sky(out_prj, in_prj, false, sip));
+    }
+    if sip {
+        wrong.push(sky(out_prj, in_prj, frame, false));
     }
     wrong
 }
@@ -1366,8 +1376,9 @@ fn fk4_eterms_general_path() {
 }
 
 /// Every family of specialised kernel variants (`KernelVariant::representatives`) on the
-/// blocks the runtime would launch it for: a rotated TAN -> TAN reprojection (the homography)
-/// and a SIN -> TAN one between tangent points 3 degrees apart (the sky variant of SIN, TAN)
+/// blocks the runtime would launch it for: a rotated TAN -> TAN reprojection (the homography),
+/// a SIN -> TAN one between tangent points 3 degrees apart (the sky variant of SIN, TAN) and a
+/// TAN-SIP -> TAN one (the sky variant with SIP),
 /// of every order, float32, float64 and integer inputs in both byte orders, both output types
 /// and both NaN policies for orders 0 and 1. `compare` runs each block with the general
 /// kernel and with the variant the runtime picks: the same bits, and the CPU's values within
@@ -1413,9 +1424,22 @@ fn every_variant_gives_the_general_kernels_bits() {
         shape_in: (50, 60),
         shape_out: (48, 56),
     };
+    let sip = Case {
+        name: "SIP-to-TAN".into(),
+        wcs_in: Wcs::from_header_str(
+            "CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nCRPIX1 = 30.5\nCRPIX2 = 25.0\n\
+             CRVAL1 = 150.3\nCRVAL2 = 4.0\nCDELT1 = -0.01\nCDELT2 = 0.01\nA_ORDER = 2\n\
+             A_0_2 = 2.0e-5\nA_1_1 = -1.5e-5\nA_2_0 = 1.0e-5\nB_ORDER = 2\nB_0_2 = -1.0e-5\n\
+             B_1_1 = 2.0e-5\nB_2_0 = 1.5e-5\n",
+        )
+        .unwrap(),
+        wcs_out: sky.wcs_out.clone(),
+        shape_in: (50, 60),
+        shape_out: (48, 56),
+    };
     let mut total = Stats::default();
     CONCRETE_VARIANTS.set(true);
-    for case in [homography, sky] {
+    for case in [homography, sky, sip] {
         for (k, order) in Order::ALL.into_iter().enumerate() {
             let types: &[InType] = if k <= 1 { &TYPES } else { &TYPES[..2] };
             for (i, &t) in types.iter().enumerate() {

@@ -143,16 +143,25 @@ fn compile_all(builds: &[(String, KernelVariant)]) -> Vec<(Compiled, f64)> {
 
 /// Sky variants (bilinear, float32) that compile each of the 28 projections once: projections
 /// 2k and 2k + 1 (a variant compiles both directions of both, for the round trip), with and
-/// without the frame change in turn.
+/// without the frame change in turn; and TAN-SIP -> TAN, bilinear and bicubic.
 fn projection_cover() -> Vec<KernelVariant> {
     (0..14u8)
         .map(|k| KernelVariant::Sky {
             out_prj: 2 * k,
             in_prj: 2 * k + 1,
             frame: k % 2 == 0,
+            sip: false,
             order: 1,
             input: VariantInput::F32,
         })
+        .chain([1, 3].map(|order| KernelVariant::Sky {
+            out_prj: TAN,
+            in_prj: TAN,
+            frame: false,
+            sip: true,
+            order,
+            input: VariantInput::F64,
+        }))
         .collect()
 }
 
@@ -174,10 +183,11 @@ struct Budget {
 ///   50% occupancy at 256 threads, and no stack frame.
 /// - The homography splines: no stack frame (their loops unroll), at most 104 registers (sm_90
 ///   order 5: 80 with launch bounds), so at least 25% occupancy.
-/// - The sky variants: TAN -> TAN of orders 0 and 1 at most 64 registers (50% occupancy; 63
-///   on sm_90 with launch bounds, 96 without), every other projection pair and the splines at
-///   most 128 (25%, twice the general kernel's occupancy; sm_90: 63-92 for bilinear, 64-128
-///   for orders 2-5); no stack frame beyond CUDA's own `sin`/`cos` (40 B).
+/// - The sky variants: TAN -> TAN without SIP of orders 0 and 1 at most 64 registers (50%
+///   occupancy; 63 on sm_90 with launch bounds, 96 without), every other projection pair, SIP
+///   and the splines at most 128 (25%, twice the general kernel's occupancy; sm_90: 63-80 for
+///   bilinear, 80 with SIP, 64-96 for orders 2-5); no stack frame beyond CUDA's own
+///   `sin`/`cos` (40 B).
 ///
 /// No build may spill.
 fn budget(variant: &KernelVariant) -> Budget {
@@ -203,6 +213,7 @@ fn budget(variant: &KernelVariant) -> Budget {
         KernelVariant::Sky {
             out_prj: TAN,
             in_prj: TAN,
+            sip: false,
             order: 0 | 1,
             ..
         } => Budget {

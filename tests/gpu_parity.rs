@@ -900,8 +900,8 @@ fn mosaics_reproject_their_inputs_on_the_gpu() {
 
 /// The kernels specialised per plan: a homography plan (TAN -> rotated TAN, every order and
 /// NaN policy of the cases) launches the homography variant of its order and input type, a
-/// plan through the sky (CAR -> AIT, one frame) the sky variant of its projection pair, with
-/// the CPU's values within the parity tolerance; a distorted one (SIP) the general kernel. The plans run on a simulated device of their own (whose
+/// plan through the sky (CAR -> AIT, one frame; SIP -> TAN) the sky variant of its projection
+/// pair, with the CPU's values within the parity tolerance; a TPV one the general kernel. The plans run on a simulated device of their own (whose
 /// records no other test shares) whenever the GPU backend is in use (the simulator in CI).
 #[test]
 fn plans_launch_the_variant_of_their_key() {
@@ -920,9 +920,10 @@ fn plans_launch_the_variant_of_their_key() {
         .collect();
     let ait = all.iter().find(|c| c.name == "CAR -> AIT").unwrap();
     let sip = all.iter().find(|c| c.name.starts_with("SIP")).unwrap();
+    let tpv = all.iter().find(|c| c.name.starts_with("TPV")).unwrap();
     assert!(tan.len() >= 6, "{} TAN -> rotated TAN cases", tan.len());
     let mut failures = Vec::new();
-    for case in tan.into_iter().chain([ait, sip]) {
+    for case in tan.into_iter().chain([ait, sip, tpv]) {
         let sim = Arc::new(SimDriver::new(SimConfig::default()));
         let wcs_in = Wcs::from_header_str(&case.input_header).unwrap();
         let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
@@ -954,6 +955,17 @@ fn plans_launch_the_variant_of_their_key() {
                 out_prj: 16,
                 in_prj: 11,
                 frame: false,
+                sip: false,
+                order,
+                input,
+            }
+        } else if case.name.starts_with("SIP") {
+            // TAN (2) from TAN-SIP.
+            KernelVariant::Sky {
+                out_prj: 2,
+                in_prj: 2,
+                frame: false,
+                sip: true,
                 order,
                 input,
             }

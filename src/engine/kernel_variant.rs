@@ -13,11 +13,11 @@
 //! | forward transform the homography (no backward) | no projection, distortion, frame or general transform code: 164 → 32-80 registers, no stack frame, 232 B of shared memory |
 //! | order 0, 1 (and 2-5 for the splines) | no spline code for 0 and 1; the splines' loops unroll (no stack frame) |
 //! | input float32 or float64 (orders 0 and 1) | one load path: 47 → 40 registers for bilinear (62.5% → 75% occupancy) |
-//! | the celestial transform through native unit vectors, no distortion or E-terms: its projection pair and whether it has a frame change | two projections compiled, every step inlined: 164 registers and a 528 B stack → 96 for bilinear TAN → TAN, 63 with `__launch_bounds__(256, 4)` and no spill (12.5% → 50% occupancy) |
+//! | the celestial transform through native unit vectors, no TPV or E-terms: its projection pair, whether it has a frame change, whether it has SIP | two projections compiled, every step inlined: 164 registers and a 528 B stack → 96 for bilinear TAN → TAN, 63 with `__launch_bounds__(256, 4)` and no spill (12.5% → 50% occupancy) |
 //!
 //! Not specialised (measured, no occupancy gained): the NaN policy (47 → 44 registers), the
-//! output type and the FITS decoding (no change). The general kernel keeps distortions, FK4
-//! frames, linear planes and transforms given as tables.
+//! output type and the FITS decoding (no change). The general kernel keeps TPV, FK4 frames,
+//! linear planes and transforms given as tables.
 //!
 //! [`encode_transform`]: super::kernel_params
 //! [`encode_sampling`]: super::kernel_params
@@ -73,9 +73,10 @@ pub enum KernelVariant {
         input: VariantInput,
     },
     /// The forward transform (and the backward one, if any) is celestial, through native unit
-    /// vectors, without distortions or FK4 E-terms, from projection `out_prj` to `in_prj`
+    /// vectors, without TPV distortions or FK4 E-terms, from projection `out_prj` to `in_prj`
     /// (`RP_PRJ_*` codes of `kernels/projections.cuh`); `frame`: a frame change is compiled
-    /// (the path next to a pole takes it). Order and input as for [`KernelVariant::Homography`].
+    /// (the path next to a pole takes it); `sip`: SIP distortions are. Order and input as for
+    /// [`KernelVariant::Homography`].
     Sky {
         /// The output's projection code.
         out_prj: u8,
@@ -83,6 +84,8 @@ pub enum KernelVariant {
         in_prj: u8,
         /// Whether the frame change is compiled.
         frame: bool,
+        /// Whether SIP distortions are compiled.
+        sip: bool,
         /// The interpolation order.
         order: u8,
         /// The input element type.
@@ -96,6 +99,7 @@ struct SkyKey {
     out_prj: u8,
     in_prj: u8,
     frame: bool,
+    sip: bool,
 }
 
 /// Reads `encode_transform`'s array (the layout of `src/engine/kernel_params.rs`) as far as
@@ -125,21 +129,49 @@ impl Reader<'_> {
         }
     }
 
-    /// CEL without distortion: its projection code.
-    fn celestial(&mut self) -> Option<u8> {
+    /// CEL without TPV: its projection code and whether it has a distortion (SIP).
+    fn celestial(&mut self) -> Option<(u8, bool)> {
         // swapped, crpix (2), m (4), inv (4), unity, cdelt (2).
         self.skip(14)?;
         let code = self.take()?;
         self.skip(PROJECTION_PARAMS - 1 + 5)?; // the projection's other parameters, euler (5)
         let prj = (0u8..PROJECTIONS).find(|&c| f64::from(c) == code)?;
-        (!self.flag()?).then_some(prj)
+        let distorted = self.flag()?;
+        if distorted {
+            self.sip_only()?;
+        }
+        Some((prj, distorted))
+    }
+
+    /// DIS with no TPV: lat_first, has_sip, [SIP], has_tpv (0).
+    fn sip_only(&mut self) -> Option<()> {
+        self.flag()?;
+        if self.flag()? {
+            // crpix (2), tolerance, max_iter, ap_bp_guess; A, B; [AP, BP].
+            self.skip(5)?;
+            self.polynomials()?;
+            if self.flag()? {
+                self.polynomials()?;
+            }
+        }
+        (!self.flag()?).then_some(())
+    }
+
+    /// Two SIP polynomials, each its order m and (m + 1)² coefficients.
+    fn polynomials(&mut self) -> Option<()> {
+        for _ in 0..2 {
+            let m = self.take()?;
+            let m = (0u8..=SIP_MAX_ORDER).find(|&k| f64::from(k) == m)?;
+            self.skip((usize::from(m) + 1).pow(2))?;
+        }
+        Some(())
     }
 
     /// PT of kind 1 (vector) without distortions or E-terms.
     fn vector(&mut self) -> Option<SkyKey> {
         (self.take()? == 1.0).then_some(())?;
-        let out_prj = self.celestial()?;
-        let in_prj = self.celestial()?;
+        let (out_prj, out_sip) = self.celestial()?;
+        let (in_prj, in_sip) = self.celestial()?;
         self.skip(9)?; // R
         let frame = self.flag()?;
         if frame {
@@ -151,6 +183,7 @@ impl Reader<'_> {
             out_prj,
             in_prj,
             frame,
+            sip: out_sip || in_sip,
         })
     }
 
@@ -165,6 +198,7 @@ impl Reader<'_> {
             let back = r.vector()?;
             (back.out_prj == key.in_prj && back.in_prj == key.out_prj).then_some(())?;
             key.frame |= back.frame;
+            key.sip |= back.sip;
         }
         (r.at == t.len()).then_some(key)
     }
@@ -174,6 +208,8 @@ impl Reader<'_> {
 const PROJECTION_PARAMS: usize = 35;
 /// `RP_PRJ_COUNT`: the projection codes are `0..PROJECTIONS`.
 const PROJECTIONS: u8 = 28;
+/// The highest SIP order a header may give (`A_ORDER` is at most 9).
+const SIP_MAX_ORDER: u8 = 9;
 
 /// What of a plan's kernel parameters chooses the variant (the input type is the launch's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,6 +258,7 @@ impl PlanKernel {
                 out_prj: k.out_prj,
                 in_prj: k.in_prj,
                 frame: k.frame,
+                sip: k.sip,
                 order,
                 input,
             },
@@ -265,6 +302,7 @@ impl KernelVariant {
                         out_prj: TAN,
                         in_prj: TAN,
                         frame: false,
+                        sip: false,
                         order,
                         input,
                     }
@@ -307,11 +345,11 @@ impl KernelVariant {
     /// let v = KernelVariant::Homography { order: 3, input: VariantInput::F64 };
     /// assert_eq!(v.defines().to_string(), "RP_V_HOMOGRAPHY RP_V_ORDER=3 RP_V_INPUT=1");
     /// let v = KernelVariant::Sky {
-    ///     out_prj: 11, in_prj: 2, frame: true, order: 1, input: VariantInput::Any,
+    ///     out_prj: 11, in_prj: 2, frame: true, sip: false, order: 1, input: VariantInput::Any,
     /// };
     /// assert_eq!(
     ///     v.defines().to_string(),
-    ///     "RP_V_SKY RP_V_PRJ_OUT=11 RP_V_PRJ_IN=2 RP_V_FRAME=1 RP_V_ORDER=1"
+    ///     "RP_V_SKY RP_V_PRJ_OUT=11 RP_V_PRJ_IN=2 RP_V_FRAME=1 RP_V_SIP=0 RP_V_ORDER=1"
     /// );
     /// ```
     pub fn defines(&self) -> KernelDefines {
@@ -320,21 +358,21 @@ impl KernelVariant {
     }
 
     /// The pattern of this variant's host build in the CUDA simulator (`kernels/variants.txt`):
-    /// its defines, with a sky variant's projection pair and frame left open (`*`).
+    /// its defines, with a sky variant's projection pair, frame and SIP left open (`*`).
     ///
     /// ```
     /// use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
     /// let v = KernelVariant::Sky {
-    ///     out_prj: 11, in_prj: 2, frame: false, order: 0, input: VariantInput::F32,
+    ///     out_prj: 11, in_prj: 2, frame: false, sip: true, order: 0, input: VariantInput::F32,
     /// };
     /// assert_eq!(
     ///     v.family().to_string(),
-    ///     "RP_V_SKY RP_V_PRJ_OUT=* RP_V_PRJ_IN=* RP_V_FRAME=* RP_V_ORDER=0 RP_V_INPUT=0"
+    ///     "RP_V_SKY RP_V_PRJ_OUT=* RP_V_PRJ_IN=* RP_V_FRAME=* RP_V_SIP=* RP_V_ORDER=0 RP_V_INPUT=0"
     /// );
-    /// assert_eq!(v.defines().instance_of(&v.family()), Some(vec![11, 2, 0]));
+    /// assert_eq!(v.defines().instance_of(&v.family()), Some(vec![11, 2, 0, 1]));
     /// ```
     pub fn family(&self) -> KernelDefines {
-        let open = ["RP_V_PRJ_OUT", "RP_V_PRJ_IN", "RP_V_FRAME"];
+        let open = ["RP_V_PRJ_OUT", "RP_V_PRJ_IN", "RP_V_FRAME", "RP_V_SIP"];
         let d = self.define_list(|name, value| match open.contains(&name) {
             true => format!("{name}=*"),
             false => format!("{name}={value}"),
@@ -354,6 +392,7 @@ impl KernelVariant {
             out_prj,
             in_prj,
             frame,
+            sip,
             ..
         } = *self
         {
@@ -361,6 +400,7 @@ impl KernelVariant {
             d.push(valued("RP_V_PRJ_OUT", out_prj.into()));
             d.push(valued("RP_V_PRJ_IN", in_prj.into()));
             d.push(valued("RP_V_FRAME", frame.into()));
+            d.push(valued("RP_V_SIP", sip.into()));
         } else {
             d.push("RP_V_HOMOGRAPHY".to_string());
         }
@@ -406,27 +446,62 @@ mod tests {
         assert_eq!(KernelVariant::representatives()[0], KernelVariant::General);
     }
 
-    /// CEL with projection `code`, optionally distorted (an empty SIP).
-    fn celestial(code: f64, distorted: bool) -> Vec<f64> {
+    /// A side's distortion in the test arrays.
+    #[derive(Clone, Copy)]
+    enum Dis {
+        None,
+        /// SIP of this order, with the reverse polynomials or not.
+        Sip(u8, bool),
+        /// TPV (its body is never read: the key stops at its flag).
+        Tpv,
+    }
+
+    /// CEL with projection `code` and distortion `dis`.
+    fn celestial(code: f64, dis: Dis) -> Vec<f64> {
         let mut c = vec![0.0; 14];
         c.push(code);
         c.extend([0.0; PROJECTION_PARAMS - 1 + 5]);
-        c.push(if distorted { 1.0 } else { 0.0 });
+        let poly = |m: u8| {
+            let mut p = vec![f64::from(m)];
+            p.extend(vec![1e-5; (usize::from(m) + 1).pow(2)]);
+            p
+        };
+        match dis {
+            Dis::None => c.push(0.0),
+            Dis::Sip(m, reverse) => {
+                c.extend([1.0, 0.0, 1.0]); // distorted, lat_first, has_sip
+                c.extend([64.5, 64.5, 1e-8, 20.0, 0.0]);
+                c.extend(poly(m));
+                c.extend(poly(m));
+                c.push(f64::from(u8::from(reverse)));
+                if reverse {
+                    c.extend(poly(m));
+                    c.extend(poly(m));
+                }
+                c.push(0.0); // has_tpv
+            }
+            Dis::Tpv => c.extend([1.0, 0.0, 0.0, 1.0]),
+        }
         c
     }
 
-    /// PT of kind 1 from `out` to `inp`; `frame`: None, or Some(E-terms flags).
-    fn vector_pt(out: f64, inp: f64, frame: Option<(f64, f64)>) -> Vec<f64> {
+    /// PT of kind 1 from `out` to `inp`; `frame`: None, or Some(E-terms removed, added).
+    fn vector_pt(out: (f64, Dis), inp: (f64, Dis), frame: Option<(bool, bool)>) -> Vec<f64> {
         let mut v = vec![1.0];
-        v.extend(celestial(out, false));
-        v.extend(celestial(inp, false));
+        v.extend(celestial(out.0, out.1));
+        v.extend(celestial(inp.0, inp.1));
         v.extend([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
         match frame {
             None => v.push(0.0),
             Some((remove, add)) => {
                 v.push(1.0);
                 v.extend([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
-                v.extend([remove, add]);
+                for on in [remove, add] {
+                    v.push(f64::from(u8::from(on)));
+                    if on {
+                        v.extend([-1.6e-6, -3.4e-7, -1.5e-7]);
+                    }
+                }
             }
         }
         v
@@ -442,46 +517,70 @@ mod tests {
     }
 
     #[test]
-    fn sky_variants_are_keyed_by_their_projections_and_frame() {
+    fn sky_variants_are_keyed_by_their_projections_frame_and_sip() {
         let s = sampling(1.0);
-        let sky = |out_prj, in_prj, frame| KernelVariant::Sky {
+        let sky = |out_prj, in_prj, frame, sip| KernelVariant::Sky {
             out_prj,
             in_prj,
             frame,
+            sip,
             order: 1,
             input: VariantInput::F32,
         };
+        let plain = |code| (code, Dis::None);
         let car_tan = transform(
-            vector_pt(11.0, 2.0, None),
-            Some(vector_pt(2.0, 11.0, Some((0.0, 0.0)))),
+            vector_pt(plain(11.0), plain(2.0), None),
+            Some(vector_pt(plain(2.0), plain(11.0), Some((false, false)))),
         );
-        assert_eq!(KernelVariant::choose(&car_tan, &s, 0), sky(11, 2, true));
-        let tan = transform(vector_pt(2.0, 2.0, None), None);
-        assert_eq!(KernelVariant::choose(&tan, &s, 0), sky(2, 2, false));
+        assert_eq!(
+            KernelVariant::choose(&car_tan, &s, 0),
+            sky(11, 2, true, false)
+        );
+        let tan = transform(vector_pt(plain(2.0), plain(2.0), None), None);
+        assert_eq!(KernelVariant::choose(&tan, &s, 0), sky(2, 2, false, false));
         assert_eq!(
             KernelVariant::choose(&tan, &sampling(3.0), 1),
             KernelVariant::Sky {
                 out_prj: 2,
                 in_prj: 2,
                 frame: false,
+                sip: false,
                 order: 3,
                 input: VariantInput::F64
             }
         );
+        // SIP on the input side, both ways; with or without its reverse polynomials.
+        for reverse in [false, true] {
+            let sip = (2.0, Dis::Sip(3, reverse));
+            let t = transform(
+                vector_pt(plain(2.0), sip, None),
+                Some(vector_pt(sip, plain(2.0), None)),
+            );
+            assert_eq!(KernelVariant::choose(&t, &s, 0), sky(2, 2, false, true));
+        }
         // What the sky variants leave out: the general kernel.
         let general = |t: &[f64]| KernelVariant::choose(t, &s, 0) == KernelVariant::General;
-        let eterms = transform(vector_pt(2.0, 2.0, Some((1.0, 0.0))), None);
-        assert!(general(&eterms), "E-terms");
-        let mut distorted = tan.clone();
-        distorted[3 + 55] = 1.0; // the output's has_distortion
-        assert!(general(&distorted), "distortion");
+        for eterms in [(true, false), (false, true)] {
+            let t = transform(vector_pt(plain(2.0), plain(2.0), Some(eterms)), None);
+            assert!(general(&t), "E-terms {eterms:?}");
+        }
+        let tpv = transform(vector_pt(plain(2.0), (2.0, Dis::Tpv), None), None);
+        assert!(general(&tpv), "TPV");
+        let big_sip = transform(
+            vector_pt(plain(2.0), (2.0, Dis::Sip(10, false)), None),
+            None,
+        );
+        assert!(general(&big_sip), "SIP order past 9");
         let mut kind2 = tan.clone();
         kind2[3] = 2.0;
         assert!(general(&kind2), "general kind");
         let mut unknown = tan.clone();
         unknown[3 + 1 + 14] = 28.0; // no such projection
         assert!(general(&unknown), "projection code");
-        let crossed = transform(vector_pt(11.0, 2.0, None), Some(vector_pt(11.0, 2.0, None)));
+        let crossed = transform(
+            vector_pt(plain(11.0), plain(2.0), None),
+            Some(vector_pt(plain(11.0), plain(2.0), None)),
+        );
         assert!(
             general(&crossed),
             "backward not the forward's pair reversed"
