@@ -40,7 +40,8 @@
 //     RP_V_FRAME=0|1      whether the frame change (taken next to a pole) is compiled
 //     RP_V_SIP=0|1        whether SIP distortions are compiled (never TPV)
 //   RP_V_MIN_BLOCKS=n     __launch_bounds__(256, n) (not part of a variant's key: the runtime
-//                         adds it where the compiler then reports no spills; src/gpu/runtime.rs)
+//                         adds it where the compiler then reports no spill and no larger stack
+//                         frame; src/gpu/runtime.rs compile_variant)
 // The sky gates are used in expressions only, never in #if, so that the CUDA simulator's host
 // builds can take them at run time (kernels/variants.txt, `*` values).
 #ifdef RP_V_SKY

@@ -1,6 +1,7 @@
 //! CI check: every kernel in kernels/ compiles with NVRTC, no GPU needed, within its resource
-//! budgets: the general block kernel and every specialised variant the engine can launch
-//! (`KernelVariant::all`, kernels/variants.txt).
+//! budgets: the general block kernel, one variant of each family the engine can launch
+//! (`KernelVariant::representatives`, kernels/variants.txt) and sky variants that compile each
+//! of the 28 projections (`projection_cover`).
 //!
 //! Compiles as the runtime does (`reproject::gpu::resources::variant_resources`: the runtime's
 //! source order and options, `--fmad=false`, the variant's defines, plus ptxas's report) for

@@ -13,7 +13,7 @@
 //! | forward transform the homography (no backward) | no projection, distortion, frame or general transform code: 164 → 32-80 registers, no stack frame, 232 B of shared memory |
 //! | order 0, 1 (and 2-5 for the splines) | no spline code for 0 and 1; the splines' loops unroll (no stack frame) |
 //! | input float32 or float64 (orders 0 and 1) | one load path: 47 → 40 registers for bilinear (62.5% → 75% occupancy) |
-//! | the celestial transform through native unit vectors, no TPV or E-terms: its projection pair, whether it has a frame change, whether it has SIP | two projections compiled, every step inlined: 164 registers and a 528 B stack → 96 for bilinear TAN → TAN, 63 with `__launch_bounds__(256, 4)` and no spill (12.5% → 50% occupancy) |
+//! | the celestial transform through native unit vectors, no TPV or E-terms: its projection pair, whether it has a frame change, whether it has SIP | two projections compiled, every step inlined: 164 registers and a 528 B stack → 96 for bilinear TAN → TAN, 63 with `__launch_bounds__(256, 4)` and no spill (12.5% → 50% occupancy); TAN-SIP → TAN 80 (37.5%) |
 //!
 //! Not specialised (measured, no occupancy gained): the NaN policy (47 → 44 registers), the
 //! output type and the FITS decoding (no change). The general kernel keeps TPV, FK4 frames,
@@ -205,9 +205,9 @@ impl Reader<'_> {
 }
 
 /// `RP_PRJ_PARAMS`: the doubles of one projection's parameters (`Projection::device_params`).
-const PROJECTION_PARAMS: usize = 35;
-/// `RP_PRJ_COUNT`: the projection codes are `0..PROJECTIONS`.
-const PROJECTIONS: u8 = 28;
+const PROJECTION_PARAMS: usize = crate::wcs::projection::Projection::DEVICE_PARAMS;
+/// `RP_PRJ_COUNT`: the projection codes are `0..PROJECTIONS`, in `ProjectionCode::ALL`'s order.
+const PROJECTIONS: u8 = crate::wcs::projection::ProjectionCode::ALL.len() as u8;
 /// The highest SIP order a header may give (`A_ORDER` is at most 9).
 const SIP_MAX_ORDER: u8 = 9;
 

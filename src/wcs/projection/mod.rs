@@ -338,6 +338,14 @@ impl Projection {
         (self.x0, self.y0)
     }
 
+    /// The length of [`Projection::device_params`] (`RP_PRJ_PARAMS` of the kernels).
+    ///
+    /// ```
+    /// assert_eq!(reproject::wcs::projection::Projection::DEVICE_PARAMS, 35);
+    /// ```
+    #[doc(hidden)]
+    pub const DEVICE_PARAMS: usize = 35;
+
     /// The flat parameter array the CUDA kernels read (`RP_PRJ_PARAMS` = 35 doubles, see
     /// `kernels/projections.cuh`, whose `rp_prj_setup` rebuilds this projection from it):
     ///
@@ -356,8 +364,8 @@ impl Projection {
     /// assert_eq!((flat[0], flat[1], flat[3], flat[32]), (17.0, 2.0, 45.0, 0.0));
     /// ```
     #[doc(hidden)]
-    pub fn device_params(&self) -> [f64; 35] {
-        let mut flat = [0.0; 35];
+    pub fn device_params(&self) -> [f64; Projection::DEVICE_PARAMS] {
+        let mut flat = [0.0; Projection::DEVICE_PARAMS];
         // Fieldless enum: the discriminant is the declaration order, which is ALL's order.
         flat[0] = self.code as usize as f64;
         let mut mask = 0u32;
