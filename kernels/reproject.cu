@@ -36,8 +36,19 @@ typedef struct {
     RpSampling sampling;
 } RpBlockParams;
 
+// The celestial parse is a real call on the device: it runs once per plan (one thread of the
+// parse launch; or thread (0, 0) of each thread block, with `sampling` given), and inlined
+// into the kernel it would hold registers the per-pixel path then cannot have (sky TAN -> TAN
+// bilinear: 96 registers inlined, 54 out of line; kernels/README.md). The homography's parse
+// is a few loads: inlined.
+#if (defined(__CUDACC_RTC__) || defined(__CUDACC__)) && RP_WITH_SKY
+#define RP_SETUP_CALL __device__ __noinline__
+#else
+#define RP_SETUP_CALL RP_DEVICE
+#endif
+
 // Parses both flat arrays. `transform[1]` holds the transform's length.
-RP_DEVICE void rp_block_setup(const double* transform, const double* sampling,
+RP_SETUP_CALL void rp_block_setup(const double* transform, const double* sampling,
                               RpBlockParams* p) {
     double len = transform[1];
     p->status = 0;

@@ -52,8 +52,8 @@
 #endif
 // The large steps are called from several places: kept out of line on the device, so that
 // each (with the projections' big switches inlined into it) is compiled once. A sky variant,
-// with two projections and no TPV, inlines them (no call frames: 164 -> 63 registers for
-// TAN -> TAN with launch bounds, kernels/README.md).
+// with two projections and no TPV, inlines them (no call frames: 164 -> 54 registers for
+// TAN -> TAN bilinear, kernels/README.md).
 #if (defined(__CUDACC_RTC__) || defined(__CUDACC__)) && RP_SKY_VARIANT
 #define RP_OUTLINE RP_DEVICE
 #elif defined(__CUDACC_RTC__) || defined(__CUDACC__)

@@ -1,5 +1,5 @@
 //! Which build of the block kernel a launch runs: the general kernel, which chooses the
-//! transform, order and input type at run time (164 registers and a 528-byte stack frame on
+//! transform, order and input type at run time (162 registers and a 496-byte stack frame on
 //! sm_90), or a variant specialised for the plan and the launch, compiled with NVRTC defines
 //! that leave out everything the launch does not need (`kernels/common.cuh` lists the gates).
 //!
@@ -13,7 +13,7 @@
 //! | forward transform the homography (no backward) | no projection, distortion, frame or general transform code: 164 → 32-80 registers, no stack frame, 232 B of shared memory |
 //! | order 0, 1 (and 2-5 for the splines) | no spline code for 0 and 1; the splines' loops unroll (no stack frame) |
 //! | input float32 or float64 (orders 0 and 1) | one load path: 47 → 40 registers for bilinear (62.5% → 75% occupancy) |
-//! | the celestial transform through native unit vectors, no TPV or E-terms: its projection pair, whether it has a frame change, whether it has SIP | two projections compiled, every step inlined: 164 registers and a 528 B stack → 96 for bilinear TAN → TAN, 63 with `__launch_bounds__(256, 4)` and no spill (12.5% → 50% occupancy); TAN-SIP → TAN 80 (37.5%) |
+//! | the celestial transform through native unit vectors, no TPV or E-terms: its projection pair, whether it has a frame change, whether it has SIP | two projections compiled, every step inlined, the parse out of line: 164 registers and a 528 B stack → 54 for bilinear TAN → TAN (12.5% → 50% occupancy); TAN-SIP → TAN 62 with `__launch_bounds__(256, 4)` and no spill (50%) |
 //!
 //! Not specialised (measured, no occupancy gained): the NaN policy (47 → 44 registers), the
 //! output type and the FITS decoding (no change). The general kernel keeps TPV, FK4 frames,
