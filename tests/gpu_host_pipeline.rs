@@ -366,6 +366,13 @@ fn near_edge(c: f64, n: usize) -> bool {
     (c + 0.5).abs() <= PX_TOL || (c - (n as f64 - 0.5)).abs() <= PX_TOL
 }
 
+/// The build of `variant`'s family (its pattern) and the values it runs `variant` with.
+fn family_build(variant: KernelVariant) -> (KernelDefines, Vec<i32>) {
+    let family = variant.family();
+    let values = variant.defines().instance_of(&family).unwrap();
+    (family, values)
+}
+
 /// Sky variants that must refuse the parameters of `variant`'s plans: one projection
 /// replaced by another on either side, and no frame change or SIP where the plan has one.
 fn mismatched(variant: KernelVariant) -> Vec<KernelVariant> {
@@ -524,19 +531,11 @@ fn compare(
             // The build of its family with the variant's values at run time, as the CUDA
             // simulator runs it; where asked (CONCRETE_VARIANTS), also the build NVRTC makes,
             // with the values compiled in.
-            let mut builds = Vec::new();
-            if variant != KernelVariant::General {
-                let family = variant.family();
-                let values = variant.defines().instance_of(&family).unwrap();
-                builds.push((family, values));
-                if CONCRETE_VARIANTS.get() && variant.family().is_pattern() {
-                    builds.push((variant.defines(), Vec::new()));
-                }
-            }
-            for (defines, values) in builds {
-                let v = run_harness(
-                    &variant_harness(bin, &defines),
-                    &values,
+            // This block, run by one build (a pattern's with its values).
+            let run_build = |defines: &KernelDefines, values: &[i32]| {
+                run_harness(
+                    &variant_harness(bin, defines),
+                    values,
                     &p.transform,
                     &p.sampling,
                     &window_bytes,
@@ -548,7 +547,17 @@ fn compare(
                     &block,
                     out_f64,
                     &format!("{tag} [{defines}] {values:?}"),
-                );
+                )
+            };
+            let mut builds = Vec::new();
+            if variant != KernelVariant::General {
+                builds.push(family_build(variant));
+                if CONCRETE_VARIANTS.get() && variant.family().is_pattern() {
+                    builds.push((variant.defines(), Vec::new()));
+                }
+            }
+            for (defines, values) in builds {
+                let v = run_build(&defines, &values);
                 assert!(!v.refused, "{tag}: [{defines}] refused the parameters");
                 let bits = |x: &[f64]| -> Vec<u64> {
                     x.iter()
@@ -573,23 +582,8 @@ fn compare(
             if let (KernelVariant::Sky { .. }, Order::Bilinear, 0) = (variant, order, stats.blocks)
             {
                 for wrong in mismatched(variant) {
-                    let family = wrong.family();
-                    let values = wrong.defines().instance_of(&family).unwrap();
-                    let w = run_harness(
-                        &variant_harness(bin, &family),
-                        &values,
-                        &p.transform,
-                        &p.sampling,
-                        &window_bytes,
-                        code,
-                        be,
-                        pitch,
-                        (wr.start, wc.start, wr.len(), wc.len()),
-                        case.shape_in,
-                        &block,
-                        out_f64,
-                        &format!("{tag} [{}]", wrong.defines()),
-                    );
+                    let (family, values) = family_build(wrong);
+                    let w = run_build(&family, &values);
                     assert!(
                         w.refused
                             && w.values.iter().all(|v| v.is_nan())
