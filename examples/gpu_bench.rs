@@ -26,6 +26,11 @@ fn main() {
 }
 
 #[cfg(feature = "cuda")]
+#[path = "support/headers.rs"]
+#[allow(dead_code)]
+mod headers;
+
+#[cfg(feature = "cuda")]
 mod bench {
     use std::time::Instant;
 
@@ -46,13 +51,7 @@ mod bench {
     const REPEATS: usize = 3;
 
     fn tan(crval: (f64, f64), crpix: f64, cdelt: f64, rot: f64) -> Result<Wcs> {
-        let (s, c) = rot.to_radians().sin_cos();
-        Wcs::from_header_str(&format!(
-            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = {:?}\nCRVAL2 = {:?}\n\
-             CRPIX1 = {crpix:?}\nCRPIX2 = {crpix:?}\nCDELT1 = {:?}\nCDELT2 = {cdelt:?}\n\
-             PC1_1 = {c:?}\nPC1_2 = {:?}\nPC2_1 = {s:?}\nPC2_2 = {c:?}\n",
-            crval.0, crval.1, -cdelt, -s
-        ))
+        Wcs::from_header_str(&super::headers::rotated_tan(crval, crpix, cdelt, rot))
     }
 
     /// Best wall time of `REPEATS` runs of `f` (after one warm-up run).

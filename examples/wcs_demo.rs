@@ -5,6 +5,7 @@
 //! Run with `cargo run --release --example wcs_demo [-- GRID_SIZE]`.
 
 #[path = "support/headers.rs"]
+#[allow(dead_code)]
 mod headers;
 
 use std::time::Instant;

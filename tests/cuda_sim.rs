@@ -807,6 +807,7 @@ fn scaled_fits_integers_are_decoded_on_the_device() {
 #[test]
 fn launches_name_the_variant_of_their_plan() {
     use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
+    use reproject::wcs::projection::ProjectionCode;
     use std::collections::HashSet;
     let all = cases();
     let homography = &all[0];
@@ -847,10 +848,10 @@ fn launches_name_the_variant_of_their_plan() {
     for (k, order) in Order::ALL.into_iter().enumerate() {
         let o = k as u8;
         let h = |input| KernelVariant::Homography { order: o, input };
-        // ZEA (7) from CAR (11), with the galactic -> ICRS rotation compiled for the poles.
+        // ZEA from CAR, with the galactic -> ICRS rotation compiled for the poles.
         let s = |input| KernelVariant::Sky {
-            out_prj: 7,
-            in_prj: 11,
+            out_prj: ProjectionCode::Zea as u8,
+            in_prj: ProjectionCode::Car as u8,
             frame: true,
             sip: false,
             order: o,
@@ -885,10 +886,10 @@ fn launches_name_the_variant_of_their_plan() {
             }
         }
         if o <= 3 {
-            // TAN (2) from TAN-SIP.
+            // TAN from TAN-SIP.
             let sip_variant = KernelVariant::Sky {
-                out_prj: 2,
-                in_prj: 2,
+                out_prj: ProjectionCode::Tan as u8,
+                in_prj: ProjectionCode::Tan as u8,
                 frame: false,
                 sip: true,
                 order: o,

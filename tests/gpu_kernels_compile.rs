@@ -231,7 +231,7 @@ fn budget(variant: &KernelVariant) -> Budget {
 }
 
 /// `RP_PRJ_TAN`.
-const TAN: u8 = 2;
+const TAN: u8 = reproject::wcs::projection::ProjectionCode::Tan as u8;
 
 /// The stack frame of CUDA's double-precision `sin` and `cos`: the Payne-Hanek reduction of
 /// huge arguments keeps its digits in a local array (a kernel that is one `sin` call has it).

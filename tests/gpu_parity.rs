@@ -909,6 +909,7 @@ fn plans_launch_the_variant_of_their_key() {
     use reproject::engine::CudaExecutor;
     use reproject::gpu::driver::Driver;
     use reproject::gpu::sim::{SimConfig, SimDriver};
+    use reproject::wcs::projection::ProjectionCode;
     use std::sync::Arc;
     if !gpu_or_skip("plans_launch_the_variant_of_their_key") {
         return;
@@ -950,20 +951,20 @@ fn plans_launch_the_variant_of_their_key() {
         let want = if case.name.starts_with("TAN") {
             KernelVariant::Homography { order, input }
         } else if case.name.starts_with("CAR") {
-            // AIT (16) from CAR (11).
+            // AIT from CAR.
             KernelVariant::Sky {
-                out_prj: 16,
-                in_prj: 11,
+                out_prj: ProjectionCode::Ait as u8,
+                in_prj: ProjectionCode::Car as u8,
                 frame: false,
                 sip: false,
                 order,
                 input,
             }
         } else if case.name.starts_with("SIP") {
-            // TAN (2) from TAN-SIP.
+            // TAN from TAN-SIP.
             KernelVariant::Sky {
-                out_prj: 2,
-                in_prj: 2,
+                out_prj: ProjectionCode::Tan as u8,
+                in_prj: ProjectionCode::Tan as u8,
                 frame: false,
                 sip: true,
                 order,

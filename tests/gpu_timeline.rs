@@ -21,16 +21,13 @@ use reproject::interp::Order;
 use reproject::io::ArraySource;
 use reproject::wcs::Wcs;
 
+#[path = "../examples/support/headers.rs"]
+#[allow(dead_code)]
+mod headers;
+
 /// The benchmark's TAN header (`examples/gpu_bench.rs`).
 fn tan(crval: (f64, f64), crpix: f64, cdelt: f64, rot: f64) -> Wcs {
-    let (s, c) = rot.to_radians().sin_cos();
-    Wcs::from_header_str(&format!(
-        "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = {:?}\nCRVAL2 = {:?}\n\
-         CRPIX1 = {crpix:?}\nCRPIX2 = {crpix:?}\nCDELT1 = {:?}\nCDELT2 = {cdelt:?}\n\
-         PC1_1 = {c:?}\nPC1_2 = {:?}\nPC2_1 = {s:?}\nPC2_2 = {c:?}\n",
-        crval.0, crval.1, -cdelt, -s
-    ))
-    .unwrap()
+    Wcs::from_header_str(&headers::rotated_tan(crval, crpix, cdelt, rot)).unwrap()
 }
 
 /// The threads the executor runs blocks on for a 16-core host (`Parallel::AllCores` there).

@@ -33,6 +33,18 @@ pub fn header(
     text
 }
 
+/// A TAN header centred on `crval`, reference pixel (`crpix`, `crpix`), `cdelt` degrees a
+/// pixel, rotated by `rot` degrees (PCi_j): the GPU benchmark's jobs.
+pub fn rotated_tan(crval: (f64, f64), crpix: f64, cdelt: f64, rot: f64) -> String {
+    let (s, c) = rot.to_radians().sin_cos();
+    format!(
+        "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = {:?}\nCRVAL2 = {:?}\n\
+         CRPIX1 = {crpix:?}\nCRPIX2 = {crpix:?}\nCDELT1 = {:?}\nCDELT2 = {cdelt:?}\n\
+         PC1_1 = {c:?}\nPC1_2 = {:?}\nPC2_1 = {s:?}\nPC2_2 = {c:?}\n",
+        crval.0, crval.1, -cdelt, -s
+    )
+}
+
 /// One sample header per projection code: (code, header).
 pub fn all_projections(n: usize) -> Vec<(&'static str, String)> {
     let eq = ("RA", "DEC");

@@ -415,7 +415,7 @@ impl KernelVariant {
 }
 
 /// `RP_PRJ_TAN`.
-const TAN: u8 = 2;
+const TAN: u8 = crate::wcs::projection::ProjectionCode::Tan as u8;
 
 #[cfg(test)]
 mod tests {

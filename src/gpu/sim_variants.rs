@@ -85,6 +85,26 @@ macro_rules! sim_variants {
 #[cfg(rp_sim_kernels)]
 include!(concat!(env!("OUT_DIR"), "/sim_variants.rs"));
 
+/// The specialised build of `variant`: its launcher, setter and the values at its pattern's
+/// `*`s; `None` when the simulator has none. The patterns are parsed once.
+#[cfg(rp_sim_kernels)]
+fn build_of(variant: &KernelDefines) -> Option<(SimLaunch, SimSet, Vec<i32>)> {
+    static PATTERNS: std::sync::OnceLock<Vec<Option<KernelDefines>>> = std::sync::OnceLock::new();
+    let patterns = PATTERNS.get_or_init(|| {
+        BUILDS
+            .iter()
+            .map(|(defines, _, _)| KernelDefines::pattern(defines.iter().copied()).ok())
+            .collect()
+    });
+    BUILDS
+        .iter()
+        .zip(patterns)
+        .find_map(|((_, entry, set), pattern)| {
+            let values = variant.instance_of(pattern.as_ref()?)?;
+            Some((*entry, *set, values))
+        })
+}
+
 /// The launcher of `variant` (the general kernel's for the general kernel), with the values
 /// its build takes at run time already given to the build for the calling thread, or `None`
 /// when the simulator has no build of it.
@@ -94,20 +114,17 @@ pub(super) fn launcher(variant: &KernelDefines) -> Option<SimLaunch> {
     if variant.is_general() {
         return Some(rp_sim_launch as SimLaunch);
     }
-    BUILDS.iter().find_map(|(defines, entry, set)| {
-        let pattern = KernelDefines::pattern(defines.iter().copied()).ok()?;
-        let values = variant.instance_of(&pattern)?;
-        // SAFETY: the setter reads one int per `*` of its pattern: `values` holds that many.
-        unsafe { set(values.as_ptr()) };
-        Some(*entry)
-    })
+    let (entry, set, values) = build_of(variant)?;
+    // SAFETY: the setter reads one int per `*` of its pattern: `values` holds that many.
+    unsafe { set(values.as_ptr()) };
+    Some(entry)
 }
 
 /// Whether the simulator has a build of `variant`.
 pub(super) fn has(variant: &KernelDefines) -> bool {
     #[cfg(rp_sim_kernels)]
     {
-        launcher(variant).is_some()
+        variant.is_general() || build_of(variant).is_some()
     }
     #[cfg(not(rp_sim_kernels))]
     {
