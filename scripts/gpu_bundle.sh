@@ -67,6 +67,7 @@ cat >"$OUT/python-paths.sh" <<'PYPATHS'
 # chunks) gives the same bits on the GPU, within 1e-9 of the CPU. Then the dask example and the
 # GPU benchmark from Python (SIZE, default 16384: numpy and CuPy in, a line per goal).
 # PYTHON (default python3) needs numpy; CuPy for the GPU-array tests (they skip without it).
+#   python-paths.sh [tests] [dask] [bench]     # the parts to run, in that order (default: all)
 set -uo pipefail
 cd "$(dirname "$0")"
 py="${PYTHON:-python3}"
@@ -79,21 +80,36 @@ for wheel in sys.argv[2:]:
 UNPACK
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" REPROJECT_RS_CUDA_SIM="${REPROJECT_RS_CUDA_SIM:-0}"
 status=0
-"$py" -m pytest -q -p no:cacheprovider -o addopts="" --rootdir python-tests \
-  python-tests/test_gpu_paths.py python-tests/test_gpu_arrays.py || status=1
-"$py" python-tests/dask_gpu.py || status=1
-"$py" python-tests/gpu_bench.py "${SIZE:-16384}" || status=1
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(tests dask bench)
+for part in "${parts[@]}"; do
+  case "$part" in
+    tests) "$py" -m pytest -q -p no:cacheprovider -o addopts="" --rootdir python-tests \
+             python-tests/test_gpu_paths.py python-tests/test_gpu_arrays.py || status=1 ;;
+    dask) "$py" python-tests/dask_gpu.py || status=1 ;;
+    bench) "$py" python-tests/gpu_bench.py "${SIZE:-16384}" || status=1 ;;
+    *) echo "unknown part $part (tests, dask, bench)" >&2; status=1 ;;
+  esac
+done
 exit $status
 PYPATHS
 chmod +x "$OUT/python-paths.sh"
 
 cat >"$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash
-# Runs reproject-rs's GPU checks with the prebuilt binaries beside this script: the NVRTC
-# compile check, the GPU parity suite (GPU vs CPU), the CLI's GPU paths, the Python package's
-# GPU paths (python-paths.sh) and the GPU benchmark. Needs the NVIDIA
-# driver; finds libnvrtc on the loader path, in $REPROJECT_RS_NVRTC, the CUDA toolkit or a
-# Python wheel. SIZE (default 16384) sets the benchmark's image size.
+# Runs reproject-rs's GPU checks with the prebuilt binaries beside this script, as sections:
+#   info      what reproject-rs finds (GPU, NVRTC)
+#   compile   every kernel variant compiles with NVRTC, resources within budget
+#   parity    the GPU parity suite (GPU vs CPU)
+#   cli       the CLI's GPU paths and mosaics against the CPU's
+#   pytests   the Python package's GPU paths (python-paths.sh tests dask)
+#   pybench   the GPU benchmark from Python (python-paths.sh bench)
+#   bench     the GPU benchmark from Rust (gpu_bench)
+#   run.sh [SECTION...]     # in the order given; default: all, in the order above
+# LOGDIR=dir also writes each section's output to dir/SECTION.log (a device run can order the
+# sections by priority and keep what finished). Needs the NVIDIA driver; finds libnvrtc on the
+# loader path, in $REPROJECT_RS_NVRTC, the CUDA toolkit or a Python wheel. SIZE (default
+# 16384) sets the benchmarks' image size.
 set -uo pipefail
 cd "$(dirname "$0")"
 if [ -z "${REPROJECT_RS_NVRTC:-}" ]; then
@@ -114,35 +130,48 @@ if [ -z "${REPROJECT_RS_NVRTC:-}" ]; then
 fi
 echo "REPROJECT_RS_NVRTC=${REPROJECT_RS_NVRTC:-(loader path)}"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null || true
-status=0
-echo "== what reproject-rs finds"
-printf "NAXIS   = 2\nNAXIS1  = 10\nNAXIS2  = 10\nCTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRVAL1  = 0.0\nCRVAL2  = 0.0\nCRPIX1  = 5.0\nCRPIX2  = 5.0\nCDELT1  = -0.1\nCDELT2  = 0.1\n" >/tmp/reproject-rs-probe.hdr
-./reproject-rs info /tmp/reproject-rs-probe.hdr | grep -E '^GPU' || status=1
-echo "== every kernel compiles with NVRTC"
-REPROJECT_RS_REQUIRE_NVRTC=1 ./gpu_kernels_compile --nocapture || status=1
-echo "== GPU parity suite (GPU vs CPU)"
-./gpu_parity --nocapture --test-threads=1 || status=1
-echo "== GPU paths of the CLI: threads, one worker process per GPU (cuda:all), same values as the CPU"
-demo=/tmp/reproject-rs-demo
-./reproject-rs demo --out-dir "$demo" --size 1800 -q || status=1
-for device in "cpu" "cuda --threads 4" "cuda:all --processes 4 --block-size 128"; do
-  tag="${device%% *}"
-  ./reproject-rs "$demo/galactic_survey_car.fits" --to "$demo/galactic_centre_tan.hdr" \
-    -o "$demo/paths-$tag.fits" --footprint "$demo/paths-$tag-fp.fits" --overwrite --device $device \
-    || status=1
-done
-echo "== mosaics on the GPU against the CPU's: inputs sampled there (offset matching), and"
-echo "   combined there too (no matching: the accumulate kernel), with their times"
-TIMEFORMAT="  %R s"
-for background in offset none; do
-  for device in cpu cuda; do
-    echo " $background, $device:"
-    time ./reproject-rs mosaic "$demo"/mosaic_exposure*.fits --auto-wcs \
-      -o "$demo/paths-mosaic-$background-$device.fits" \
-      --match-background "$background" --overwrite --device "$device" -q || status=1
+info() {
+  status=0
+  echo "== what reproject-rs finds"
+  printf "NAXIS   = 2\nNAXIS1  = 10\nNAXIS2  = 10\nCTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRVAL1  = 0.0\nCRVAL2  = 0.0\nCRPIX1  = 5.0\nCRPIX2  = 5.0\nCDELT1  = -0.1\nCDELT2  = 0.1\n" >/tmp/reproject-rs-probe.hdr
+  ./reproject-rs info /tmp/reproject-rs-probe.hdr | grep -E '^GPU' || status=1
+  return $status
+}
+compile() {
+  status=0
+  echo "== every kernel compiles with NVRTC"
+  REPROJECT_RS_REQUIRE_NVRTC=1 ./gpu_kernels_compile --nocapture || status=1
+  return $status
+}
+parity() {
+  status=0
+  echo "== GPU parity suite (GPU vs CPU)"
+  ./gpu_parity --nocapture --test-threads=1 || status=1
+  return $status
+}
+cli() {
+  status=0
+  echo "== GPU paths of the CLI: threads, one worker process per GPU (cuda:all), same values as the CPU"
+  demo=/tmp/reproject-rs-demo
+  ./reproject-rs demo --out-dir "$demo" --size 1800 -q || status=1
+  for device in "cpu" "cuda --threads 4" "cuda:all --processes 4 --block-size 128"; do
+    tag="${device%% *}"
+    ./reproject-rs "$demo/galactic_survey_car.fits" --to "$demo/galactic_centre_tan.hdr" \
+      -o "$demo/paths-$tag.fits" --footprint "$demo/paths-$tag-fp.fits" --overwrite --device $device \
+      || status=1
   done
-done
-python3 - "$demo" <<'PY' || status=1
+  echo "== mosaics on the GPU against the CPU's: inputs sampled there (offset matching), and"
+  echo "   combined there too (no matching: the accumulate kernel), with their times"
+  TIMEFORMAT="  %R s"
+  for background in offset none; do
+    for device in cpu cuda; do
+      echo " $background, $device:"
+      time ./reproject-rs mosaic "$demo"/mosaic_exposure*.fits --auto-wcs \
+        -o "$demo/paths-mosaic-$background-$device.fits" \
+        --match-background "$background" --overwrite --device "$device" -q || status=1
+    done
+  done
+  python3 - "$demo" <<'PY' || status=1
 import sys, numpy as np
 def fits(path, hdu=0):
     """Image HDU `hdu` of a FITS file (no astropy on GPU machines)."""
@@ -177,11 +206,44 @@ for background in ("offset", "none"):
                fits(f"{m}-cpu.fits"), fits(f"{m}-cpu.fits", 1), atol=1e-9)
 sys.exit(0 if ok else 1)
 PY
-echo "== the Python package's GPU paths"
-./python-paths.sh || status=1
-echo "== GPU benchmark"
-./gpu_bench "${SIZE:-16384}" || status=1
-exit $status
+  return $status
+}
+pytests() {
+  status=0
+  echo "== the Python package's GPU paths"
+  ./python-paths.sh tests dask || status=1
+  return $status
+}
+pybench() {
+  status=0
+  echo "== the GPU benchmark from Python"
+  ./python-paths.sh bench || status=1
+  return $status
+}
+bench() {
+  status=0
+  echo "== GPU benchmark"
+  ./gpu_bench "${SIZE:-16384}" || status=1
+  return $status
+}
+sections=("$@")
+[ ${#sections[@]} -gt 0 ] || sections=(info compile parity cli pytests pybench bench)
+failed=()
+for section in "${sections[@]}"; do
+  case "$section" in
+    info | compile | parity | cli | pytests | pybench | bench) ;;
+    *) echo "unknown section $section" >&2; failed+=("$section"); continue ;;
+  esac
+  if [ -n "${LOGDIR:-}" ]; then
+    mkdir -p "$LOGDIR"
+    "$section" 2>&1 | tee "$LOGDIR/$section.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("$section")
+  else
+    "$section" || failed+=("$section")
+  fi
+done
+[ ${#failed[@]} -eq 0 ] || { echo "FAILED sections: ${failed[*]}"; exit 1; }
+echo "all sections passed: ${sections[*]}"
 RUN
 chmod +x "$OUT/run.sh"
 ls -l "$OUT"

@@ -26,7 +26,8 @@ pub fn kernel_resources(arch: &str) -> Result<(Vec<u8>, Vec<KernelResources>)> {
 /// block kernel specialised by its defines, as the runtime compiles it (with the launch bounds
 /// the runtime chooses for it: the tightest under which ptxas reports no spill).
 ///
-/// Errors: as [`kernel_resources`].
+/// Errors: as [`kernel_resources`], and [`crate::Error::Gpu`] with the compiler's whole log
+/// when ptxas's report names no block kernel (a report this parser cannot read).
 ///
 /// ```
 /// use reproject::gpu::resources::variant_resources;
@@ -45,7 +46,17 @@ pub fn variant_resources(
     #[cfg(feature = "cuda")]
     {
         let (cubin, log) = super::runtime::compile_variant(&super::kernel_source(), arch, variant)?;
-        Ok((cubin, parse_ptxas_log(&log)))
+        let kernels = parse_ptxas_log(&log);
+        if !kernels.iter().any(|k| k.name == super::KERNEL_ENTRY) {
+            return Err(crate::Error::Gpu {
+                block: "(compilation)".into(),
+                message: format!(
+                    "ptxas's report for {arch} [{variant}] names no {}; the compiler's log:\n{log}",
+                    super::KERNEL_ENTRY
+                ),
+            });
+        }
+        Ok((cubin, kernels))
     }
     #[cfg(not(feature = "cuda"))]
     {
