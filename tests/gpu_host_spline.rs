@@ -1,7 +1,8 @@
 //! The device spline prefilter (`kernels/spline.cu`) compiled as host C++
 //! (`kernels/host/spline_harness.cpp`, `-ffp-contract=off`) against the CPU's
 //! `interp::spline::prefilter`: the same coefficients, bit for bit, for orders 2-5, planes of
-//! one row or column, 2×2, odd shapes and a larger one, with negative values and a NaN.
+//! one row or column, 2×2, odd shapes and larger ones (lines shorter than the kernel's chunk
+//! of loads, whole chunks and tails), with negative values, and with a NaN.
 //! Needs a C++ compiler (fails in CI and under `REPROJECT_RS_REQUIRE_HOST_KERNELS=1` without
 //! one, as the other host-kernel tests).
 
@@ -70,7 +71,17 @@ fn device_filter(bin: &PathBuf, plane: &Array2<f64>, order: Order, tag: &str) ->
 #[test]
 fn the_device_prefilter_gives_the_cpu_coefficients_bit_for_bit() {
     let Some(bin) = harness() else { return };
-    let shapes = [(1, 9), (9, 1), (2, 2), (3, 5), (17, 23), (64, 47)];
+    // Lines shorter than a chunk of the device's loads, whole chunks and tails.
+    let shapes = [
+        (1, 9),
+        (9, 1),
+        (2, 2),
+        (3, 5),
+        (17, 23),
+        (64, 47),
+        (131, 70),
+        (33, 16),
+    ];
     let orders = [
         Order::Biquadratic,
         Order::Bicubic,
@@ -80,24 +91,32 @@ fn the_device_prefilter_gives_the_cpu_coefficients_bit_for_bit() {
     let mut compared = 0;
     for (ny, nx) in shapes {
         for order in orders {
-            let mut plane = Array2::from_shape_fn((ny, nx), |(y, x)| {
-                ((y * 31 + x * 17) % 23) as f64 * 1.7 - 15.0 + (x as f64 * 0.37).sin()
-            });
-            if ny * nx > 100 {
-                plane[[ny / 2, nx / 3]] = f64::NAN;
+            // A NaN spreads along its row and column, and then over the whole plane (each
+            // line's initialisation sums the whole line): planes without one carry the
+            // comparison of values, a plane with one checks that it spreads as on the CPU.
+            for with_nan in [false, true] {
+                let mut plane = Array2::from_shape_fn((ny, nx), |(y, x)| {
+                    ((y * 31 + x * 17) % 23) as f64 * 1.7 - 15.0 + (x as f64 * 0.37).sin()
+                });
+                if with_nan {
+                    plane[[ny / 2, nx / 3]] = f64::NAN;
+                }
+                let tag = format!("{ny}x{nx}-{order:?}-{with_nan}");
+                let device = device_filter(&bin, &plane, order, &tag);
+                let mut cpu = plane.clone();
+                prefilter(cpu.view_mut(), order);
+                if !with_nan {
+                    assert!(cpu.iter().all(|v| v.is_finite()), "{tag}: not finite");
+                }
+                let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+                let differ = cpu
+                    .iter()
+                    .zip(&device)
+                    .filter(|(a, b)| bits(**a) != bits(**b))
+                    .count();
+                assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
+                compared += usize::from(!with_nan) * cpu.len();
             }
-            let tag = format!("{ny}x{nx}-{order:?}");
-            let device = device_filter(&bin, &plane, order, &tag);
-            let mut cpu = plane.clone();
-            prefilter(cpu.view_mut(), order);
-            let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
-            let differ = cpu
-                .iter()
-                .zip(&device)
-                .filter(|(a, b)| bits(**a) != bits(**b))
-                .count();
-            assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
-            compared += cpu.len();
         }
     }
     assert!(compared > 10_000);

@@ -543,8 +543,13 @@ pub struct SplineLaunch {
     pub op: SplineOp,
 }
 
-/// Threads per block of the spline launches.
+/// Threads per block of the spline values launches (one thread per pixel).
 const SPLINE_THREADS: u32 = 128;
+
+/// Threads per block of the spline filter launches (one thread per line): a plane has few lines
+/// (16384 fill only 4 warps of each of an H100's 132 SMs), so warp-sized blocks spread them over
+/// every SM (4096 lines in blocks of 128 would leave 100 SMs idle).
+const FILTER_THREADS: u32 = 32;
 
 impl SplineLaunch {
     /// The launch of `op` on the `plane` (rows, columns) of values at `data`, with a grid
@@ -561,11 +566,15 @@ impl SplineLaunch {
             SplineOp::Filter { axis: 0, .. } => plane.1,
             SplineOp::Filter { .. } => plane.0,
         };
-        let grid = u32::try_from(threads.div_ceil(SPLINE_THREADS as usize).max(1))
+        let per_block = match op {
+            SplineOp::Values { .. } => SPLINE_THREADS,
+            SplineOp::Filter { .. } => FILTER_THREADS,
+        };
+        let grid = u32::try_from(threads.div_ceil(per_block as usize).max(1))
             .map_err(|_| fault(format!("a grid of {threads} threads is too large")))?;
         Ok(SplineLaunch {
             grid,
-            threads: SPLINE_THREADS,
+            threads: per_block,
             data,
             plane: plane32,
             op,
