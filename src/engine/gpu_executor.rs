@@ -311,6 +311,16 @@ fn fill_rows(
         })
 }
 
+/// The host threads that keep the GPU's copies fed: every core, at most 8. Host memory
+/// bandwidth, not the options' `parallel`, bounds the host side of the pipeline (staging the
+/// input, draining the results into the caller's arrays, the footprint): on the H100 machine
+/// a 16384² job took 63 ms with 16 block threads, and 730 ms from Python, where
+/// `parallel=False` left it two (and float64 results)
+/// (docs/measurements/h100-2026-11-26).
+fn host_copy_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
 /// [`fill_rows`] on scoped threads of its own, never on a rayon pool: for the thread that
 /// uploads the resident planes while block threads of the pool wait for its rows (a rayon
 /// wait could run one of those blocks on this thread, which would then wait for itself).
@@ -326,8 +336,7 @@ fn fill_rows_scoped(
     if row_bytes == 0 || rows.is_empty() {
         return Ok(());
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let band = rows.len().div_ceil(threads).max(64);
+    let band = rows.len().div_ceil(host_copy_threads()).max(64);
     let out = &mut out[..rows.len() * row_bytes];
     if band >= rows.len() {
         return fill_band(plan, plane, input, rows.start, cols, out);
@@ -1563,8 +1572,13 @@ impl BlockExecutor for CudaExecutor {
     }
 
     fn parallel(&self, requested: Parallel) -> Parallel {
-        // Two blocks in flight per device at least, so copies overlap kernels.
-        let n = requested.threads().max(2 * self.devices.len());
+        // Two blocks in flight per device at least, so copies overlap kernels, and enough
+        // threads for the host's copies whatever the CPU's parallelism asked for
+        // (`parallel=False` is reproject's default).
+        let n = requested
+            .threads()
+            .max(2 * self.devices.len())
+            .max(host_copy_threads());
         Parallel::Threads(n)
     }
 }
