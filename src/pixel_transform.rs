@@ -244,6 +244,29 @@ impl PixelTransform {
         matches!(self.kind, Kind::Homography(_))
     }
 
+    /// Whether either celestial WCS has a SIP or TPV distortion (costlier pixels: the
+    /// inverse distortion is iterated).
+    ///
+    /// ```
+    /// use reproject::pixel_transform::PixelTransform;
+    /// use reproject::wcs::Wcs;
+    /// let tan = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n").unwrap();
+    /// let sip = Wcs::from_header_str("CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nCRVAL1 = 0\nCRVAL2 = 0\nCRPIX1 = 1\nCRPIX2 = 1\nA_ORDER = 2\nA_2_0 = 1E-6\nB_ORDER = 2\n").unwrap();
+    /// assert!(!PixelTransform::new(&tan, &tan).unwrap().is_distorted());
+    /// assert!(PixelTransform::new(&tan, &sip).unwrap().is_distorted());
+    /// ```
+    pub fn is_distorted(&self) -> bool {
+        match &self.kind {
+            Kind::Vector {
+                wcs_out, wcs_in, ..
+            }
+            | Kind::General {
+                wcs_out, wcs_in, ..
+            } => wcs_out.distortion().is_some() || wcs_in.distortion().is_some(),
+            _ => false,
+        }
+    }
+
     /// Whether both image planes are non-celestial ([`PixelTransform::linear`]).
     pub fn is_linear(&self) -> bool {
         matches!(self.kind, Kind::Linear { .. })

@@ -113,6 +113,11 @@ impl CoordinateMap {
         self.forward.is_homography()
     }
 
+    /// Whether either WCS has a SIP or TPV distortion ([`PixelTransform::is_distorted`]).
+    pub fn is_distorted(&self) -> bool {
+        self.forward.is_distorted()
+    }
+
     /// The input position of one output pixel (`x` column, `y` row), NaN if it has none or
     /// it is outside the input.
     #[inline]

@@ -643,7 +643,9 @@ impl<'a> Plan<'a> {
             input_bytes: gpu_executor::upload_bytes(self),
             output_bytes: pixels * if self.rounding.rounds_results() { 4 } else { 8 },
             homography: self.coords.is_homography(),
+            distortion: self.coords.is_distorted(),
             order: self.options.order.degree(),
+            gpu_open: crate::gpu::device_open(self.options.devices),
         };
         cost::CostModel::H100.estimate(&job, self.options.parallel.threads())
     }

@@ -47,7 +47,7 @@ pub mod variant;
 use std::fmt;
 use std::str::FromStr;
 
-pub(crate) use registry::driver_installed;
+pub(crate) use registry::{device_open, driver_installed};
 pub use registry::{
     drivers, parse_device, simulated_device, simulated_devices, visible_devices, warmup, Devices,
 };

@@ -136,20 +136,52 @@ pub fn simulated_device(ordinal: usize) -> Option<Arc<SimDriver>> {
     simulators().get(ordinal).cloned()
 }
 
+/// The real devices this process has opened (or failed to open), by ordinal.
+#[cfg(feature = "cuda")]
+type OpenDevices = std::sync::Mutex<
+    std::collections::HashMap<usize, std::result::Result<Arc<super::cuda::CudaDriver>, String>>,
+>;
+
+#[cfg(feature = "cuda")]
+fn open_devices() -> std::sync::MutexGuard<
+    'static,
+    std::collections::HashMap<usize, std::result::Result<Arc<super::cuda::CudaDriver>, String>>,
+> {
+    static OPEN: OnceLock<OpenDevices> = OnceLock::new();
+    OPEN.get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
 #[cfg(feature = "cuda")]
 fn real(ordinal: usize) -> std::result::Result<Arc<dyn Driver>, String> {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    type Opened = std::result::Result<Arc<super::cuda::CudaDriver>, String>;
-    static OPEN: OnceLock<Mutex<HashMap<usize, Opened>>> = OnceLock::new();
-    let mut open = OPEN
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let mut open = open_devices();
     let opened = open
         .entry(ordinal)
         .or_insert_with(|| super::runtime::open_device(ordinal).map(Arc::new));
     opened.clone().map(|d| d as Arc<dyn Driver>)
+}
+
+/// Whether the first device `devices` names is open in this process already (its context
+/// made, its kernels loaded), so that a job there pays no start: always for the simulator,
+/// never without the `cuda` feature. Nothing is opened to find out.
+pub(crate) fn device_open(devices: Devices) -> bool {
+    if simulated_devices().is_some() {
+        return true;
+    }
+    #[cfg(feature = "cuda")]
+    {
+        let ordinal = match devices {
+            Devices::Ordinal(n) => n,
+            Devices::First | Devices::All => 0,
+        };
+        matches!(open_devices().get(&ordinal), Some(Ok(_)))
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = devices;
+        false
+    }
 }
 
 #[cfg(not(feature = "cuda"))]
