@@ -54,9 +54,11 @@ mod bench {
         Wcs::from_header_str(&super::headers::rotated_tan(crval, crpix, cdelt, rot))
     }
 
-    /// Best wall time of `REPEATS` runs of `f` (after one warm-up run).
+    /// Best wall time of `REPEATS` runs of `f` (after one warm-up run, and the kernel
+    /// variants it set compiling).
     fn best(mut f: impl FnMut() -> Result<()>) -> Result<f64> {
         f()?;
+        reproject::gpu::wait_for_compilations();
         let mut t_best = f64::INFINITY;
         for _ in 0..REPEATS {
             let t = Instant::now();

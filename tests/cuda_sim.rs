@@ -14,6 +14,7 @@
 //!   image, never a panic or a wrong pixel.
 //! - Two simulated devices share the blocks.
 //! - Serial jobs still drive the GPU with a thread per core (at most 8).
+//! - A plan whose kernel variant is not compiled yet runs the general kernel meanwhile.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -937,6 +938,54 @@ fn launches_name_the_variant_of_their_plan() {
 
 /// A launch (or load) of a build the simulator does not have is a fault, never the general
 /// kernel in its place.
+/// A plan whose kernel variant is not compiled yet (not loaded, not in the on-disk cache)
+/// does not wait for NVRTC: it runs the general kernel, with the same bits, while the device
+/// compiles the variant, which launches after the compilation run (here: the next plan's).
+#[test]
+fn plans_run_the_general_kernel_until_their_variant_is_compiled() {
+    use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
+    use reproject::gpu::variant::KernelDefines;
+    use reproject::wcs::projection::ProjectionCode;
+    let case = &cases()[4]; // CAR galactic -> ZEA ICRS
+    let options = Options {
+        block_size: Some((26, 30)),
+        ..Options::default()
+    };
+    let src = boxed(case, |v| v);
+    let cpu = compute::<f64>(&src.plan(&options));
+    let driver = sim(SimConfig {
+        uncached_variants: true,
+        ..SimConfig::default()
+    });
+    let sky = KernelVariant::Sky {
+        out_prj: ProjectionCode::Zea as u8,
+        in_prj: ProjectionCode::Car as u8,
+        frame: true,
+        sip: false,
+        order: 1,
+        input: VariantInput::F64,
+    }
+    .defines();
+    assert!(!driver.variant_ready(&sky));
+    for (run, want) in [("first", KernelDefines::general()), ("second", sky.clone())] {
+        let launched_before = driver.launched_variants().len();
+        let (p, executor) = on_sim(src.plan(&options), std::slice::from_ref(&driver));
+        assert_same(run, &compute::<f64>(&p), &cpu);
+        assert!(executor.failure().is_none(), "{:?}", executor.failure());
+        let launched = &driver.launched_variants()[launched_before..];
+        assert!(!launched.is_empty(), "{run}: nothing launched");
+        assert!(launched.iter().all(|v| *v == want), "{run}: {launched:?}");
+        // The first plan set the compilation off; it ends between the two plans.
+        assert_eq!(
+            driver.finish_compilations(),
+            usize::from(run == "first"),
+            "{run}"
+        );
+        assert!(driver.variant_ready(&sky), "{run}");
+    }
+    assert_eq!(driver.stats().compilations, 1);
+}
+
 #[test]
 fn an_unknown_variant_is_a_fault() {
     use reproject::gpu::driver::{BlockLaunch, DevicePtr};

@@ -29,8 +29,10 @@ except ImportError:  # pragma: no cover - depends on the machine
 
 
 def best(f):
-    """Best wall time of REPEATS runs of f, after one warm-up run (and its result)."""
+    """Best wall time of REPEATS runs of f, after one warm-up run (and its result) and the
+    GPU kernel variants it set compiling."""
     result = f()
+    reproject_rs._core.wait_for_compilations()
     times = []
     for _ in range(REPEATS):
         t = time.perf_counter()

@@ -301,6 +301,14 @@ fn warmup(py: Python<'_>, device: &str) -> PyResult<Vec<String>> {
     })
 }
 
+/// Blocks until the GPU kernel variants this process compiles in the background are ready
+/// (a job whose variant is not compiled yet runs the general kernel meanwhile): for
+/// benchmarks that time the specialised kernels.
+#[pyfunction]
+fn wait_for_compilations(py: Python<'_>) {
+    py.detach(reproject::gpu::wait_for_compilations)
+}
+
 /// Reprojects `array` from the WCS of `header_in` onto that of `header_out`, with bilinear
 /// (or another order) interpolation, exactly as astropy reproject's ``reproject_interp``.
 ///
@@ -608,7 +616,7 @@ mod _core {
     #[pymodule_export]
     use super::{
         check_header, check_plan, gpu_info, parse_device, reproject_block, reproject_interp,
-        reproject_positions, warmup,
+        reproject_positions, wait_for_compilations, warmup,
     };
 
     #[pymodule_init]

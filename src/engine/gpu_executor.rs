@@ -824,7 +824,7 @@ impl Resident {
         let elem = if out_f64 { 8 } else { 4 };
         let band = MAX_GRID_Y * THREADS.1 as usize;
         let grid_x = grid_dim(blk_nx, THREADS.0)?;
-        let variant = self.kernel.variant(input.input_type).defines();
+        let variant = ready_build(driver, self.kernel.variant(input.input_type).defines());
         let parsed = self.parsed(driver, &variant)?;
         let mut launches = Vec::new();
         for first in (0..block.rows.len()).step_by(band) {
@@ -969,19 +969,29 @@ impl CudaExecutor {
         // Inputs reach the kernel as stored samples it decodes with `decoding` (see
         // `kernel_decoding`), or as values already read and rounded as the CPU path reads them.
         let sampling = encode_sampling(plan, &decoding);
-        // The kernel variant the plan's blocks will launch, compiled and loaded now: a build
-        // the GPU cannot have fails here, before the first block.
+        // The kernel variant the plan's blocks will launch, loaded now when a device has it
+        // compiled (loaded, or in the on-disk cache); else its compilation starts in the
+        // background, and the launches run the general kernel (the same values) until it is
+        // ready ([`ready_build`]), as they do when the variant fails.
         let (input_type, _) = input_of(plan, 0, &decoding).kernel_type();
         let variant = PlanKernel::from_params(&transform, &sampling)
             .variant(input_type)
             .defines();
         for driver in &drivers {
-            driver.load_variant(&variant).map_err(|f| {
-                Error::GpuUnavailable(format!(
-                    "GPU {}: the kernel variant {variant}: {f}",
-                    driver.ordinal()
-                ))
-            })?;
+            if driver.variant_ready(&variant) {
+                if let Err(f) = driver.load_variant(&variant) {
+                    crate::engine::log_once(
+                        "variant",
+                        &format!(
+                            "GPU {}: the kernel variant {variant} cannot be loaded ({f}): \
+                             running the general kernel",
+                            driver.ordinal()
+                        ),
+                    );
+                }
+            } else {
+                driver.prepare_variant(&variant);
+            }
         }
         Ok(CudaExecutor {
             devices: drivers
@@ -1790,6 +1800,21 @@ impl Plan<'_> {
         }
         driver.destroy_stream(stream);
         r
+    }
+}
+
+/// The build a launch runs: `wanted` when `driver` has it compiled and loads it, else the
+/// general kernel (the same values), with `wanted`'s compilation set off in the background
+/// so that a job never waits for NVRTC (a few seconds a variant on the H100 machine) and later
+/// launches run it once it is ready.
+fn ready_build(driver: &Arc<dyn Driver>, wanted: KernelDefines) -> KernelDefines {
+    if wanted.is_general()
+        || (driver.variant_ready(&wanted) && driver.load_variant(&wanted).is_ok())
+    {
+        wanted
+    } else {
+        driver.prepare_variant(&wanted);
+        KernelDefines::general()
     }
 }
 

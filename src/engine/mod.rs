@@ -877,7 +877,7 @@ impl<'a> Plan<'a> {
 }
 
 /// Prints `msg` on stderr once per process per key.
-fn log_once(key: &'static str, msg: &str) {
+pub(crate) fn log_once(key: &'static str, msg: &str) {
     use std::collections::HashSet;
     use std::sync::Mutex;
     static SEEN: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);

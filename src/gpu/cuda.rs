@@ -45,13 +45,37 @@ pub(crate) struct CudaDriver {
     _module: Arc<CudaModule>,
     kernels: Kernels,
     info: GpuInfo,
-    /// The specialised builds of the block kernel loaded so far (or why one cannot be).
-    variants: Mutex<HashMap<KernelDefines, VariantBuild>>,
+    /// The specialised builds of the block kernel loaded so far (or why one cannot be),
+    /// shared with the threads that compile them in the background.
+    variants: Arc<Mutex<HashMap<KernelDefines, VariantBuild>>>,
+    /// The builds being compiled in the background ([`Driver::prepare_variant`]).
+    preparing: Arc<Mutex<std::collections::HashSet<KernelDefines>>>,
     streams: Mutex<HashMap<u64, Arc<CudaStream>>>,
     next_stream: Mutex<u64>,
     poisoned: Mutex<Option<String>>,
     /// Page-locked buffers kept for reuse.
     pinned: HostPool,
+}
+
+/// The kernel variants compiling in the background in this process, and the condition
+/// [`wait_for_compilations`] waits on.
+static COMPILING: (Mutex<usize>, std::sync::Condvar) = (Mutex::new(0), std::sync::Condvar::new());
+
+/// Counts a background compilation in (`1`) or out (`-1`).
+fn compiling(change: isize) {
+    let mut n = COMPILING.0.lock().unwrap_or_else(|p| p.into_inner());
+    *n = n.saturating_add_signed(change);
+    if *n == 0 {
+        COMPILING.1.notify_all();
+    }
+}
+
+/// Blocks until no kernel variant is compiling in the background in this process.
+pub(crate) fn wait_for_compilations() {
+    let mut n = COMPILING.0.lock().unwrap_or_else(|p| p.into_inner());
+    while *n > 0 {
+        n = COMPILING.1.wait(n).unwrap_or_else(|p| p.into_inner());
+    }
 }
 
 /// A kernel argument as `cuLaunchKernel` takes it: the address of its value.
@@ -92,7 +116,8 @@ impl CudaDriver {
             _module: module,
             kernels,
             info,
-            variants: Mutex::new(HashMap::new()),
+            variants: Arc::new(Mutex::new(HashMap::new())),
+            preparing: Arc::new(Mutex::new(std::collections::HashSet::new())),
             streams: Mutex::new(HashMap::new()),
             next_stream: Mutex::new(1),
             poisoned: Mutex::new(None),
@@ -405,6 +430,75 @@ impl Driver for CudaDriver {
 
     fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()> {
         self.function(variant).map(|_| ())
+    }
+
+    fn variant_ready(&self, variant: &KernelDefines) -> bool {
+        if variant.is_general() {
+            return true;
+        }
+        let variants = self.variants.lock().unwrap_or_else(|p| p.into_inner());
+        match variants.get(variant) {
+            Some(build) => build.is_ok(),
+            None => super::runtime::is_cached(&self.info.arch, self.info.nvrtc_version, variant),
+        }
+    }
+
+    fn prepare_variant(&self, variant: &KernelDefines) {
+        if variant.is_general()
+            || self
+                .variants
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(variant)
+            || !self
+                .preparing
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(variant.clone())
+        {
+            return;
+        }
+        let (ctx, variants, preparing) = (
+            self.ctx.clone(),
+            self.variants.clone(),
+            self.preparing.clone(),
+        );
+        let (arch, nvrtc, key) = (
+            self.info.arch.clone(),
+            self.info.nvrtc_version,
+            variant.clone(),
+        );
+        compiling(1);
+        let spawned = std::thread::Builder::new()
+            .name("reproject-nvrtc".into())
+            .spawn(move || {
+                // Counted down however the compilation ends (a panic included).
+                struct Done;
+                impl Drop for Done {
+                    fn drop(&mut self) {
+                        compiling(-1);
+                    }
+                }
+                let _done = Done;
+                let build = super::runtime::load_variant(&ctx, &arch, nvrtc, &key);
+                variants
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(key.clone())
+                    .or_insert(build);
+                preparing
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .remove(&key);
+            });
+        if spawned.is_err() {
+            // No thread to compile on: a later plan compiles it when it loads it.
+            compiling(-1);
+            self.preparing
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(variant);
+        }
     }
 
     unsafe fn launch_accumulate(&self, stream: StreamId, l: &AccumulateLaunch) -> DriverResult<()> {

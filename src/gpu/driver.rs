@@ -768,6 +768,46 @@ pub trait Driver: Send + Sync {
     /// ```
     fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()>;
 
+    /// Whether `variant` of the block kernel can be had without compiling it now: loaded
+    /// already, or in the on-disk cache of compiled kernels. A plan whose variant is not
+    /// ready runs the general kernel (the same values) while [`Driver::prepare_variant`]
+    /// compiles it for the plans after it: a few seconds of NVRTC on first use measured on an
+    /// H100, which a job should not wait for. The general kernel is always ready.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// use reproject::gpu::variant::KernelDefines;
+    /// let sim = SimDriver::new(SimConfig { uncached_variants: true, ..SimConfig::default() });
+    /// let v = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=1"])?;
+    /// assert!(sim.variant_ready(&KernelDefines::general()));
+    /// assert!(!sim.variant_ready(&v));
+    /// sim.prepare_variant(&v);
+    /// sim.finish_compilations(); // the simulator's compilations end when told
+    /// assert!(sim.variant_ready(&v) || !SimDriver::has_kernels());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    fn variant_ready(&self, variant: &KernelDefines) -> bool {
+        let _ = variant;
+        true
+    }
+
+    /// Starts compiling and loading `variant` of the block kernel in the background (once per
+    /// process and device; nothing when it is loaded or failed already), for later plans.
+    /// A build that fails is kept as failed: [`Driver::load_variant`] reports it and plans run
+    /// the general kernel. See [`Driver::variant_ready`].
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// use reproject::gpu::variant::KernelDefines;
+    /// let sim = SimDriver::new(Default::default());
+    /// sim.prepare_variant(&KernelDefines::general()); // always loaded: nothing to do
+    /// ```
+    fn prepare_variant(&self, variant: &KernelDefines) {
+        let _ = variant;
+    }
+
     /// Queues a launch of the block kernel (the build `launch.variant` names) on `stream`.
     ///
     /// # Safety

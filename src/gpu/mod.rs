@@ -52,6 +52,19 @@ pub use registry::{
     drivers, parse_device, simulated_device, simulated_devices, visible_devices, warmup, Devices,
 };
 
+/// Blocks until the kernel variants this process compiles in the background are ready (a
+/// plan whose variant is not compiled yet runs the general kernel meanwhile, see
+/// [`driver::Driver::variant_ready`]): for benchmarks that time the specialised kernels, or
+/// before a job that should start on them. Returns at once when nothing is compiling.
+///
+/// ```
+/// reproject::gpu::wait_for_compilations();
+/// ```
+pub fn wait_for_compilations() {
+    #[cfg(feature = "cuda")]
+    cuda::wait_for_compilations();
+}
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};

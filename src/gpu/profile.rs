@@ -204,6 +204,14 @@ impl Driver for ProfilingDriver {
         self.inner.load_variant(variant)
     }
 
+    fn variant_ready(&self, variant: &KernelDefines) -> bool {
+        self.inner.variant_ready(variant)
+    }
+
+    fn prepare_variant(&self, variant: &KernelDefines) {
+        self.inner.prepare_variant(variant)
+    }
+
     unsafe fn launch(&self, stream: StreamId, launch: &BlockLaunch) -> DriverResult<()> {
         self.timed(
             stream,

@@ -227,15 +227,32 @@ pub(crate) fn cached_compile(
     variant: &KernelDefines,
 ) -> Result<Vec<u8>> {
     let src = kernel_source();
-    let key = cache_key(&src, arch, nvrtc, variant);
-    let dir = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("reproject-rs"));
-    let file = dir.map(|d| d.join(format!("kernels-{arch}-{key:016x}.cubin")));
+    let file = cache_file(&src, arch, nvrtc, variant);
     cached(file.as_deref(), || {
         compile_variant(&src, arch, variant).map(|(image, _)| image)
     })
+}
+
+/// Where the on-disk cache keeps `src` built for `arch` with `variant`'s defines by NVRTC
+/// `nvrtc` (`None` without a cache folder: no `XDG_CACHE_HOME` nor `HOME`).
+fn cache_file(
+    src: &str,
+    arch: &str,
+    nvrtc: (i32, i32),
+    variant: &KernelDefines,
+) -> Option<PathBuf> {
+    let key = cache_key(src, arch, nvrtc, variant);
+    let dir = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("reproject-rs"))?;
+    Some(dir.join(format!("kernels-{arch}-{key:016x}.cubin")))
+}
+
+/// Whether the on-disk cache holds the kernels built for `arch` with `variant`'s defines by
+/// NVRTC `nvrtc` (a file of that name: [`cached`] still checks it when it is read).
+pub(crate) fn is_cached(arch: &str, nvrtc: (i32, i32), variant: &KernelDefines) -> bool {
+    cache_file(&kernel_source(), arch, nvrtc, variant).is_some_and(|f| f.is_file())
 }
 
 /// The launch bounds a specialised build may take, best first: `__launch_bounds__(256, n)`

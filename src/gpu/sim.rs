@@ -70,6 +70,10 @@ pub struct SimConfig {
     /// no kernel, and keep no device memory behind the allocations (so a job of any size can
     /// be recorded for [`super::timeline`] cheaply; what the host reads back is meaningless).
     pub record_only: bool,
+    /// Specialised variants start out of the on-disk cache, as on a machine that has not
+    /// compiled them yet: [`Driver::variant_ready`] says no until a load, or
+    /// [`Driver::prepare_variant`] and then [`SimDriver::finish_compilations`], compiled them.
+    pub uncached_variants: bool,
 }
 
 impl Default for SimConfig {
@@ -80,6 +84,7 @@ impl Default for SimConfig {
             memory: 1 << 30,
             ordinal: 0,
             record_only: false,
+            uncached_variants: false,
         }
     }
 }
@@ -339,6 +344,8 @@ struct State {
     launched: Vec<KernelDefines>,
     /// The variants loaded so far (each compiled once).
     loaded: HashSet<KernelDefines>,
+    /// The variants compiling in the background ([`SimDriver::finish_compilations`]).
+    preparing: HashSet<KernelDefines>,
     /// The fault to inject (from the configuration, or [`SimDriver::inject`]).
     fail_at: Option<(usize, FaultKind)>,
     /// Every operation queued and every synchronize, for [`SimDriver::timeline`].
@@ -384,6 +391,7 @@ impl SimDriver {
                 stats: SimStats::default(),
                 launched: Vec::new(),
                 loaded: HashSet::new(),
+                preparing: HashSet::new(),
                 fail_at: config.fail_at,
                 timeline: Vec::new(),
             }),
@@ -415,6 +423,31 @@ impl SimDriver {
     /// ```
     pub fn launched_variants(&self) -> Vec<KernelDefines> {
         self.lock().launched.clone()
+    }
+
+    /// Ends the background compilations [`Driver::prepare_variant`] started (with
+    /// [`SimConfig::uncached_variants`]): each variant the simulator has a build of is
+    /// loaded (a compilation counted) and ready from now on; the others stay unready, as a
+    /// build that failed. Returns how many were loaded.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// use reproject::gpu::variant::KernelDefines;
+    /// let sim = SimDriver::new(SimConfig { uncached_variants: true, ..SimConfig::default() });
+    /// let v = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=1"])?;
+    /// sim.prepare_variant(&v);
+    /// assert!(!sim.variant_ready(&v)); // still compiling
+    /// sim.finish_compilations();
+    /// assert!(sim.variant_ready(&v) || !SimDriver::has_kernels());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn finish_compilations(&self) -> usize {
+        let preparing: Vec<_> = self.lock().preparing.drain().collect();
+        preparing
+            .iter()
+            .filter(|v| self.load_variant(v).is_ok())
+            .count()
     }
 
     /// The fault of a launch (or load) of a variant the simulator has no build of.
@@ -1334,6 +1367,18 @@ impl Driver for SimDriver {
             st.stats.compilations += 1;
         }
         Ok(())
+    }
+
+    fn variant_ready(&self, variant: &KernelDefines) -> bool {
+        !self.config.uncached_variants
+            || variant.is_general()
+            || self.lock().loaded.contains(variant)
+    }
+
+    fn prepare_variant(&self, variant: &KernelDefines) {
+        if !variant.is_general() && !self.lock().loaded.contains(variant) {
+            self.lock().preparing.insert(variant.clone());
+        }
     }
 
     unsafe fn launch_accumulate(
