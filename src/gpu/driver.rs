@@ -752,8 +752,8 @@ pub trait Driver: Send + Sync {
     ) -> DriverResult<()>;
 
     /// Makes `variant` of the block kernel ready to launch (compiled and loaded, once per
-    /// process), so that a build that cannot be had fails before the first launch; a launch
-    /// of a variant not loaded yet loads it first.
+    /// process), or says why it cannot be had; a launch of a variant not loaded yet loads it
+    /// first.
     ///
     /// ```
     /// use reproject::gpu::driver::Driver;
