@@ -4,7 +4,9 @@
 //!
 //! Values must agree within 1e-9 relative; footprints must be identical except at pixels whose
 //! footprint the CPU itself changes when the output grid moves by 1e-9 px (pixels that close to
-//! a boundary). Without a usable GPU every test prints `SKIPPED` and the reason, and passes.
+//! a boundary). Each GPU job runs twice, the second time once the plan's kernel variant has
+//! compiled (a fresh machine runs the general kernel first), and both runs must give the same
+//! bits. Without a usable GPU every test prints `SKIPPED` and the reason, and passes.
 //!
 //! On a GPU machine: `cargo test --release --test gpu_parity -- --nocapture`, or the prebuilt
 //! binary from `scripts/gpu_bundle.sh` (`gpu-bundle/run.sh`).
@@ -291,13 +293,27 @@ fn run(
         backend,
         ..Options::default()
     };
-    reproject_interp(
-        &source,
-        &wcs_in,
-        &wcs_out,
-        &[case.shape.0, case.shape.1],
-        &options,
-    )
+    let shape = [case.shape.0, case.shape.1];
+    let first = reproject_interp(&source, &wcs_in, &wcs_out, &shape, &options)?;
+    if backend != Backend::Cuda {
+        return Ok(first);
+    }
+    // On a machine that has not compiled the plan's kernel variant yet, the first run
+    // launched the general kernel while the variant compiled; the second runs the variant.
+    // Both builds must give the same bits.
+    reproject::gpu::wait_for_compilations();
+    let second = reproject_interp(&source, &wcs_in, &wcs_out, &shape, &options)?;
+    let bits = |a: &ArrayD<f64>| -> Vec<u64> {
+        a.iter()
+            .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+            .collect()
+    };
+    assert!(
+        bits(&first.0) == bits(&second.0) && bits(&first.1) == bits(&second.1),
+        "{}: a second run (the plan's kernel variant compiled by then) gives other bits",
+        case.name
+    );
+    Ok(second)
 }
 
 /// The header with CRPIX moved by `shift` (x, y) pixels.
@@ -326,6 +342,34 @@ fn gpu_or_skip(test: &str) -> bool {
         Err(e) => {
             eprintln!("SKIPPED {test}: no usable GPU ({e})");
             false
+        }
+    }
+}
+
+/// Sets off the compilation of every case's kernel variant at once (a plan's executor starts
+/// it in the background when the variant is not compiled yet), so that a fresh GPU machine
+/// compiles them on all its cores instead of one after the other as the cases run.
+fn start_compiling_the_variants_of<'a>(cases: impl IntoIterator<Item = &'a Case>) {
+    for case in cases {
+        let (Ok(wcs_in), Ok(wcs_out)) = (
+            Wcs::from_header_str(&case.input_header),
+            Wcs::from_header_str(&case.output_header),
+        ) else {
+            continue;
+        };
+        let Ok(source) = ArraySource::new(case.input.view().into_dyn()) else {
+            continue;
+        };
+        let options = Options {
+            order: case.order,
+            nan_policy: case.nan_policy,
+            backend: Backend::Cuda,
+            ..Options::default()
+        };
+        let shape = [case.shape.0, case.shape.1];
+        let plan = Plan::new(&source, &wcs_in, &wcs_out, &shape, &options);
+        if let Ok(plan) = &plan {
+            let _ = plan.executor();
         }
     }
 }
@@ -399,6 +443,7 @@ fn gpu_matches_cpu_on_every_family_frame_distortion_and_order() {
     }
     let mut failures = Vec::new();
     let cases = cases();
+    start_compiling_the_variants_of(&cases);
     for case in &cases {
         let cpu = match run(case, Backend::Cpu, (0.0, 0.0)) {
             Ok(r) => r,
@@ -579,6 +624,7 @@ fn every_path_computes_on_the_gpu_with_the_same_bits() {
                 || c.order != Order::Bilinear
         })
         .collect();
+    start_compiling_the_variants_of(picked.iter().copied());
     assert!(picked.len() >= 8, "{} cases picked", picked.len());
     let mut failures = Vec::new();
     for case in picked {
