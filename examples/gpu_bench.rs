@@ -187,6 +187,8 @@ mod bench {
             t.elapsed().as_secs_f64()
         );
 
+        machine_lines(size * size * 4)?;
+
         let bilinear = tan_job(size, Order::Bilinear)?;
         let bicubic = tan_job(size, Order::Bicubic)?;
         println!(
@@ -199,6 +201,48 @@ mod bench {
             true,
         );
         other_jobs(size)
+    }
+
+    /// What bounds a host-resident job besides the kernels: PCIe one direction after the
+    /// other and both at once (the duplex the pipeline's uploads and downloads can overlap
+    /// in), and the host's memory copying `bytes` on one thread and on every core (staging
+    /// the input, draining the results).
+    fn machine_lines(bytes: usize) -> Result<()> {
+        let (serial, _) = copy_times(bytes, REPEATS)?;
+        let duplex = reproject::gpu::duplex_time(bytes, REPEATS)?;
+        println!(
+            "\nPCIe, {:.2} GB each way: one after the other {:.1} ms, both at once {:.1} ms ({:.2}x)",
+            bytes as f64 / 1e9,
+            serial * 1e3,
+            duplex * 1e3,
+            serial / duplex
+        );
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (one, all) = (host_copy_rate(bytes, 1), host_copy_rate(bytes, cores));
+        println!(
+            "host memory copy of {:.2} GB: {one:.1} GB/s on 1 thread, {all:.1} GB/s on {cores}",
+            bytes as f64 / 1e9
+        );
+        Ok(())
+    }
+
+    /// GB/s of copying `bytes` between two host buffers on `threads` threads (best of
+    /// `REPEATS`, after the pages are touched).
+    fn host_copy_rate(bytes: usize, threads: usize) -> f64 {
+        let src = vec![1u8; bytes];
+        let mut dst = vec![0u8; bytes];
+        let chunk = bytes.div_ceil(threads.max(1)).max(1);
+        let mut best = f64::INFINITY;
+        for _ in 0..REPEATS {
+            let t = Instant::now();
+            std::thread::scope(|scope| {
+                for (d, s) in dst.chunks_mut(chunk).zip(src.chunks(chunk)) {
+                    scope.spawn(move || d.copy_from_slice(s));
+                }
+            });
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        bytes as f64 / best / 1e9
     }
 
     /// Job 1: TAN -> TAN, float32 in and out, host- and device-resident, and the CPU; returns

@@ -547,3 +547,66 @@ pub fn copy_times(bytes: usize, repeats: usize) -> Result<(f64, f64)> {
     d.free_host(host);
     timed.map_err(|e: driver::DriverFault| err(e))
 }
+
+/// The best time of `repeats` runs of `bytes` going up (page-locked host → device) on one
+/// stream while as many come down (device → page-locked host) on another, on the first GPU:
+/// the time both directions of PCIe take at once. Against [`copy_times`]' one direction after
+/// the other, it says how much of the bus's duplex the machine gives, which bounds how far a
+/// host-resident job's uploads and downloads can overlap.
+///
+/// Errors: [`Error::GpuUnavailable`] without a GPU; [`Error::Gpu`] when a call fails.
+///
+/// ```no_run
+/// let (one_way_after_other, _) = reproject::gpu::copy_times(1 << 28, 3)?;
+/// let both_at_once = reproject::gpu::duplex_time(1 << 28, 3)?;
+/// println!("duplex gain {:.2}x", one_way_after_other / both_at_once);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn duplex_time(bytes: usize, repeats: usize) -> Result<f64> {
+    let d = drivers(Devices::First)?.remove(0);
+    let err = DeviceBuffer::gpu_err;
+    let streams = [
+        d.create_stream().map_err(err)?,
+        d.create_stream().map_err(err)?,
+    ];
+    let device = |d: &std::sync::Arc<dyn driver::Driver>| -> Result<DeviceBuffer> {
+        Ok(DeviceBuffer {
+            driver: d.clone(),
+            ptr: d.alloc(bytes).map_err(err)?,
+            len: bytes,
+        })
+    };
+    let (up_to, down_from) = (device(&d)?, device(&d)?);
+    let mut up_from = d.alloc_host(bytes).map_err(err)?;
+    let down_to = match d.alloc_host(bytes) {
+        Ok(h) => h,
+        Err(e) => {
+            d.free_host(up_from);
+            return Err(err(e));
+        }
+    };
+    // SAFETY: no copy is queued on `up_from` yet.
+    unsafe { up_from.as_mut_slice() }.fill(1);
+    let timed = (|| {
+        let mut best = f64::INFINITY;
+        for _ in 0..repeats.max(1) {
+            let t = std::time::Instant::now();
+            // SAFETY: every buffer holds `bytes` bytes; the host ones are not touched meanwhile.
+            unsafe {
+                d.upload(streams[0], &up_from, 0, up_to.ptr, bytes)?;
+                d.download(streams[1], down_from.ptr, &down_to, 0, bytes)?;
+            }
+            d.synchronize(streams[0])?;
+            d.synchronize(streams[1])?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok(best)
+    })();
+    for s in streams {
+        let _ = d.synchronize(s);
+        d.destroy_stream(s);
+    }
+    d.free_host(up_from);
+    d.free_host(down_to);
+    timed.map_err(|e: driver::DriverFault| err(e))
+}
