@@ -70,6 +70,34 @@ fn compiling(change: isize) {
     }
 }
 
+/// The background compilations running at once: NVRTC takes one core and a few hundred
+/// megabytes per program, and a job (or a test suite) may set off dozens of variants.
+struct CompileSlot;
+
+/// Compilations running now, and the condition a waiting one waits on.
+static SLOTS: (Mutex<usize>, std::sync::Condvar) = (Mutex::new(0), std::sync::Condvar::new());
+
+impl CompileSlot {
+    /// Waits for one of the slots (one per core, at most 8) and holds it until dropped.
+    fn take() -> CompileSlot {
+        let limit = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let mut running = SLOTS.0.lock().unwrap_or_else(|p| p.into_inner());
+        while *running >= limit {
+            running = SLOTS.1.wait(running).unwrap_or_else(|p| p.into_inner());
+        }
+        *running += 1;
+        CompileSlot
+    }
+}
+
+impl Drop for CompileSlot {
+    fn drop(&mut self) {
+        let mut running = SLOTS.0.lock().unwrap_or_else(|p| p.into_inner());
+        *running = running.saturating_sub(1);
+        SLOTS.1.notify_one();
+    }
+}
+
 /// Blocks until no kernel variant is compiling in the background in this process.
 pub(crate) fn wait_for_compilations() {
     let mut n = COMPILING.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -480,7 +508,10 @@ impl Driver for CudaDriver {
                     }
                 }
                 let _done = Done;
-                let build = super::runtime::load_variant(&ctx, &arch, nvrtc, &key);
+                let build = {
+                    let _slot = CompileSlot::take();
+                    super::runtime::load_variant(&ctx, &arch, nvrtc, &key)
+                };
                 variants
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
