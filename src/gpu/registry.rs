@@ -138,16 +138,13 @@ pub fn simulated_device(ordinal: usize) -> Option<Arc<SimDriver>> {
 
 /// The real devices this process has opened (or failed to open), by ordinal.
 #[cfg(feature = "cuda")]
-type OpenDevices = std::sync::Mutex<
-    std::collections::HashMap<usize, std::result::Result<Arc<super::cuda::CudaDriver>, String>>,
->;
+type OpenDevices =
+    std::collections::HashMap<usize, std::result::Result<Arc<super::cuda::CudaDriver>, String>>;
 
+/// The process's [`OpenDevices`], locked.
 #[cfg(feature = "cuda")]
-fn open_devices() -> std::sync::MutexGuard<
-    'static,
-    std::collections::HashMap<usize, std::result::Result<Arc<super::cuda::CudaDriver>, String>>,
-> {
-    static OPEN: OnceLock<OpenDevices> = OnceLock::new();
+fn open_devices() -> std::sync::MutexGuard<'static, OpenDevices> {
+    static OPEN: OnceLock<std::sync::Mutex<OpenDevices>> = OnceLock::new();
     OPEN.get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner())
