@@ -10,6 +10,7 @@
 #   gpu-bundle/run.sh                    # there: parity suite, compile check, benchmark
 #   REPROJECT_RS_CUDA_SIM=1 PYTHON=python3.12 gpu-bundle/python-paths.sh   # the Python part, here
 #   SIZE=4096 gpu-bundle/run.sh          # a smaller benchmark
+#   LEASE_S=540 gpu-bundle/lease.sh      # the sections by priority within a device lease
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:-gpu-bundle}"
@@ -246,5 +247,33 @@ done
 echo "all sections passed: ${sections[*]}"
 RUN
 chmod +x "$OUT/run.sh"
+
+cat >"$OUT/lease.sh" <<'LEASE'
+#!/usr/bin/env bash
+# run.sh's sections for a device lease of LEASE_S seconds (default 540: one call of the
+# device tool, under its 600 s limit), most telling first, each under a limit of its own
+# (what it took on the H100 on 2026-11-26, with room) and never past the lease's end; a
+# section that cannot have 30 s is skipped. Logs go to LOGDIR (default $OUT when set, else
+# ./lease-logs), one per section, so what finished comes back even if the call is cut.
+#   LEASE_S=540 gpu-bundle/lease.sh
+set -uo pipefail
+cd "$(dirname "$0")"
+export LOGDIR="${LOGDIR:-${OUT:-./lease-logs}}" PYTHONUNBUFFERED=1
+end=$(( $(date +%s) + ${LEASE_S:-540} ))
+status=0
+for entry in "info 30" "bench 170" "pybench 150" "parity 150" "pytests 120" "compile 90" "cli 60"; do
+  set -- $entry
+  left=$(( end - $(date +%s) ))
+  if [ "$left" -lt 30 ]; then
+    echo "== $1 skipped: ${left} s left of the lease"
+    continue
+  fi
+  limit=$(( $2 < left ? $2 : left ))
+  echo "== $1 (at most ${limit} s)"
+  timeout "$limit" ./run.sh "$1" || { status=1; echo "== $1 failed or ran out of time"; }
+done
+exit $status
+LEASE
+chmod +x "$OUT/lease.sh"
 ls -l "$OUT"
 echo "bundle ready: copy $OUT/ to the GPU machine and run $OUT/run.sh"
