@@ -287,12 +287,7 @@ fn run(
     };
     let wcs_out = Wcs::from_header_str(&out_header)?;
     let source = ArraySource::new(case.input.view().into_dyn())?;
-    let options = Options {
-        order: case.order,
-        nan_policy: case.nan_policy,
-        backend,
-        ..Options::default()
-    };
+    let options = case_options(case, backend);
     let shape = [case.shape.0, case.shape.1];
     let first = reproject_interp(&source, &wcs_in, &wcs_out, &shape, &options)?;
     if backend != Backend::Cuda {
@@ -303,17 +298,29 @@ fn run(
     // Both builds must give the same bits.
     reproject::gpu::wait_for_compilations();
     let second = reproject_interp(&source, &wcs_in, &wcs_out, &shape, &options)?;
-    let bits = |a: &ArrayD<f64>| -> Vec<u64> {
-        a.iter()
-            .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
-            .collect()
-    };
     assert!(
         bits(&first.0) == bits(&second.0) && bits(&first.1) == bits(&second.1),
         "{}: a second run (the plan's kernel variant compiled by then) gives other bits",
         case.name
     );
     Ok(second)
+}
+
+/// The options of `case` on `backend`.
+fn case_options(case: &Case, backend: Backend) -> Options {
+    Options {
+        order: case.order,
+        nan_policy: case.nan_policy,
+        backend,
+        ..Options::default()
+    }
+}
+
+/// The values' bits, every NaN alike.
+fn bits(a: &ArrayD<f64>) -> Vec<u64> {
+    a.iter()
+        .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+        .collect()
 }
 
 /// The header with CRPIX moved by `shift` (x, y) pixels.
@@ -360,12 +367,7 @@ fn start_compiling_the_variants_of<'a>(cases: impl IntoIterator<Item = &'a Case>
         let Ok(source) = ArraySource::new(case.input.view().into_dyn()) else {
             continue;
         };
-        let options = Options {
-            order: case.order,
-            nan_policy: case.nan_policy,
-            backend: Backend::Cuda,
-            ..Options::default()
-        };
+        let options = case_options(case, Backend::Cuda);
         let shape = [case.shape.0, case.shape.1];
         let plan = Plan::new(&source, &wcs_in, &wcs_out, &shape, &options);
         if let Ok(plan) = &plan {
@@ -608,11 +610,6 @@ fn every_path_computes_on_the_gpu_with_the_same_bits() {
     if !gpu_or_skip("every_path_computes_on_the_gpu_with_the_same_bits") {
         return;
     }
-    let bits = |a: &ArrayD<f64>| -> Vec<u64> {
-        a.iter()
-            .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
-            .collect()
-    };
     let all = cases();
     let picked: Vec<&Case> = all
         .iter()
@@ -633,12 +630,9 @@ fn every_path_computes_on_the_gpu_with_the_same_bits() {
         let source = std::sync::Arc::new(ArraySource::new(case.input.view().into_dyn()).unwrap());
         let shape = [case.shape.0, case.shape.1];
         let options = |parallel, block_size| Options {
-            order: case.order,
-            nan_policy: case.nan_policy,
-            backend: Backend::Cuda,
             parallel,
             block_size,
-            ..Options::default()
+            ..case_options(case, Backend::Cuda)
         };
         let eager = |o: &Options| {
             let plan = Plan::new(source.as_ref(), &wcs_in, &wcs_out, &shape, o).unwrap();
@@ -981,12 +975,7 @@ fn plans_launch_the_variant_of_their_key() {
         let wcs_out = Wcs::from_header_str(&case.output_header).unwrap();
         let source = ArraySource::new(case.input.view().into_dyn()).unwrap();
         let shape = [case.shape.0, case.shape.1];
-        let options = Options {
-            order: case.order,
-            nan_policy: case.nan_policy,
-            backend: Backend::Cuda,
-            ..Options::default()
-        };
+        let options = case_options(case, Backend::Cuda);
         let plan = Plan::new(&source, &wcs_in, &wcs_out, &shape, &options).unwrap();
         let executor = CudaExecutor::new(&plan, vec![sim.clone() as Arc<dyn Driver>]).unwrap();
         let plan = plan.with_executor(Arc::new(executor));

@@ -464,11 +464,22 @@ impl Driver for CudaDriver {
         if variant.is_general() {
             return true;
         }
-        let variants = self.variants.lock().unwrap_or_else(|p| p.into_inner());
-        match variants.get(variant) {
-            Some(build) => build.is_ok(),
-            None => super::runtime::is_cached(&self.info.arch, self.info.nvrtc_version, variant),
+        if let Some(build) = self
+            .variants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(variant)
+        {
+            return build.is_ok();
         }
+        // Launches ask on every block: while the variant compiles, no look at the disk (its
+        // key hashes the whole kernel source).
+        !self
+            .preparing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(variant)
+            && super::runtime::is_cached(&self.info.arch, self.info.nvrtc_version, variant)
     }
 
     fn prepare_variant(&self, variant: &KernelDefines) {

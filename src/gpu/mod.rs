@@ -437,18 +437,21 @@ impl DeviceBuffer {
         }
     }
 
+    /// `len` bytes of device memory (not initialised) on `driver`'s device.
+    fn alloc(driver: &std::sync::Arc<dyn driver::Driver>, len: usize) -> Result<DeviceBuffer> {
+        Ok(DeviceBuffer {
+            driver: driver.clone(),
+            ptr: driver.alloc(len).map_err(Self::gpu_err)?,
+            len,
+        })
+    }
+
     /// A copy of `bytes` on the first GPU.
     pub fn from_host(bytes: &[u8]) -> Result<DeviceBuffer> {
-        let driver = drivers(Devices::First)?.remove(0);
-        let ptr = driver.alloc(bytes.len()).map_err(Self::gpu_err)?;
-        let buffer = DeviceBuffer {
-            driver,
-            ptr,
-            len: bytes.len(),
-        };
+        let buffer = DeviceBuffer::alloc(&drivers(Devices::First)?.remove(0), bytes.len())?;
         buffer
             .driver
-            .upload_now(bytes, ptr)
+            .upload_now(bytes, buffer.ptr)
             .map_err(Self::gpu_err)?;
         Ok(buffer)
     }
@@ -509,17 +512,11 @@ impl Drop for DeviceBuffer {
 pub fn copy_times(bytes: usize, repeats: usize) -> Result<(f64, f64)> {
     let d = drivers(Devices::First)?.remove(0);
     let err = DeviceBuffer::gpu_err;
+    let (a, b) = (
+        DeviceBuffer::alloc(&d, bytes)?,
+        DeviceBuffer::alloc(&d, bytes)?,
+    );
     let stream = d.create_stream().map_err(err)?;
-    let a = DeviceBuffer {
-        driver: d.clone(),
-        ptr: d.alloc(bytes).map_err(err)?,
-        len: bytes,
-    };
-    let b = DeviceBuffer {
-        driver: d.clone(),
-        ptr: d.alloc(bytes).map_err(err)?,
-        len: bytes,
-    };
     let mut host = d.alloc_host(bytes).map_err(err)?;
     // SAFETY: no copy is queued on `host` yet.
     unsafe { host.as_mut_slice() }.fill(1);
@@ -565,24 +562,31 @@ pub fn copy_times(bytes: usize, repeats: usize) -> Result<(f64, f64)> {
 pub fn duplex_time(bytes: usize, repeats: usize) -> Result<f64> {
     let d = drivers(Devices::First)?.remove(0);
     let err = DeviceBuffer::gpu_err;
-    let streams = [
-        d.create_stream().map_err(err)?,
-        d.create_stream().map_err(err)?,
-    ];
-    let device = |d: &std::sync::Arc<dyn driver::Driver>| -> Result<DeviceBuffer> {
-        Ok(DeviceBuffer {
-            driver: d.clone(),
-            ptr: d.alloc(bytes).map_err(err)?,
-            len: bytes,
-        })
-    };
-    let (up_to, down_from) = (device(&d)?, device(&d)?);
+    let (up_to, down_from) = (
+        DeviceBuffer::alloc(&d, bytes)?,
+        DeviceBuffer::alloc(&d, bytes)?,
+    );
     let mut up_from = d.alloc_host(bytes).map_err(err)?;
     let down_to = match d.alloc_host(bytes) {
         Ok(h) => h,
         Err(e) => {
             d.free_host(up_from);
             return Err(err(e));
+        }
+    };
+    let streams = match (d.create_stream(), d.create_stream()) {
+        (Ok(a), Ok(b)) => [a, b],
+        (a, b) => {
+            let why = [&a, &b]
+                .iter()
+                .find_map(|r| r.as_ref().err().map(|f| f.to_string()))
+                .unwrap_or_default();
+            for stream in [a, b].into_iter().flatten() {
+                d.destroy_stream(stream);
+            }
+            d.free_host(up_from);
+            d.free_host(down_to);
+            return Err(DeviceBuffer::gpu_err(why));
         }
     };
     // SAFETY: no copy is queued on `up_from` yet.

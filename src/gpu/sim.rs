@@ -1376,8 +1376,9 @@ impl Driver for SimDriver {
     }
 
     fn prepare_variant(&self, variant: &KernelDefines) {
-        if !variant.is_general() && !self.lock().loaded.contains(variant) {
-            self.lock().preparing.insert(variant.clone());
+        let st = &mut *self.lock();
+        if !variant.is_general() && !st.loaded.contains(variant) {
+            st.preparing.insert(variant.clone());
         }
     }
 
