@@ -205,8 +205,8 @@ mod bench {
 
     /// What bounds a host-resident job besides the kernels: PCIe one direction after the
     /// other and both at once (the duplex the pipeline's uploads and downloads can overlap
-    /// in), and the host's memory copying `bytes` on one thread and on every core (staging
-    /// the input, draining the results).
+    /// in), what locking a caller's buffer in place costs, and the host's memory copying
+    /// `bytes` on one thread and on every core (staging the input, draining the results).
     fn machine_lines(bytes: usize) -> Result<()> {
         let (serial, _) = copy_times(bytes, REPEATS)?;
         let duplex = reproject::gpu::duplex_time(bytes, REPEATS)?;
@@ -216,6 +216,13 @@ mod bench {
             serial * 1e3,
             duplex * 1e3,
             serial / duplex
+        );
+        let locked = reproject::gpu::registered_copy_times(bytes, REPEATS)?;
+        println!(
+            "caller's buffer locked in place (cuMemHostRegister): lock {:.1} ms, up and down {:.1} ms, unlock {:.1} ms; pays for one call only if lock + unlock < the staging copies it saves",
+            locked.register * 1e3,
+            locked.copies * 1e3,
+            locked.unregister * 1e3
         );
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (one, all) = (host_copy_rate(bytes, 1), host_copy_rate(bytes, cores));

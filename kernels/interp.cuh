@@ -67,6 +67,8 @@ RP_DEVICE int rp_sampling_setup(const double* s, RpSampling* out) {
 
 
 // The input window: element (r, c) is pixel (y0 + r, x0 + c) of the ny_img x nx_img plane.
+// `plain`: the elements are the values (native byte order, no BZERO/BSCALE, no BLANK, no
+// float32 cast), so a load is one read and one conversion (rp_window_plain).
 typedef struct {
     const void* data;
     int type;
@@ -74,7 +76,13 @@ typedef struct {
     long long pitch;
     int y0, x0, h, w;
     int ny, nx;
+    int plain;
 } RpWindow;
+
+// Whether the samples of a window read with `s` need no decoding.
+RP_DEVICE int rp_window_plain(const RpSampling* s, int big_endian) {
+    return !big_endian && !s->has_scale && !s->has_blank && !s->values_f32;
+}
 
 RP_DEVICE unsigned int rp_bswap32(unsigned int u) {
     return (u >> 24) | ((u >> 8) & 0xff00u) | ((u << 8) & 0xff0000u) | (u << 24);
@@ -89,9 +97,28 @@ RP_DEVICE unsigned short rp_bswap16(unsigned short u) {
     return (unsigned short)((u >> 8) | (u << 8));
 }
 
-// The decoded value of window element (r, c) (local indices, in range).
-RP_DEVICE double rp_load(const RpSampling* s, const RpWindow* w, long long r, long long c) {
-    long long i = r * w->pitch + c;
+// Element i of a plain window's data (in range; element (r, c) is r * pitch + c): its value.
+RP_DEVICE double rp_plain_at(const RpWindow* w, long long i) {
+    switch (RP_INPUT_TYPE(w->type)) {
+    case 0:
+        return (double)((const float*)w->data)[i];
+    case 1:
+        return ((const double*)w->data)[i];
+    case 2:
+        return (double)((const unsigned char*)w->data)[i];
+    case 3:
+        return (double)((const short*)w->data)[i];
+    case 4:
+        return (double)((const int*)w->data)[i];
+    default:
+        return (double)((const long long*)w->data)[i];
+    }
+}
+
+// The decoded value of element i of the window's data (in range). A plain window's element
+// is its value (the decoding below would give the same, in more steps).
+RP_DEVICE double rp_load_at(const RpSampling* s, const RpWindow* w, long long i) {
+    if (w->plain) return rp_plain_at(w, i);
     double v;
     int integer = 1;
     long long key = 0;
@@ -155,6 +182,18 @@ RP_DEVICE double rp_load(const RpSampling* s, const RpWindow* w, long long r, lo
     return v;
 }
 
+// The decoded value of window element (r, c) (local indices, in range).
+RP_DEVICE double rp_load(const RpSampling* s, const RpWindow* w, long long r, long long c) {
+    return rp_load_at(s, w, r * w->pitch + c);
+}
+
+// Whether image rows [iy0, iy1] or columns (either order) lie in the window's range that
+// starts at `first` and holds `len` pixels.
+RP_DEVICE int rp_in_window(long long i0, long long i1, int first, int len) {
+    long long a = i0 - first, b = i1 - first;
+    return a >= 0 && a < len && b >= 0 && b < len;
+}
+
 // The value of image pixel (iy, ix), or 0 with *ok = 0 if the window does not hold it.
 RP_DEVICE double rp_tap(const RpSampling* s, const RpWindow* w, long long iy, long long ix,
                         int* ok) {
@@ -209,9 +248,10 @@ RP_DEVICE double rp_nearest(const RpSampling* s, const RpWindow* w, double y, do
 #endif  // RP_WITH_NEAREST
 
 #if RP_WITH_BILINEAR
-RP_DEVICE void rp_linear_axis(double c, int n, long long* i0, long long* i1, double* w0,
-                              double* w1) {
-    long long i = (long long)c;
+// The two taps along an axis of n pixels at clamped coordinate c (0 <= c <= n - 1, so the
+// indices fit an int) and their weights.
+RP_DEVICE void rp_linear_axis(double c, int n, int* i0, int* i1, double* w0, double* w1) {
+    int i = (int)c;
     *w0 = 1.0 - (c - (double)i);
     *w1 = 1.0 - *w0;
     *i0 = i;
@@ -222,17 +262,25 @@ RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, d
                              int renormalize) {
     double cy, cx;
     if (!rp_clip(y, w->ny, &cy) || !rp_clip(x, w->nx, &cx)) return RP_NAN;
-    long long iy0, iy1, ix0, ix1;
+    int iy0, iy1, ix0, ix1;
     double wy0, wy1, wx0, wx1;
     rp_linear_axis(cy, w->ny, &iy0, &iy1, &wy0, &wy1);
     rp_linear_axis(cx, w->nx, &ix0, &ix1, &wx0, &wx1);
-    int ok = 1;
+    // Any tap outside the window gives NaN (as rp_tap): both rows and both columns checked
+    // once, then the four elements read from two row offsets.
+    if (!rp_in_window(iy0, iy1, w->y0, w->h) || !rp_in_window(ix0, ix1, w->x0, w->w))
+        return RP_NAN;
+    long long c0 = (long long)ix0 - w->x0, dc = (long long)ix1 - ix0;
+    long long i0 = ((long long)iy0 - w->y0) * w->pitch + c0;
+    long long i1 = ((long long)iy1 - w->y0) * w->pitch + c0;
+    long long at[4] = {i0, i0 + dc, i1, i1 + dc};
     double v[4];
-    v[0] = rp_tap(s, w, iy0, ix0, &ok);
-    v[1] = rp_tap(s, w, iy0, ix1, &ok);
-    v[2] = rp_tap(s, w, iy1, ix0, &ok);
-    v[3] = rp_tap(s, w, iy1, ix1, &ok);
-    if (!ok) return RP_NAN;
+    // A plain window's four reads go out together, before any waits on one.
+    if (w->plain) {
+        for (int k = 0; k < 4; k++) v[k] = rp_plain_at(w, at[k]);
+    } else {
+        for (int k = 0; k < 4; k++) v[k] = rp_load_at(s, w, at[k]);
+    }
     double wy[4] = {wy0, wy0, wy1, wy1};
     double wx[4] = {wx0, wx1, wx0, wx1};
     if (!renormalize) {
@@ -337,13 +385,14 @@ RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, dou
     rp_spline_weights(o, cy, (double)ky, wy);
     rp_spline_weights(o, cx, (double)kx, wx);
     double t = 0.0;
-    int ok = 1;
+    // Every tap is in the window (checked above): read from row offsets.
     RP_UNROLL
     for (int k0 = 0; k0 <= o; k0++) {
         double w0 = wy[k0];
+        long long row = (ry[k0] - w->y0) * w->pitch - w->x0;
         RP_UNROLL
         for (int k1 = 0; k1 <= o; k1++) {
-            double coeff = rp_tap(s, w, ry[k0], rx[k1], &ok);
+            double coeff = rp_load_at(s, w, row + rx[k1]);
             coeff *= w0;
             coeff *= wx[k1];
             t += coeff;

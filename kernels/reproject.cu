@@ -139,6 +139,7 @@ RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const
     w.w = win_nx;
     w.ny = in_ny;
     w.nx = in_nx;
+    w.plain = rp_window_plain(&params.sampling, big_endian);
     double px, py;
     // An unknown element type or a pitch shorter than the window reads nothing: checked
     // before any load.

@@ -33,5 +33,6 @@ RP_GLOBAL void rp_spline_values(const void* input, int input_type, int big_endia
     w.w = nx;
     w.ny = ny;
     w.nx = nx;
+    w.plain = rp_window_plain(&s, big_endian);
     out[i] = rp_load(&s, &w, r, c);
 }

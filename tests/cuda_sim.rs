@@ -1452,3 +1452,48 @@ fn lazily_made_cpu_coefficients_serve_concurrent_blocks() {
         assert!(p.cpu_spline_coefficients_made());
     }
 }
+
+/// A caller's buffer locked in place (register_host) serves copies both ways like pinned
+/// memory, and unlocking it while a copy on it is still queued is a hazard the simulator
+/// reports.
+#[test]
+fn registered_caller_memory_copies_both_ways_and_unlocking_early_is_a_hazard() {
+    let driver = sim(SimConfig {
+        seed: 7,
+        ..SimConfig::default()
+    });
+    let stream = driver.create_stream().unwrap();
+    let on_device = driver.alloc(64).unwrap();
+    let mut memory: Vec<u8> = (0..64).collect();
+    // SAFETY: `memory` outlives the registration.
+    let host = unsafe { driver.register_host(memory.as_mut_ptr(), 64) }.unwrap();
+    // SAFETY: both hold 64 bytes; `memory` is untouched until the stream is synchronized.
+    unsafe {
+        driver.upload(stream, &host, 0, on_device, 64).unwrap();
+        driver.download(stream, on_device, &host, 32, 32).unwrap();
+    }
+    driver.synchronize(stream).unwrap();
+    driver.unregister_host(host);
+    assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+    let expected: Vec<u8> = (0..32).chain(0..32).collect();
+    assert_eq!(memory, expected);
+    let names: Vec<_> = driver.calls().iter().map(|c| c.name).collect();
+    assert!(names.contains(&"cuMemHostRegister") && names.contains(&"cuMemHostUnregister"));
+
+    // SAFETY: as above; the copy is left pending on purpose, and completed before `memory`
+    // goes.
+    let host = unsafe { driver.register_host(memory.as_mut_ptr(), 64) }.unwrap();
+    unsafe { driver.download(stream, on_device, &host, 0, 64).unwrap() };
+    driver.unregister_host(host);
+    driver.synchronize(stream).unwrap();
+    assert!(
+        driver
+            .hazards()
+            .iter()
+            .any(|h| h.contains("cuMemHostUnregister")),
+        "{:?}",
+        driver.hazards()
+    );
+    driver.free(on_device);
+    driver.destroy_stream(stream);
+}

@@ -110,6 +110,10 @@ fn without_a_gpu_everything_is_an_error_value_never_a_panic() {
             reproject::gpu::copy_times(16, 1),
             Err(Error::GpuUnavailable(_))
         ));
+        assert!(matches!(
+            reproject::gpu::registered_copy_times(16, 1),
+            Err(Error::GpuUnavailable(_))
+        ));
     }
     let h = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 8\nCRPIX2 = 8\nCRVAL1 = 10\n\
              CRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n";

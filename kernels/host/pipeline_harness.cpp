@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
     w.w = (int)a[6];
     w.ny = (int)a[7];
     w.nx = (int)a[8];
+    w.plain = rp_window_plain(&params.sampling, w.big_endian);
     std::vector<double> res(4 * (npix > 0 ? npix : 1));
     for (int r = 0; r < blk_ny; r++)
         for (int c = 0; c < blk_nx; c++) {

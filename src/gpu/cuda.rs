@@ -318,6 +318,22 @@ impl Driver for CudaDriver {
         }
     }
 
+    unsafe fn register_host(&self, ptr: *mut u8, len: usize) -> DriverResult<HostBuffer> {
+        self.call("cuMemHostRegister", || {
+            // SAFETY: the caller keeps `len` bytes at `ptr` valid until unregister_host.
+            unsafe { sys::cuMemHostRegister_v2(ptr as *mut c_void, len.max(1), 0) }.result()
+        })?;
+        // SAFETY: as above.
+        Ok(unsafe { HostBuffer::from_raw(ptr, len) })
+    }
+
+    fn unregister_host(&self, buffer: HostBuffer) {
+        let _ = self.call("cuMemHostUnregister", || {
+            // SAFETY: registered by register_host, unregistered once.
+            unsafe { sys::cuMemHostUnregister(buffer.as_ptr() as *mut c_void) }.result()
+        });
+    }
+
     fn create_stream(&self) -> DriverResult<StreamId> {
         let stream = self.call("cuStreamCreate", || self.ctx.new_stream())?;
         let mut next = self.next_stream.lock().unwrap_or_else(|p| p.into_inner());

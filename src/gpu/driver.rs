@@ -703,6 +703,18 @@ pub trait Driver: Send + Sync {
     /// while the driver's pool has room, else freed.
     fn free_host(&self, buffer: HostBuffer);
 
+    /// Page-locks `len` bytes of ordinary host memory at `ptr` in place (cuMemHostRegister),
+    /// so that copies can use it as they use [`Driver::alloc_host`]'s memory.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` bytes until
+    /// [`Driver::unregister_host`] is given the buffer, which must happen before that memory
+    /// is freed.
+    unsafe fn register_host(&self, ptr: *mut u8, len: usize) -> DriverResult<HostBuffer>;
+
+    /// Unlocks memory locked by [`Driver::register_host`] (no copy may be pending on it).
+    fn unregister_host(&self, buffer: HostBuffer);
+
     /// A new stream.
     fn create_stream(&self) -> DriverResult<StreamId>;
 

@@ -545,6 +545,71 @@ pub fn copy_times(bytes: usize, repeats: usize) -> Result<(f64, f64)> {
     timed.map_err(|e: driver::DriverFault| err(e))
 }
 
+/// What page-locking a caller's buffer in place costs and gives, from
+/// [`registered_copy_times`]: seconds, each the best of the runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RegisteredCopy {
+    /// cuMemHostRegister of the buffer.
+    pub register: f64,
+    /// The buffer up to the device and back down again, once registered.
+    pub copies: f64,
+    /// cuMemHostUnregister of the buffer.
+    pub unregister: f64,
+}
+
+/// What it costs to page-lock `bytes` of ordinary (pageable, already touched) host memory in
+/// place, as a job would lock a caller's array instead of staging it through its pinned
+/// buffers, and how fast copies from it then go, on the first GPU. Against [`copy_times`], it
+/// says whether locking a caller's buffers pays for one call.
+///
+/// Errors: [`Error::GpuUnavailable`] without a GPU; [`Error::Gpu`] when a call fails.
+///
+/// ```no_run
+/// let r = reproject::gpu::registered_copy_times(1 << 28, 3)?;
+/// println!("lock {} s, copies {} s, unlock {} s", r.register, r.copies, r.unregister);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn registered_copy_times(bytes: usize, repeats: usize) -> Result<RegisteredCopy> {
+    let d = drivers(Devices::First)?.remove(0);
+    let err = DeviceBuffer::gpu_err;
+    let on_device = DeviceBuffer::alloc(&d, bytes)?;
+    let stream = d.create_stream().map_err(err)?;
+    let mut memory = vec![1u8; bytes.max(1)];
+    let timed = (|| {
+        let mut best = RegisteredCopy {
+            register: f64::INFINITY,
+            copies: f64::INFINITY,
+            unregister: f64::INFINITY,
+        };
+        for _ in 0..repeats.max(1) {
+            let t = std::time::Instant::now();
+            // SAFETY: `memory` outlives the registration, which ends below.
+            let host = unsafe { d.register_host(memory.as_mut_ptr(), bytes)? };
+            best.register = best.register.min(t.elapsed().as_secs_f64());
+            let t = std::time::Instant::now();
+            // SAFETY: both hold `bytes` bytes; `memory` is not touched meanwhile.
+            let copied = unsafe {
+                d.upload(stream, &host, 0, on_device.ptr, bytes)
+                    .and_then(|()| d.download(stream, on_device.ptr, &host, 0, bytes))
+            }
+            .and_then(|()| d.synchronize(stream));
+            let copy_s = t.elapsed().as_secs_f64();
+            if copied.is_err() {
+                let _ = d.synchronize(stream);
+            }
+            let t = std::time::Instant::now();
+            d.unregister_host(host);
+            best.unregister = best.unregister.min(t.elapsed().as_secs_f64());
+            copied?;
+            best.copies = best.copies.min(copy_s);
+        }
+        Ok(best)
+    })();
+    d.destroy_stream(stream);
+    drop(memory);
+    timed.map_err(|e: driver::DriverFault| err(e))
+}
+
 /// The best time of `repeats` runs of `bytes` going up (page-locked host → device) on one
 /// stream while as many come down (device → page-locked host) on another, on the first GPU:
 /// the time both directions of PCIe take at once. Against [`copy_times`]' one direction after

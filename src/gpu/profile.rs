@@ -137,6 +137,15 @@ impl Driver for ProfilingDriver {
         self.inner.free_host(buffer)
     }
 
+    unsafe fn register_host(&self, ptr: *mut u8, len: usize) -> DriverResult<HostBuffer> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.inner.register_host(ptr, len) }
+    }
+
+    fn unregister_host(&self, buffer: HostBuffer) {
+        self.inner.unregister_host(buffer)
+    }
+
     fn create_stream(&self) -> DriverResult<StreamId> {
         self.inner.create_stream()
     }

@@ -1199,6 +1199,30 @@ impl Driver for SimDriver {
         }
     }
 
+    unsafe fn register_host(&self, ptr: *mut u8, len: usize) -> DriverResult<HostBuffer> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuMemHostRegister", None, len, true)?;
+        // SAFETY: the caller keeps `len` bytes at `ptr` valid until unregister_host.
+        Ok(unsafe { HostBuffer::from_raw(ptr, len) })
+    }
+
+    fn unregister_host(&self, buffer: HostBuffer) {
+        let st = &mut *self.lock();
+        let _ = self.begin(st, "cuMemHostUnregister", None, 0, false);
+        let addr = buffer.as_ptr() as usize;
+        let access = Access {
+            device: false,
+            start: addr as u64,
+            len: buffer.len() as u64,
+            write: true,
+        };
+        if Self::pending_touches(st, access) {
+            st.hazards.push(format!(
+                "cuMemHostUnregister of {addr:#x} while a copy on it is pending"
+            ));
+        }
+    }
+
     fn create_stream(&self) -> DriverResult<StreamId> {
         let st = &mut *self.lock();
         self.begin(st, "cuStreamCreate", None, 0, true)?;
