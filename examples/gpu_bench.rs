@@ -151,9 +151,18 @@ mod bench {
         let p = profiled.phases();
         let gbs =
             |bytes: u64, t: std::time::Duration| bytes as f64 / t.as_secs_f64().max(1e-9) / 1e9;
+        let prefilter = if p.prefilter_launches > 0 {
+            format!(
+                " (prefilter {:.1} ms, {} launches)",
+                p.prefilter_time.as_secs_f64() * 1e3,
+                p.prefilter_launches
+            )
+        } else {
+            String::new()
+        };
         println!(
             "  phases (one run, nothing overlapped: {:.1} ms): upload {:.1} ms ({:.2} GB, {:.1} GB/s), \
-             kernels {:.1} ms ({} launches), download {:.1} ms ({:.2} GB, {:.1} GB/s), host {:.1} ms",
+             kernels {:.1} ms ({} launches){prefilter}, download {:.1} ms ({:.2} GB, {:.1} GB/s), host {:.1} ms",
             wall * 1e3,
             p.upload_time.as_secs_f64() * 1e3,
             p.uploaded as f64 / 1e9,

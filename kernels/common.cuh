@@ -63,6 +63,22 @@
 #define RP_WITH_BILINEAR 1
 #define RP_WITH_SPLINE 1
 #endif
+// Output pixels each thread of the block kernel computes, in one row, a thread block's width
+// apart: a launch's grid covers blockDim.x * RP_PIXELS_PER_THREAD columns per thread block
+// (src/gpu/variant.rs `KernelDefines::pixels_per_thread`, which the launches use). In a
+// homography build two: the per-thread work before the first pixel is shared and the two
+// pixels' loads interleave. Elsewhere one: a second celestial pixel would hold registers
+// (100 instead of 56 for CAR -> CAR) and spill.
+#ifdef RP_V_HOMOGRAPHY
+#define RP_PIXELS_PER_THREAD 2
+#else
+#define RP_PIXELS_PER_THREAD 1
+#endif
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define RP_PIXEL_LOOP _Pragma("unroll")
+#else
+#define RP_PIXEL_LOOP
+#endif
 // Loops whose trip count a variant fixes (the splines' taps): unrolled on the device, so that
 // their small arrays live in registers, not in a stack frame.
 #if defined(RP_V_ORDER) && (defined(__CUDACC_RTC__) || defined(__CUDACC__))

@@ -187,11 +187,12 @@ RP_DEVICE double rp_load(const RpSampling* s, const RpWindow* w, long long r, lo
     return rp_load_at(s, w, r * w->pitch + c);
 }
 
-// Whether image rows [iy0, iy1] or columns (either order) lie in the window's range that
-// starts at `first` and holds `len` pixels.
-RP_DEVICE int rp_in_window(long long i0, long long i1, int first, int len) {
-    long long a = i0 - first, b = i1 - first;
-    return a >= 0 && a < len && b >= 0 && b < len;
+// Whether image indices i0 and i1 (rows or columns, >= 0) both lie in the window's range
+// that starts at `first` and holds `len` pixels (both >= 0: the block kernel reads no window
+// with a negative origin or size). Unsigned, so that no operand can overflow.
+RP_DEVICE int rp_in_window(int i0, int i1, int first, int len) {
+    return (unsigned)i0 - (unsigned)first < (unsigned)len &&
+           (unsigned)i1 - (unsigned)first < (unsigned)len;
 }
 
 // The value of image pixel (iy, ix), or 0 with *ok = 0 if the window does not hold it.
@@ -270,9 +271,10 @@ RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, d
     // once, then the four elements read from two row offsets.
     if (!rp_in_window(iy0, iy1, w->y0, w->h) || !rp_in_window(ix0, ix1, w->x0, w->w))
         return RP_NAN;
-    long long c0 = (long long)ix0 - w->x0, dc = (long long)ix1 - ix0;
-    long long i0 = ((long long)iy0 - w->y0) * w->pitch + c0;
-    long long i1 = ((long long)iy1 - w->y0) * w->pitch + c0;
+    int c0 = ix0 - w->x0;
+    long long dc = ix1 - ix0;
+    long long i0 = (long long)(iy0 - w->y0) * w->pitch + c0;
+    long long i1 = (long long)(iy1 - w->y0) * w->pitch + c0;
     long long at[4] = {i0, i0 + dc, i1, i1 + dc};
     double v[4];
     // A plain window's four reads go out together, before any waits on one.

@@ -60,15 +60,22 @@ RP_SETUP_CALL void rp_block_setup(const double* transform, const double* samplin
     if (rp_sampling_setup(sampling, &p->sampling) != 0) p->status = 3;
 }
 
+// The value of output pixel (row, col) of the output plane before reproject's rounding (NaN
+// where there is none); also its input position (px, py), NaN where it has none.
+RP_DEVICE double rp_pixel_sample(const RpBlockParams* p, const RpWindow* w, int row, int col,
+                                 double* px, double* py) {
+    *px = *py = RP_NAN;
+    if (p->status != 0) return RP_NAN;
+    rp_block_coord(&p->transform, w->ny, w->nx, (double)col, (double)row, px, py);
+    if (*px != *px || *py != *py) return RP_NAN;
+    return rp_sample(&p->sampling, w, *py, *px);
+}
+
 // The value (rounded as reproject does, NaN where there is none) of output pixel (row, col)
 // of the output plane; also its input position (px, py), NaN where it has none.
 RP_DEVICE double rp_pixel_value(const RpBlockParams* p, const RpWindow* w, int row, int col,
                                 double* px, double* py) {
-    *px = *py = RP_NAN;
-    if (p->status != 0) return RP_NAN;
-    rp_block_coord(&p->transform, w->ny, w->nx, (double)col, (double)row, px, py);
-    if (*px != *px || *py != *py) return rp_round_result(&p->sampling, RP_NAN);
-    return rp_round_result(&p->sampling, rp_sample(&p->sampling, w, *py, *px));
+    return rp_round_result(&p->sampling, rp_pixel_sample(p, w, row, col, px, py));
 }
 
 // Parses both flat arrays into `out`, which holds `capacity` bytes: status 5 when they are too
@@ -125,9 +132,11 @@ RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const
         rp_block_setup(transform, sampling, &params);
     }
     __syncthreads();
-    int c = (int)(blockIdx.x * blockDim.x + threadIdx.x);
     int r = (int)(blockIdx.y * blockDim.y + threadIdx.y);
-    if (r >= blk_ny || c >= blk_nx) return;
+    // This thread's first column; its others follow a thread block's width apart, so that
+    // each store of a warp is contiguous (RP_PIXELS_PER_THREAD).
+    unsigned first_c = blockIdx.x * blockDim.x * RP_PIXELS_PER_THREAD + threadIdx.x;
+    if (r >= blk_ny || first_c >= (unsigned)blk_nx) return;
     RpWindow w;
     w.data = input;
     w.type = input_type;
@@ -140,22 +149,32 @@ RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const
     w.ny = in_ny;
     w.nx = in_nx;
     w.plain = rp_window_plain(&params.sampling, big_endian);
-    double px, py;
-    // An unknown element type or a pitch shorter than the window reads nothing: checked
-    // before any load.
+    // An unknown element type, a pitch shorter than the window or a window with a negative
+    // origin or size reads nothing: checked before any load.
+    int window_ok = in_pitch >= win_nx && win_y0 >= 0 && win_x0 >= 0 && win_ny >= 0 && win_nx >= 0;
 #ifdef RP_V_INPUT
-    int readable = input_type == RP_V_INPUT && in_pitch >= win_nx;
+    int readable = input_type == RP_V_INPUT && window_ok;
 #else
-    int readable = input_type >= 0 && input_type <= 5 && in_pitch >= win_nx;
+    int readable = input_type >= 0 && input_type <= 5 && window_ok;
 #endif
-    double v = readable ? rp_pixel_value(&params, &w, out_y0 + r, out_x0 + c, &px, &py) : RP_NAN;
-    double f = v != v ? 0.0 : 1.0;
-    long long at = (long long)r * out_pitch + c;
-    if (out_f64) {
-        ((double*)out)[at] = v;
-        ((double*)footprint)[at] = f;
-    } else {
-        ((float*)out)[at] = (float)v;
-        ((float*)footprint)[at] = (float)f;
+    RP_PIXEL_LOOP
+    for (int k = 0; k < RP_PIXELS_PER_THREAD; k++) {
+        unsigned uc = first_c + (unsigned)k * blockDim.x;
+        if (uc >= (unsigned)blk_nx) break;
+        int c = (int)uc;
+        double px, py;
+        double raw =
+            readable ? rp_pixel_sample(&params, &w, out_y0 + r, out_x0 + c, &px, &py) : RP_NAN;
+        long long at = (long long)r * out_pitch + c;
+        if (out_f64) {
+            double v = rp_round_result(&params.sampling, raw);
+            ((double*)out)[at] = v;
+            ((double*)footprint)[at] = v != v ? 0.0 : 1.0;
+        } else {
+            // reproject's float32 rounding, then float32: the same float as rounding once.
+            float v = (float)raw;
+            ((float*)out)[at] = v;
+            ((float*)footprint)[at] = v != v ? 0.0f : 1.0f;
+        }
     }
 }

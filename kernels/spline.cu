@@ -13,16 +13,109 @@
 // spline_values.cu) and launches this kernel twice per plane, columns then rows, so the
 // coefficients never cross the bus (issue 17).
 
-// Values a thread loads before it uses them. The recursions are serial along a line and a
-// plane has one line per thread (16384 lines fill 4 warps of each of an H100's 132 SMs), so a
-// filter that loads one value per step waits a memory latency per element: about 45 ms for a
-// 16384² plane on an H100 (docs/measurements/h100-2026-11-26). A chunk keeps RP_SPLINE_CHUNK
-// loads in flight per thread, with the same operations in the same order. 12 is the most that
-// keeps the kernel within its budget of 64 registers (16 needs 80, 8 needs 48); the best value
-// is for a GPU to tell (it is a define: the runtime could build others).
-#ifndef RP_SPLINE_CHUNK
-#define RP_SPLINE_CHUNK 12
+// Streaming a line through shared memory. The recursions are serial along a line and a plane
+// has one line per thread (16384 lines fill 4 warps of each of an H100's 132 SMs), so the
+// filter is bound by how many loads each thread keeps in flight: one per step took about
+// 45 ms for a 16384² plane on an H100, 12 in registers about 31 ms
+// (docs/measurements/h100-2026-11-26). Here each thread copies its next RP_RING_LEN elements
+// into its slots of a shared-memory ring (cp.async: no registers held) while it runs the
+// recursion over the previous ones, so up to 2 * RP_RING_LEN loads per stream are in flight.
+// The operations and their order are those of the CPU's filter: only where the operands wait
+// changes. Host builds copy at once.
+#define RP_RING_LEN 32
+// Threads of a filter launch (src/gpu/driver.rs FILTER_THREADS): one lane of the ring each.
+#define RP_RING_LANES 32
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+// Two streams (the causal initialisation reads a line from both ends) of two stages.
+__shared__ double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
+#define RP_RING_LANE ((int)threadIdx.x)
+RP_DEVICE void rp_copy_async(double* to_shared, const double* from) {
+    unsigned dst = (unsigned)__cvta_generic_to_shared(to_shared);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(from) : "memory");
+}
+RP_DEVICE void rp_copies_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Waits for this thread's copies but those of the last `pending` (0 or 1) commits.
+RP_DEVICE void rp_copies_wait(int pending) {
+    if (pending)
+        asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+    else
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+// Waits for this thread's copies but those of the last two commits.
+RP_DEVICE void rp_copies_wait_two(void) { asm volatile("cp.async.wait_group 2;\n" ::: "memory"); }
+#else
+static thread_local double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
+#define RP_RING_LANE 0
+static inline void rp_copy_async(double* to, const double* from) { *to = *from; }
+static inline void rp_copies_commit(void) {}
+static inline void rp_copies_wait(int) {}
+static inline void rp_copies_wait_two(void) {}
 #endif
+
+// Slot k of stage `stage` of ring stream `stream`, this thread's.
+RP_DEVICE double* rp_ring_slot(int stream, int stage, int k) {
+    return &rp_ring[stream][stage][k][RP_RING_LANE];
+}
+
+// Starts copying the `count` (<= RP_RING_LEN) elements b[(first + dir * k) * step] into stage
+// `stage` of ring stream `stream`, as one commit.
+RP_DEVICE void rp_ring_fetch(int stream, int stage, const double* b, long long step,
+                             long long first, int dir, int count) {
+    for (int k = 0; k < count; k++)
+        rp_copy_async(rp_ring_slot(stream, stage, k), b + (first + (long long)dir * k) * step);
+    rp_copies_commit();
+}
+
+// Calls f(i, v) for the `count` elements v = b[(first + dir * i) * step], i = 0, 1, ..., in
+// that order, each read before f is called for it (so f may write the element it is given,
+// and any before it), streamed through ring stream 0.
+template <typename F>
+RP_DEVICE void rp_stream(const double* b, long long step, long long first, int dir, int count,
+                         F f) {
+    const int L = RP_RING_LEN;
+    if (count <= 0) return;
+    rp_ring_fetch(0, 0, b, step, first, dir, count < L ? count : L);
+    for (int start = 0, stage = 0; start < count; start += L, stage ^= 1) {
+        int n = count - start < L ? count - start : L;
+        int ahead = count - start - L;
+        if (ahead > 0) {
+            rp_ring_fetch(0, stage ^ 1, b, step, first + (long long)dir * (start + L), dir,
+                          ahead < L ? ahead : L);
+        }
+        rp_copies_wait(ahead > 0);
+        for (int k = 0; k < n; k++) f(start + k, *rp_ring_slot(0, stage, k));
+    }
+}
+
+// As rp_stream for two streams at once: f(i, b[(first_a + dir_a * i) * step],
+// b[(first_b + dir_b * i) * step]).
+template <typename F>
+RP_DEVICE void rp_stream2(const double* b, long long step, long long first_a, int dir_a,
+                          long long first_b, int dir_b, int count, F f) {
+    const int L = RP_RING_LEN;
+    if (count <= 0) return;
+    int n0 = count < L ? count : L;
+    rp_ring_fetch(0, 0, b, step, first_a, dir_a, n0);
+    rp_ring_fetch(1, 0, b, step, first_b, dir_b, n0);
+    for (int start = 0, stage = 0; start < count; start += L, stage ^= 1) {
+        int n = count - start < L ? count - start : L;
+        int ahead = count - start - L;
+        if (ahead > 0) {
+            int m = ahead < L ? ahead : L;
+            long long next = start + L;
+            rp_ring_fetch(0, stage ^ 1, b, step, first_a + (long long)dir_a * next, dir_a, m);
+            rp_ring_fetch(1, stage ^ 1, b, step, first_b + (long long)dir_b * next, dir_b, m);
+        }
+        // Both streams' commits of this stage are done once all but the last two are.
+        if (ahead > 0)
+            rp_copies_wait_two();
+        else
+            rp_copies_wait(0);
+        for (int k = 0; k < n; k++)
+            f(start + k, *rp_ring_slot(0, stage, k), *rp_ring_slot(1, stage, k));
+    }
+}
 
 // `v`, times `gain` when `scale` (the CPU's separate gain pass, applied as the first pole reads
 // the value: the same product).
@@ -35,75 +128,31 @@ RP_DEVICE double rp_spline_gained(double v, bool scale, double gain) {
 // are still to be multiplied by `gain` (the first pole).
 RP_DEVICE void rp_spline_pole(double* b, int n, long long step, const double* pole, bool scale,
                               double gain) {
-    const int K = RP_SPLINE_CHUNK;
     double z = pole[0], z_n_1 = pole[1], div = pole[2], zz1 = pole[3];
-    // causal initialisation, mirror boundary: the sum over the line's inner elements
+    // causal initialisation, mirror boundary: the sum over the line's inner elements, read
+    // from both ends at once
     double c0 = rp_spline_gained(b[0], scale, gain) +
                 z_n_1 * rp_spline_gained(b[(n - 1) * step], scale, gain);
     double z_i = z;
-    int i = 1;
-    // (two streams of loads: half a chunk of each)
-    const int H = K / 2;
-    for (; i + H <= n - 1; i += H) {
-        double a[H], r[H];
-#pragma unroll
-        for (int k = 0; k < H; k++) {
-            a[k] = b[(i + k) * step];
-            r[k] = b[(n - 1 - i - k) * step];
-        }
-#pragma unroll
-        for (int k = 0; k < H; k++) {
-            c0 += z_i * (rp_spline_gained(a[k], scale, gain) +
-                         z_n_1 * rp_spline_gained(r[k], scale, gain));
-            z_i *= z;
-        }
-    }
-    for (; i < n - 1; i++) {
-        c0 += z_i * (rp_spline_gained(b[i * step], scale, gain) +
-                     z_n_1 * rp_spline_gained(b[(n - 1 - i) * step], scale, gain));
+    rp_stream2(b, step, 1, 1, n - 2, -1, n - 2, [&](int, double a, double r) {
+        c0 += z_i * (rp_spline_gained(a, scale, gain) + z_n_1 * rp_spline_gained(r, scale, gain));
         z_i *= z;
-    }
+    });
     double prev = c0 / div;
     b[0] = prev;
     // causal recursion
-    i = 1;
-    for (; i + K <= n; i += K) {
-        double v[K];
-#pragma unroll
-        for (int k = 0; k < K; k++) v[k] = b[(i + k) * step];
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            prev = rp_spline_gained(v[k], scale, gain) + z * prev;
-            v[k] = prev;
-        }
-#pragma unroll
-        for (int k = 0; k < K; k++) b[(i + k) * step] = v[k];
-    }
-    for (; i < n; i++) {
-        prev = rp_spline_gained(b[i * step], scale, gain) + z * prev;
-        b[i * step] = prev;
-    }
+    rp_stream(b, step, 1, 1, n - 1, [&](int i, double v) {
+        prev = rp_spline_gained(v, scale, gain) + z * prev;
+        b[(i + 1) * step] = prev;
+    });
     // anticausal initialisation, mirror boundary
     double next = (z * b[(n - 2) * step] + prev) * z / zz1;
     b[(n - 1) * step] = next;
     // anticausal recursion
-    i = n - 2;
-    for (; i + 1 >= K; i -= K) {
-        double v[K];
-#pragma unroll
-        for (int k = 0; k < K; k++) v[k] = b[(i - k) * step];
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            next = z * (next - v[k]);
-            v[k] = next;
-        }
-#pragma unroll
-        for (int k = 0; k < K; k++) b[(i - k) * step] = v[k];
-    }
-    for (; i >= 0; i--) {
-        next = z * (next - b[i * step]);
-        b[i * step] = next;
-    }
+    rp_stream(b, step, n - 2, -1, n - 1, [&](int i, double v) {
+        next = z * (next - v);
+        b[(n - 2 - i) * step] = next;
+    });
 }
 
 // Filters one line of `n` elements `step` apart, in place. Lines of fewer than 2 elements are

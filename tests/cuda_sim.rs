@@ -150,6 +150,28 @@ fn cases() -> Vec<Case> {
             order,
         });
     }
+    cases.push(Case {
+        // Rows wider than a thread block's columns (two pixels per thread): three
+        // thread blocks across, the last one partial.
+        name: "wide rows, TAN -> rotated TAN (homography)",
+        input_header: header(
+            ("RA---TAN", "DEC--TAN"),
+            (150.0, 30.0),
+            (80.5, 12.5),
+            0.01,
+            "",
+        ),
+        input: image(24, 170, true).insert_axis(ndarray::Axis(0)),
+        output_header: header(
+            ("RA---TAN", "DEC--TAN"),
+            (150.01, 30.0),
+            (75.5, 10.5),
+            0.01,
+            "PC1_1 = 0.999\nPC1_2 = -0.02\nPC2_1 = 0.02\nPC2_2 = 0.999\n",
+        ),
+        shape: (20, 150),
+        order: Order::Bilinear,
+    });
     cases
 }
 
@@ -1149,7 +1171,35 @@ fn a_profiled_job_gives_the_same_bits_and_its_phases() {
         1 + 4,
         "one launch parsing the parameters, one per block"
     );
+    assert_eq!(
+        phases.prefilter_launches, 0,
+        "a bilinear job has no prefilter"
+    );
     assert!(phases.device_time() > std::time::Duration::ZERO);
+
+    // A bicubic job's prefilter: the values kernel and one filter launch per axis of its
+    // plane, counted among the kernels.
+    let case = &cases()[6]; // CAR galactic -> ZEA, bicubic
+    assert_eq!(case.order, Order::Bicubic);
+    let source = self::source(case);
+    let options = Options {
+        order: case.order,
+        ..options
+    };
+    let inner: Arc<dyn Driver> = sim(SimConfig::default());
+    let profiled = Arc::new(ProfilingDriver::new(inner));
+    let p = plan(case, &source, &options);
+    let cpu = compute::<f64>(&plan(case, &source, &options));
+    let executor = CudaExecutor::new(&p, vec![profiled.clone() as Arc<dyn Driver>]).unwrap();
+    let p = p.with_executor(Arc::new(executor));
+    assert_same("profiled bicubic", &compute::<f64>(&p), &cpu);
+    let phases = profiled.phases();
+    assert_eq!(
+        phases.prefilter_launches, 3,
+        "the values from the stored samples, then the filter along columns and rows"
+    );
+    assert!(phases.launches > phases.prefilter_launches);
+    assert!(phases.prefilter_time <= phases.kernel_time);
 }
 
 /// The input planes go up in bands of rows (two at least) through two lanes (staging buffer and

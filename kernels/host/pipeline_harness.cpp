@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
     blockDim.x = 16;
     blockDim.y = 16;
     blockDim.z = 1;
-    unsigned int gx = (blk_nx + 15) / 16, gy = (blk_ny + 15) / 16;
+    unsigned int gx = (blk_nx + 16 * RP_PIXELS_PER_THREAD - 1) / (16 * RP_PIXELS_PER_THREAD);
+    unsigned int gy = (blk_ny + 15) / 16;
     for (blockIdx.y = 0; blockIdx.y < gy; blockIdx.y++)
         for (blockIdx.x = 0; blockIdx.x < gx; blockIdx.x++)
             for (threadIdx.y = 0; threadIdx.y < 16; threadIdx.y++)

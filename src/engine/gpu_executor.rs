@@ -840,8 +840,8 @@ impl Resident {
         let w = input.window;
         let elem = if out_f64 { 8 } else { 4 };
         let band = MAX_GRID_Y * THREADS.1 as usize;
-        let grid_x = grid_dim(blk_nx, THREADS.0)?;
         let variant = ready_build(driver, self.kernel.variant(input.input_type).defines());
+        let grid_x = grid_dim(blk_nx, THREADS.0 * variant.pixels_per_thread())?;
         let parsed = self.parsed(driver, &variant)?;
         let mut launches = Vec::new();
         for first in (0..block.rows.len()).step_by(band) {

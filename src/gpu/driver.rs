@@ -548,7 +548,8 @@ const SPLINE_THREADS: u32 = 128;
 
 /// Threads per block of the spline filter launches (one thread per line): a plane has few lines
 /// (16384 fill only 4 warps of each of an H100's 132 SMs), so warp-sized blocks spread them over
-/// every SM (4096 lines in blocks of 128 would leave 100 SMs idle).
+/// every SM (4096 lines in blocks of 128 would leave 100 SMs idle). The kernel's shared ring has
+/// a lane for each (`RP_RING_LANES` of `kernels/spline.cu`).
 const FILTER_THREADS: u32 = 32;
 
 impl SplineLaunch {
@@ -865,4 +866,13 @@ pub trait Driver: Send + Sync {
 
     /// Waits until everything queued on `stream` is done; reports a failure of any of it.
     fn synchronize(&self, stream: StreamId) -> DriverResult<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_filter_launches_as_many_threads_as_its_ring_has_lanes() {
+        let lanes = format!("#define RP_RING_LANES {}", super::FILTER_THREADS);
+        assert!(crate::gpu::spline_source().contains(&lanes));
+    }
 }

@@ -41,6 +41,10 @@ pub struct Phases {
     pub launches: usize,
     /// Time spent in kernels.
     pub kernel_time: Duration,
+    /// Of the launches, those of the spline prefilter (values and filter kernels).
+    pub prefilter_launches: usize,
+    /// Of the kernel time, the spline prefilter's.
+    pub prefilter_time: Duration,
     /// Device-to-host copies.
     pub downloads: usize,
     /// Bytes copied device → host.
@@ -257,6 +261,8 @@ impl Driver for ProfilingDriver {
             |p, t| {
                 p.launches += 1;
                 p.kernel_time += t;
+                p.prefilter_launches += 1;
+                p.prefilter_time += t;
             },
         )
     }

@@ -158,6 +158,25 @@ impl KernelDefines {
         self.0.is_empty()
     }
 
+    /// Output pixels each thread of this build of the block kernel computes
+    /// (`RP_PIXELS_PER_THREAD` of `kernels/common.cuh`): two in a homography build, whose
+    /// pixels are short, one in the others. A launch's grid has one thread block per
+    /// `threads.0 * pixels_per_thread()` columns.
+    ///
+    /// ```
+    /// use reproject::gpu::variant::KernelDefines;
+    /// assert_eq!(KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=1"])?.pixels_per_thread(), 2);
+    /// assert_eq!(KernelDefines::general().pixels_per_thread(), 1);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn pixels_per_thread(&self) -> u32 {
+        if self.0.iter().any(|d| d == "RP_V_HOMOGRAPHY") {
+            2
+        } else {
+            1
+        }
+    }
+
     /// The defines, as given.
     ///
     /// ```
