@@ -65,11 +65,12 @@
 #endif
 // Output pixels each thread of the block kernel computes, in one row, a thread block's width
 // apart: a launch's grid covers blockDim.x * RP_PIXELS_PER_THREAD columns per thread block
-// (src/gpu/variant.rs `KernelDefines::pixels_per_thread`, which the launches use). In a
-// homography build two: the per-thread work before the first pixel is shared and the two
-// pixels' loads interleave. Elsewhere one: a second celestial pixel would hold registers
-// (100 instead of 56 for CAR -> CAR) and spill.
-#ifdef RP_V_HOMOGRAPHY
+// (src/gpu/variant.rs `KernelDefines::pixels_per_thread`, which the launches use). In the
+// bilinear homography builds two: the per-thread work before the first pixel is shared and
+// the two pixels' loads interleave (16384² float32 on the H100: 2.4 ms). Elsewhere one: a
+// second spline pixel holds registers (bicubic 59 -> 78: 37.5% occupancy, 6.3 -> 8.3 ms on
+// the H100), a second celestial pixel spills (CAR -> CAR 56 -> 100 registers).
+#if defined(RP_V_HOMOGRAPHY) && defined(RP_V_ORDER) && RP_V_ORDER == 1
 #define RP_PIXELS_PER_THREAD 2
 #else
 #define RP_PIXELS_PER_THREAD 1
