@@ -309,6 +309,14 @@ fn wait_for_compilations(py: Python<'_>) {
     py.detach(reproject::gpu::wait_for_compilations)
 }
 
+/// For the interpreter's exit (the package registers it with ``atexit``): GPU kernel variants
+/// queued to compile in the background give up, those compiling are waited for, so no compile
+/// thread is inside NVRTC or the CUDA driver while they are torn down.
+#[pyfunction]
+fn stop_background_compilations(py: Python<'_>) {
+    py.detach(reproject::gpu::stop_background_compilations)
+}
+
 /// Reprojects `array` from the WCS of `header_in` onto that of `header_out`, with bilinear
 /// (or another order) interpolation, exactly as astropy reproject's ``reproject_interp``.
 ///
@@ -616,7 +624,7 @@ mod _core {
     #[pymodule_export]
     use super::{
         check_header, check_plan, gpu_info, parse_device, reproject_block, reproject_interp,
-        reproject_positions, wait_for_compilations, warmup,
+        reproject_positions, stop_background_compilations, wait_for_compilations, warmup,
     };
 
     #[pymodule_init]

@@ -529,6 +529,38 @@ def test_without_a_gpu():
     assert "refused:" in run.stdout and run.stdout.strip().endswith("OK"), run.stdout
 
 
+def test_a_process_exits_cleanly_after_gpu_jobs():
+    """GPU kernel variants compile on background threads, which must not be inside NVRTC or
+    the CUDA driver while those libraries are torn down at exit (on an H100 that corrupted the
+    heap: "free(): invalid pointer" after the last test). The package stops them from Python's
+    ``atexit``; stopping them earlier is harmless: jobs go on (the general kernel, the same
+    values) and the process exits with status 0 and nothing on stderr from the C library."""
+    script = textwrap.dedent("""
+        import atexit, sys
+        sys.path.insert(0, sys.argv[1])
+        import reproject_rs
+        from reproject_rs import _core
+        import test_gpu_paths as t
+
+        args, kwargs = t._case("car-tan", 1)
+        first = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
+        _core.stop_background_compilations()
+        again = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
+        t._same_result(again, first)
+        # The package's exit hook: unregistering it finds it (and registering it back keeps it).
+        atexit.unregister(reproject_rs._stop_background_compilations)
+        atexit.register(reproject_rs._stop_background_compilations)
+        print("OK")
+    """)
+    here = os.path.dirname(os.path.abspath(__file__))
+    run = subprocess.run([sys.executable, "-c", script, here], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().endswith("OK"), run.stdout
+    for sign in ("free()", "malloc", "Aborted", "double free"):
+        assert sign not in run.stderr, run.stderr
+
+
 @pytest.mark.parametrize("return_type,device", [("lazy", "cuda"), ("dask", "cuda:all")])
 def test_gpu_array_input_with_host_results(return_type, device, monkeypatch):
     """A GPU (CuPy) input the device-resident path does not take (return_type='lazy'; dask

@@ -57,53 +57,120 @@ pub(crate) struct CudaDriver {
     pinned: HostPool,
 }
 
-/// The kernel variants compiling in the background in this process, and the condition
-/// [`wait_for_compilations`] waits on.
-static COMPILING: (Mutex<usize>, std::sync::Condvar) = (Mutex::new(0), std::sync::Condvar::new());
-
-/// Counts a background compilation in (`1`) or out (`-1`).
-fn compiling(change: isize) {
-    let mut n = COMPILING.0.lock().unwrap_or_else(|p| p.into_inner());
-    *n = n.saturating_add_signed(change);
-    if *n == 0 {
-        COMPILING.1.notify_all();
-    }
+/// The kernel variants compiling in the background in a process: how many are queued or
+/// running, how many run (at most one per core and 8: NVRTC takes one core and a few hundred
+/// megabytes per program, and a job or a test suite may set off dozens), and whether the
+/// process is exiting.
+///
+/// At exit ([`Compilations::stop`], an `atexit` hook) the queued ones give up and the running
+/// ones are waited for: a compile thread still inside NVRTC or the CUDA driver while their
+/// libraries tear down corrupted the heap of Python processes on the H100 ("free(): invalid
+/// pointer" after the suite's last test).
+struct Compilations {
+    state: Mutex<CompileState>,
+    changed: std::sync::Condvar,
 }
 
-/// The background compilations running at once: NVRTC takes one core and a few hundred
-/// megabytes per program, and a job (or a test suite) may set off dozens of variants.
-struct CompileSlot;
+#[derive(Default)]
+struct CompileState {
+    /// Counted in before the thread starts, out when it ends.
+    pending: usize,
+    /// Holding a slot: compiling or loading.
+    running: usize,
+    stopping: bool,
+}
 
-/// Compilations running now, and the condition a waiting one waits on.
-static SLOTS: (Mutex<usize>, std::sync::Condvar) = (Mutex::new(0), std::sync::Condvar::new());
+/// A running compilation's slot, given back when dropped.
+struct CompileSlot<'a>(&'a Compilations);
 
-impl CompileSlot {
-    /// Waits for one of the slots (one per core, at most 8) and holds it until dropped.
-    fn take() -> CompileSlot {
-        let limit = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let mut running = SLOTS.0.lock().unwrap_or_else(|p| p.into_inner());
-        while *running >= limit {
-            running = SLOTS.1.wait(running).unwrap_or_else(|p| p.into_inner());
+impl Compilations {
+    const fn new() -> Compilations {
+        Compilations {
+            state: Mutex::new(CompileState {
+                pending: 0,
+                running: 0,
+                stopping: false,
+            }),
+            changed: std::sync::Condvar::new(),
         }
-        *running += 1;
-        CompileSlot
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CompileState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts one in, before its thread starts.
+    fn begin(&self) {
+        self.lock().pending += 1;
+    }
+
+    /// Counts one out, however it ended.
+    fn end(&self) {
+        let mut st = self.lock();
+        st.pending = st.pending.saturating_sub(1);
+        self.changed.notify_all();
+    }
+
+    /// Waits for one of `limit` slots; none once the process is exiting.
+    fn slot(&self, limit: usize) -> Option<CompileSlot<'_>> {
+        let mut st = self.lock();
+        while st.running >= limit.max(1) && !st.stopping {
+            st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if st.stopping {
+            return None;
+        }
+        st.running += 1;
+        Some(CompileSlot(self))
+    }
+
+    /// Blocks until none is queued or running.
+    fn wait_idle(&self) {
+        let mut st = self.lock();
+        while st.pending > 0 {
+            st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// For the process's exit: the queued ones give up, the running ones are waited for.
+    fn stop(&self) {
+        self.lock().stopping = true;
+        self.changed.notify_all();
+        self.wait_idle();
     }
 }
 
-impl Drop for CompileSlot {
+impl Drop for CompileSlot<'_> {
     fn drop(&mut self) {
-        let mut running = SLOTS.0.lock().unwrap_or_else(|p| p.into_inner());
-        *running = running.saturating_sub(1);
-        SLOTS.1.notify_one();
+        let mut st = self.0.lock();
+        st.running = st.running.saturating_sub(1);
+        self.0.changed.notify_all();
     }
+}
+
+/// This process's background compilations.
+static COMPILATIONS: Compilations = Compilations::new();
+
+/// Registers the exit hook that stops them. `atexit` runs its handlers in the reverse order of
+/// their registration, the exit handlers of a library (its static objects' destructors) among
+/// them: so the hook is registered again after each compilation, after anything NVRTC or the
+/// driver set up during it (the hook does nothing the second time).
+fn stop_compilations_at_exit() {
+    extern "C" fn stop() {
+        COMPILATIONS.stop();
+    }
+    // SAFETY: `stop` is a plain function that lives as long as the process.
+    unsafe { libc::atexit(stop) };
 }
 
 /// Blocks until no kernel variant is compiling in the background in this process.
 pub(crate) fn wait_for_compilations() {
-    let mut n = COMPILING.0.lock().unwrap_or_else(|p| p.into_inner());
-    while *n > 0 {
-        n = COMPILING.1.wait(n).unwrap_or_else(|p| p.into_inner());
-    }
+    COMPILATIONS.wait_idle();
+}
+
+/// See [`super::stop_background_compilations`].
+pub(crate) fn stop_background_compilations() {
+    COMPILATIONS.stop();
 }
 
 /// A kernel argument as `cuLaunchKernel` takes it: the address of its value.
@@ -523,27 +590,33 @@ impl Driver for CudaDriver {
             self.info.nvrtc_version,
             variant.clone(),
         );
-        compiling(1);
+        stop_compilations_at_exit();
+        COMPILATIONS.begin();
         let spawned = std::thread::Builder::new()
             .name("reproject-nvrtc".into())
             .spawn(move || {
-                // Counted down however the compilation ends (a panic included).
+                // Counted out however the compilation ends (a panic included).
                 struct Done;
                 impl Drop for Done {
                     fn drop(&mut self) {
-                        compiling(-1);
+                        COMPILATIONS.end();
                     }
                 }
                 let _done = Done;
-                let build = {
-                    let _slot = CompileSlot::take();
-                    super::runtime::load_variant(&ctx, &arch, nvrtc, &key)
-                };
-                variants
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .entry(key.clone())
-                    .or_insert(build);
+                let limit = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+                // None: the process is exiting; nothing is compiled or loaded.
+                let build = COMPILATIONS.slot(limit).map(|_slot| {
+                    let build = super::runtime::load_variant(&ctx, &arch, nvrtc, &key);
+                    stop_compilations_at_exit();
+                    build
+                });
+                if let Some(build) = build {
+                    variants
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .entry(key.clone())
+                        .or_insert(build);
+                }
                 preparing
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -551,7 +624,7 @@ impl Driver for CudaDriver {
             });
         if spawned.is_err() {
             // No thread to compile on: a later plan compiles it when it loads it.
-            compiling(-1);
+            COMPILATIONS.end();
             self.preparing
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -666,5 +739,68 @@ impl Driver for CudaDriver {
     fn synchronize(&self, stream: StreamId) -> DriverResult<()> {
         let s = self.stream(stream, "cuStreamSynchronize")?;
         self.call("cuStreamSynchronize", || s.synchronize())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Compilations;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// `n` stand-ins for background compilations of `ms` each on `queue`, at most `limit` at
+    /// once: (how many ran, the most that ran at once).
+    fn spawn(
+        queue: &'static Compilations,
+        n: usize,
+        limit: usize,
+        ms: u64,
+    ) -> (Arc<AtomicUsize>, Arc<AtomicUsize>) {
+        let (ran, peak, now) = (
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+        );
+        for _ in 0..n {
+            queue.begin();
+            let (ran, peak, now) = (ran.clone(), peak.clone(), now.clone());
+            std::thread::spawn(move || {
+                if let Some(_slot) = queue.slot(limit) {
+                    let at_once = now.fetch_add(1, SeqCst) + 1;
+                    peak.fetch_max(at_once, SeqCst);
+                    std::thread::sleep(Duration::from_millis(ms));
+                    now.fetch_sub(1, SeqCst);
+                    ran.fetch_add(1, SeqCst);
+                }
+                queue.end();
+            });
+        }
+        (ran, peak)
+    }
+
+    #[test]
+    fn compilations_run_within_their_limit_and_can_all_be_waited_for() {
+        static QUEUE: Compilations = Compilations::new();
+        let (ran, peak) = spawn(&QUEUE, 6, 2, 20);
+        QUEUE.wait_idle();
+        assert_eq!(ran.load(SeqCst), 6);
+        assert!(peak.load(SeqCst) <= 2, "{} at once", peak.load(SeqCst));
+    }
+
+    #[test]
+    fn at_exit_queued_compilations_give_up_and_running_ones_finish_first() {
+        static QUEUE: Compilations = Compilations::new();
+        let (ran, _) = spawn(&QUEUE, 8, 1, 200);
+        // One is running (its slot taken), seven wait for the slot.
+        std::thread::sleep(Duration::from_millis(50));
+        QUEUE.stop();
+        // stop returned: every thread has ended, and the one that was running finished.
+        assert_eq!(QUEUE.lock().pending, 0);
+        assert_eq!(QUEUE.lock().running, 0);
+        let ran = ran.load(SeqCst);
+        assert!((1..8).contains(&ran), "{ran} ran");
+        // After the stop nothing starts.
+        assert!(QUEUE.slot(1).is_none());
     }
 }

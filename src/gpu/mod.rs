@@ -65,6 +65,21 @@ pub fn wait_for_compilations() {
     cuda::wait_for_compilations();
 }
 
+/// For a process about to exit: the kernel variants queued to compile in the background give
+/// up, and those compiling are waited for (a few seconds at most); later ones do not start
+/// (their plans keep the general kernel, with the same values). A compile thread still inside
+/// NVRTC or the CUDA driver while their libraries tear down corrupts the heap, so the library
+/// also does this in an `atexit` hook; the Python package calls it from Python's `atexit`,
+/// which runs before any library is torn down.
+///
+/// ```
+/// reproject::gpu::stop_background_compilations();
+/// ```
+pub fn stop_background_compilations() {
+    #[cfg(feature = "cuda")]
+    cuda::stop_background_compilations();
+}
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};

@@ -25,6 +25,8 @@ Errors derive from :class:`ReprojectError`; bad arguments and shapes are also
 :class:`ValueError`.
 """
 
+import atexit as _atexit
+
 from ._core import (
     DeviceUnavailableError,
     InvalidArgumentError,
@@ -39,6 +41,11 @@ from ._core import (
 from ._high_level import reproject_interp
 from ._lazy import BlockHandle, LazyReprojection
 from ._warmup import warmup
+from ._core import stop_background_compilations as _stop_background_compilations
+
+# GPU kernel variants compile on background threads; at exit the queued ones give up and the
+# running ones are waited for, before any library they use is torn down.
+_atexit.register(_stop_background_compilations)
 
 __all__ = [
     "reproject_interp",
