@@ -815,6 +815,24 @@ impl SimDriver {
         Ok(())
     }
 
+    /// Whether a copy on the first `len` bytes of host `buffer` is still queued as `call` gives
+    /// the buffer up: a hazard, recorded.
+    fn given_up_under_a_copy(st: &mut State, call: &str, buffer: &HostBuffer, len: usize) -> bool {
+        let addr = buffer.as_ptr() as usize;
+        let access = Access {
+            device: false,
+            start: addr as u64,
+            len: len as u64,
+            write: true,
+        };
+        let pending = Self::pending_touches(st, access);
+        if pending {
+            st.hazards
+                .push(format!("{call} of {addr:#x} while a copy on it is pending"));
+        }
+        pending
+    }
+
     /// Whether any queued operation touches `access`.
     fn pending_touches(st: &State, access: Access) -> bool {
         st.streams.values().any(|s| {
@@ -1180,17 +1198,7 @@ impl Driver for SimDriver {
     fn free_host(&self, buffer: HostBuffer) {
         let st = &mut *self.lock();
         let _ = self.begin(st, "cuMemFreeHost", None, 0, false);
-        let addr = buffer.as_ptr() as usize;
-        let access = Access {
-            device: false,
-            start: addr as u64,
-            len: buffer.capacity() as u64,
-            write: true,
-        };
-        if Self::pending_touches(st, access) {
-            st.hazards.push(format!(
-                "cuMemFreeHost of {addr:#x} while a copy on it is pending"
-            ));
+        if Self::given_up_under_a_copy(st, "cuMemFreeHost", &buffer, buffer.capacity()) {
             // Leaked rather than freed under a pending copy.
             return;
         }
@@ -1209,18 +1217,7 @@ impl Driver for SimDriver {
     fn unregister_host(&self, buffer: HostBuffer) {
         let st = &mut *self.lock();
         let _ = self.begin(st, "cuMemHostUnregister", None, 0, false);
-        let addr = buffer.as_ptr() as usize;
-        let access = Access {
-            device: false,
-            start: addr as u64,
-            len: buffer.len() as u64,
-            write: true,
-        };
-        if Self::pending_touches(st, access) {
-            st.hazards.push(format!(
-                "cuMemHostUnregister of {addr:#x} while a copy on it is pending"
-            ));
-        }
+        Self::given_up_under_a_copy(st, "cuMemHostUnregister", &buffer, buffer.len());
     }
 
     fn create_stream(&self) -> DriverResult<StreamId> {
