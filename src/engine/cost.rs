@@ -11,9 +11,10 @@
 //!
 //! The copies and the kernels overlap (the pipeline of `engine::gpu_executor`), so the GPU's
 //! time is the larger of the two after its fixed cost. The constants ([`CostModel::H100`])
-//! are fitted to the H100 machine's measurements (`docs/measurements/h100-2026-11-26`: the
-//! CPU engine and the GPU on the same 16-core host). They decide only where a job runs, never
-//! its values: both executors give the same values.
+//! are fitted to the H100 machine's measurements (`docs/measurements/h100-2026-11-26` and
+//! `docs/measurements/h100-2026-11-26-session11`: the CPU engine and the GPU on the same
+//! 16-core host). They decide only where a job runs, never its values: both executors give
+//! the same values.
 //!
 //! ```
 //! use reproject::engine::cost::{CostModel, JobSize};
@@ -126,19 +127,20 @@ pub struct CostModel {
 }
 
 impl CostModel {
-    /// An NVIDIA H100 (PCIe 5) beside a 16-core host, fitted to
-    /// `docs/measurements/h100-2026-11-26` (the engine's own benchmark, `gpu_bench`):
+    /// An NVIDIA H100 (PCIe 5) beside a 16-core host. The CPU is fitted to
+    /// `docs/measurements/h100-2026-11-26` (the engine's own benchmark, `gpu_bench`), the GPU
+    /// to run 4 of `docs/measurements/h100-2026-11-26-session11` (the kernels of then):
     /// - CPU on 16 threads: 16384² float32 TAN → TAN bilinear in 176 ms (10.5 ns a pixel and
-    ///   thread), bicubic in 317 ms (18.9 ns); 4096² CAR galactic → TAN in 116 ms (111 ns);
-    ///   SIP order 3 → TAN in 246 ms (235 ns: 124 ns for the distortion). Orders 0, 2, 4 and
-    ///   5, which were not measured there, keep their ratios to order 3 from the development
-    ///   machine;
-    /// - GPU, host-resident: 16384² bilinear in 63 ms for 2.15 GB across (34 GB/s; counted at
-    ///   1.5× the pinned copy, 55 GB/s), CAR → TAN and SIP → TAN in 10.2 and 10.6 ms, which
-    ///   leave about 4.5 ms of fixed cost once the larger of copies and kernels is counted;
-    ///   kernels 0.0145 ns a pixel (a homography: 3.9 ms device-resident), 0.15 ns (CAR →
-    ///   TAN), 0.41 ns (SIP → TAN); the spline prefilter about 45 ms a 16384² plane before
-    ///   its loads were chunked (0.17 ns a pixel);
+    ///   thread; 163 ms later), bicubic in 317 ms (18.9 ns); 4096² CAR galactic → TAN in 116 ms
+    ///   (111 ns); SIP order 3 → TAN in 246 ms (235 ns: 124 ns for the distortion). Orders 0,
+    ///   2, 4 and 5, which were not measured there, keep their ratios to order 3 from the
+    ///   development machine;
+    /// - GPU, host-resident: 16384² bilinear in 44.2 ms and bicubic in 45.2 ms for 2.15 GB
+    ///   across, CAR → TAN and SIP → TAN in 10.1 and 10.2 ms for about 0.2 GB: 57.5 GB/s for
+    ///   both directions together and about 6 ms of fixed cost once the larger of copies and
+    ///   kernels is counted; kernels 0.009 ns a pixel for a homography (2.4 ms
+    ///   device-resident), 0.15 ns for CAR → TAN, 0.10 ns more for SIP, 0.084 ns more for a
+    ///   spline order (prefilter 18.7 ms a 16384² plane, bicubic taps 6.2 ms);
     /// - a process's first GPU call: about 0.35 s more than the CPU's (the CLI's GPU mosaic
     ///   and its `cuda:all` run with kernels from the disk cache).
     pub const H100: CostModel = CostModel {
@@ -147,12 +149,12 @@ impl CostModel {
         cpu_ns_distortion: 124.0,
         cpu_ns_interp: [6.0, 8.0, 11.5, 16.4, 24.6, 31.2],
         gpu_start_s: 0.35,
-        gpu_fixed_s: 4.5e-3,
-        pcie_bytes_per_s: 55.0e9 / 1.5,
-        gpu_ns_homography: 0.0145,
+        gpu_fixed_s: 6.0e-3,
+        pcie_bytes_per_s: 57.5e9,
+        gpu_ns_homography: 0.009,
         gpu_ns_transform: 0.15,
-        gpu_ns_distortion: 0.26,
-        gpu_ns_spline: 0.17,
+        gpu_ns_distortion: 0.10,
+        gpu_ns_spline: 0.084,
     };
 
     /// The job's estimated times, the CPU engine running on `threads` threads.
@@ -234,12 +236,13 @@ mod tests {
                 ..square(4096, false, 1, 4)
             },
         );
-        // (job, CPU ms, GPU host-resident ms), measured.
+        // (job, CPU ms, GPU host-resident ms), measured: the CPU in the first H100 run, the GPU
+        // in the last (h100-2026-11-26-session11, run 4).
         for (name, job, cpu, gpu) in [
-            ("TAN bilinear", tan(1), 176.1, 63.0),
-            ("TAN bicubic", tan(3), 317.1, 56.7),
-            ("CAR -> TAN", car, 116.1, 10.2),
-            ("SIP -> TAN", sip, 246.3, 10.6),
+            ("TAN bilinear", tan(1), 176.1, 44.2),
+            ("TAN bicubic", tan(3), 317.1, 45.2),
+            ("CAR -> TAN", car, 116.1, 10.1),
+            ("SIP -> TAN", sip, 246.3, 10.2),
         ] {
             let e = m.estimate(&job, 16);
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -279,7 +282,7 @@ mod tests {
         };
         let warm = crossover(|s| square(s, true, 1, 4), 16);
         assert!(crossover(cold, 16) > 2 * warm);
-        // The 16384² job of the benchmark: 176 ms on 16 threads against 63 ms on a GPU that
+        // The 16384² job of the benchmark: 176 ms on 16 threads against 44 ms on a GPU that
         // is open, but 0.35 s more for one that is not.
         let m = CostModel::H100;
         assert!(m.estimate(&square(16384, true, 1, 4), 16).prefers_gpu());
