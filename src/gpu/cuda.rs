@@ -132,13 +132,32 @@ impl Compilations {
         }
     }
 
-    /// For the process's exit: the queued ones give up, the running ones are waited for.
-    fn stop(&self) {
-        self.lock().stopping = true;
+    /// For the process's exit: the queued ones give up, the running ones are waited for, at
+    /// most `limit` (a compilation that hangs must not hold the exit forever). Whether all
+    /// ended in time.
+    fn stop(&self, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        let mut st = self.lock();
+        st.stopping = true;
         self.changed.notify_all();
-        self.wait_idle();
+        while st.pending > 0 {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        true
     }
 }
+
+/// How long the exit waits for running compilations: the general kernel, the longest, takes
+/// about 20 s on the H100 machine's NVRTC.
+const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Drop for CompileSlot<'_> {
     fn drop(&mut self) {
@@ -157,7 +176,7 @@ static COMPILATIONS: Compilations = Compilations::new();
 /// driver set up during it (the hook does nothing the second time).
 fn stop_compilations_at_exit() {
     extern "C" fn stop() {
-        COMPILATIONS.stop();
+        COMPILATIONS.stop(EXIT_WAIT);
     }
     // SAFETY: `stop` is a plain function that lives as long as the process.
     unsafe { libc::atexit(stop) };
@@ -170,7 +189,7 @@ pub(crate) fn wait_for_compilations() {
 
 /// See [`super::stop_background_compilations`].
 pub(crate) fn stop_background_compilations() {
-    COMPILATIONS.stop();
+    COMPILATIONS.stop(EXIT_WAIT);
 }
 
 /// A kernel argument as `cuLaunchKernel` takes it: the address of its value.
@@ -794,7 +813,7 @@ mod tests {
         let (ran, _) = spawn(&QUEUE, 8, 1, 200);
         // One is running (its slot taken), seven wait for the slot.
         std::thread::sleep(Duration::from_millis(50));
-        QUEUE.stop();
+        assert!(QUEUE.stop(Duration::from_secs(30)));
         // stop returned: every thread has ended, and the one that was running finished.
         assert_eq!(QUEUE.lock().pending, 0);
         assert_eq!(QUEUE.lock().running, 0);
@@ -802,5 +821,17 @@ mod tests {
         assert!((1..8).contains(&ran), "{ran} ran");
         // After the stop nothing starts.
         assert!(QUEUE.slot(1).is_none());
+    }
+
+    #[test]
+    fn the_exit_waits_for_a_running_compilation_only_so_long() {
+        static QUEUE: Compilations = Compilations::new();
+        let (ran, _) = spawn(&QUEUE, 1, 1, 400);
+        std::thread::sleep(Duration::from_millis(50));
+        let t = std::time::Instant::now();
+        assert!(!QUEUE.stop(Duration::from_millis(50)), "it ended in time");
+        assert!(t.elapsed() < Duration::from_millis(350));
+        QUEUE.wait_idle();
+        assert_eq!(ran.load(SeqCst), 1);
     }
 }

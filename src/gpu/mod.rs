@@ -66,7 +66,8 @@ pub fn wait_for_compilations() {
 }
 
 /// For a process about to exit: the kernel variants queued to compile in the background give
-/// up, and those compiling are waited for (a few seconds at most); later ones do not start
+/// up, and those compiling are waited for (a few seconds each, at most 60 s in all, so that a
+/// hung compilation cannot hold the exit); later ones do not start
 /// (their plans keep the general kernel, with the same values). A compile thread still inside
 /// NVRTC or the CUDA driver while their libraries tear down corrupts the heap, so the library
 /// also does this in an `atexit` hook; the Python package calls it from Python's `atexit`,
