@@ -36,22 +36,21 @@ RP_DEVICE void rp_copy_async(double* to_shared, const double* from) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(from) : "memory");
 }
 RP_DEVICE void rp_copies_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits for this thread's copies but those of the last `pending` (0 or 1) commits.
+// Waits for this thread's copies but those of the last `pending` (0, 1 or 2) commits.
 RP_DEVICE void rp_copies_wait(int pending) {
-    if (pending)
+    if (pending >= 2)
+        asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+    else if (pending == 1)
         asm volatile("cp.async.wait_group 1;\n" ::: "memory");
     else
         asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
-// Waits for this thread's copies but those of the last two commits.
-RP_DEVICE void rp_copies_wait_two(void) { asm volatile("cp.async.wait_group 2;\n" ::: "memory"); }
 #else
 static thread_local double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
 #define RP_RING_LANE 0
 static inline void rp_copy_async(double* to, const double* from) { *to = *from; }
 static inline void rp_copies_commit(void) {}
 static inline void rp_copies_wait(int) {}
-static inline void rp_copies_wait_two(void) {}
 #endif
 
 // Slot k of stage `stage` of ring stream `stream`, this thread's.
@@ -109,10 +108,7 @@ RP_DEVICE void rp_stream2(const double* b, long long step, long long first_a, in
             rp_ring_fetch(1, stage ^ 1, b, step, first_b + (long long)dir_b * next, dir_b, m);
         }
         // Both streams' commits of this stage are done once all but the last two are.
-        if (ahead > 0)
-            rp_copies_wait_two();
-        else
-            rp_copies_wait(0);
+        rp_copies_wait(ahead > 0 ? 2 : 0);
         for (int k = 0; k < n; k++)
             f(start + k, *rp_ring_slot(0, stage, k), *rp_ring_slot(1, stage, k));
     }

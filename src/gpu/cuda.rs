@@ -71,7 +71,6 @@ struct Compilations {
     changed: std::sync::Condvar,
 }
 
-#[derive(Default)]
 struct CompileState {
     /// Counted in before the thread starts, out when it ends.
     pending: usize,
@@ -172,8 +171,9 @@ static COMPILATIONS: Compilations = Compilations::new();
 
 /// Registers the exit hook that stops them. `atexit` runs its handlers in the reverse order of
 /// their registration, the exit handlers of a library (its static objects' destructors) among
-/// them: so the hook is registered again after each compilation, after anything NVRTC or the
-/// driver set up during it (the hook does nothing the second time).
+/// them: so the hook is registered before the first compilation and again after each one,
+/// after anything NVRTC or the driver set up during it (the hook does nothing the second
+/// time).
 fn stop_compilations_at_exit() {
     extern "C" fn stop() {
         COMPILATIONS.stop(EXIT_WAIT);
@@ -609,7 +609,8 @@ impl Driver for CudaDriver {
             self.info.nvrtc_version,
             variant.clone(),
         );
-        stop_compilations_at_exit();
+        static BEFORE_THE_FIRST: std::sync::Once = std::sync::Once::new();
+        BEFORE_THE_FIRST.call_once(stop_compilations_at_exit);
         COMPILATIONS.begin();
         let spawned = std::thread::Builder::new()
             .name("reproject-nvrtc".into())
