@@ -106,8 +106,8 @@ cat >"$OUT/run.sh" <<'RUN'
 #   pytests   the Python package's GPU paths (python-paths.sh tests dask)
 #   pybench   the GPU benchmark from Python (python-paths.sh bench)
 #   bench     the GPU benchmark from Rust (gpu_bench)
-#   profile   Nsight Compute on gpu_bench 4096: the block kernel and the spline prefilter
-#             (not in the default list; needs ncu)
+#   profile   Nsight Compute on gpu_bench PROFILE_SIZE (default 4096): the block kernel and
+#             the spline prefilter's kernels (not in the default list; needs ncu)
 #   run.sh [SECTION...]     # in the order given; default: all, in the order above
 # LOGDIR=dir also writes each section's output to dir/SECTION.log (a device run can order the
 # sections by priority and keep what finished). Needs the NVIDIA driver; finds libnvrtc on the
@@ -234,11 +234,13 @@ profile() {
   ncu_bin="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -n 1)"
   [ -n "$ncu_bin" ] || { echo "no ncu on this machine"; return 1; }
   sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis"
-  for probe in "rp_reproject_block 40 3" "rp_spline_filter 2 2"; do
+  size="${PROFILE_SIZE:-4096}"
+  for probe in "rp_reproject_block 40 3" "rp_spline_values 1 1" "rp_spline_filter 2 2"; do
     set -- $probe
-    echo "== Nsight Compute: $1 (launches $2 to $(( $2 + $3 - 1 )) of gpu_bench 4096)"
-    "$ncu_bin" --clock-control none -k "$1" --launch-skip "$2" --launch-count "$3" $sections \
-      ./gpu_bench 4096 2>&1 | grep -v '^==PROF==' || status=1
+    echo "== Nsight Compute: $1 (launches $2 to $(( $2 + $3 - 1 )) of gpu_bench $size)"
+    # --kill: the benchmark stops once the launches are profiled.
+    "$ncu_bin" --clock-control none --kill yes -k "$1" --launch-skip "$2" --launch-count "$3" \
+      $sections ./gpu_bench "$size" 2>&1 | grep -v '^==PROF==' || status=1
   done
   return $status
 }
