@@ -17,20 +17,31 @@
 // has one line per thread (16384 lines fill 4 warps of each of an H100's 132 SMs), so the
 // filter is bound by how many loads each thread keeps in flight: one per step took about
 // 45 ms for a 16384² plane on an H100, 12 in registers about 31 ms
-// (docs/measurements/h100-2026-11-26). Here each thread copies its next RP_RING_LEN elements
-// into its slots of a shared-memory ring (cp.async: no registers held) while it runs the
-// recursion over the previous ones, so RP_RING_LEN loads per stream are in flight meanwhile
-// (18.7 ms for a 16384² plane on the H100, the values kernel included).
+// (docs/measurements/h100-2026-11-26). Here the next RP_RING_LEN elements of each line are
+// copied into a shared-memory ring (cp.async: no registers held) while the recursion runs over
+// the previous ones, so RP_RING_LEN loads per stream are in flight meanwhile.
+//
+// Columns (lines side by side in memory) stream one line per thread: the warp's loads and
+// stores of one step are neighbours, coalesced (4.7 ms for a 16384² plane, 82% of the H100's
+// DRAM bandwidth). Rows (each line contiguous) would make every thread's load a sector of its
+// own (12.7 ms, bound by L2 transactions: docs/measurements/h100-2026-11-26-session12), so the
+// warp streams its 32 rows together: lane j copies element j of the chunk of every row into
+// the ring, and the results go back the same way from the ring, so each load and store of
+// the warp covers 32 neighbouring elements of one row.
+//
 // The operations and their order are those of the CPU's filter: only where the operands wait
-// changes. Host builds copy at once.
+// changes. Host builds copy at once; RP_HOST_WARP builds run a warp as host threads
+// (kernels/host/spline_harness.cpp).
 #define RP_RING_LEN 32
-// Threads of a filter launch (src/gpu/driver.rs FILTER_THREADS): one lane of the ring each.
+// Threads of a filter launch (src/gpu/driver.rs FILTER_THREADS): one warp, a lane of the
+// ring each (RP_RING_LEN must not exceed it: slots are swizzled by lane ^ k).
 #define RP_RING_LANES 32
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 // Two streams (the causal initialisation reads a line from both ends) of two stages.
 __shared__ double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
 #define RP_RING_LANE ((int)threadIdx.x)
+#define RP_WARP_ROWS 1
 RP_DEVICE void rp_copy_async(double* to_shared, const double* from) {
     unsigned dst = (unsigned)__cvta_generic_to_shared(to_shared);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(from) : "memory");
@@ -45,73 +56,150 @@ RP_DEVICE void rp_copies_wait(int pending) {
     else
         asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
-#else
-static thread_local double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
-#define RP_RING_LANE 0
+RP_DEVICE void rp_warp_sync(void) { __syncwarp(); }
+// At most 64 registers (32 blocks of a warp per SM): the row path's addressing took the
+// filter from 56 to 72 registers on sm_90 without bounds; 64 neither spills nor limits the
+// blocks per SM, which the ring's shared memory does (6).
+#define RP_FILTER_BOUNDS __launch_bounds__(RP_RING_LANES, 32)
+#elif defined(RP_HOST_WARP)
+// A warp run as RP_RING_LANES host threads: one ring for all, a barrier for __syncwarp.
+extern double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
+extern thread_local int rp_host_lane;
+void rp_host_warp_sync(void);
+#define RP_RING_LANE rp_host_lane
+#define RP_WARP_ROWS 1
 static inline void rp_copy_async(double* to, const double* from) { *to = *from; }
 static inline void rp_copies_commit(void) {}
 static inline void rp_copies_wait(int) {}
+static inline void rp_warp_sync(void) { rp_host_warp_sync(); }
+#define RP_FILTER_BOUNDS
+#else
+static thread_local double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
+#define RP_RING_LANE 0
+#define RP_WARP_ROWS 0
+static inline void rp_copy_async(double* to, const double* from) { *to = *from; }
+static inline void rp_copies_commit(void) {}
+static inline void rp_copies_wait(int) {}
+static inline void rp_warp_sync(void) {}
+#define RP_FILTER_BOUNDS
 #endif
 
-// Slot k of stage `stage` of ring stream `stream`, this thread's.
-RP_DEVICE double* rp_ring_slot(int stream, int stage, int k) {
-    return &rp_ring[stream][stage][k][RP_RING_LANE];
+// The line a thread filters: `b`, its elements `step` apart. `rows` set: the warp streams its
+// rows together (elements contiguous, `step` 1), lane r's line `rows + r * row_step`, the
+// first `row_count` lanes' lines exist; a lane without one (`active` false) moves the others'
+// elements and stores nothing of its own.
+struct RpLine {
+    double* b;
+    long long step;
+    double* rows;
+    long long row_step;
+    int row_count;
+    bool active;
+};
+
+// Slot k of stage `stage` of ring stream `stream`, of lane `lane`'s line. Swizzled, so that
+// the slots of one k across the lanes and those of one lane across k lie in distinct banks.
+RP_DEVICE double* rp_ring_slot(int stream, int stage, int k, int lane) {
+    return &rp_ring[stream][stage][k][lane ^ k];
 }
 
-// Starts copying the `count` (<= RP_RING_LEN) elements b[(first + dir * k) * step] into stage
-// `stage` of ring stream `stream`, as one commit.
-RP_DEVICE void rp_ring_fetch(int stream, int stage, const double* b, long long step,
-                             long long first, int dir, int count) {
-    for (int k = 0; k < count; k++)
-        rp_copy_async(rp_ring_slot(stream, stage, k), b + (first + (long long)dir * k) * step);
+// Starts copying the `count` (<= RP_RING_LEN) elements first + dir * k of the line (of every
+// row of the warp, `kRows`) into stage `stage` of ring stream `stream`, as one commit.
+template <bool kRows>
+RP_DEVICE void rp_ring_fetch(const RpLine& l, int stream, int stage, long long first, int dir,
+                             int count) {
+    if (kRows) {
+        int j = RP_RING_LANE;
+        if (j < count) {
+            const double* e = l.rows + first + (long long)dir * j;
+            for (int r = 0; r < l.row_count; r++)
+                rp_copy_async(rp_ring_slot(stream, stage, j, r), e + r * l.row_step);
+        }
+    } else {
+        for (int k = 0; k < count; k++)
+            rp_copy_async(rp_ring_slot(stream, stage, k, RP_RING_LANE),
+                          l.b + (first + (long long)dir * k) * l.step);
+    }
     rp_copies_commit();
 }
 
-// Calls f(i, v) for the `count` elements v = b[(first + dir * i) * step], i = 0, 1, ..., in
-// that order, each read before f is called for it (so f may write the element it is given,
-// and any before it), streamed through ring stream 0.
-template <typename F>
-RP_DEVICE void rp_stream(const double* b, long long step, long long first, int dir, int count,
-                         F f) {
+// Waits for the copies but those of the last `pending` commits (rows: every lane's, so the
+// warp's lines are all there).
+template <bool kRows>
+RP_DEVICE void rp_ring_ready(int pending) {
+    rp_copies_wait(pending);
+    if (kRows) rp_warp_sync();
+}
+
+// Rows: stores the `count` results the warp left in stage `stage` of ring stream 0 at the
+// elements first + dir * k of its rows, each lane its element of every row.
+RP_DEVICE void rp_ring_store(const RpLine& l, int stage, long long first, int dir, int count) {
+    rp_warp_sync();
+    int j = RP_RING_LANE;
+    if (j < count) {
+        double* e = l.rows + first + (long long)dir * j;
+        for (int r = 0; r < l.row_count; r++) e[r * l.row_step] = *rp_ring_slot(0, stage, j, r);
+    }
+}
+
+// Replaces each of the `count` elements v = b[(first + dir * i) * step], i = 0, 1, ..., in that
+// order, by f(i, v), streamed through ring stream 0 (`kRows`: the warp's rows together). f
+// may read elements stored before.
+template <bool kRows, typename F>
+RP_DEVICE void rp_stream(const RpLine& l, long long first, int dir, int count, F f) {
     const int L = RP_RING_LEN;
     if (count <= 0) return;
-    rp_ring_fetch(0, 0, b, step, first, dir, count < L ? count : L);
+    rp_ring_fetch<kRows>(l, 0, 0, first, dir, count < L ? count : L);
     for (int start = 0, stage = 0; start < count; start += L, stage ^= 1) {
         int n = count - start < L ? count - start : L;
         int ahead = count - start - L;
         if (ahead > 0) {
-            rp_ring_fetch(0, stage ^ 1, b, step, first + (long long)dir * (start + L), dir,
+            if (kRows) rp_warp_sync();  // the stage refilled is read by every lane
+            rp_ring_fetch<kRows>(l, 0, stage ^ 1, first + (long long)dir * (start + L), dir,
                           ahead < L ? ahead : L);
         }
-        rp_copies_wait(ahead > 0);
-        for (int k = 0; k < n; k++) f(start + k, *rp_ring_slot(0, stage, k));
+        rp_ring_ready<kRows>(ahead > 0);
+        long long at = first + (long long)dir * start;
+        for (int k = 0; k < n; k++) {
+            double* slot = rp_ring_slot(0, stage, k, RP_RING_LANE);
+            double v = f(start + k, *slot);
+            if (kRows)
+                *slot = v;
+            else
+                l.b[(at + (long long)dir * k) * l.step] = v;
+        }
+        if (kRows) rp_ring_store(l, stage, at, dir, n);
     }
+    if (kRows) rp_warp_sync();  // the stores are the warp's before anything reads them
 }
 
-// As rp_stream for two streams at once: f(i, b[(first_a + dir_a * i) * step],
-// b[(first_b + dir_b * i) * step]).
-template <typename F>
-RP_DEVICE void rp_stream2(const double* b, long long step, long long first_a, int dir_a,
-                          long long first_b, int dir_b, int count, F f) {
+// Calls f(i, b[(first_a + dir_a * i) * step], b[(first_b + dir_b * i) * step]) for the `count`
+// pairs, i = 0, 1, ..., in that order, streamed through both ring streams.
+template <bool kRows, typename F>
+RP_DEVICE void rp_stream2(const RpLine& l, long long first_a, int dir_a, long long first_b,
+                          int dir_b, int count, F f) {
     const int L = RP_RING_LEN;
     if (count <= 0) return;
     int n0 = count < L ? count : L;
-    rp_ring_fetch(0, 0, b, step, first_a, dir_a, n0);
-    rp_ring_fetch(1, 0, b, step, first_b, dir_b, n0);
+    rp_ring_fetch<kRows>(l, 0, 0, first_a, dir_a, n0);
+    rp_ring_fetch<kRows>(l, 1, 0, first_b, dir_b, n0);
     for (int start = 0, stage = 0; start < count; start += L, stage ^= 1) {
         int n = count - start < L ? count - start : L;
         int ahead = count - start - L;
         if (ahead > 0) {
             int m = ahead < L ? ahead : L;
             long long next = start + L;
-            rp_ring_fetch(0, stage ^ 1, b, step, first_a + (long long)dir_a * next, dir_a, m);
-            rp_ring_fetch(1, stage ^ 1, b, step, first_b + (long long)dir_b * next, dir_b, m);
+            if (kRows) rp_warp_sync();
+            rp_ring_fetch<kRows>(l, 0, stage ^ 1, first_a + (long long)dir_a * next, dir_a, m);
+            rp_ring_fetch<kRows>(l, 1, stage ^ 1, first_b + (long long)dir_b * next, dir_b, m);
         }
         // Both streams' commits of this stage are done once all but the last two are.
-        rp_copies_wait(ahead > 0 ? 2 : 0);
+        rp_ring_ready<kRows>(ahead > 0 ? 2 : 0);
         for (int k = 0; k < n; k++)
-            f(start + k, *rp_ring_slot(0, stage, k), *rp_ring_slot(1, stage, k));
+            f(start + k, *rp_ring_slot(0, stage, k, RP_RING_LANE),
+              *rp_ring_slot(1, stage, k, RP_RING_LANE));
     }
+    if (kRows) rp_warp_sync();  // every lane is done with the ring
 }
 
 // `v`, times `gain` when `scale` (the CPU's separate gain pass, applied as the first pole reads
@@ -122,56 +210,95 @@ RP_DEVICE double rp_spline_gained(double v, bool scale, double gain) {
 
 // One pole of the filter on the line: causal initialisation and recursion, then the
 // anticausal ones (the order of `filter_lanes` in src/interp/spline.rs). `scale`: the values
-// are still to be multiplied by `gain` (the first pole).
-RP_DEVICE void rp_spline_pole(double* b, int n, long long step, const double* pole, bool scale,
+// are still to be multiplied by `gain` (the first pole). `kRows`: the warp streams its rows.
+template <bool kRows>
+RP_DEVICE void rp_spline_pole(const RpLine& l, int n, const double* pole, bool scale,
                               double gain) {
+    double* b = l.b;
+    long long step = l.step;
     double z = pole[0], z_n_1 = pole[1], div = pole[2], zz1 = pole[3];
     // causal initialisation, mirror boundary: the sum over the line's inner elements, read
     // from both ends at once
     double c0 = rp_spline_gained(b[0], scale, gain) +
                 z_n_1 * rp_spline_gained(b[(n - 1) * step], scale, gain);
     double z_i = z;
-    rp_stream2(b, step, 1, 1, n - 2, -1, n - 2, [&](int, double a, double r) {
+    rp_stream2<kRows>(l, 1, 1, n - 2, -1, n - 2, [&](int, double a, double r) {
         c0 += z_i * (rp_spline_gained(a, scale, gain) + z_n_1 * rp_spline_gained(r, scale, gain));
         z_i *= z;
     });
     double prev = c0 / div;
-    b[0] = prev;
+    if (l.active) b[0] = prev;
     // causal recursion
-    rp_stream(b, step, 1, 1, n - 1, [&](int i, double v) {
+    rp_stream<kRows>(l, 1, 1, n - 1, [&](int, double v) {
         prev = rp_spline_gained(v, scale, gain) + z * prev;
-        b[(i + 1) * step] = prev;
+        return prev;
     });
     // anticausal initialisation, mirror boundary
     double next = (z * b[(n - 2) * step] + prev) * z / zz1;
-    b[(n - 1) * step] = next;
+    if (l.active) b[(n - 1) * step] = next;
     // anticausal recursion
-    rp_stream(b, step, n - 2, -1, n - 1, [&](int i, double v) {
+    rp_stream<kRows>(l, n - 2, -1, n - 1, [&](int, double v) {
         next = z * (next - v);
-        b[(n - 2 - i) * step] = next;
+        return next;
     });
 }
 
-// Filters one line of `n` elements `step` apart, in place. Lines of fewer than 2 elements are
-// left as they are.
-RP_DEVICE void rp_spline_filter_line(double* b, int n, long long step, const double* poles,
-                                     int npoles, double gain) {
+// Filters the line `l` of `n` elements in place. Lines of fewer than 2 elements are left as
+// they are. `kRows`: `l.rows` is set, the warp streams its rows together.
+template <bool kRows>
+RP_DEVICE void rp_spline_filter_line(const RpLine& l, int n, const double* poles, int npoles,
+                                     double gain) {
     if (n < 2) return;
     if (npoles < 1) {
-        for (int i = 0; i < n; i++) b[i * step] *= gain;
+        if (l.active)
+            for (int i = 0; i < n; i++) l.b[i * l.step] *= gain;
         return;
     }
-    for (int p = 0; p < npoles; p++) rp_spline_pole(b, n, step, poles + 4 * p, p == 0, gain);
+    for (int p = 0; p < npoles; p++) rp_spline_pole<kRows>(l, n, poles + 4 * p, p == 0, gain);
+}
+
+// One thread's part of filtering `lines` lines in place: line k starts at data[k * line_step],
+// its elements `elem_step` apart; this thread's is `line` (lines at or past `lines` are none).
+// `lanes`: the threads that run together, lines line - lane .. of one warp; where they are the
+// ring's RP_RING_LANES and the lines are rows (elem_step 1), they stream their rows together.
+RP_DEVICE void rp_spline_filter_thread(double* data, long long lines, int n,
+                                       long long line_step, long long elem_step,
+                                       const double* poles, int npoles, double gain,
+                                       long long line, int lanes) {
+    RpLine l;
+    l.step = elem_step;
+    l.rows = 0;
+    l.row_step = line_step;
+    l.row_count = 0;
+    l.active = line < lines;
+    long long own = line;
+#if RP_WARP_ROWS
+    if (elem_step == 1 && lanes == RP_RING_LANES) {
+        long long first = line - RP_RING_LANE;
+        l.rows = data + first * line_step;
+        l.row_count = lines - first < RP_RING_LANES ? (int)(lines - first) : RP_RING_LANES;
+        if (!l.active) own = first;  // a line to read; nothing of it is stored
+    }
+#else
+    (void)lanes;
+#endif
+    if (!l.active && !l.rows) return;
+    l.b = data + own * line_step;
+    if (l.rows)
+        rp_spline_filter_line<true>(l, n, poles, npoles, gain);
+    else
+        rp_spline_filter_line<false>(l, n, poles, npoles, gain);
 }
 
 // On the device, and in host builds that provide thread indices (the simulator's, RP_HOST_GRID).
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__) || defined(RP_HOST_GRID)
 // One thread per line: line k starts at data[k * line_step], its elements `elem_step` apart.
-RP_GLOBAL void rp_spline_filter(double* data, long long lines, int n, long long line_step,
-                                long long elem_step, const double* poles, int npoles,
-                                double gain) {
+// Launched with blocks of one warp (RP_RING_LANES threads).
+RP_GLOBAL void RP_FILTER_BOUNDS rp_spline_filter(double* data, long long lines, int n,
+                                                 long long line_step, long long elem_step,
+                                                 const double* poles, int npoles, double gain) {
     long long line = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (line >= lines) return;
-    rp_spline_filter_line(data + line * line_step, n, elem_step, poles, npoles, gain);
+    rp_spline_filter_thread(data, lines, n, line_step, elem_step, poles, npoles, gain, line,
+                            (int)blockDim.x);
 }
 #endif

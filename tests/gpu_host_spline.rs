@@ -23,7 +23,14 @@ fn harness() -> Option<PathBuf> {
     let cxx = common::host_cxx("gpu_host_spline")?;
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rp_spline_harness");
     let res = Command::new(&cxx)
-        .args(["-O2", "-ffp-contract=off", "-std=c++14", "-Wall", "-I"])
+        .args([
+            "-O2",
+            "-ffp-contract=off",
+            "-std=c++14",
+            "-Wall",
+            "-pthread",
+            "-I",
+        ])
         .arg(root().join("kernels"))
         .arg(root().join("kernels/host/spline_harness.cpp"))
         .arg("-o")
@@ -39,7 +46,15 @@ fn harness() -> Option<PathBuf> {
 }
 
 /// The plane filtered by the host build of the device kernel.
-fn device_filter(bin: &PathBuf, plane: &Array2<f64>, order: Order, tag: &str) -> Vec<f64> {
+/// `mode`: the harness's (`lines`: one line after another; `warps`: the rows by warps of host
+/// threads, as the device streams them).
+fn device_filter(
+    bin: &PathBuf,
+    plane: &Array2<f64>,
+    order: Order,
+    mode: &str,
+    tag: &str,
+) -> Vec<f64> {
     let (ny, nx) = plane.dim();
     let poles = filter_poles(order);
     let mut bytes = Vec::new();
@@ -59,7 +74,12 @@ fn device_filter(bin: &PathBuf, plane: &Array2<f64>, order: Order, tag: &str) ->
         dir.join(format!("spline-out-{tag}")),
     );
     std::fs::write(&input, bytes).unwrap();
-    let status = Command::new(bin).arg(&input).arg(&output).status().unwrap();
+    let status = Command::new(bin)
+        .arg(&input)
+        .arg(&output)
+        .arg(mode)
+        .status()
+        .unwrap();
     assert!(status.success(), "{tag}: the harness failed: {status}");
     std::fs::read(&output)
         .unwrap()
@@ -81,6 +101,7 @@ fn the_device_prefilter_gives_the_cpu_coefficients_bit_for_bit() {
         (64, 47),
         (131, 70),
         (33, 16),
+        (70, 131),
     ];
     let orders = [
         Order::Biquadratic,
@@ -101,21 +122,28 @@ fn the_device_prefilter_gives_the_cpu_coefficients_bit_for_bit() {
                 if with_nan {
                     plane[[ny / 2, nx / 3]] = f64::NAN;
                 }
-                let tag = format!("{ny}x{nx}-{order:?}-{with_nan}");
-                let device = device_filter(&bin, &plane, order, &tag);
                 let mut cpu = plane.clone();
                 prefilter(cpu.view_mut(), order);
                 if !with_nan {
-                    assert!(cpu.iter().all(|v| v.is_finite()), "{tag}: not finite");
+                    assert!(
+                        cpu.iter().all(|v| v.is_finite()),
+                        "{ny}x{nx} {order:?}: not finite"
+                    );
                 }
-                let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
-                let differ = cpu
-                    .iter()
-                    .zip(&device)
-                    .filter(|(a, b)| bits(**a) != bits(**b))
-                    .count();
-                assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
-                compared += usize::from(!with_nan) * cpu.len();
+                // Line by line, and the rows by warps as on the device (lanes without a row
+                // in the last warp of 131 and 33 rows, chunks and tails of 70 and 131).
+                for mode in ["lines", "warps"] {
+                    let tag = format!("{ny}x{nx}-{order:?}-{with_nan}-{mode}");
+                    let device = device_filter(&bin, &plane, order, mode, &tag);
+                    let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+                    let differ = cpu
+                        .iter()
+                        .zip(&device)
+                        .filter(|(a, b)| bits(**a) != bits(**b))
+                        .count();
+                    assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
+                    compared += usize::from(!with_nan) * cpu.len();
+                }
             }
         }
     }

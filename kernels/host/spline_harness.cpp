@@ -1,19 +1,53 @@
 // Host build of the device spline prefilter (kernels/spline.cu) for tests/gpu_host_spline.rs:
 // reads a plane and the pole constants of both axes, filters every column, then every row, as
-// the device launches would, and writes the plane back. Built with -O2 -ffp-contract=off.
+// the device launches would, and writes the plane back. Built with -O2 -ffp-contract=off
+// -pthread.
 //
-//   spline_harness IN OUT
+//   spline_harness IN OUT [lines|warps]
 //   IN:  ny, nx, npoles (3 little-endian int64), gain, the constants of axis 0 (4 * npoles
 //        doubles), of axis 1 (4 * npoles), then ny * nx doubles (row-major)
 //   OUT: ny * nx doubles
+//   lines (the default): each line on its own, one after the other.
+//   warps: the rows as the device filters them, each group of RP_RING_LANES rows by as many
+//          host threads (one per lane) that share the ring and meet at every __syncwarp.
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#define RP_HOST_WARP
 #include "common.cuh"
 #include "spline.cu"
 
+double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
+thread_local int rp_host_lane = 0;
+
+// The warp's barrier: every lane waits until all RP_RING_LANES have arrived.
+static std::mutex warp_mutex;
+static std::condition_variable warp_arrived;
+static int warp_waiting = 0;
+static unsigned long long warp_generation = 0;
+
+void rp_host_warp_sync(void) {
+    std::unique_lock<std::mutex> lock(warp_mutex);
+    unsigned long long generation = warp_generation;
+    if (++warp_waiting == RP_RING_LANES) {
+        warp_waiting = 0;
+        warp_generation++;
+        warp_arrived.notify_all();
+        return;
+    }
+    warp_arrived.wait(lock, [&] { return warp_generation != generation; });
+}
+
 int main(int argc, char** argv) {
-    if (argc != 3) return 2;
+    if (argc != 3 && argc != 4) return 2;
+    bool warps = argc == 4 && strcmp(argv[3], "warps") == 0;
+    if (argc == 4 && !warps && strcmp(argv[3], "lines") != 0) return 2;
     FILE* in = fopen(argv[1], "rb");
     if (!in) return 3;
     long long head[3];
@@ -26,9 +60,26 @@ int main(int argc, char** argv) {
     if (fread(data, sizeof(double), ny * nx, in) != (size_t)(ny * nx)) return 6;
     fclose(in);
     for (long long c = 0; c < nx; c++)
-        rp_spline_filter_line(data + c, (int)ny, nx, poles, (int)npoles, gain);
-    for (long long r = 0; r < ny; r++)
-        rp_spline_filter_line(data + r * nx, (int)nx, 1, poles + 4 * npoles, (int)npoles, gain);
+        rp_spline_filter_thread(data, nx, (int)ny, 1, nx, poles, (int)npoles, gain, c, 1);
+    const double* row_poles = poles + 4 * npoles;
+    if (warps) {
+        // Each warp in turn, its lanes at once (the last warp's spare lanes have no row).
+        for (long long first = 0; first < ny; first += RP_RING_LANES) {
+            std::vector<std::thread> lanes;
+            for (int lane = 0; lane < RP_RING_LANES; lane++) {
+                lanes.emplace_back([=] {
+                    rp_host_lane = lane;
+                    rp_spline_filter_thread(data, ny, (int)nx, nx, 1, row_poles, (int)npoles,
+                                            gain, first + lane, RP_RING_LANES);
+                });
+            }
+            for (std::thread& t : lanes) t.join();
+        }
+    } else {
+        for (long long r = 0; r < ny; r++)
+            rp_spline_filter_thread(data, ny, (int)nx, nx, 1, row_poles, (int)npoles, gain, r,
+                                    1);
+    }
     FILE* out = fopen(argv[2], "wb");
     if (!out || fwrite(data, sizeof(double), ny * nx, out) != (size_t)(ny * nx)) return 7;
     fclose(out);
