@@ -107,7 +107,8 @@ cat >"$OUT/run.sh" <<'RUN'
 #   pybench   the GPU benchmark from Python (python-paths.sh bench)
 #   bench     the GPU benchmark from Rust (gpu_bench)
 #   profile   Nsight Compute on gpu_bench PROFILE_SIZE (default 4096): the block kernel and
-#             the spline prefilter's kernels (not in the default list; needs ncu)
+#             the spline prefilter's kernels, or those PROFILE_KERNELS names (not in the
+#             default list; needs ncu)
 #   run.sh [SECTION...]     # in the order given; default: all, in the order above
 # LOGDIR=dir also writes each section's output to dir/SECTION.log (a device run can order the
 # sections by priority and keep what finished). Needs the NVIDIA driver; finds libnvrtc on the
@@ -237,6 +238,7 @@ profile() {
   size="${PROFILE_SIZE:-4096}"
   for probe in "rp_reproject_block 40 3" "rp_spline_values 1 1" "rp_spline_filter 2 2"; do
     set -- $probe
+    case " ${PROFILE_KERNELS:-$1} " in *" $1 "*) ;; *) continue ;; esac
     echo "== Nsight Compute: $1 (launches $2 to $(( $2 + $3 - 1 )) of gpu_bench $size)"
     # --kill: the benchmark stops once the launches are profiled.
     "$ncu_bin" --clock-control none --kill yes -k "$1" --launch-skip "$2" --launch-count "$3" \

@@ -14,6 +14,7 @@ GPU bundle (scripts/gpu_bundle.sh) runs it with the wheels it carries. Each time
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from astropy.io import fits
@@ -72,11 +73,11 @@ def tan_job(size, order):
     h_in = tan((150.0, 2.0), size / 2 + 0.5, 1e-4, 0.0, (size, size))
     h_out = tan((150.01, 2.01), size / 2 + 0.5, 1.05e-4, 12.0, (size, size))
 
-    def run(data, device):
+    def run(data, device, **outputs):
         # The CPU on every core (parallel=True); the GPU with reproject's defaults.
         return reproject_rs.reproject_interp((data, h_in), h_out, shape_out=(size, size),
                                              order=order, device=device,
-                                             parallel=device == "cpu")
+                                             parallel=device == "cpu", **outputs)
 
     n = size * size
     print(f"\n{size}x{size} float32 {order} TAN -> TAN from Python")
@@ -89,6 +90,7 @@ def tan_job(size, order):
     print(f"  max relative difference {rel:.2e}; footprints identical: "
           f"{np.array_equal(gpu[1], cpu[1])}")
     goal("CPU / GPU host-resident", t_cpu / t_host, 5.0, False)
+    host_memory_lines(image, run, n)
     if cp is None:
         print("  (no CuPy: device-resident jobs skipped)")
         return None
@@ -114,6 +116,33 @@ def tan_job(size, order):
     goal("host-resident / pinned copy of the bytes that cross", t_host / floor, 1.5, True)
     goal("device-resident / D2D copy of the bytes touched", t_dev / (1.5 * t_d2d), 2.0, True)
     return t_dev
+
+
+def host_memory_lines(image, run, n):
+    """What host memory costs a call from numpy: the fresh float64 data and footprint every
+    call returns, written once on every core (the kernel zeroes each new page first), and
+    the same job into output arrays the caller reuses (float32, the input's dtype, as
+    reproject requires of output_array), CPU and GPU."""
+    threads = os.cpu_count() or 1
+
+    def fresh_outputs():
+        arrays = [np.empty(image.shape) for _ in range(2)]
+        parts = [(a, rows) for a in arrays for rows in np.array_split(np.arange(len(a)), threads)]
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(lambda p: p[0][p[1][0]:p[1][-1] + 1].fill(1.0), parts))
+        return arrays
+
+    t_fresh, _ = best(fresh_outputs)
+    print(f"  fresh float64 outputs, written once on {threads} threads {mpix(n, t_fresh)}")
+    reused = np.empty(image.shape, np.float32), np.empty(image.shape, np.float32)
+
+    def into_reused(device):
+        return lambda: run(image, device, output_array=reused[0], output_footprint=reused[1])
+
+    t_cpu, _ = best(into_reused("cpu"))
+    t_gpu, _ = best(into_reused("cuda"))
+    print(f"  CPU into reused float32 outputs   {mpix(n, t_cpu)}")
+    print(f"  GPU into reused float32 outputs   {mpix(n, t_gpu)}  (CPU / GPU {t_cpu / t_gpu:.2f})")
 
 
 def other_job(label, data, h_in, h_out, m):
