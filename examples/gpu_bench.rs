@@ -282,6 +282,10 @@ mod bench {
         let mut data = ArrayD::<f32>::zeros(IxDyn(&[size, size]));
         let mut footprint = data.clone();
         let t_host = best(|| plan.compute_into(data.view_mut(), footprint.view_mut()))?;
+        // As a Python call runs it: a plan made for each call (its executor included).
+        let new_plan = || Plan::new(&source, &wcs_in, &wcs_out, &[size, size], &options);
+        let t_host_new = best(|| new_plan()?.compute_into(data.view_mut(), footprint.view_mut()))?;
+        let t_plan_new = best(|| new_plan().map(drop))?;
         let cpu_options = Options {
             backend: Backend::Cpu,
             parallel: Parallel::AllCores,
@@ -339,6 +343,11 @@ mod bench {
             in_bytes as f64 / 1e9
         );
         println!("  host-resident (pipeline)      {}", mpix(n, t_host));
+        println!(
+            "  host-resident (a new plan)    {}  (Plan::new {:.1} ms)",
+            mpix(n, t_host_new),
+            t_plan_new * 1e3
+        );
         println!("  device-resident (a new plan)  {}", mpix(n, t_dev));
         println!("  device-resident (plan reused) {}", mpix(n, t_dev_again));
         println!(
