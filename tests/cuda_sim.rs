@@ -1235,6 +1235,36 @@ fn resident_uploads_alternate_two_lanes() {
     );
 }
 
+#[test]
+fn host_times_count_each_block_and_the_uploader() {
+    let case = &cases()[0];
+    let source = source(case);
+    let options = Options {
+        block_size: Some((16, 60)),
+        ..Options::default()
+    };
+    let (p, executor) = on_sim(plan(case, &source, &options), &[sim(SimConfig::default())]);
+    compute::<f64>(&p);
+    let first = executor.host_times();
+    // 52 rows in blocks of 16: 4 blocks, each launched, waited for and stored once; the
+    // uploader staged the plane and the setup ran once.
+    assert_eq!(first.blocks, 4, "{first}");
+    for (what, t) in [
+        ("setup", first.setup),
+        ("staging", first.staging),
+        ("GPU waits", first.gpu_waits),
+        ("stores", first.stores),
+    ] {
+        assert!(t > std::time::Duration::ZERO, "{what}: {first}");
+    }
+    // The plan called again keeps its planes: blocks add up, the uploader does not.
+    compute::<f64>(&p);
+    let again = executor.host_times();
+    assert_eq!(again.blocks, 8);
+    assert_eq!((again.setup, again.staging), (first.setup, first.staging));
+    assert!(again.stores > first.stores);
+}
+
 /// The spline orders' cases: the cube (TAN -> TAN, 3 planes) with each order 2-5.
 fn spline_cube_cases() -> Vec<Case> {
     let cube = &cases()[2];

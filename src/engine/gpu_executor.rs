@@ -53,6 +53,7 @@ use rayon::prelude::*;
 
 use super::blocks::Block;
 use super::executor::{BlockExecutor, BlockOut, CpuExecutor};
+use super::gpu_times::{HostTimes, Step, Timers};
 use super::kernel_params::{encode_sampling, encode_transform, kernel_support, InputDecoding};
 use super::kernel_variant::PlanKernel;
 use super::{OutputSample, Parallel, Plan};
@@ -952,6 +953,8 @@ pub struct CudaExecutor {
     next: AtomicUsize,
     /// Set once the GPU failed: the reason; every later block goes to the CPU.
     failed: OnceLock<String>,
+    /// Where the host threads spent their time ([`CudaExecutor::host_times`]).
+    times: Timers,
 }
 
 fn f64_bytes(values: &[f64]) -> Vec<u8> {
@@ -1013,7 +1016,36 @@ impl CudaExecutor {
             },
             next: AtomicUsize::new(0),
             failed: OnceLock::new(),
+            times: Timers::default(),
         })
+    }
+
+    /// Where this executor's host threads have spent their time so far, summed over threads
+    /// and calls (see [`HostTimes`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ndarray::Array2;
+    /// use reproject::engine::{CudaExecutor, Options, Plan};
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = Array2::<f32>::ones((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?;
+    /// let sim: Arc<dyn Driver> = Arc::new(SimDriver::new(SimConfig::default()));
+    /// let executor = Arc::new(CudaExecutor::new(&plan, vec![sim])?);
+    /// let plan = plan.with_executor(executor.clone());
+    /// let mut data = ndarray::ArrayD::<f32>::zeros(ndarray::IxDyn(&[64, 64]));
+    /// let mut footprint = data.clone();
+    /// plan.compute_into(data.view_mut(), footprint.view_mut())?;
+    /// assert!(executor.host_times().blocks > 0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn host_times(&self) -> HostTimes {
+        self.times.read()
     }
 
     /// The plan's part of the kernel variant key.
@@ -1026,9 +1058,11 @@ impl CudaExecutor {
         device: &'d Device,
         plan: &Plan,
     ) -> std::result::Result<&'d Resident, Failure> {
-        let made = device
-            .resident
-            .get_or_init(|| self.make_resident(&device.driver, plan, true));
+        let made = device.resident.get_or_init(|| {
+            self.times.time(Step::Setup, || {
+                self.make_resident(&device.driver, plan, true)
+            })
+        });
         let resident = made.as_ref().map_err(|f| Failure::Driver(f.clone()))?;
         self.feed(&device.driver, plan, resident);
         Ok(resident)
@@ -1177,7 +1211,9 @@ impl CudaExecutor {
             let mut pending: [Option<usize>; 2] = [None, None];
             let finish = |pending: &mut [Option<usize>; 2], lane: usize| {
                 if let Some(rows) = pending[lane].take() {
+                    let t = std::time::Instant::now();
                     driver.synchronize(streams[lane])?;
+                    self.times.add(Step::UploadWaits, t);
                     if spline.is_none() {
                         feed.publish(rows);
                     }
@@ -1197,7 +1233,9 @@ impl CudaExecutor {
                 let bytes = (r1 - r0) * nx * input.elem();
                 // SAFETY: no copy from this buffer is pending (synchronized above, or none).
                 let host = unsafe { buffers[lane].bytes_mut() };
+                let t = std::time::Instant::now();
                 fill_rows_scoped(plan, plane, input, r0..r1, 0..nx, &mut host[..bytes])?;
+                self.times.add(Step::Staging, t);
                 let dst = targets[plane].offset(r0 * nx * input.elem());
                 // SAFETY: the plane holds its rows; the buffer is not touched until its
                 // stream is synchronized.
@@ -1226,7 +1264,9 @@ impl CudaExecutor {
                     .collect();
                 let ptrs: Vec<DevicePtr> = planes.iter().map(|p| p.ptr).collect();
                 // SAFETY: every row of the samples is on the device (synchronized above).
-                unsafe { spline.run(driver, &ptrs, &ops)? };
+                self.times.time(Step::Prefilter, || unsafe {
+                    spline.run(driver, &ptrs, &ops)
+                })?;
                 feed.publish(ny);
             }
             Ok(())
@@ -1295,7 +1335,9 @@ impl CudaExecutor {
         let elem = if out_f64 { 8 } else { 4 };
         let (by, bx) = plan.block_shape();
         let block_bytes = (by * bx).max(block.len()).max(1) * elem;
-        let mut slot = self.take_slot(device, block_bytes)?;
+        let mut slot = self
+            .times
+            .time(Step::Slots, || self.take_slot(device, block_bytes))?;
         let r = self.run_block_in(&mut slot, resident, plan, block, out, out_f64);
         if r.is_ok() {
             // Only a slot that finished cleanly is reused.
@@ -1323,7 +1365,19 @@ impl CudaExecutor {
         for plane in 0..plan.planes {
             let outputs = (slot.out.ptr, slot.footprint.ptr);
             let target = (&driver, stream, &mut slot.windows);
-            if !launch_plane(target, resident, plan, block, plane, outputs, wire_f64)? {
+            let t = std::time::Instant::now();
+            let launched = launch_plane(
+                target,
+                resident,
+                &self.times,
+                plan,
+                block,
+                plane,
+                outputs,
+                wire_f64,
+            );
+            self.times.add(Step::Launches, t);
+            if !launched? {
                 // No output pixel maps into the input: NaN, as on the CPU.
                 fill_empty(out, plane);
                 continue;
@@ -1332,15 +1386,20 @@ impl CudaExecutor {
             // Only the values come back: the footprint is derived from them on the host.
             // SAFETY: the outputs hold block_bytes >= blk_ny * blk_nx elements; the host copy
             // is read only after the synchronize.
+            let t = std::time::Instant::now();
             unsafe { driver.download(stream, slot.out.ptr, slot.h_out.buffer(), 0, bytes)? };
             driver.synchronize(stream)?;
+            self.times.add(Step::GpuWaits, t);
             // SAFETY: synchronized: no copy into the host buffer is pending.
             let values = unsafe { slot.h_out.buffer().as_slice() };
+            let t = std::time::Instant::now();
             match out {
                 BlockOut::F64(d, f) => store(values, wire_f64, d, f, plane, blk_nx),
                 BlockOut::F32(d, f) => store(values, wire_f64, d, f, plane, blk_nx),
             }
+            self.times.add(Step::Stores, t);
         }
+        self.times.block_done();
         Ok(())
     }
 
@@ -1387,7 +1446,16 @@ impl CudaExecutor {
                 footprint.offset(plane * plane_bytes),
             );
             let target = (driver, stream, &mut *windows);
-            if !launch_plane(target, resident, plan, block, plane, outputs, true)? {
+            if !launch_plane(
+                target,
+                resident,
+                &self.times,
+                plan,
+                block,
+                plane,
+                outputs,
+                true,
+            )? {
                 // The positions do not depend on the plane: no plane maps into the input.
                 return Ok(false);
             }
@@ -1400,9 +1468,11 @@ impl CudaExecutor {
 /// (`outputs`: values, footprint; float64 when `out_f64`, else float32), after uploading the
 /// input window through `windows` when the planes are not resident. `Ok(false)`: no output
 /// pixel of the block maps into the input (window mode; nothing queued).
+#[allow(clippy::too_many_arguments)]
 fn launch_plane(
     (driver, stream, windows): (&Arc<dyn Driver>, StreamId, &mut WindowBuffers),
     resident: &Resident,
+    times: &Timers,
     plan: &Plan,
     block: &Block,
     plane: usize,
@@ -1416,7 +1486,7 @@ fn launch_plane(
             // Only the rows the block reads, once they are on the device.
             let rows = resident_rows(plan, block);
             if let Some(feed) = &resident.feed {
-                feed.wait_for(rows.end)?;
+                times.time(Step::RowWaits, || feed.wait_for(rows.end))?;
             }
             let ptr = planes[plane].ptr.offset(rows.start * in_nx * input.elem());
             (ptr, (rows.start, 0, rows.len(), in_nx), in_nx)
@@ -1657,7 +1727,7 @@ impl Plan<'_> {
     /// use reproject::engine::{Backend, Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
     /// let image = Array2::<f32>::zeros((64, 64));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let options = Options { backend: Backend::Cuda, ..Options::default() };
