@@ -143,6 +143,14 @@ impl CostModel {
     ///   spline order (prefilter 18.7 ms a 16384² plane, bicubic taps 6.2 ms);
     /// - a process's first GPU call: about 0.35 s more than the CPU's (the CLI's GPU mosaic
     ///   and its `cuda:all` run with kernels from the disk cache).
+    ///
+    /// The GPU's host-resident times above were measured on plans called again, which keep
+    /// their input on the device from their first call: only the results crossed. A plan made
+    /// for the call (every Python call) took 175 ms for the bilinear and 231 ms for the bicubic
+    /// 16384² job (`docs/measurements/h100-2026-11-26-session12`, run 4), about 4 times the
+    /// model, so `auto` can send such a job to the GPU where the CPU (157 ms) is faster. To be
+    /// refitted once `gpu_bench`'s host-thread timings (`CudaExecutor::host_times`) show where
+    /// a new plan's time goes.
     pub const H100: CostModel = CostModel {
         cpu_ns_homography: 2.5,
         cpu_ns_transform: 102.0,
@@ -237,7 +245,7 @@ mod tests {
             },
         );
         // (job, CPU ms, GPU host-resident ms), measured: the CPU in the first H100 run, the GPU
-        // in the last (h100-2026-11-26-session11, run 4).
+        // in h100-2026-11-26-session11, run 4, on plans called again (see CostModel::H100).
         for (name, job, cpu, gpu) in [
             ("TAN bilinear", tan(1), 176.1, 44.2),
             ("TAN bicubic", tan(3), 317.1, 45.2),
