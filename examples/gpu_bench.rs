@@ -137,7 +137,8 @@ mod bench {
     }
 
     /// One run of `plan` (a new one) on the first GPU, as the benchmark runs it: where its host
-    /// threads spent their time ([`reproject::engine::HostTimes`]), after the run's wall time.
+    /// threads spent their time ([`reproject::engine::HostTimes`]), after the run's wall time
+    /// and the time dropping the plan takes.
     fn host_times_line(
         plan: Plan,
         data: &mut ArrayD<f32>,
@@ -147,10 +148,15 @@ mod bench {
         let plan = plan.with_executor(executor.clone());
         let t = Instant::now();
         plan.compute_into(data.view_mut(), footprint.view_mut())?;
+        let wall = t.elapsed();
+        let times = executor.host_times();
+        // Dropping the plan frees its device memory and streams (inside a call's time).
+        let t = Instant::now();
+        drop((plan, executor));
         Ok(format!(
-            "{:.1} ms wall; {}",
+            "{:.1} ms wall, then {:.1} ms to drop the plan; {times}",
+            wall.as_secs_f64() * 1e3,
             t.elapsed().as_secs_f64() * 1e3,
-            executor.host_times()
         ))
     }
 
