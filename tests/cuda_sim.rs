@@ -1236,6 +1236,49 @@ fn resident_uploads_alternate_two_lanes() {
 }
 
 #[test]
+fn tall_planes_are_staged_by_the_crew_with_the_cpu_bits() {
+    // 1600 rows of 40 float64: bands of 800 rows (half the plane), each filled in parts of
+    // at least 64 rows by the uploader's crew of host threads.
+    let case = Case {
+        name: "tall TAN -> TAN",
+        input_header: header(
+            ("RA---TAN", "DEC--TAN"),
+            (150.0, 30.0),
+            (20.5, 800.5),
+            0.001,
+            "",
+        ),
+        input: image(1600, 40, true).insert_axis(ndarray::Axis(0)),
+        output_header: header(
+            ("RA---TAN", "DEC--TAN"),
+            (150.0, 30.1),
+            (18.5, 700.5),
+            0.0011,
+            "",
+        ),
+        shape: (1500, 36),
+        order: Order::Bilinear,
+    };
+    let source = source(&case);
+    let cpu = compute::<f64>(&plan(&case, &source, &Options::default()));
+    assert!(cpu.0.iter().filter(|v| v.is_finite()).count() > 10_000);
+    let driver = sim(SimConfig::default());
+    let (p, executor) = on_sim(
+        plan(&case, &source, &Options::default()),
+        std::slice::from_ref(&driver),
+    );
+    assert_same(case.name, &compute::<f64>(&p), &cpu);
+    assert!(executor.host_times().staging > std::time::Duration::ZERO);
+    let uploaded: usize = driver
+        .calls()
+        .iter()
+        .filter(|c| c.name == "cuMemcpyHtoDAsync")
+        .map(|c| c.bytes)
+        .sum();
+    assert_eq!(uploaded, 1600 * 40 * 8, "the plane, once");
+}
+
+#[test]
 fn host_times_count_each_block_and_the_uploader() {
     let case = &cases()[0];
     let source = source(case);

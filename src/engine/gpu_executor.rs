@@ -52,6 +52,7 @@ use ndarray::{ArrayViewMut3, Axis};
 use rayon::prelude::*;
 
 use super::blocks::Block;
+use super::crew::{Crew, Job, RawPart};
 use super::executor::{BlockExecutor, BlockOut, CpuExecutor};
 use super::gpu_times::{HostTimes, Step, Timers};
 use super::kernel_params::{encode_sampling, encode_transform, kernel_support, InputDecoding};
@@ -339,13 +340,14 @@ fn block_threads(requested: usize, devices: usize, cores: usize) -> usize {
     requested.max(2 * devices).max(copy_threads_of(cores))
 }
 
-/// [`fill_rows`] on scoped threads of its own, never on a rayon pool: for the thread that
-/// uploads the resident planes while block threads of the pool wait for its rows (a rayon
-/// wait could run one of those blocks on this thread, which would then wait for itself).
-fn fill_rows_scoped(
-    plan: &Plan,
+/// [`fill_rows`] on `crew`, never on a rayon pool: for the thread that uploads the resident
+/// planes while block threads of the pool wait for its rows (a rayon wait could run one of
+/// those blocks on this thread, which would then wait for itself; see [`super::crew`]).
+fn fill_rows_on<'env>(
+    crew: &Crew<'env>,
+    plan: &'env Plan<'env>,
     plane: usize,
-    input: Input,
+    input: Input<'env>,
     rows: Range<usize>,
     cols: Range<usize>,
     out: &mut [u8],
@@ -354,29 +356,27 @@ fn fill_rows_scoped(
     if row_bytes == 0 || rows.is_empty() {
         return Ok(());
     }
-    let band = rows.len().div_ceil(host_copy_threads()).max(64);
+    let band = rows.len().div_ceil(crew.threads()).max(64);
     let out = &mut out[..rows.len() * row_bytes];
     if band >= rows.len() {
         return fill_band(plan, plane, input, rows.start, cols, out);
     }
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = out
-            .chunks_mut(band * row_bytes)
-            .enumerate()
-            .map(|(i, chunk)| {
-                let cols = cols.clone();
-                let r0 = rows.start + i * band;
-                scope.spawn(move || fill_band(plan, plane, input, r0, cols, chunk))
-            })
-            .collect();
-        parts.into_iter().try_for_each(|p| {
-            p.join().unwrap_or_else(|_| {
-                Err(Error::InvalidArgument(
-                    "a thread reading the input panicked".into(),
-                ))
-            })
+    let jobs = out
+        .chunks_mut(band * row_bytes)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let part = RawPart::new(chunk);
+            let cols = cols.clone();
+            let r0 = rows.start + i * band;
+            Box::new(move || {
+                // SAFETY: `crew.run` returns once every job is done; the chunks are disjoint
+                // parts of `out`, which nothing else touches meanwhile.
+                let chunk = unsafe { part.bytes() };
+                fill_band(plan, plane, input, r0, cols, chunk)
+            }) as Job<'env>
         })
-    })
+        .collect();
+    crew.run(jobs)
 }
 
 /// Fills `chunk` (whole rows of `cols`) with input rows from `r0` of plane `plane`.
@@ -1204,8 +1204,10 @@ impl CudaExecutor {
                 return Err(f.into());
             }
         };
-        // The buffers outlive the streams' work, whatever fails.
-        let mut uploaded = || -> std::result::Result<(), Failure> {
+        // The buffers outlive the streams' work, whatever fails. The staging is filled on a
+        // crew of host threads spawned once for every band.
+        let r = std::thread::scope(|scope| -> std::result::Result<(), Failure> {
+            let crew = &Crew::spawn(scope, host_copy_threads());
             // Per lane, while its copy is pending: the rows published once it is done (the
             // band's end after its last plane, else none).
             let mut pending: [Option<usize>; 2] = [None, None];
@@ -1234,7 +1236,7 @@ impl CudaExecutor {
                 // SAFETY: no copy from this buffer is pending (synchronized above, or none).
                 let host = unsafe { buffers[lane].bytes_mut() };
                 let t = std::time::Instant::now();
-                fill_rows_scoped(plan, plane, input, r0..r1, 0..nx, &mut host[..bytes])?;
+                fill_rows_on(crew, plan, plane, input, r0..r1, 0..nx, &mut host[..bytes])?;
                 self.times.add(Step::Staging, t);
                 let dst = targets[plane].offset(r0 * nx * input.elem());
                 // SAFETY: the plane holds its rows; the buffer is not touched until its
@@ -1270,8 +1272,7 @@ impl CudaExecutor {
                 feed.publish(ny);
             }
             Ok(())
-        };
-        let r = uploaded();
+        });
         for stream in streams {
             if r.is_err() {
                 let _ = driver.synchronize(stream);

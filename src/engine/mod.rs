@@ -36,6 +36,7 @@ pub mod coefficients;
 pub mod coords;
 pub mod cost;
 mod cpu;
+mod crew;
 pub mod executor;
 pub(crate) mod gpu_executor;
 mod gpu_times;
