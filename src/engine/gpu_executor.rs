@@ -1368,16 +1368,8 @@ impl CudaExecutor {
             let outputs = (slot.out.ptr, slot.footprint.ptr);
             let target = (&driver, stream, &mut slot.windows);
             let t = std::time::Instant::now();
-            let launched = launch_plane(
-                target,
-                resident,
-                &self.times,
-                plan,
-                block,
-                plane,
-                outputs,
-                wire_f64,
-            );
+            let launched =
+                self.launch_plane(target, resident, plan, block, plane, outputs, wire_f64);
             self.times.add(Step::Launches, t);
             if !launched? {
                 // No output pixel maps into the input: NaN, as on the CPU.
@@ -1448,119 +1440,112 @@ impl CudaExecutor {
                 footprint.offset(plane * plane_bytes),
             );
             let target = (driver, stream, &mut *windows);
-            if !launch_plane(
-                target,
-                resident,
-                &self.times,
-                plan,
-                block,
-                plane,
-                outputs,
-                true,
-            )? {
+            if !self.launch_plane(target, resident, plan, block, plane, outputs, true)? {
                 // The positions do not depend on the plane: no plane maps into the input.
                 return Ok(false);
             }
         }
         Ok(true)
     }
-}
 
-/// Queues on `stream` the launches computing `block` of `plane` into compact device outputs
-/// (`outputs`: values, footprint; float64 when `out_f64`, else float32), after uploading the
-/// input window through `windows` when the planes are not resident. `Ok(false)`: no output
-/// pixel of the block maps into the input (window mode; nothing queued).
-#[allow(clippy::too_many_arguments)]
-fn launch_plane(
-    (driver, stream, windows): (&Arc<dyn Driver>, StreamId, &mut WindowBuffers),
-    resident: &Resident,
-    times: &Timers,
-    plan: &Plan,
-    block: &Block,
-    plane: usize,
-    outputs: (DevicePtr, DevicePtr),
-    out_f64: bool,
-) -> std::result::Result<bool, Failure> {
-    let in_nx = plan.plane_shape_in.1;
-    let input = input_of(plan, plane, &resident.decoding);
-    let (input_ptr, window, pitch) = match &resident.planes {
-        Some(planes) => {
-            // Only the rows the block reads, once they are on the device.
-            let rows = resident_rows(plan, block);
-            if let Some(feed) = &resident.feed {
-                times.time(Step::RowWaits, || feed.wait_for(rows.end))?;
+    /// Queues on `stream` the launches computing `block` of `plane` into compact device outputs
+    /// (`outputs`: values, footprint; float64 when `out_f64`, else float32), after uploading the
+    /// input window through `windows` when the planes are not resident. `Ok(false)`: no output
+    /// pixel of the block maps into the input (window mode; nothing queued).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_plane(
+        &self,
+        (driver, stream, windows): (&Arc<dyn Driver>, StreamId, &mut WindowBuffers),
+        resident: &Resident,
+        plan: &Plan,
+        block: &Block,
+        plane: usize,
+        outputs: (DevicePtr, DevicePtr),
+        out_f64: bool,
+    ) -> std::result::Result<bool, Failure> {
+        let in_nx = plan.plane_shape_in.1;
+        let input = input_of(plan, plane, &resident.decoding);
+        let (input_ptr, window, pitch) = match &resident.planes {
+            Some(planes) => {
+                // Only the rows the block reads, once they are on the device.
+                let rows = resident_rows(plan, block);
+                if let Some(feed) = &resident.feed {
+                    self.times
+                        .time(Step::RowWaits, || feed.wait_for(rows.end))?;
+                }
+                let ptr = planes[plane].ptr.offset(rows.start * in_nx * input.elem());
+                (ptr, (rows.start, 0, rows.len(), in_nx), in_nx)
             }
-            let ptr = planes[plane].ptr.offset(rows.start * in_nx * input.elem());
-            (ptr, (rows.start, 0, rows.len(), in_nx), in_nx)
-        }
-        None => {
-            windows.xs.resize(block.len(), 0.0);
-            windows.ys.resize(block.len(), 0.0);
-            let Some(b) = plan
-                .coords
-                .block_coords(block, &mut windows.xs, &mut windows.ys)
-            else {
-                return Ok(false);
-            };
-            let w = plan.window_for(b);
-            // The device prefilter needs whole planes: orders >= 2 sample the CPU's
-            // coefficients here.
-            let input = match input {
-                Input::Values if plan.options.order.needs_prefilter() => Input::Coefficients,
-                other => other,
-            };
-            let bytes = (w.rows.len() * w.cols.len() * input.elem()).max(8);
-            if windows.window.as_ref().is_none_or(|d| d.len < bytes) {
-                // Launches queued earlier may still read the old window.
-                driver.synchronize(stream)?;
-                windows.window = None;
-                windows.window = Some(DeviceAlloc::new(driver, bytes)?);
+            None => {
+                windows.xs.resize(block.len(), 0.0);
+                windows.ys.resize(block.len(), 0.0);
+                let Some(b) = plan
+                    .coords
+                    .block_coords(block, &mut windows.xs, &mut windows.ys)
+                else {
+                    return Ok(false);
+                };
+                let w = plan.window_for(b);
+                // The device prefilter needs whole planes: orders >= 2 sample the CPU's
+                // coefficients here.
+                let input = match input {
+                    Input::Values if plan.options.order.needs_prefilter() => Input::Coefficients,
+                    other => other,
+                };
+                let bytes = (w.rows.len() * w.cols.len() * input.elem()).max(8);
+                if windows.window.as_ref().is_none_or(|d| d.len < bytes) {
+                    // Launches queued earlier may still read the old window.
+                    driver.synchronize(stream)?;
+                    windows.window = None;
+                    windows.window = Some(DeviceAlloc::new(driver, bytes)?);
+                }
+                let staging_bytes = bytes.min(CHUNK).max(w.cols.len() * input.elem());
+                if windows
+                    .staging
+                    .as_ref()
+                    .is_none_or(|s| s.buffer().len() < staging_bytes)
+                {
+                    windows.staging = None;
+                    windows.staging = Some(HostAlloc::new(driver, staging_bytes)?);
+                }
+                let (Some(staging), Some(dst)) =
+                    (windows.staging.as_mut(), windows.window.as_ref())
+                else {
+                    unreachable!("allocated above");
+                };
+                let mut lanes = [(stream, staging)];
+                upload_rows(
+                    driver,
+                    &mut lanes,
+                    plan,
+                    plane,
+                    input,
+                    w.rows.clone(),
+                    w.cols.clone(),
+                    dst.ptr,
+                )?;
+                let window = (w.rows.start, w.cols.start, w.rows.len(), w.cols.len());
+                (dst.ptr, window, w.cols.len())
             }
-            let staging_bytes = bytes.min(CHUNK).max(w.cols.len() * input.elem());
-            if windows
-                .staging
-                .as_ref()
-                .is_none_or(|s| s.buffer().len() < staging_bytes)
-            {
-                windows.staging = None;
-                windows.staging = Some(HostAlloc::new(driver, staging_bytes)?);
+        };
+        let (input_type, big_endian) = input.kernel_type();
+        let source = KernelInput {
+            ptr: input_ptr,
+            input_type,
+            big_endian,
+            pitch,
+            window,
+        };
+        let launches = resident.launches(driver, plan, block, &source, outputs, out_f64)?;
+        // SAFETY: the input holds the window (pitch elements per row); the caller's outputs hold
+        // the block's elements.
+        unsafe {
+            for launch in &launches {
+                driver.launch(stream, launch)?;
             }
-            let (Some(staging), Some(dst)) = (windows.staging.as_mut(), windows.window.as_ref())
-            else {
-                unreachable!("allocated above");
-            };
-            let mut lanes = [(stream, staging)];
-            upload_rows(
-                driver,
-                &mut lanes,
-                plan,
-                plane,
-                input,
-                w.rows.clone(),
-                w.cols.clone(),
-                dst.ptr,
-            )?;
-            let window = (w.rows.start, w.cols.start, w.rows.len(), w.cols.len());
-            (dst.ptr, window, w.cols.len())
         }
-    };
-    let (input_type, big_endian) = input.kernel_type();
-    let source = KernelInput {
-        ptr: input_ptr,
-        input_type,
-        big_endian,
-        pitch,
-        window,
-    };
-    let launches = resident.launches(driver, plan, block, &source, outputs, out_f64)?;
-    // SAFETY: the input holds the window (pitch elements per row); the caller's outputs hold
-    // the block's elements.
-    unsafe {
-        for launch in &launches {
-            driver.launch(stream, launch)?;
-        }
+        Ok(true)
     }
-    Ok(true)
 }
 
 /// Copies a compact block of kernel values (rows of `width` float64 values when `wire_f64`,
