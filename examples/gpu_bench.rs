@@ -315,6 +315,15 @@ mod bench {
         let t_host = best(|| new_plan()?.compute_into(data.view_mut(), footprint.view_mut()))?;
         let t_host_again = best(|| plan.compute_into(data.view_mut(), footprint.view_mut()))?;
         let host_times = host_times_line(new_plan()?, &mut data, &mut footprint)?;
+        // Python's default (parallel=False) leaves a GPU job 8 block threads on this machine,
+        // every core here 16; the host's copy threads (the uploader's 8) share the cores.
+        let eight = Options {
+            parallel: Parallel::Threads(8),
+            ..options.clone()
+        };
+        let new_plan_8 = || Plan::new(&source, &wcs_in, &wcs_out, &[size, size], &eight);
+        let t_host_8 = best(|| new_plan_8()?.compute_into(data.view_mut(), footprint.view_mut()))?;
+        let host_times_8 = host_times_line(new_plan_8()?, &mut data, &mut footprint)?;
         let cpu_options = Options {
             backend: Backend::Cpu,
             parallel: Parallel::AllCores,
@@ -378,6 +387,8 @@ mod bench {
         );
         println!("  host-resident (a new plan)    {}", mpix(n, t_host));
         println!("    host threads: {host_times}");
+        println!("  host-resident, 8 threads      {}", mpix(n, t_host_8));
+        println!("    host threads: {host_times_8}");
         println!(
             "  host-resident, plan reused    {}  (the input stays on the device)",
             mpix(n, t_host_again)
