@@ -57,21 +57,28 @@ RP_DEVICE void rp_copies_wait(int pending) {
         asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 RP_DEVICE void rp_warp_sync(void) { __syncwarp(); }
-// At most 64 registers (32 blocks of a warp per SM): the row path's addressing took the
-// filter from 56 to 72 registers on sm_90 without bounds; 64 neither spills nor limits the
-// blocks per SM, which the ring's shared memory does (6).
-#define RP_FILTER_BOUNDS __launch_bounds__(RP_RING_LANES, 32)
+// Whether any lane of the warp votes `v` (every lane votes).
+RP_DEVICE int rp_warp_any(int v) { return __any_sync(0xffffffffu, v); }
+#define RP_SPLINE_NAN __longlong_as_double(0x7ff8000000000000LL)
+// At most 96 registers (20 blocks of a warp per SM). The ring's shared memory limits the
+// blocks per SM to 6, so registers would matter only beyond 341. With the row path and the
+// early stop of the initial sum NVRTC 12.9 takes 80 (sm_80) and 96 (sm_90) without bounds,
+// 95 with these; a cap of 64 spilled 4 B on sm_90 (tests/gpu_kernels_compile.rs holds it).
+#define RP_FILTER_BOUNDS __launch_bounds__(RP_RING_LANES, 20)
 #elif defined(RP_HOST_WARP)
 // A warp run as RP_RING_LANES host threads: one ring for all, a barrier for __syncwarp.
 extern double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
 extern thread_local int rp_host_lane;
 void rp_host_warp_sync(void);
+int rp_host_warp_any(int v);
 #define RP_RING_LANE rp_host_lane
 #define RP_WARP_ROWS 1
 static inline void rp_copy_async(double* to, const double* from) { *to = *from; }
 static inline void rp_copies_commit(void) {}
 static inline void rp_copies_wait(int) {}
 static inline void rp_warp_sync(void) { rp_host_warp_sync(); }
+static inline int rp_warp_any(int v) { return rp_host_warp_any(v); }
+#define RP_SPLINE_NAN NAN
 #define RP_FILTER_BOUNDS
 #else
 static thread_local double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
@@ -81,7 +88,9 @@ static inline void rp_copy_async(double* to, const double* from) { *to = *from; 
 static inline void rp_copies_commit(void) {}
 static inline void rp_copies_wait(int) {}
 static inline void rp_warp_sync(void) {}
+static inline int rp_warp_any(int v) { return v; }
 #define RP_FILTER_BOUNDS
+#define RP_SPLINE_NAN NAN
 #endif
 
 // The line a thread filters: `b`, its elements `step` apart. `rows` set: the warp streams its
@@ -174,7 +183,9 @@ RP_DEVICE void rp_stream(const RpLine& l, long long first, int dir, int count, F
 }
 
 // Calls f(i, b[(first_a + dir_a * i) * step], b[(first_b + dir_b * i) * step]) for the `count`
-// pairs, i = 0, 1, ..., in that order, streamed through both ring streams.
+// pairs, i = 0, 1, ..., in that order, streamed through both ring streams, until f has said
+// (returned false) that it needs no more: the stream then stops at the end of a chunk (rows:
+// once every lane of the warp has said so), and f is called for the rest of that chunk only.
 template <bool kRows, typename F>
 RP_DEVICE void rp_stream2(const RpLine& l, long long first_a, int dir_a, long long first_b,
                           int dir_b, int count, F f) {
@@ -195,9 +206,14 @@ RP_DEVICE void rp_stream2(const RpLine& l, long long first_a, int dir_a, long lo
         }
         // Both streams' commits of this stage are done once all but the last two are.
         rp_ring_ready<kRows>(ahead > 0 ? 2 : 0);
+        bool more = true;
         for (int k = 0; k < n; k++)
-            f(start + k, *rp_ring_slot(0, stage, k, RP_RING_LANE),
-              *rp_ring_slot(1, stage, k, RP_RING_LANE));
+            more = f(start + k, *rp_ring_slot(0, stage, k, RP_RING_LANE),
+                     *rp_ring_slot(1, stage, k, RP_RING_LANE));
+        if (!(kRows ? rp_warp_any(more) : more)) {
+            rp_copies_wait(0);  // the next stage's copies land before the ring is used again
+            break;
+        }
     }
     if (kRows) rp_warp_sync();  // every lane is done with the ring
 }
@@ -222,19 +238,35 @@ RP_DEVICE void rp_spline_pole(const RpLine& l, int n, const double* pole, bool s
     double c0 = rp_spline_gained(b[0], scale, gain) +
                 z_n_1 * rp_spline_gained(b[(n - 1) * step], scale, gain);
     double z_i = z;
+    // The sum stops early (`cut`) where the CPU's remaining terms cannot change it: once z^i
+    // has underflowed to 0 (past about 420-890 terms for orders 2-5), on a line whose
+    // z^(n-1) is 0 too, every remaining term z_i * (a + 0 * r) is a zero when the values are
+    // finite, and adding a zero leaves a nonzero c0 as it is (a zero c0 could change sign:
+    // the sum goes on). That saves reading most of the line twice (a third of the filter's
+    // bytes). Whether the values were finite is known once the causal pass has read them all.
+    bool cut = false, may_cut = z_n_1 == 0.0;
     rp_stream2<kRows>(l, 1, 1, n - 2, -1, n - 2, [&](int, double a, double r) {
+        if (cut) return false;
         c0 += z_i * (rp_spline_gained(a, scale, gain) + z_n_1 * rp_spline_gained(r, scale, gain));
         z_i *= z;
+        cut = may_cut && z_i == 0.0 && c0 != 0.0;
+        return !cut;
     });
     double prev = c0 / div;
     if (l.active) b[0] = prev;
     // causal recursion
+    bool finite = true;
     rp_stream<kRows>(l, 1, 1, n - 1, [&](int, double v) {
-        prev = rp_spline_gained(v, scale, gain) + z * prev;
+        double g = rp_spline_gained(v, scale, gain);
+        finite = finite && g - g == 0.0;
+        prev = g + z * prev;
         return prev;
     });
     // anticausal initialisation, mirror boundary
     double next = (z * b[(n - 2) * step] + prev) * z / zz1;
+    // A value that is not finite makes a term the sum left out NaN on the CPU (0 * inf, NaN):
+    // its c0, and so every element of the line from this pole on, is NaN.
+    if (cut && !finite) next = RP_SPLINE_NAN;
     if (l.active) b[(n - 1) * step] = next;
     // anticausal recursion
     rp_stream<kRows>(l, n - 2, -1, n - 1, [&](int, double v) {

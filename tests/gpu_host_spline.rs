@@ -19,7 +19,14 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The harness, built once for the tests of this file (they run at once: a second build
+/// would rewrite the binary while the first test runs it).
 fn harness() -> Option<PathBuf> {
+    static BUILT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    BUILT.get_or_init(build_harness).clone()
+}
+
+fn build_harness() -> Option<PathBuf> {
     let cxx = common::host_cxx("gpu_host_spline")?;
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rp_spline_harness");
     let res = Command::new(&cxx)
@@ -148,4 +155,93 @@ fn the_device_prefilter_gives_the_cpu_coefficients_bit_for_bit() {
         }
     }
     assert!(compared > 10_000);
+}
+
+#[test]
+fn long_lines_stop_the_initial_sum_early_with_the_cpu_bits() {
+    let Some(bin) = harness() else { return };
+    // Lines long enough that z^i underflows to 0 within them for every order (about 420-890
+    // terms), so the device's initialisation stops early where it can: along the rows, along
+    // the columns, and in warps with spare lanes. The lines of the long axis are smooth
+    // (the sum stops), zero for their first 1000 elements (the sum is still 0 there: it goes
+    // on), alternately negative zeros, or zero until a few terms before z^i underflows. Planes with one value that is not finite (an
+    // infinity or a NaN past where the sum stops, an infinity at a line's first element)
+    // check that such a line ends all NaN as on the CPU (and then the whole plane: the other
+    // axis spreads it).
+    // The first term whose z^i (of the first pole) is 0: the sum stops after it.
+    let underflow = |order: Order| {
+        let z = filter_poles(order)[0];
+        let (mut z_i, mut i) = (z, 1);
+        while z_i != 0.0 {
+            z_i *= z;
+            i += 1;
+        }
+        i
+    };
+    let value = |line: usize, i: usize, order: Order| -> f64 {
+        let smooth = 3.0 + (i as f64 * 0.013).sin() * 2.0 + line as f64 * 0.1;
+        match line % 4 {
+            1 if i < 1000 => 0.0,
+            2 if i.is_multiple_of(2) => -0.0,
+            // The sum's last terms are subnormal: stopping a term too early changes its bits.
+            3 if i + 4 < underflow(order) => 0.0,
+            _ => smooth,
+        }
+    };
+    let orders = [
+        Order::Biquadratic,
+        Order::Bicubic,
+        Order::Quartic,
+        Order::Quintic,
+    ];
+    let specials = [
+        None,
+        Some((900, f64::INFINITY)),
+        Some((1050, f64::NAN)),
+        Some((0, f64::NEG_INFINITY)),
+    ];
+    // Planes of one line (the other axis leaves them as they are, so the last bits of the
+    // sum show: one of each kind, `first` being its kind), and planes of several.
+    let planes = (0..4)
+        .flat_map(|first| [(1, 1500, first), (1500, 1, first)])
+        .chain([(6, 1500, 0), (1400, 6, 0), (40, 1100, 0)]);
+    for (ny, nx, first) in planes {
+        for special in specials {
+            if special.is_some() && ny.min(nx) == 1 {
+                continue;
+            }
+            for order in orders {
+                let plane = Array2::from_shape_fn((ny, nx), |(y, x)| {
+                    let (line, i) = if nx >= ny {
+                        (y + first, x)
+                    } else {
+                        (x + first, y)
+                    };
+                    match special {
+                        Some((at, v)) if line == 4 && i == at => v,
+                        _ => value(line, i, order),
+                    }
+                });
+                let mut cpu = plane.clone();
+                prefilter(cpu.view_mut(), order);
+                let finite = cpu.iter().filter(|v| v.is_finite()).count();
+                if special.is_none() {
+                    assert_eq!(finite, cpu.len(), "{ny}x{nx} {order:?}");
+                } else {
+                    assert!(finite < cpu.len(), "{ny}x{nx} {order:?} {special:?}");
+                }
+                for mode in ["lines", "warps"] {
+                    let tag = format!("long-{ny}x{nx}-{order:?}-{special:?}-{mode}");
+                    let device = device_filter(&bin, &plane, order, mode, &tag);
+                    let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+                    let differ = cpu
+                        .iter()
+                        .zip(&device)
+                        .filter(|(a, b)| bits(**a) != bits(**b))
+                        .count();
+                    assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
+                }
+            }
+        }
+    }
 }

@@ -97,7 +97,11 @@ fn every_kernel_compiles_with_nvrtc() {
                 if variant == KernelVariant::General {
                     for (entry, registers, shared) in [
                         (ACCUMULATE_ENTRY, 40, 0),
-                        (SPLINE_FILTER_ENTRY, 64, SPLINE_RING_BYTES),
+                        (
+                            SPLINE_FILTER_ENTRY,
+                            SPLINE_FILTER_REGISTERS,
+                            SPLINE_RING_BYTES,
+                        ),
                         (SPLINE_VALUES_ENTRY, 40, 0),
                     ] {
                         let k = kernels
@@ -366,6 +370,13 @@ fn the_budgets_reject_what_exceeds_them() {
 /// stages of 32 elements for each of its 32 threads, 32 KB (six thread blocks fit an SM).
 const SPLINE_RING_BYTES: u32 = 2 * 2 * 32 * 32 * 8;
 
+/// The spline filter's registers at most. Its thread blocks are one warp, and its ring's
+/// shared memory lets six of them share an SM: registers would limit that only beyond 341 a
+/// thread. 96 (its launch bounds) leaves the compiler its choice without a spill (80 on sm_80
+/// and 96 on sm_90 without bounds, with the rows streamed by warp and the initial sum stopped
+/// early), where a cap of 64 spilled 4 bytes on sm_90.
+const SPLINE_FILTER_REGISTERS: u32 = 96;
+
 /// The kernels beside the block kernel, each a few loads and stores per pixel or line: at most
 /// `registers` registers, no stack frame, no spill, exactly `shared` bytes of shared memory.
 /// The accumulate kernel of mosaics gets 40 (75% occupancy at 256 threads; sm_90 uses 40
@@ -409,8 +420,12 @@ fn the_entry_point_is_in_the_sources_once_reproject_cu_is() {
     }
     assert_eq!(KERNEL_FILES[0].0, "common.cuh");
     // The spline prefilter is part of the runtime's module.
+    // (A kernel's line: `RP_GLOBAL void [launch bounds] name(`.)
     for entry in [SPLINE_FILTER_ENTRY, SPLINE_VALUES_ENTRY] {
-        assert!(src.contains(&format!("RP_GLOBAL void {entry}(")), "{entry}");
+        let declared = src
+            .lines()
+            .any(|l| l.starts_with("RP_GLOBAL void ") && l.contains(&format!(" {entry}(")));
+        assert!(declared, "{entry}");
     }
 }
 
@@ -464,7 +479,7 @@ fn the_spline_prefilter_compiles_within_its_budget() {
             100.0 * occupancy
         );
         assert!(
-            k.registers > 0 && k.registers <= 64,
+            k.registers > 0 && k.registers <= SPLINE_FILTER_REGISTERS,
             "{arch}: {} registers",
             k.registers
         );

@@ -26,23 +26,33 @@
 double rp_ring[2][2][RP_RING_LEN][RP_RING_LANES];
 thread_local int rp_host_lane = 0;
 
-// The warp's barrier: every lane waits until all RP_RING_LANES have arrived.
+// The warp's barrier: every lane waits until all RP_RING_LANES have arrived (and votes).
 static std::mutex warp_mutex;
 static std::condition_variable warp_arrived;
 static int warp_waiting = 0;
 static unsigned long long warp_generation = 0;
 
-void rp_host_warp_sync(void) {
+static int warp_votes = 0, warp_any = 0;
+
+// __any_sync: every lane waits until all have voted, and all get whether any voted true.
+int rp_host_warp_any(int v) {
     std::unique_lock<std::mutex> lock(warp_mutex);
     unsigned long long generation = warp_generation;
+    warp_votes |= v != 0;
     if (++warp_waiting == RP_RING_LANES) {
+        warp_any = warp_votes;
+        warp_votes = 0;
         warp_waiting = 0;
         warp_generation++;
         warp_arrived.notify_all();
-        return;
+        return warp_any;
     }
     warp_arrived.wait(lock, [&] { return warp_generation != generation; });
+    // No lane can finish the next round before this one has arrived at it.
+    return warp_any;
 }
+
+void rp_host_warp_sync(void) { rp_host_warp_any(0); }
 
 int main(int argc, char** argv) {
     if (argc != 3 && argc != 4) return 2;
