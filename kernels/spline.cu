@@ -210,7 +210,8 @@ RP_DEVICE void rp_stream2(const RpLine& l, long long first_a, int dir_a, long lo
         for (int k = 0; k < n; k++)
             more = f(start + k, *rp_ring_slot(0, stage, k, RP_RING_LANE),
                      *rp_ring_slot(1, stage, k, RP_RING_LANE));
-        if (!(kRows ? rp_warp_any(more) : more)) {
+        // (A lane without a row wants nothing: its slots were never filled.)
+        if (!(kRows ? rp_warp_any(more && l.active) : more)) {
             rp_copies_wait(0);  // the next stage's copies land before the ring is used again
             break;
         }

@@ -167,7 +167,7 @@ pub const ACCUMULATE_ENTRY: &str = "rp_accumulate";
 ///
 /// ```
 /// use reproject::gpu::{kernel_source, SPLINE_FILTER_ENTRY};
-/// assert!(kernel_source().contains(&format!("void {SPLINE_FILTER_ENTRY}(")));
+/// assert!(kernel_source().contains(&format!("RP_FILTER_BOUNDS {SPLINE_FILTER_ENTRY}(")));
 /// ```
 pub const SPLINE_FILTER_ENTRY: &str = "rp_spline_filter";
 
