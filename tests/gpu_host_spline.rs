@@ -245,3 +245,36 @@ fn long_lines_stop_the_initial_sum_early_with_the_cpu_bits() {
         }
     }
 }
+
+#[test]
+fn the_lanes_of_a_warp_stop_the_initial_sum_apart() {
+    let Some(bin) = harness() else { return };
+    // Rows only (no column pass to mix them), 40 of them: the first warp's lanes stop the
+    // sum at different chunks or go on (zero-led rows), the second warp has spare lanes.
+    // Each row must be the CPU's filter of that row alone.
+    let (ny, nx) = (40, 1300);
+    for order in [Order::Bicubic, Order::Quintic] {
+        let plane = Array2::from_shape_fn((ny, nx), |(y, x)| {
+            let smooth = 2.0 + (x as f64 * 0.021 + y as f64).cos();
+            match y % 3 {
+                1 if x < 700 + 10 * y => 0.0,
+                2 if x < 300 + 5 * y => 1e-300,
+                _ => smooth,
+            }
+        });
+        let mut cpu = plane.clone();
+        for mut row in cpu.rows_mut() {
+            let mut line = row.to_owned().insert_axis(ndarray::Axis(0));
+            prefilter(line.view_mut(), order);
+            row.assign(&line.row(0));
+        }
+        let tag = format!("rows-{order:?}");
+        let device = device_filter(&bin, &plane, order, "rows-by-warps", &tag);
+        let differ = cpu
+            .iter()
+            .zip(&device)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
+    }
+}

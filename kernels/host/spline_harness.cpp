@@ -3,13 +3,15 @@
 // the device launches would, and writes the plane back. Built with -O2 -ffp-contract=off
 // -pthread.
 //
-//   spline_harness IN OUT [lines|warps]
+//   spline_harness IN OUT [lines|warps|rows-by-warps]
 //   IN:  ny, nx, npoles (3 little-endian int64), gain, the constants of axis 0 (4 * npoles
 //        doubles), of axis 1 (4 * npoles), then ny * nx doubles (row-major)
 //   OUT: ny * nx doubles
 //   lines (the default): each line on its own, one after the other.
 //   warps: the rows as the device filters them, each group of RP_RING_LANES rows by as many
 //          host threads (one per lane) that share the ring and meet at every __syncwarp.
+//   rows-by-warps: as warps, without the columns (each row then is a line of its own: the
+//          lanes of a warp may stop the initial sum at different chunks).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +58,8 @@ void rp_host_warp_sync(void) { rp_host_warp_any(0); }
 
 int main(int argc, char** argv) {
     if (argc != 3 && argc != 4) return 2;
-    bool warps = argc == 4 && strcmp(argv[3], "warps") == 0;
+    bool rows_only = argc == 4 && strcmp(argv[3], "rows-by-warps") == 0;
+    bool warps = rows_only || (argc == 4 && strcmp(argv[3], "warps") == 0);
     if (argc == 4 && !warps && strcmp(argv[3], "lines") != 0) return 2;
     FILE* in = fopen(argv[1], "rb");
     if (!in) return 3;
@@ -69,7 +72,7 @@ int main(int argc, char** argv) {
     if (fread(poles, sizeof(double), 8 * npoles, in) != (size_t)(8 * npoles)) return 5;
     if (fread(data, sizeof(double), ny * nx, in) != (size_t)(ny * nx)) return 6;
     fclose(in);
-    for (long long c = 0; c < nx; c++)
+    for (long long c = 0; c < nx && !rows_only; c++)
         rp_spline_filter_thread(data, nx, (int)ny, 1, nx, poles, (int)npoles, gain, c, 1);
     const double* row_poles = poles + 4 * npoles;
     if (warps) {
