@@ -95,6 +95,19 @@ fn device_filter(
         .collect()
 }
 
+/// The device's coefficients are the CPU's bit for bit (any NaN matching any NaN: the two
+/// sides' NaN payloads may differ).
+fn assert_same_coefficients(cpu: &Array2<f64>, device: &[f64], tag: &str) {
+    let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
+    let differ = cpu
+        .iter()
+        .zip(device)
+        .filter(|(a, b)| bits(**a) != bits(**b))
+        .count();
+    assert_eq!(cpu.len(), device.len(), "{tag}: sizes");
+    assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
+}
+
 #[test]
 fn the_device_prefilter_gives_the_cpu_coefficients_bit_for_bit() {
     let Some(bin) = harness() else { return };
@@ -142,13 +155,7 @@ fn the_device_prefilter_gives_the_cpu_coefficients_bit_for_bit() {
                 for mode in ["lines", "warps"] {
                     let tag = format!("{ny}x{nx}-{order:?}-{with_nan}-{mode}");
                     let device = device_filter(&bin, &plane, order, mode, &tag);
-                    let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
-                    let differ = cpu
-                        .iter()
-                        .zip(&device)
-                        .filter(|(a, b)| bits(**a) != bits(**b))
-                        .count();
-                    assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
+                    assert_same_coefficients(&cpu, &device, &tag);
                     compared += usize::from(!with_nan) * cpu.len();
                 }
             }
@@ -233,13 +240,7 @@ fn long_lines_stop_the_initial_sum_early_with_the_cpu_bits() {
                 for mode in ["lines", "warps"] {
                     let tag = format!("long-{ny}x{nx}-{order:?}-{special:?}-{mode}");
                     let device = device_filter(&bin, &plane, order, mode, &tag);
-                    let bits = |v: f64| if v.is_nan() { u64::MAX } else { v.to_bits() };
-                    let differ = cpu
-                        .iter()
-                        .zip(&device)
-                        .filter(|(a, b)| bits(**a) != bits(**b))
-                        .count();
-                    assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
+                    assert_same_coefficients(&cpu, &device, &tag);
                 }
             }
         }
@@ -270,11 +271,6 @@ fn the_lanes_of_a_warp_stop_the_initial_sum_apart() {
         }
         let tag = format!("rows-{order:?}");
         let device = device_filter(&bin, &plane, order, "rows-by-warps", &tag);
-        let differ = cpu
-            .iter()
-            .zip(&device)
-            .filter(|(a, b)| a.to_bits() != b.to_bits())
-            .count();
-        assert_eq!(differ, 0, "{tag}: {differ} coefficients differ");
+        assert_same_coefficients(&cpu, &device, &tag);
     }
 }

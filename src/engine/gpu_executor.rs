@@ -22,8 +22,9 @@
 //! see `CoordinateMap::corner_bounds`); any other transform waits for whole planes. The
 //! uploader reads the input on a crew of host threads of its own, spawned once per upload
 //! ([`super::crew`]), never on the rayon pool the block threads wait in. Every step of the host
-//! threads is timed ([`CudaExecutor::host_times`]). `tests/gpu_timeline.rs` replays the 16384² job at H100 rates
-//! ([`crate::gpu::timeline`]): the critical path is within 1.2x of the busiest engine.
+//! threads is timed ([`CudaExecutor::host_times`]). `tests/gpu_timeline.rs` replays the 16384²
+//! job at H100 rates ([`crate::gpu::timeline`]): the critical path is within 1.2x of the
+//! busiest engine.
 //!
 //! The spline orders' values are read and rounded as the CPU reads them before its own
 //! prefilter, and the device filters them with the CPU's operations in the CPU's order, so the
