@@ -47,6 +47,7 @@ mod memory;
 mod precision;
 pub mod schedule;
 mod spectral;
+mod streaming;
 
 use std::sync::{Arc, OnceLock};
 
