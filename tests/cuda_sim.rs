@@ -410,8 +410,9 @@ fn random_completion_orders_give_the_same_bits_and_move_the_minimum() {
 }
 
 /// After a first job, the same job (a new plan: window mode, then resident planes) takes
-/// every page-locked buffer from the driver's pool (no `cuMemHostAlloc` at all) and compiles
-/// no kernel. One block per
+/// every page-locked buffer, device allocation and stream from the driver's pools (no
+/// `cuMemHostAlloc`, `cuMemAlloc` or `cuStreamCreate` at all) and compiles no kernel. One
+/// block per
 /// job, so that the buffers in use at once do not depend on the scheduling (with several
 /// blocks in flight the pool reaches the peak the scheduling reaches, then stops growing).
 #[test]
@@ -436,6 +437,10 @@ fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
         assert_same("warm-up", &run(), &cpu);
         let warm = driver.stats().host_allocations;
         assert!(warm > 0, "the first job allocates");
+        let (device_warm, streams_warm) = (
+            driver.stats().device_allocations,
+            driver.stats().streams_created,
+        );
         let compiled = driver.stats().compilations;
         assert_eq!(
             compiled, 1,
@@ -452,6 +457,17 @@ fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
                 driver.stats().compilations,
                 compiled,
                 "job {k} after the warm-up compiled a kernel"
+            );
+            // Device memory and streams come from the driver too.
+            let stats = driver.stats();
+            assert_eq!(
+                (stats.device_allocations, stats.streams_created),
+                (device_warm, streams_warm),
+                "job {k} after the warm-up allocated device memory or made streams ({memory} B)"
+            );
+            assert_eq!(
+                stats.device_bytes_in_use, 0,
+                "device memory left handed out"
             );
         }
         let calls = driver.calls();
@@ -1508,15 +1524,21 @@ fn a_fault_at_the_spline_launch_falls_back_with_the_cpu_coefficients() {
     assert_same("clean run", &compute::<f64>(&p), &cpu);
     drop(p);
     // The prefilter's launches come first (they make the resident planes), on a stream of
-    // their own: three per plane (its values from the stored samples, columns, rows).
+    // their own: three per plane (its values from the stored samples, columns, rows). The
+    // driver hands that stream out again once it is given back: the launches before.
     let calls = clean.calls();
-    let launches: Vec<_> = calls
+    let first = calls
         .iter()
-        .filter(|c| c.name == "cuLaunchKernel")
-        .collect();
-    let spline: Vec<usize> = launches
+        .find(|c| c.name == "cuLaunchKernel")
+        .expect("a launch");
+    let given_back = calls
         .iter()
-        .filter(|c| c.stream == launches[0].stream)
+        .find(|c| c.name == "cuStreamDestroy" && c.stream == first.stream)
+        .map_or(usize::MAX, |c| c.index);
+    let spline: Vec<usize> = calls
+        .iter()
+        .filter(|c| c.name == "cuLaunchKernel" && c.stream == first.stream)
+        .filter(|c| c.index < given_back)
         .map(|c| c.index)
         .collect();
     assert_eq!(spline.len(), 3 * 3, "prefilter launches {spline:?}");

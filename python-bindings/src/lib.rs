@@ -301,6 +301,13 @@ fn warmup(py: Python<'_>, device: &str) -> PyResult<Vec<String>> {
     })
 }
 
+/// Frees the GPU memory, page-locked host memory and streams the opened GPUs keep for the
+/// next jobs (the core's ``release_kept_memory``); the next job allocates again.
+#[pyfunction]
+fn release_gpu_memory(py: Python<'_>) {
+    py.detach(reproject::gpu::release_kept_memory)
+}
+
 /// Blocks until the GPU kernel variants this process compiles in the background are ready
 /// (a job whose variant is not compiled yet runs the general kernel meanwhile): for
 /// benchmarks that time the specialised kernels.
@@ -623,8 +630,9 @@ mod _core {
     use super::optimal::optimal_celestial_wcs_header;
     #[pymodule_export]
     use super::{
-        check_header, check_plan, gpu_info, parse_device, reproject_block, reproject_interp,
-        reproject_positions, stop_background_compilations, wait_for_compilations, warmup,
+        check_header, check_plan, gpu_info, parse_device, release_gpu_memory, reproject_block,
+        reproject_interp, reproject_positions, stop_background_compilations, wait_for_compilations,
+        warmup,
     };
 
     #[pymodule_init]

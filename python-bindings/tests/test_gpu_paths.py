@@ -296,6 +296,19 @@ def test_warmup(simulated_gpu, capsys):
         reproject_rs.warmup("cuda:-1")
 
 
+def test_release_gpu_memory_leaves_the_next_job_its_bits():
+    """What a GPU job keeps for the next ones is freed on request; the next job allocates
+    again and gives the same bits (without a GPU nothing happens)."""
+    assert "release_gpu_memory" in reproject_rs.__all__ and reproject_rs.release_gpu_memory.__doc__
+    args, kwargs = _case("sip-tan", 1, dtype="<f4")
+    first = reproject_rs.reproject_interp(*args, **kwargs, device="cuda")
+    assert reproject_rs.release_gpu_memory() is None
+    again = reproject_rs.reproject_interp(*args, **kwargs, device="cuda")
+    _same_result(again, first)
+    reproject_rs.release_gpu_memory()
+    reproject_rs.release_gpu_memory()
+
+
 def test_pickled_plans_round_trip_bit_for_bit():
     args, _ = _case("sip-tan", 3, dtype="<f4")
     (image, header_in), header_out = args

@@ -17,7 +17,7 @@ use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
     HostBuffer, SplineLaunch, SplineOp, StreamId,
 };
-use super::pool::HostPool;
+use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::runtime::guard;
 use super::variant::KernelDefines;
 use super::GpuInfo;
@@ -55,6 +55,11 @@ pub(crate) struct CudaDriver {
     poisoned: Mutex<Option<String>>,
     /// Page-locked buffers kept for reuse.
     pinned: HostPool,
+    /// Device allocations kept for reuse, and the size of each allocation handed out.
+    device: DevicePool,
+    sizes: Mutex<HashMap<u64, usize>>,
+    /// Streams given back, for reuse.
+    idle_streams: Mutex<Vec<Arc<CudaStream>>>,
 }
 
 /// The kernel variants compiling in the background in a process: how many are queued or
@@ -229,13 +234,16 @@ impl CudaDriver {
             ctx,
             _module: module,
             kernels,
-            info,
             variants: Arc::new(Mutex::new(HashMap::new())),
             preparing: Arc::new(Mutex::new(std::collections::HashSet::new())),
             streams: Mutex::new(HashMap::new()),
             next_stream: Mutex::new(1),
             poisoned: Mutex::new(None),
             pinned: HostPool::default(),
+            device: DevicePool::new(device_pool_limit(info.total_memory)),
+            sizes: Mutex::new(HashMap::new()),
+            idle_streams: Mutex::new(Vec::new()),
+            info,
         }
     }
 
@@ -345,11 +353,23 @@ impl CudaDriver {
     }
 }
 
+impl CudaDriver {
+    /// Frees every device allocation the pool keeps.
+    fn release_device(&self) {
+        for block in self.device.drain() {
+            // SAFETY: made by alloc, kept once no work touched it.
+            let _ = self.call("cuMemFree", || unsafe { result::free_sync(block.ptr.0) });
+        }
+    }
+
+    fn sizes(&self) -> std::sync::MutexGuard<'_, HashMap<u64, usize>> {
+        self.sizes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 impl Drop for CudaDriver {
     fn drop(&mut self) {
-        for buffer in self.pinned.drain() {
-            self.release(buffer);
-        }
+        self.release_kept();
     }
 }
 
@@ -370,20 +390,39 @@ impl Driver for CudaDriver {
     }
 
     fn mem_info(&self) -> DriverResult<(usize, usize)> {
-        self.call("cuMemGetInfo", result::mem_get_info)
+        let (free, total) = self.call("cuMemGetInfo", result::mem_get_info)?;
+        Ok((free + self.device.kept_bytes(), total))
     }
 
     fn alloc(&self, bytes: usize) -> DriverResult<DevicePtr> {
+        if let Some(block) = self.device.take(bytes) {
+            self.sizes().insert(block.ptr.0, block.capacity);
+            return Ok(block.ptr);
+        }
+        let bytes = bytes.max(1);
         // SAFETY: a plain allocation; the pipeline writes it before reading it.
-        self.call("cuMemAlloc", || unsafe {
-            result::malloc_sync(bytes.max(1))
-        })
-        .map(DevicePtr)
+        let new = || self.call("cuMemAlloc", || unsafe { result::malloc_sync(bytes) });
+        let ptr = match new() {
+            Err(f) if f.kind == FaultKind::OutOfMemory && self.device.kept_bytes() > 0 => {
+                self.release_device();
+                new()?
+            }
+            r => r?,
+        };
+        self.sizes().insert(ptr, bytes);
+        Ok(DevicePtr(ptr))
     }
 
     fn free(&self, ptr: DevicePtr) {
-        // SAFETY: `ptr` came from `alloc` and is freed once, after its work is done.
-        let _ = self.call("cuMemFree", || unsafe { result::free_sync(ptr.0) });
+        let size = self.sizes().remove(&ptr.0);
+        let unkept = match size {
+            Some(capacity) => self.device.give(DeviceBlock { ptr, capacity }).is_some(),
+            None => true,
+        };
+        if unkept {
+            // SAFETY: `ptr` came from `alloc` and is freed once, after its work is done.
+            let _ = self.call("cuMemFree", || unsafe { result::free_sync(ptr.0) });
+        }
     }
 
     fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer> {
@@ -421,7 +460,15 @@ impl Driver for CudaDriver {
     }
 
     fn create_stream(&self) -> DriverResult<StreamId> {
-        let stream = self.call("cuStreamCreate", || self.ctx.new_stream())?;
+        let idle = self
+            .idle_streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop();
+        let stream = match idle {
+            Some(stream) => stream,
+            None => self.call("cuStreamCreate", || self.ctx.new_stream())?,
+        };
         let mut next = self.next_stream.lock().unwrap_or_else(|p| p.into_inner());
         let id = *next;
         *next += 1;
@@ -433,11 +480,33 @@ impl Driver for CudaDriver {
     }
 
     fn destroy_stream(&self, stream: StreamId) {
-        // cudarc destroys the stream when its last handle goes (after synchronizing it).
-        self.streams
+        let Some(stream) = self
+            .streams
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .remove(&stream.0);
+            .remove(&stream.0)
+        else {
+            return;
+        };
+        // Kept only once its work is done (the next user starts on an empty stream); cudarc
+        // destroys the others when their last handle goes, after synchronizing them.
+        if stream.synchronize().is_ok() {
+            let mut idle = self.idle_streams.lock().unwrap_or_else(|p| p.into_inner());
+            if idle.len() < KEPT_STREAMS {
+                idle.push(stream);
+            }
+        }
+    }
+
+    fn release_kept(&self) {
+        for buffer in self.pinned.drain() {
+            self.release(buffer);
+        }
+        self.release_device();
+        self.idle_streams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     fn upload_now(&self, src: &[u8], dst: DevicePtr) -> DriverResult<()> {

@@ -687,13 +687,17 @@ pub trait Driver: Send + Sync {
     /// Why the context cannot be used any more (a sticky error), if so.
     fn poisoned(&self) -> Option<String>;
 
-    /// (free, total) device memory in bytes.
+    /// (free, total) device memory in bytes; free counts the memory the driver keeps for
+    /// reuse (see [`super::pool`]), which an allocation takes back when it needs it.
     fn mem_info(&self) -> DriverResult<(usize, usize)>;
 
-    /// `bytes` of device memory (content undefined).
+    /// At least `bytes` of device memory (content undefined): an allocation kept from before
+    /// (see [`super::pool`]), or a new one. Out of memory, the kept ones are freed and the
+    /// allocation tried again.
     fn alloc(&self, bytes: usize) -> DriverResult<DevicePtr>;
 
-    /// Frees an allocation made by [`Driver::alloc`] (after the work using it is done).
+    /// Gives an allocation made by [`Driver::alloc`] back, once no queued work touches it:
+    /// kept for reuse while the driver's pool has room, else freed.
     fn free(&self, ptr: DevicePtr);
 
     /// At least `bytes` of page-locked host memory: a buffer kept from before (see
@@ -716,11 +720,15 @@ pub trait Driver: Send + Sync {
     /// Unlocks memory locked by [`Driver::register_host`] (no copy may be pending on it).
     fn unregister_host(&self, buffer: HostBuffer);
 
-    /// A new stream.
+    /// A stream with nothing queued: one kept from before, or a new one.
     fn create_stream(&self) -> DriverResult<StreamId>;
 
-    /// Destroys a stream (after synchronizing it).
+    /// Gives a stream back (its queued work finishes first): kept for reuse, or destroyed.
     fn destroy_stream(&self, stream: StreamId);
+
+    /// Frees the device memory, page-locked memory and streams kept for reuse (for other
+    /// users of the device, or of the host's memory).
+    fn release_kept(&self);
 
     /// Copies `bytes` from host memory to the device, synchronously (for small parameter
     /// arrays).

@@ -49,7 +49,8 @@ use std::str::FromStr;
 
 pub(crate) use registry::{device_open, driver_installed};
 pub use registry::{
-    drivers, parse_device, simulated_device, simulated_devices, visible_devices, warmup, Devices,
+    drivers, parse_device, release_kept_memory, simulated_device, simulated_devices,
+    visible_devices, warmup, Devices,
 };
 
 /// Blocks until the kernel variants this process compiles in the background are ready (a

@@ -1,8 +1,15 @@
-//! The page-locked host memory a driver keeps for reuse. Allocating page-locked memory
-//! (`cuMemHostAlloc`) costs about a millisecond per few megabytes and synchronises the device,
-//! and every job needs staging and download buffers: a driver's `free_host` gives buffers to
-//! its pool and `alloc_host` takes from it, so that after a first job the same shapes of jobs
-//! allocate no page-locked memory at all.
+//! The memory a driver keeps for reuse, so that after a first job the same shapes of jobs
+//! allocate nothing:
+//! - page-locked host memory ([`HostPool`]): `cuMemHostAlloc` costs about a millisecond per
+//!   few megabytes and synchronises the device, and every job needs staging and download
+//!   buffers;
+//! - device memory ([`DevicePool`]): every plan uploads its input planes into allocations of
+//!   its own and every block thread needs a pair of output buffers; `cuMemFree` waits for the
+//!   whole device, and a 16384² job's plane is a gigabyte mapped anew each time.
+//!
+//! A driver's `free_host` and `free` give buffers to its pools and `alloc_host` and `alloc`
+//! take from them. The callers' contract makes the reuse safe: a buffer is freed only once
+//! no queued work touches it any more (the simulator records a hazard otherwise).
 //!
 //! ```
 //! use reproject::gpu::driver::Driver;
@@ -13,17 +20,80 @@
 //! let b = sim.alloc_host(1 << 19)?; // the same buffer, no new allocation
 //! assert_eq!(sim.stats().host_allocations, 1);
 //! sim.free_host(b);
+//! let d = sim.alloc(1 << 20)?;
+//! sim.free(d);
+//! assert_eq!(sim.alloc(1 << 20)?, d); // the same device memory
+//! assert_eq!(sim.stats().device_allocations, 1);
 //! # Ok::<(), reproject::gpu::driver::DriverFault>(())
 //! ```
 
 use std::sync::Mutex;
 
-use super::driver::HostBuffer;
+use super::driver::{DevicePtr, HostBuffer};
 
-/// The most page-locked bytes a pool keeps (buffers beyond are freed).
+/// The most page-locked bytes a [`HostPool`] keeps (buffers beyond are freed).
 pub const POOL_LIMIT: usize = 1 << 30;
 
-/// Buffers kept for reuse, at most [`POOL_LIMIT`] bytes (see the module documentation).
+/// The most streams a driver keeps for reuse (a job takes one per block thread and two for
+/// its uploads).
+pub const KEPT_STREAMS: usize = 64;
+
+/// The most device bytes a [`DevicePool`] keeps on a device of `total` bytes: an eighth (10
+/// GB of an 80 GB H100: a 16384² float32 job keeps 1.6 GB), so that other users of the device
+/// (CuPy, another process) still find most of it free; a failed allocation frees the pool
+/// and tries again in any case.
+///
+/// ```
+/// assert_eq!(reproject::gpu::pool::device_pool_limit(80 << 30), 10 << 30);
+/// ```
+pub fn device_pool_limit(total: usize) -> usize {
+    total / 8
+}
+
+/// What a pool keeps: something of a capacity, seen by its taker as a smaller length.
+pub trait Pooled {
+    /// Bytes allocated.
+    fn capacity(&self) -> usize;
+    /// The same allocation seen as `len` bytes (at most its capacity).
+    fn with_len(self, len: usize) -> Self;
+}
+
+impl Pooled for HostBuffer {
+    fn capacity(&self) -> usize {
+        HostBuffer::capacity(self)
+    }
+    fn with_len(self, len: usize) -> Self {
+        HostBuffer::with_len(self, len)
+    }
+}
+
+/// A device allocation a [`DevicePool`] keeps: its address and size.
+///
+/// ```
+/// use reproject::gpu::driver::DevicePtr;
+/// use reproject::gpu::pool::{DeviceBlock, DevicePool};
+/// let pool = DevicePool::new(1 << 20);
+/// assert!(pool.give(DeviceBlock { ptr: DevicePtr(4096), capacity: 512 }).is_none());
+/// assert_eq!(pool.take(256).map(|b| b.ptr), Some(DevicePtr(4096)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceBlock {
+    /// Where it starts.
+    pub ptr: DevicePtr,
+    /// Bytes allocated.
+    pub capacity: usize,
+}
+
+impl Pooled for DeviceBlock {
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+    fn with_len(self, _len: usize) -> Self {
+        self
+    }
+}
+
+/// Buffers kept for reuse, at most a limit of bytes (see the module documentation).
 ///
 /// ```
 /// use reproject::gpu::pool::HostPool;
@@ -31,17 +101,56 @@ pub const POOL_LIMIT: usize = 1 << 30;
 /// assert!(pool.take(64).is_none());
 /// assert_eq!(pool.kept_bytes(), 0);
 /// ```
-#[derive(Debug, Default)]
-pub struct HostPool {
-    kept: Mutex<Vec<HostBuffer>>,
+#[derive(Debug)]
+pub struct Pool<B> {
+    kept: Mutex<Vec<B>>,
+    limit: usize,
 }
 
-impl HostPool {
+/// Page-locked host buffers kept for reuse, [`POOL_LIMIT`] bytes at most.
+pub type HostPool = Pool<HostBuffer>;
+
+/// Device allocations kept for reuse (at most [`device_pool_limit`] of the device).
+pub type DevicePool = Pool<DeviceBlock>;
+
+impl Default for HostPool {
+    fn default() -> Self {
+        Pool::new(POOL_LIMIT)
+    }
+}
+
+impl<B: Pooled> Pool<B> {
+    /// An empty pool that keeps at most `limit` bytes.
+    ///
+    /// ```
+    /// use reproject::gpu::pool::DevicePool;
+    /// assert_eq!(DevicePool::new(0).kept_bytes(), 0);
+    /// ```
+    pub fn new(limit: usize) -> Self {
+        Pool {
+            kept: Mutex::new(Vec::new()),
+            limit,
+        }
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Vec<B>> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// A kept buffer of at least `len` bytes (seen as `len` bytes), the smallest that fits,
     /// unless it would waste much (more than four times `len` plus a megabyte); `None`:
     /// allocate one.
-    pub fn take(&self, len: usize) -> Option<HostBuffer> {
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+    ///
+    /// ```
+    /// use reproject::gpu::driver::DevicePtr;
+    /// use reproject::gpu::pool::{DeviceBlock, DevicePool};
+    /// let pool = DevicePool::new(1 << 30);
+    /// pool.give(DeviceBlock { ptr: DevicePtr(1 << 12), capacity: 64 << 20 });
+    /// assert!(pool.take(1 << 10).is_none()); // a 64 MB buffer for a kilobyte: too wasteful
+    /// assert!(pool.take(32 << 20).is_some());
+    /// ```
+    pub fn take(&self, len: usize) -> Option<B> {
+        let mut kept = self.kept();
         let wasteful = len.saturating_mul(4).saturating_add(1 << 20);
         let best = kept
             .iter()
@@ -52,30 +161,107 @@ impl HostPool {
         Some(kept.swap_remove(best).with_len(len))
     }
 
-    /// Keeps `buffer` (no copy may be pending on it) for a later [`HostPool::take`]; gives it
-    /// back when the pool would exceed [`POOL_LIMIT`] bytes (free it then).
-    pub fn give(&self, buffer: HostBuffer) -> Option<HostBuffer> {
-        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let bytes: usize = kept.iter().map(HostBuffer::capacity).sum();
-        if bytes.saturating_add(buffer.capacity()) > POOL_LIMIT {
+    /// Keeps `buffer` (no work may be pending on it) for a later [`Pool::take`]; gives it
+    /// back when the pool would exceed its limit (free it then).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::DevicePtr;
+    /// use reproject::gpu::pool::{DeviceBlock, DevicePool};
+    /// let pool = DevicePool::new(1000);
+    /// let block = DeviceBlock { ptr: DevicePtr(4096), capacity: 1024 };
+    /// assert_eq!(pool.give(block), Some(block)); // over the limit: free it
+    /// ```
+    pub fn give(&self, buffer: B) -> Option<B> {
+        let mut kept = self.kept();
+        let bytes: usize = kept.iter().map(Pooled::capacity).sum();
+        if bytes.saturating_add(buffer.capacity()) > self.limit {
             return Some(buffer);
         }
         kept.push(buffer);
         None
     }
 
-    /// Every kept buffer (to free them when the driver goes).
-    pub fn drain(&self) -> Vec<HostBuffer> {
-        std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner()))
+    /// Every kept buffer (to free them: when the driver goes, before an allocation that
+    /// failed is tried again, when asked to).
+    ///
+    /// ```
+    /// use reproject::gpu::pool::HostPool;
+    /// assert!(HostPool::default().drain().is_empty());
+    /// ```
+    pub fn drain(&self) -> Vec<B> {
+        std::mem::take(&mut *self.kept())
     }
 
     /// Bytes kept now.
+    ///
+    /// ```
+    /// use reproject::gpu::pool::DevicePool;
+    /// assert_eq!(DevicePool::new(1 << 20).kept_bytes(), 0);
+    /// ```
     pub fn kept_bytes(&self) -> usize {
-        self.kept
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(HostBuffer::capacity)
-            .sum()
+        self.kept().iter().map(Pooled::capacity).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::gpu::driver::{Driver, FaultKind};
+    use crate::gpu::sim::{SimConfig, SimDriver};
+
+    /// Kept device memory counts as free, and an allocation that needs it frees it first;
+    /// beyond the pool's limit a given-back allocation is freed at once.
+    #[test]
+    fn kept_device_memory_gives_way_to_allocations_that_need_it() {
+        let sim = SimDriver::new(SimConfig {
+            memory: 64 << 20,
+            ..SimConfig::default()
+        });
+        let small = sim.alloc(4 << 20).unwrap();
+        sim.free(small);
+        let stats = sim.stats();
+        assert_eq!(
+            (stats.device_bytes_kept, stats.device_bytes_in_use),
+            (4 << 20, 0)
+        );
+        assert_eq!(
+            sim.mem_info().unwrap().0,
+            64 << 20,
+            "kept memory is free to use"
+        );
+        // 62 MB only fit once the kept 4 MB are freed.
+        let big = sim.alloc(62 << 20).unwrap();
+        let stats = sim.stats();
+        assert_eq!((stats.device_bytes_kept, stats.device_allocations), (0, 2));
+        // 62 MB is more than the pool keeps of 64 MB (8 MB): freed for good.
+        sim.free(big);
+        assert_eq!(sim.stats().device_bytes_kept, 0);
+        assert_eq!(sim.mem_info().unwrap().0, 64 << 20);
+        let too_big = sim.alloc(65 << 20).unwrap_err();
+        assert_eq!(too_big.kind, FaultKind::OutOfMemory);
+    }
+
+    /// A stream given back is handed out again; `release_kept` frees the kept memory and
+    /// streams.
+    #[test]
+    fn release_kept_frees_memory_and_streams() {
+        let sim = SimDriver::new(SimConfig::default());
+        let d = sim.alloc(1 << 20).unwrap();
+        let s = sim.create_stream().unwrap();
+        sim.free(d);
+        sim.destroy_stream(s);
+        assert_eq!(
+            sim.create_stream().unwrap(),
+            s,
+            "the stream is handed out again"
+        );
+        sim.destroy_stream(s);
+        sim.release_kept();
+        assert_eq!(sim.stats().device_bytes_kept, 0);
+        assert_ne!(
+            sim.create_stream().unwrap(),
+            s,
+            "a new stream once released"
+        );
+        assert_eq!(sim.stats().streams_created, 2);
     }
 }

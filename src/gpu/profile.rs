@@ -158,6 +158,10 @@ impl Driver for ProfilingDriver {
         self.inner.destroy_stream(stream)
     }
 
+    fn release_kept(&self) {
+        self.inner.release_kept()
+    }
+
     fn upload_now(&self, src: &[u8], dst: DevicePtr) -> DriverResult<()> {
         self.inner.upload_now(src, dst)
     }

@@ -295,3 +295,25 @@ pub fn warmup(devices: Devices) -> Result<Vec<String>> {
         .map(|d| format!("GPU {}: {}", d.ordinal(), d.info()))
         .collect())
 }
+
+/// Frees the device memory, page-locked host memory and streams the opened devices keep for
+/// the next jobs (see [`super::pool`]): for a process that is done reprojecting and wants the
+/// GPU's memory for something else. Opens nothing; the next job allocates again.
+///
+/// ```
+/// reproject::gpu::release_kept_memory();
+/// ```
+pub fn release_kept_memory() {
+    if simulated_devices().is_some() {
+        simulators().iter().for_each(|sim| sim.release_kept());
+        return;
+    }
+    #[cfg(feature = "cuda")]
+    {
+        let open: Vec<Arc<super::cuda::CudaDriver>> = open_devices()
+            .values()
+            .filter_map(|d| d.clone().ok())
+            .collect();
+        open.iter().for_each(|driver| driver.release_kept());
+    }
+}

@@ -47,7 +47,7 @@ use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
     HostBuffer, SplineLaunch, SplineOp, StreamId,
 };
-use super::pool::HostPool;
+use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::timeline;
 use super::variant::KernelDefines;
 use super::GpuInfo;
@@ -150,8 +150,12 @@ pub struct SimStats {
     pub device_allocations: usize,
     /// Kernel launches completed.
     pub launches: usize,
-    /// Device bytes allocated now.
+    /// Device bytes allocated and handed out now (not those the driver keeps for reuse).
     pub device_bytes_in_use: usize,
+    /// Device bytes kept for reuse now (see [`crate::gpu::pool`]).
+    pub device_bytes_kept: usize,
+    /// Streams created (not those handed out again).
+    pub streams_created: usize,
     /// Launches that parsed the block kernel's parameters once for the launches that follow
     /// (`BlockLaunch::parse_params`; counted in `launches` too).
     pub parameter_parses: usize,
@@ -330,11 +334,16 @@ struct State {
     next_address: u64,
     /// Device allocations by base address (u64 words: 8-byte aligned, as device memory is).
     allocations: BTreeMap<u64, (Vec<u64>, usize)>,
+    /// Bytes behind each allocation, handed out or kept (rounded up to 256).
+    capacities: HashMap<u64, usize>,
+    /// Device bytes allocated, kept ones included.
     used: usize,
     /// Host buffers: address → length.
     host: HashMap<usize, usize>,
     streams: HashMap<u64, Stream>,
     next_stream: u64,
+    /// Streams given back with nothing queued, for reuse.
+    idle_streams: Vec<u64>,
     calls: Vec<Call>,
     rng: u64,
     poisoned: Option<String>,
@@ -363,6 +372,8 @@ pub struct SimDriver {
     state: Mutex<State>,
     /// Page-locked buffers kept for reuse.
     pinned: HostPool,
+    /// Device allocations kept for reuse.
+    device: DevicePool,
 }
 
 impl SimDriver {
@@ -380,10 +391,12 @@ impl SimDriver {
             state: Mutex::new(State {
                 next_address: 1 << 40,
                 allocations: BTreeMap::new(),
+                capacities: HashMap::new(),
                 used: 0,
                 host: HashMap::new(),
                 streams: HashMap::new(),
                 next_stream: 1,
+                idle_streams: Vec::new(),
                 calls: Vec::new(),
                 rng: config.seed | 1,
                 poisoned: None,
@@ -395,6 +408,7 @@ impl SimDriver {
                 fail_at: config.fail_at,
                 timeline: Vec::new(),
             }),
+            device: DevicePool::new(device_pool_limit(config.memory)),
             config,
             pinned: HostPool::default(),
         }
@@ -516,6 +530,34 @@ impl SimDriver {
                 Box::from_raw(std::ptr::slice_from_raw_parts_mut(addr as *mut u64, words))
             });
         }
+    }
+
+    /// Frees every device allocation the pool keeps.
+    fn release_device(&self, st: &mut State) {
+        for block in self.device.drain() {
+            st.capacities.remove(&block.ptr.0);
+            st.used -= block.capacity;
+        }
+        self.count_device(st);
+    }
+
+    /// The device statistics after `st.used` or the pool changed.
+    fn count_device(&self, st: &mut State) {
+        let kept = self.device.kept_bytes();
+        st.stats.device_bytes_kept = kept;
+        st.stats.device_bytes_in_use = st.used - kept;
+    }
+
+    /// Hands `block`, kept by the pool, out again as `bytes`: fresh poison in every word, as a
+    /// new allocation has (a kernel that reads what nothing wrote gets garbage either way).
+    fn reuse(&self, st: &mut State, block: DeviceBlock, bytes: usize) {
+        let words = if self.config.record_only {
+            Vec::new()
+        } else {
+            vec![0xdead_beef_dead_beef; block.capacity / 8]
+        };
+        st.allocations.insert(block.ptr.0, (words, bytes));
+        self.count_device(st);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -1103,10 +1145,7 @@ fn refuse_configuration(why: Option<String>) -> DriverResult<()> {
 
 impl Drop for SimDriver {
     fn drop(&mut self) {
-        let st = &mut *self.lock();
-        for buffer in self.pinned.drain() {
-            Self::release(st, buffer);
-        }
+        self.release_kept();
     }
 }
 
@@ -1127,15 +1166,23 @@ impl Driver for SimDriver {
         let st = &mut *self.lock();
         self.begin(st, "cuMemGetInfo", None, 0, true)?;
         Ok((
-            self.config.memory.saturating_sub(st.used),
+            self.config.memory.saturating_sub(st.used) + self.device.kept_bytes(),
             self.config.memory,
         ))
     }
 
     fn alloc(&self, bytes: usize) -> DriverResult<DevicePtr> {
         let st = &mut *self.lock();
+        if let Some(block) = self.device.take(bytes) {
+            self.reuse(st, block, bytes);
+            return Ok(block.ptr);
+        }
         self.begin(st, "cuMemAlloc", None, bytes, true)?;
         let rounded = bytes.max(1).next_multiple_of(256);
+        if st.used + rounded > self.config.memory {
+            // The kept allocations go first.
+            self.release_device(st);
+        }
         if st.used + rounded > self.config.memory {
             return Err(DriverFault::new(
                 "cuMemAlloc",
@@ -1152,9 +1199,10 @@ impl Driver for SimDriver {
             vec![0xdead_beef_dead_beef; rounded / 8]
         };
         st.allocations.insert(base, (words, bytes));
+        st.capacities.insert(base, rounded);
         st.used += rounded;
         st.stats.device_allocations += 1;
-        st.stats.device_bytes_in_use = st.used;
+        self.count_device(st);
         Ok(DevicePtr(base))
     }
 
@@ -1168,7 +1216,6 @@ impl Driver for SimDriver {
                 len: *size as u64,
                 write: true,
             };
-            let rounded = (*size).max(1).next_multiple_of(256);
             if Self::pending_touches(st, access) {
                 st.hazards.push(format!(
                     "cuMemFree of {:#x} while work on it is pending",
@@ -1176,8 +1223,13 @@ impl Driver for SimDriver {
                 ));
             }
             st.allocations.remove(&ptr.0);
-            st.used -= rounded;
-            st.stats.device_bytes_in_use = st.used;
+            let capacity = st.capacities.get(&ptr.0).copied().unwrap_or(0);
+            // Out of the allocations while kept: a kernel that still used it would fault.
+            if self.device.give(DeviceBlock { ptr, capacity }).is_some() {
+                st.capacities.remove(&ptr.0);
+                st.used -= capacity;
+            }
+            self.count_device(st);
         }
     }
 
@@ -1222,7 +1274,11 @@ impl Driver for SimDriver {
 
     fn create_stream(&self) -> DriverResult<StreamId> {
         let st = &mut *self.lock();
+        if let Some(id) = st.idle_streams.pop() {
+            return Ok(StreamId(id));
+        }
         self.begin(st, "cuStreamCreate", None, 0, true)?;
+        st.stats.streams_created += 1;
         let id = st.next_stream;
         st.next_stream += 1;
         st.streams.insert(
@@ -1246,7 +1302,26 @@ impl Driver for SimDriver {
         {
             self.complete_one(st, stream.0);
         }
-        st.streams.remove(&stream.0);
+        let clean = st
+            .streams
+            .get(&stream.0)
+            .is_some_and(|s| s.failure.is_none());
+        if clean && st.idle_streams.len() < KEPT_STREAMS && !st.idle_streams.contains(&stream.0) {
+            st.idle_streams.push(stream.0);
+        } else {
+            st.streams.remove(&stream.0);
+        }
+    }
+
+    fn release_kept(&self) {
+        let st = &mut *self.lock();
+        for buffer in self.pinned.drain() {
+            Self::release(st, buffer);
+        }
+        self.release_device(st);
+        for id in std::mem::take(&mut st.idle_streams) {
+            st.streams.remove(&id);
+        }
     }
 
     fn upload_now(&self, src: &[u8], dst: DevicePtr) -> DriverResult<()> {

@@ -17,7 +17,8 @@ the GIL while it computes. Lower level:
 
 ``device=`` ('cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all') picks where every block computes,
 for numpy, dask and lazy results alike; :func:`warmup` opens the GPUs and compiles their
-kernels ahead of the first job (e.g. on each dask worker). Setting the environment variable
+kernels ahead of the first job (e.g. on each dask worker), :func:`release_gpu_memory` frees
+what they keep for the next jobs. Setting the environment variable
 ``REPROJECT_RS_CUDA_SIM=1`` before the first GPU use runs the GPU pipeline on a simulated
 GPU (for tests on machines without one).
 
@@ -40,7 +41,7 @@ from ._core import (
 )
 from ._high_level import reproject_interp
 from ._lazy import BlockHandle, LazyReprojection
-from ._warmup import warmup
+from ._warmup import release_gpu_memory, warmup
 from ._core import stop_background_compilations as _stop_background_compilations
 
 # GPU kernel variants compile on background threads; at exit the queued ones give up and the
@@ -51,6 +52,7 @@ __all__ = [
     "reproject_interp",
     "reproject_block",
     "warmup",
+    "release_gpu_memory",
     "LazyReprojection",
     "BlockHandle",
     "ReprojectError",
