@@ -1642,3 +1642,64 @@ fn registered_caller_memory_copies_both_ways_and_unlocking_early_is_a_hazard() {
     driver.free(on_device);
     driver.destroy_stream(stream);
 }
+
+/// Plans made and dropped at once on several threads share one device's pools: every
+/// allocation, page-locked buffer and stream one plan gives back may go to another at once.
+/// Under random completion orders each result keeps the CPU engine's bits, nothing is freed
+/// (and so handed out again) under pending work, and nothing stays handed out.
+#[test]
+fn plans_on_several_threads_share_the_device_pools_safely() {
+    let mut jobs = cases();
+    jobs.truncate(3);
+    jobs.push(spline_cube_cases().swap_remove(1)); // bicubic: the device prefilter
+    let sources: Vec<_> = jobs.iter().map(source).collect();
+    let cpu: Vec<_> = jobs
+        .iter()
+        .zip(&sources)
+        .map(|(case, source)| {
+            let options = Options {
+                order: case.order,
+                ..Options::default()
+            };
+            compute::<f64>(&plan(case, source, &options))
+        })
+        .collect();
+    for seed in 1..=2u64 {
+        let driver = sim(SimConfig {
+            seed: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            ..SimConfig::default()
+        });
+        std::thread::scope(|scope| {
+            for (k, ((case, source), cpu)) in jobs.iter().zip(&sources).zip(&cpu).enumerate() {
+                let driver = driver.clone();
+                scope.spawn(move || {
+                    let options = Options {
+                        order: case.order,
+                        parallel: Parallel::Threads(2),
+                        block_size: Some((13 + k, 17)),
+                        backend: Backend::Cuda,
+                        ..Options::default()
+                    };
+                    for call in 0..3 {
+                        let (p, executor) =
+                            on_sim(plan(case, source, &options), std::slice::from_ref(&driver));
+                        let what = format!("{}, seed {seed}, call {call}", case.name);
+                        assert_same(&what, &compute::<f64>(&p), cpu);
+                        assert!(
+                            executor.failure().is_none(),
+                            "{what}: {:?}",
+                            executor.failure()
+                        );
+                    }
+                });
+            }
+        });
+        assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+        let stats = driver.stats();
+        assert_eq!(
+            stats.device_bytes_in_use, 0,
+            "device memory left handed out"
+        );
+        assert!(stats.device_bytes_kept > 0, "nothing was kept for reuse");
+    }
+}
