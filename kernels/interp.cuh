@@ -206,15 +206,11 @@ RP_DEVICE double rp_tap(const RpSampling* s, const RpWindow* w, long long iy, lo
     return rp_load(s, w, r, c);
 }
 
-// The edge rule: valid iff -0.5 <= c < n - 0.5; clamped to [0, n - 1]. 0 if invalid.
-RP_DEVICE int rp_clip(double c, int n, double* out) {
-    double nf = (double)n;
-    if (c >= -0.5 && c < nf - 0.5) {
-        double last = nf - 1.0;
-        *out = c <= 0.0 ? 0.0 : (c >= last ? last : c);
-        return 1;
-    }
-    return 0;
+// The edge rule's clamp: a coordinate of the valid range -0.5 <= c < n - 0.5 (which
+// rp_block_coord checks before anything is sampled) clamped to [0, n - 1].
+RP_DEVICE double rp_clamp(double c, int n) {
+    double last = (double)n - 1.0;
+    return c <= 0.0 ? 0.0 : (c >= last ? last : c);
 }
 
 #if RP_WITH_SPLINE
@@ -236,8 +232,7 @@ RP_DEVICE long long rp_mirror(long long idx, long long len) {
 
 #if RP_WITH_NEAREST
 RP_DEVICE double rp_nearest(const RpSampling* s, const RpWindow* w, double y, double x) {
-    double cy, cx;
-    if (!rp_clip(y, w->ny, &cy) || !rp_clip(x, w->nx, &cx)) return RP_NAN;
+    double cy = rp_clamp(y, w->ny), cx = rp_clamp(x, w->nx);
     int ok = 1;
     double v = rp_tap(s, w, (long long)(cy + 0.5), (long long)(cx + 0.5), &ok);
     if (!ok) return RP_NAN;
@@ -261,8 +256,7 @@ RP_DEVICE void rp_linear_axis(double c, int n, int* i0, int* i1, double* w0, dou
 
 RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, double x,
                              int renormalize) {
-    double cy, cx;
-    if (!rp_clip(y, w->ny, &cy) || !rp_clip(x, w->nx, &cx)) return RP_NAN;
+    double cy = rp_clamp(y, w->ny), cx = rp_clamp(x, w->nx);
     int iy0, iy1, ix0, ix1;
     double wy0, wy1, wx0, wx1;
     rp_linear_axis(cy, w->ny, &iy0, &iy1, &wy0, &wy1);
@@ -371,8 +365,7 @@ RP_DEVICE void rp_spline_taps(int o, long long knot, int n, long long* idx) {
 
 RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, double x) {
     int o = RP_ORDER(s);
-    double cy, cx;
-    if (!rp_clip(y, w->ny, &cy) || !rp_clip(x, w->nx, &cx)) return RP_NAN;
+    double cy = rp_clamp(y, w->ny), cx = rp_clamp(x, w->nx);
     long long ky = (o & 1) ? (long long)cy : (long long)(cy + 0.5);
     long long kx = (o & 1) ? (long long)cx : (long long)(cx + 0.5);
     long long ry[6], rx[6];
@@ -407,6 +400,8 @@ RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, dou
 // window (a caller bug; the CPU engine panics there) give NaN.
 #endif  // RP_WITH_SPLINE
 
+// The sample at input position (y, x), which must lie in the valid range of the input plane
+// (-0.5 <= y < ny - 0.5, the same for x: rp_block_coord's range, checked once there).
 RP_DEVICE double rp_sample(const RpSampling* s, const RpWindow* w, double y, double x) {
 #if !defined(RP_V_ORDER)
     if (s->order == 0) return rp_nearest(s, w, y, x);

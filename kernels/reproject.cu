@@ -64,11 +64,16 @@ RP_SETUP_CALL void rp_block_setup(const double* transform, const double* samplin
 // where there is none); also its input position (px, py), NaN where it has none.
 RP_DEVICE double rp_pixel_sample(const RpBlockParams* p, const RpWindow* w, int row, int col,
                                  double* px, double* py) {
-    *px = *py = RP_NAN;
-    if (p->status != 0) return RP_NAN;
-    rp_block_coord(&p->transform, w->ny, w->nx, (double)col, (double)row, px, py);
-    if (*px != *px || *py != *py) return RP_NAN;
-    return rp_sample(&p->sampling, w, *py, *px);
+    double x, y;
+    // In the valid range of the input when it maps (the samplers check it no more).
+    if (p->status != 0 ||
+        !rp_block_coord(&p->transform, w->ny, w->nx, (double)col, (double)row, &x, &y)) {
+        *px = *py = RP_NAN;
+        return RP_NAN;
+    }
+    *px = x;
+    *py = y;
+    return rp_sample(&p->sampling, w, y, x);
 }
 
 // The value (rounded as reproject does, NaN where there is none) of output pixel (row, col)

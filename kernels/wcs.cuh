@@ -896,11 +896,12 @@ RP_OUTLINE int rp_pt_map(const RpPixelTransform* t, double x, double y, double* 
 
 // ---------------------------------------------------------------------------------------------
 // CoordinateMap (src/engine/coords.rs): the input position of output pixel (x column, y row)
-// of an input plane of in_ny x in_nx pixels, NaN where it has none, is outside
-// [-0.5, n - 0.5) or fails the round-trip check.
+// of an input plane of in_ny x in_nx pixels: 0 where it has none, is outside [-0.5, n - 0.5)
+// or fails the round-trip check; else 1, with the position in (px, py) (in that range: the
+// samplers rely on it). (px, py) are not to be read after a 0.
 
-RP_DEVICE void rp_block_coord(const RpTransform* t, int in_ny, int in_nx, double x, double y,
-                              double* px, double* py) {
+RP_DEVICE int rp_block_coord(const RpTransform* t, int in_ny, int in_nx, double x, double y,
+                             double* px, double* py) {
     double x_hi = (double)in_nx - 0.5, y_hi = (double)in_ny - 0.5;
     const RpPixelTransform* f = &t->forward;
     if (f->kind == 0) {
@@ -911,30 +912,25 @@ RP_DEVICE void rp_block_coord(const RpTransform* t, int in_ny, int in_nx, double
         double inv_w = 1.0 / w;
         double a = (h[0] * x + ca) * inv_w;
         double b = (h[3] * x + cb) * inv_w;
-        int ok = (w > 0.0) & (a >= -0.5) & (a < x_hi) & (b >= -0.5) & (b < y_hi);
-        *px = ok ? a : RP_NAN;
-        *py = ok ? b : RP_NAN;
-        return;
+        *px = a;
+        *py = b;
+        return (w > 0.0) & (a >= -0.5) & (a < x_hi) & (b >= -0.5) & (b < y_hi);
     }
 #if !RP_WITH_SKY
     // Unreachable: a homography variant's setup refuses any other forward transform.
-    *px = *py = RP_NAN;
+    return 0;
 #else
     double a, b;
-    if (rp_pt_map(f, x, y, &a, &b) != 0 || !(a >= -0.5 && a < x_hi && b >= -0.5 && b < y_hi)) {
-        *px = *py = RP_NAN;
-        return;
-    }
+    if (rp_pt_map(f, x, y, &a, &b) != 0 || !(a >= -0.5 && a < x_hi && b >= -0.5 && b < y_hi))
+        return 0;
     if (t->has_backward) {
         double bx, by;
         if (rp_pt_map(&t->backward, a, b, &bx, &by) == 0) {
-            if (fabs(bx - x) > 1.0 || fabs(by - y) > 1.0) {
-                *px = *py = RP_NAN;
-                return;
-            }
+            if (fabs(bx - x) > 1.0 || fabs(by - y) > 1.0) return 0;
         }
     }
     *px = a;
     *py = b;
+    return 1;
 #endif
 }
