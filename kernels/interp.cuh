@@ -265,10 +265,13 @@ RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, d
     // once, then the four elements read from two row offsets.
     if (!rp_in_window(iy0, iy1, w->y0, w->h) || !rp_in_window(ix0, ix1, w->x0, w->w))
         return RP_NAN;
-    int c0 = ix0 - w->x0;
+    // Window rows and columns in range (checked above) times a pitch below 2^31 (checked by
+    // the block kernel before any load): 32-bit factors of 64-bit offsets.
+    unsigned r0 = (unsigned)(iy0 - w->y0), r1 = (unsigned)(iy1 - w->y0);
+    unsigned c0 = (unsigned)(ix0 - w->x0);
+    unsigned long long pitch = (unsigned)w->pitch;
+    long long i0 = (long long)(r0 * pitch + c0), i1 = (long long)(r1 * pitch + c0);
     long long dc = ix1 - ix0;
-    long long i0 = (long long)(iy0 - w->y0) * w->pitch + c0;
-    long long i1 = (long long)(iy1 - w->y0) * w->pitch + c0;
     long long at[4] = {i0, i0 + dc, i1, i1 + dc};
     double v[4];
     // A plain window's four reads go out together, before any waits on one.

@@ -154,9 +154,11 @@ RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const
     w.ny = in_ny;
     w.nx = in_nx;
     w.plain = rp_window_plain(&params.sampling, big_endian);
-    // An unknown element type, a pitch shorter than the window or a window with a negative
-    // origin or size reads nothing: checked before any load.
-    int window_ok = in_pitch >= win_nx && win_y0 >= 0 && win_x0 >= 0 && win_ny >= 0 && win_nx >= 0;
+    // An unknown element type, a pitch shorter than the window or of 2^31 elements or more (the
+    // samplers' element offsets are 32-bit rows times a 32-bit pitch), or a window with a
+    // negative origin or size reads nothing: checked before any load.
+    int window_ok = in_pitch >= win_nx && in_pitch <= 0x7fffffffLL && win_y0 >= 0 && win_x0 >= 0 &&
+                    win_ny >= 0 && win_nx >= 0;
 #ifdef RP_V_INPUT
     int readable = input_type == RP_V_INPUT && window_ok;
 #else

@@ -158,6 +158,20 @@ fn check<T: ArrayElement + Copy>(sample: SampleType, to_t: fn(f64) -> T, bytes: 
         };
         let (up, down) = (moved().0 - before.0, moved().1 - before.1);
         assert_eq!(down, 0, "{what}: bytes to the host");
+        // Pitches the kernels cannot read (narrower than a row; 2^31 elements or more, past
+        // their 32-bit offsets) are refused before anything runs, not sampled as NaN.
+        for pitch in [IN.1 - 1, 1 << 31] {
+            let bad = DeviceImage { pitch, ..image };
+            // SAFETY: refused before any launch.
+            let e = unsafe {
+                plan.compute_on_device(&bad, data.device_ptr(), footprint.device_ptr(), true)
+            }
+            .unwrap_err();
+            assert!(
+                matches!(e, reproject::Error::InvalidArgument(_)),
+                "{what}: pitch {pitch}: {e}"
+            );
+        }
         assert!(
             up < 4096,
             "{what}: {up} bytes up (the input's planes are {} bytes)",

@@ -862,7 +862,8 @@ impl Resident {
                 input: input.ptr,
                 input_type: input.input_type,
                 big_endian: input.big_endian,
-                in_pitch: long(input.pitch)?,
+                // The kernels' element offsets take the pitch as a 32-bit factor.
+                in_pitch: i64::from(int(input.pitch)?),
                 window: (int(w.0)?, int(w.1)?, int(w.2)?, int(w.3)?),
                 plane: (int(in_ny)?, int(in_nx)?),
                 out_origin: (int(block.rows.start + first)?, int(block.cols.start)?),
@@ -1819,6 +1820,13 @@ impl Plan<'_> {
             return Err(Error::InvalidArgument(format!(
                 "device input pitch {} is narrower than the input's {in_nx} columns",
                 input.pitch
+            )));
+        }
+        if i32::try_from(input.pitch).is_err() {
+            return Err(Error::InvalidArgument(format!(
+                "device input pitch {} exceeds the kernels' {} elements",
+                input.pitch,
+                i32::MAX
             )));
         }
         self.check_block(block, None)?;
