@@ -141,7 +141,8 @@ RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const
     // This thread's first column; its others follow a thread block's width apart, so that
     // each store of a warp is contiguous (RP_PIXELS_PER_THREAD).
     unsigned first_c = blockIdx.x * blockDim.x * RP_PIXELS_PER_THREAD + threadIdx.x;
-    if (r >= blk_ny || first_c >= (unsigned)blk_nx) return;
+    // Nothing is stored at a pitch the 32-bit offsets below cannot take (the host passes none).
+    if (r >= blk_ny || first_c >= (unsigned)blk_nx || out_pitch > 0x7fffffffLL) return;
     RpWindow w;
     w.data = input;
     w.type = input_type;
@@ -172,7 +173,8 @@ RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const
         double px, py;
         double raw =
             readable ? rp_pixel_sample(&params, &w, out_y0 + r, out_x0 + c, &px, &py) : RP_NAN;
-        long long at = (long long)r * out_pitch + c;
+        // A block row and column (both >= 0) and a pitch below 2^31: 32-bit factors.
+        unsigned long long at = (unsigned long long)(unsigned)r * (unsigned)out_pitch + (unsigned)c;
         if (out_f64) {
             double v = rp_round_result(&params.sampling, raw);
             ((double*)out)[at] = v;

@@ -832,15 +832,6 @@ impl Resident {
         out_f64: bool,
     ) -> std::result::Result<Vec<BlockLaunch>, DriverFault> {
         let int = kernel_i32;
-        let long = |v: usize| {
-            i64::try_from(v).map_err(|_| {
-                DriverFault::new(
-                    "cuLaunchKernel",
-                    FaultKind::Other,
-                    format!("{v} exceeds 64 bits"),
-                )
-            })
-        };
         let (in_ny, in_nx) = plan.plane_shape_in;
         let blk_nx = block.cols.len();
         let w = input.window;
@@ -871,7 +862,7 @@ impl Resident {
                 out: out.offset(offset),
                 footprint: footprint.offset(offset),
                 out_f64: i32::from(out_f64),
-                out_pitch: long(blk_nx)?,
+                out_pitch: i64::from(int(blk_nx)?),
             });
         }
         Ok(launches)
