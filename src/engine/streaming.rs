@@ -77,32 +77,40 @@ pub(crate) fn finish() {
 mod scalar {
     use super::quieted;
 
-    pub(super) fn f32_to_f32(values: &[f32], data: &mut [f32], footprint: &mut [f32]) {
+    /// `value(v)` into `data`, 1 (a number) or 0 (NaN) into `footprint`.
+    fn rows<V: Copy, T: From<f32>>(
+        values: &[V],
+        data: &mut [T],
+        footprint: &mut [T],
+        value: impl Fn(V) -> T,
+        is_nan: impl Fn(V) -> bool,
+    ) {
         for ((o, f), &v) in data.iter_mut().zip(footprint.iter_mut()).zip(values) {
-            *o = quieted(v);
-            *f = if v.is_nan() { 0.0 } else { 1.0 };
+            *o = value(v);
+            *f = T::from(if is_nan(v) { 0.0 } else { 1.0 });
         }
+    }
+
+    pub(super) fn f32_to_f32(values: &[f32], data: &mut [f32], footprint: &mut [f32]) {
+        rows(values, data, footprint, quieted, f32::is_nan);
     }
 
     pub(super) fn f32_to_f64(values: &[f32], data: &mut [f64], footprint: &mut [f64]) {
-        for ((o, f), &v) in data.iter_mut().zip(footprint.iter_mut()).zip(values) {
-            *o = f64::from(quieted(v));
-            *f = if v.is_nan() { 0.0 } else { 1.0 };
-        }
+        rows(
+            values,
+            data,
+            footprint,
+            |v| f64::from(quieted(v)),
+            f32::is_nan,
+        );
     }
 
     pub(super) fn f64_to_f32(values: &[f64], data: &mut [f32], footprint: &mut [f32]) {
-        for ((o, f), &v) in data.iter_mut().zip(footprint.iter_mut()).zip(values) {
-            *o = v as f32;
-            *f = if v.is_nan() { 0.0 } else { 1.0 };
-        }
+        rows(values, data, footprint, |v| v as f32, f64::is_nan);
     }
 
     pub(super) fn f64_to_f64(values: &[f64], data: &mut [f64], footprint: &mut [f64]) {
-        for ((o, f), &v) in data.iter_mut().zip(footprint.iter_mut()).zip(values) {
-            *o = v;
-            *f = if v.is_nan() { 0.0 } else { 1.0 };
-        }
+        rows(values, data, footprint, |v| v, f64::is_nan);
     }
 }
 

@@ -351,9 +351,7 @@ impl CudaDriver {
             result::free_host(buffer.as_ptr() as *mut c_void)
         });
     }
-}
 
-impl CudaDriver {
     /// Frees every device allocation the pool keeps.
     fn release_device(&self) {
         for block in self.device.drain() {
