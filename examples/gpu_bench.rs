@@ -10,8 +10,9 @@
 //! line with the measured ratio.
 //!
 //! ```text
-//! cargo run --release --example gpu_bench [-- SIZE]     (SIZE defaults to 16384)
+//! cargo run --release --example gpu_bench [-- SIZE [bilinear]]   (SIZE defaults to 16384)
 //! ```
+//! `bilinear` stops after the first job (the machine's lines and the bilinear TAN → TAN job).
 //! Prints `SKIPPED` and exits 0 without a usable GPU. Each time is the best of 3 runs after a
 //! warm-up (the first run also compiles or loads the kernels, reported separately).
 
@@ -41,7 +42,7 @@ mod bench {
     use std::sync::Arc;
 
     use reproject::engine::{CudaExecutor, Options, Parallel, Plan};
-    use reproject::gpu::driver::Driver;
+    use reproject::gpu::driver::{calls_between, CallCount, Driver};
     use reproject::gpu::profile::ProfilingDriver;
     use reproject::gpu::{
         copy_times, drivers, gpu_info, Backend, DeviceBuffer, DeviceImage, Devices,
@@ -144,19 +145,34 @@ mod bench {
         data: &mut ArrayD<f32>,
         footprint: &mut ArrayD<f32>,
     ) -> Result<String> {
-        let executor = Arc::new(CudaExecutor::new(&plan, drivers(Devices::First)?)?);
+        let gpus = drivers(Devices::First)?;
+        let driver = gpus[0].clone();
+        let executor = Arc::new(CudaExecutor::new(&plan, gpus)?);
         let plan = plan.with_executor(executor.clone());
+        let before = driver.call_counts();
         let t = Instant::now();
         plan.compute_into(data.view_mut(), footprint.view_mut())?;
         let wall = t.elapsed();
         let times = executor.host_times();
+        let during = driver.call_counts();
         // Dropping the plan frees its device memory and streams (inside a call's time).
         let t = Instant::now();
         drop((plan, executor));
+        let dropped = t.elapsed();
+        let list = |calls: Vec<CallCount>| {
+            calls
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         Ok(format!(
-            "{:.1} ms wall, then {:.1} ms to drop the plan; {times}",
+            "{:.1} ms wall, then {:.1} ms to drop the plan; {times}\n    \
+             driver calls (summed over threads): {}\n    driver calls dropping the plan: {}",
             wall.as_secs_f64() * 1e3,
-            t.elapsed().as_secs_f64() * 1e3,
+            dropped.as_secs_f64() * 1e3,
+            list(calls_between(&before, &during)),
+            list(calls_between(&during, &driver.call_counts())),
         ))
     }
 
@@ -226,6 +242,9 @@ mod bench {
         machine_lines(size * size * 4)?;
 
         let bilinear = tan_job(size, Order::Bilinear)?;
+        if std::env::args().nth(2).as_deref() == Some("bilinear") {
+            return Ok(());
+        }
         let bicubic = tan_job(size, Order::Bicubic)?;
         println!(
             "\n{size}x{size} bicubic against bilinear (device-resident, a new plan each call)"

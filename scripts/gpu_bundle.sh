@@ -113,7 +113,8 @@ cat >"$OUT/run.sh" <<'RUN'
 # LOGDIR=dir also writes each section's output to dir/SECTION.log (a device run can order the
 # sections by priority and keep what finished). Needs the NVIDIA driver; finds libnvrtc on the
 # loader path, in $REPROJECT_RS_NVRTC, the CUDA toolkit or a Python wheel. SIZE (default
-# 16384) sets the benchmarks' image size.
+# 16384) sets the benchmarks' image size; BENCH_JOBS=bilinear stops the Rust benchmark after
+# its first job.
 set -uo pipefail
 cd "$(dirname "$0")"
 if [ -z "${REPROJECT_RS_NVRTC:-}" ]; then
@@ -227,7 +228,8 @@ pybench() {
 bench() {
   status=0
   echo "== GPU benchmark"
-  ./gpu_bench "${SIZE:-16384}" || status=1
+  # shellcheck disable=SC2086 # BENCH_JOBS is a list of words
+  ./gpu_bench "${SIZE:-16384}" ${BENCH_JOBS:-} || status=1
   return $status
 }
 profile() {

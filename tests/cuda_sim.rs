@@ -477,6 +477,47 @@ fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
     }
 }
 
+/// A buffer as large as a pool's limit, given back before the jobs (the benchmark's 1 GiB
+/// copy buffer), must not keep the jobs' own buffers out of the pools: the pools make room
+/// for the newest. Mutation: a pool that refuses new buffers when full allocates afresh in
+/// every job.
+#[test]
+fn a_full_pool_makes_room_for_the_jobs_buffers() {
+    let case = &cases()[0];
+    let source = source(case);
+    let cpu = compute::<f64>(&plan(case, &source, &Options::default()));
+    let memory = 1usize << 30;
+    let driver = sim(SimConfig {
+        memory,
+        ..SimConfig::default()
+    });
+    // Page-locked: the host pool's limit (1 GiB); device: the device pool's (an eighth).
+    let big_host = driver.alloc_host(1 << 30).unwrap();
+    driver.free_host(big_host);
+    let big_device = driver.alloc(memory / 8).unwrap();
+    driver.free(big_device);
+    let options = Options {
+        block_size: Some(case.shape),
+        ..Options::default()
+    };
+    let run = || {
+        let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
+        compute::<f64>(&p)
+    };
+    assert_same("warm-up", &run(), &cpu);
+    let warm = driver.stats();
+    for k in 0..2 {
+        assert_same(&format!("job {k} after the warm-up"), &run(), &cpu);
+        let stats = driver.stats();
+        assert_eq!(
+            (stats.host_allocations, stats.device_allocations),
+            (warm.host_allocations, warm.device_allocations),
+            "job {k} after the warm-up allocated (page-locked, device)"
+        );
+    }
+    assert!(driver.hazards().is_empty(), "{:?}", driver.hazards());
+}
+
 /// Out of memory when the input planes are allocated: the blocks stay on the GPU, each
 /// uploading only its input window (not the whole input per block), and give the CPU's bits.
 #[test]

@@ -35,6 +35,9 @@ pub struct HostTimes {
     pub row_waits: Duration,
     /// Block threads taking a slot (its stream and buffers are made the first time).
     pub slots: Duration,
+    /// Slots made (a stream and buffers from the driver, kept or new); the others were
+    /// reused from an earlier block of the plan.
+    pub slots_made: usize,
     /// Block threads queueing launches (row waits included).
     pub launches: Duration,
     /// Block threads waiting for their kernels and downloads.
@@ -52,7 +55,7 @@ impl std::fmt::Display for HostTimes {
         write!(
             f,
             "setup {:.1} ms; uploader: staging {:.1}, copy waits {:.1}, prefilter {:.1}; \
-             {} blocks: row waits {:.1}, slots {:.1}, launches {:.1}, GPU waits {:.1}, \
+             {} blocks: row waits {:.1}, slots {:.1} ({} made), launches {:.1}, GPU waits {:.1}, \
              stores {:.1} (ms summed over threads)",
             ms(self.setup),
             ms(self.staging),
@@ -61,6 +64,7 @@ impl std::fmt::Display for HostTimes {
             self.blocks,
             ms(self.row_waits),
             ms(self.slots),
+            self.slots_made,
             ms(self.launches),
             ms(self.gpu_waits),
             ms(self.stores)
@@ -89,6 +93,7 @@ const STEPS: usize = 9;
 pub(crate) struct Timers {
     nanos: [AtomicU64; STEPS],
     blocks: AtomicUsize,
+    slots_made: AtomicUsize,
 }
 
 impl Timers {
@@ -111,6 +116,11 @@ impl Timers {
         self.blocks.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a slot made rather than reused.
+    pub(crate) fn slot_made(&self) {
+        self.slots_made.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The sums so far.
     pub(crate) fn read(&self) -> HostTimes {
         let d =
@@ -122,6 +132,7 @@ impl Timers {
             prefilter: d(Step::Prefilter),
             row_waits: d(Step::RowWaits),
             slots: d(Step::Slots),
+            slots_made: self.slots_made.load(Ordering::Relaxed),
             launches: d(Step::Launches),
             gpu_waits: d(Step::GpuWaits),
             stores: d(Step::Stores),
@@ -142,7 +153,11 @@ mod tests {
         });
         timers.add(Step::Stores, Instant::now() - Duration::from_millis(3));
         timers.block_done();
+        timers.slot_made();
+        timers.slot_made();
         let t = timers.read();
+        assert_eq!(t.slots_made, 2);
+        assert!(t.to_string().contains("(2 made)"));
         assert!(t.staging >= Duration::from_millis(2));
         assert!(t.stores >= Duration::from_millis(3));
         assert_eq!(

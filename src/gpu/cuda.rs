@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 
 use super::driver::{
-    AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
-    HostBuffer, SplineLaunch, SplineOp, StreamId,
+    AccumulateLaunch, BlockLaunch, CallCount, DevicePtr, Driver, DriverFault, DriverResult,
+    FaultKind, HostBuffer, SplineLaunch, SplineOp, StreamId,
 };
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::runtime::guard;
@@ -60,6 +60,8 @@ pub(crate) struct CudaDriver {
     sizes: Mutex<HashMap<u64, usize>>,
     /// Streams given back, for reuse.
     idle_streams: Mutex<Vec<Arc<CudaStream>>>,
+    /// Every driver API call made, by function ([`Driver::call_counts`]).
+    calls: Mutex<Vec<CallCount>>,
 }
 
 /// The kernel variants compiling in the background in a process: how many are queued or
@@ -243,6 +245,7 @@ impl CudaDriver {
             device: DevicePool::new(device_pool_limit(info.total_memory)),
             sizes: Mutex::new(HashMap::new()),
             idle_streams: Mutex::new(Vec::new()),
+            calls: Mutex::new(Vec::new()),
             info,
         }
     }
@@ -281,10 +284,12 @@ impl CudaDriver {
         if let Some(why) = self.poisoned() {
             return Err(DriverFault::new(name, FaultKind::Sticky, why));
         }
+        let t = std::time::Instant::now();
         let r = guard(name, || {
             self.ctx.bind_to_thread()?;
             f()
         });
+        self.count(name, t.elapsed());
         match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => {
@@ -360,6 +365,22 @@ impl CudaDriver {
         }
     }
 
+    /// Counts a call of `name` that took `time`.
+    fn count(&self, name: &'static str, time: std::time::Duration) {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        match calls.iter_mut().find(|c| c.name == name) {
+            Some(c) => {
+                c.calls += 1;
+                c.time += time;
+            }
+            None => calls.push(CallCount {
+                name,
+                calls: 1,
+                time,
+            }),
+        }
+    }
+
     fn sizes(&self) -> std::sync::MutexGuard<'_, HashMap<u64, usize>> {
         self.sizes.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -412,14 +433,14 @@ impl Driver for CudaDriver {
     }
 
     fn free(&self, ptr: DevicePtr) {
-        let size = self.sizes().remove(&ptr.0);
-        let unkept = match size {
-            Some(capacity) => self.device.give(DeviceBlock { ptr, capacity }).is_some(),
-            None => true,
+        let freed = match self.sizes().remove(&ptr.0) {
+            Some(capacity) => self.device.give(DeviceBlock { ptr, capacity }),
+            None => vec![DeviceBlock { ptr, capacity: 0 }],
         };
-        if unkept {
-            // SAFETY: `ptr` came from `alloc` and is freed once, after its work is done.
-            let _ = self.call("cuMemFree", || unsafe { result::free_sync(ptr.0) });
+        for block in freed {
+            // SAFETY: made by `alloc` and freed once, after its work is done (or kept until
+            // now, with no work on it since).
+            let _ = self.call("cuMemFree", || unsafe { result::free_sync(block.ptr.0) });
         }
     }
 
@@ -436,8 +457,8 @@ impl Driver for CudaDriver {
     }
 
     fn free_host(&self, buffer: HostBuffer) {
-        if let Some(buffer) = self.pinned.give(buffer) {
-            self.release(buffer);
+        for freed in self.pinned.give(buffer) {
+            self.release(freed);
         }
     }
 
@@ -488,12 +509,19 @@ impl Driver for CudaDriver {
         };
         // Kept only once its work is done (the next user starts on an empty stream); cudarc
         // destroys the others when their last handle goes, after synchronizing them.
-        if stream.synchronize().is_ok() {
+        if self
+            .call("cuStreamSynchronize", || stream.synchronize())
+            .is_ok()
+        {
             let mut idle = self.idle_streams.lock().unwrap_or_else(|p| p.into_inner());
             if idle.len() < KEPT_STREAMS {
                 idle.push(stream);
             }
         }
+    }
+
+    fn call_counts(&self) -> Vec<CallCount> {
+        self.calls.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     fn release_kept(&self) {

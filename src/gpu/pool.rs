@@ -73,7 +73,7 @@ impl Pooled for HostBuffer {
 /// use reproject::gpu::driver::DevicePtr;
 /// use reproject::gpu::pool::{DeviceBlock, DevicePool};
 /// let pool = DevicePool::new(1 << 20);
-/// assert!(pool.give(DeviceBlock { ptr: DevicePtr(4096), capacity: 512 }).is_none());
+/// assert!(pool.give(DeviceBlock { ptr: DevicePtr(4096), capacity: 512 }).is_empty());
 /// assert_eq!(pool.take(256).map(|b| b.ptr), Some(DevicePtr(4096)));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,27 +158,42 @@ impl<B: Pooled> Pool<B> {
             .filter(|(_, b)| b.capacity() >= len && b.capacity() <= wasteful)
             .min_by_key(|(_, b)| b.capacity())
             .map(|(i, _)| i)?;
-        Some(kept.swap_remove(best).with_len(len))
+        // `remove`, not `swap_remove`: the others keep their age order (see `give`).
+        Some(kept.remove(best).with_len(len))
     }
 
-    /// Keeps `buffer` (no work may be pending on it) for a later [`Pool::take`]; gives it
-    /// back when the pool would exceed its limit (free it then).
+    /// Keeps `buffer` (no work may be pending on it) for a later [`Pool::take`] and returns
+    /// the buffers to free: the oldest kept ones, as many as make room for it within the
+    /// limit, or `buffer` itself when it alone exceeds the limit. The newest buffers are kept
+    /// because the next job most likely asks for the same sizes: a pool that kept its first
+    /// buffers instead stayed full of a 1 GiB copy buffer that no block's 16 MB request could
+    /// use, and every later job allocated afresh (17 `cuMemHostAlloc` a call on the H100,
+    /// session 14).
     ///
     /// ```
     /// use reproject::gpu::driver::DevicePtr;
     /// use reproject::gpu::pool::{DeviceBlock, DevicePool};
+    /// let block = |at: u64, capacity| DeviceBlock { ptr: DevicePtr(at << 20), capacity };
     /// let pool = DevicePool::new(1000);
-    /// let block = DeviceBlock { ptr: DevicePtr(4096), capacity: 1024 };
-    /// assert_eq!(pool.give(block), Some(block)); // over the limit: free it
+    /// assert_eq!(pool.give(block(1, 1024)), vec![block(1, 1024)]); // alone over the limit
+    /// assert!(pool.give(block(2, 600)).is_empty());
+    /// assert_eq!(pool.give(block(3, 500)), vec![block(2, 600)]); // the oldest makes room
+    /// assert_eq!(pool.kept_bytes(), 500);
     /// ```
-    pub fn give(&self, buffer: B) -> Option<B> {
+    pub fn give(&self, buffer: B) -> Vec<B> {
+        if buffer.capacity() > self.limit {
+            return vec![buffer];
+        }
         let mut kept = self.kept();
-        let bytes: usize = kept.iter().map(Pooled::capacity).sum();
-        if bytes.saturating_add(buffer.capacity()) > self.limit {
-            return Some(buffer);
+        let mut bytes: usize = kept.iter().map(Pooled::capacity).sum();
+        let mut evicted = Vec::new();
+        while bytes + buffer.capacity() > self.limit && !kept.is_empty() {
+            let oldest = kept.remove(0);
+            bytes -= oldest.capacity();
+            evicted.push(oldest);
         }
         kept.push(buffer);
-        None
+        evicted
     }
 
     /// Every kept buffer (to free them: when the driver goes, before an allocation that

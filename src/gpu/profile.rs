@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::driver::{
-    AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverResult, HostBuffer, SplineLaunch,
-    StreamId,
+    AccumulateLaunch, BlockLaunch, CallCount, DevicePtr, Driver, DriverResult, HostBuffer,
+    SplineLaunch, StreamId,
 };
 use super::variant::KernelDefines;
 use super::GpuInfo;
@@ -160,6 +160,10 @@ impl Driver for ProfilingDriver {
 
     fn release_kept(&self) {
         self.inner.release_kept()
+    }
+
+    fn call_counts(&self) -> Vec<CallCount> {
+        self.inner.call_counts()
     }
 
     fn upload_now(&self, src: &[u8], dst: DevicePtr) -> DriverResult<()> {

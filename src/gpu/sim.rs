@@ -1225,9 +1225,9 @@ impl Driver for SimDriver {
             st.allocations.remove(&ptr.0);
             let capacity = st.capacities.get(&ptr.0).copied().unwrap_or(0);
             // Out of the allocations while kept: a kernel that still used it would fault.
-            if self.device.give(DeviceBlock { ptr, capacity }).is_some() {
-                st.capacities.remove(&ptr.0);
-                st.used -= capacity;
+            for freed in self.device.give(DeviceBlock { ptr, capacity }) {
+                st.capacities.remove(&freed.ptr.0);
+                st.used -= freed.capacity;
             }
             self.count_device(st);
         }
@@ -1254,8 +1254,8 @@ impl Driver for SimDriver {
             // Leaked rather than freed under a pending copy.
             return;
         }
-        if let Some(buffer) = self.pinned.give(buffer) {
-            Self::release(st, buffer);
+        for freed in self.pinned.give(buffer) {
+            Self::release(st, freed);
         }
     }
 
