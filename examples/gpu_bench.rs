@@ -317,7 +317,8 @@ mod bench {
         let wcs_in = tan((150.0, 2.0), size as f64 / 2.0 + 0.5, 1e-4, 0.0)?;
         let wcs_out = tan((150.01, 2.01), size as f64 / 2.0 + 0.5, 1.05e-4, 12.0)?;
         let source = ArraySource::new(input.view().into_dyn())?;
-        // Every core's thread keeps a block in flight (uploads, kernels and downloads overlap).
+        // The GPU job's block threads: the host's copy threads (8 here), whatever `parallel`
+        // asks for; the CPU's on every core.
         let options = Options {
             order,
             backend: Backend::Cuda,
@@ -331,18 +332,9 @@ mod bench {
         // the input crosses the bus. A plan called again keeps its input on the device from
         // its first call: only the results cross.
         // Its time (best of REPEATS), then one more call with its host threads' timings.
-        let mut host_job = |options: &Options| -> Result<(f64, String)> {
-            let new_plan = || Plan::new(&source, &wcs_in, &wcs_out, &[size, size], options);
-            let t = best(|| new_plan()?.compute_into(data.view_mut(), footprint.view_mut()))?;
-            Ok((t, host_times_line(new_plan()?, &mut data, &mut footprint)?))
-        };
-        let (t_host, host_times) = host_job(&options)?;
-        // Python's default (parallel=False) leaves a GPU job 8 block threads on this machine,
-        // every core here 16; the host's copy threads (the uploader's 8) share the cores.
-        let (t_host_8, host_times_8) = host_job(&Options {
-            parallel: Parallel::Threads(8),
-            ..options.clone()
-        })?;
+        let new_plan = || Plan::new(&source, &wcs_in, &wcs_out, &[size, size], &options);
+        let t_host = best(|| new_plan()?.compute_into(data.view_mut(), footprint.view_mut()))?;
+        let host_times = host_times_line(new_plan()?, &mut data, &mut footprint)?;
         let t_host_again = best(|| plan.compute_into(data.view_mut(), footprint.view_mut()))?;
         let cpu_options = Options {
             backend: Backend::Cpu,
@@ -407,8 +399,6 @@ mod bench {
         );
         println!("  host-resident (a new plan)    {}", mpix(n, t_host));
         println!("    host threads: {host_times}");
-        println!("  host-resident, 8 threads      {}", mpix(n, t_host_8));
-        println!("    host threads: {host_times_8}");
         println!(
             "  host-resident, plan reused    {}  (the input stays on the device)",
             mpix(n, t_host_again)

@@ -337,12 +337,15 @@ fn copy_threads_of(cores: usize) -> usize {
     cores.clamp(1, 8)
 }
 
-/// The block threads of a GPU job asked for `requested` threads on `devices` devices, on a
-/// machine of `cores` cores: two blocks in flight per device at least, so that copies overlap
-/// kernels, and the host's copy threads whatever the CPU's parallelism asked for
-/// (`parallel=False` is reproject's default).
-fn block_threads(requested: usize, devices: usize, cores: usize) -> usize {
-    requested.max(2 * devices).max(copy_threads_of(cores))
+/// The block threads of a GPU job on `devices` devices, on a machine of `cores` cores,
+/// whatever the CPU's parallelism asked for (`parallel=False` is reproject's default): the
+/// host's copy threads, and two blocks in flight per device at least, so that copies overlap
+/// kernels. More threads only add stores that compete for host memory with the staging every
+/// block waits for: on the H100 machine's 16 cores the 16384² host-resident bilinear job took
+/// 81 ms with 16 block threads and 66 ms with 8, and 8 were faster in each of six such pairs
+/// (bilinear and bicubic, docs/measurements/h100-2026-11-27-session14).
+fn block_threads(devices: usize, cores: usize) -> usize {
+    (2 * devices).max(copy_threads_of(cores))
 }
 
 /// [`fill_rows`] on `crew`, never on a rayon pool: for the thread that uploads the resident
@@ -1669,13 +1672,9 @@ impl BlockExecutor for CudaExecutor {
         Some(self)
     }
 
-    fn parallel(&self, requested: Parallel) -> Parallel {
+    fn parallel(&self, _requested: Parallel) -> Parallel {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Parallel::Threads(block_threads(
-            requested.threads(),
-            self.devices.len(),
-            cores,
-        ))
+        Parallel::Threads(block_threads(self.devices.len(), cores))
     }
 }
 
@@ -1953,11 +1952,11 @@ mod tests {
 
     #[test]
     fn gpu_jobs_keep_a_copy_thread_per_core_up_to_8() {
-        assert_eq!(block_threads(1, 1, 16), 8);
-        assert_eq!(block_threads(1, 1, 4), 4);
-        assert_eq!(block_threads(12, 1, 16), 12);
-        assert_eq!(block_threads(1, 4, 2), 8);
-        assert_eq!(block_threads(1, 1, 1), 2);
+        assert_eq!(block_threads(1, 16), 8);
+        assert_eq!(block_threads(1, 4), 4);
+        assert_eq!(block_threads(4, 2), 8);
+        assert_eq!(block_threads(8, 16), 16);
+        assert_eq!(block_threads(1, 1), 2);
         assert_eq!(copy_threads_of(0), 1);
     }
 }
