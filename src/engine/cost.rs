@@ -7,13 +7,15 @@
 //! CPU  = pixels · (transform + distortion + interpolation ns per pixel and thread) / threads
 //! GPU  = start (if this process has not opened the GPU yet) + fixed cost per call
 //!        + max(bytes up and down / PCIe, pixels · kernel ns per pixel)
+//!        + pixels · spline ns per pixel (orders 2-5)
 //! ```
 //!
 //! The copies and the kernels overlap (the pipeline of `engine::gpu_executor`), so the GPU's
-//! time is the larger of the two after its fixed cost. The constants ([`CostModel::H100`])
-//! are fitted to the H100 machine's measurements (`docs/measurements/h100-2026-11-26` and
-//! `docs/measurements/h100-2026-11-26-session11`: the CPU engine and the GPU on the same
-//! 16-core host). They decide only where a job runs, never its values: both executors give
+//! time is the larger of the two after its fixed cost; a spline order's prefilter waits for
+//! the whole input and holds every block back, so it adds to them. The constants
+//! ([`CostModel::H100`]) are fitted to the H100 machine's measurements
+//! (`docs/measurements/h100-2026-11-26` and `docs/measurements/h100-2026-11-27-session14`:
+//! the CPU engine and the GPU on the same 16-core host). They decide only where a job runs, never its values: both executors give
 //! the same values.
 //!
 //! ```
@@ -122,47 +124,46 @@ pub struct CostModel {
     pub gpu_ns_transform: f64,
     /// Extra kernel nanoseconds per output pixel for a SIP or TPV distortion.
     pub gpu_ns_distortion: f64,
-    /// Extra kernel nanoseconds per output pixel for spline orders (prefilter and taps).
+    /// Extra nanoseconds per output pixel for spline orders, after the copies: the device
+    /// prefilter starts once every input row is up, and no block starts before it.
     pub gpu_ns_spline: f64,
 }
 
 impl CostModel {
     /// An NVIDIA H100 (PCIe 5) beside a 16-core host. The CPU is fitted to
     /// `docs/measurements/h100-2026-11-26` (the engine's own benchmark, `gpu_bench`), the GPU
-    /// to run 4 of `docs/measurements/h100-2026-11-26-session11` (the kernels of then):
+    /// to run 5 of `docs/measurements/h100-2026-11-27-session14`, where every call made its
+    /// plan, as every Python call does:
     /// - CPU on 16 threads: 16384² float32 TAN → TAN bilinear in 176 ms (10.5 ns a pixel and
     ///   thread; 163 ms later), bicubic in 317 ms (18.9 ns); 4096² CAR galactic → TAN in 116 ms
     ///   (111 ns); SIP order 3 → TAN in 246 ms (235 ns: 124 ns for the distortion). Orders 0,
     ///   2, 4 and 5, which were not measured there, keep their ratios to order 3 from the
-    ///   development machine;
-    /// - GPU, host-resident: 16384² bilinear in 44.2 ms and bicubic in 45.2 ms for 2.15 GB
-    ///   across, CAR → TAN and SIP → TAN in 10.1 and 10.2 ms for about 0.2 GB: 57.5 GB/s for
-    ///   both directions together and about 6 ms of fixed cost once the larger of copies and
-    ///   kernels is counted; kernels 0.009 ns a pixel for a homography (2.4 ms
-    ///   device-resident), 0.15 ns for CAR → TAN, 0.10 ns more for SIP, 0.084 ns more for a
-    ///   spline order (prefilter 18.7 ms a 16384² plane, bicubic taps 6.2 ms);
+    ///   development machine. The bicubic time is that of a plan called again: with its plan
+    ///   made in the call the CPU took 2.2-2.3 s, most of it the prefilter's input read on
+    ///   one thread (since made parallel, not measured there), so the model favours the CPU
+    ///   on splines, which the GPU still wins;
+    /// - GPU, host-resident, a plan made in the call: 16384² bilinear in 59.5 ms for 2.15 GB
+    ///   across, CAR → TAN and SIP → TAN in 12.0 and 13.0 ms for about 0.2 GB: 41.3 GB/s for
+    ///   both directions together (the host's staging, not the bus, sets it) and 7.5 ms of
+    ///   fixed cost; bicubic in 92.4 ms, 32.9 ms more than bilinear for the same bytes: the
+    ///   prefilter starts once every input row is up and no block starts before it, so a
+    ///   spline order adds 0.12 ns a pixel after the copies; kernels 0.009 ns a pixel for a
+    ///   homography (2.3 ms device-resident), 0.15 ns for CAR → TAN, 0.10 ns more for SIP
+    ///   (session 11), below the copies in every job measured;
     /// - a process's first GPU call: about 0.35 s more than the CPU's (the CLI's GPU mosaic
     ///   and its `cuda:all` run with kernels from the disk cache).
-    ///
-    /// The GPU's host-resident times above were measured on plans called again, which keep
-    /// their input on the device from their first call: only the results crossed. A plan made
-    /// for the call (every Python call) took 175 ms for the bilinear and 231 ms for the bicubic
-    /// 16384² job (`docs/measurements/h100-2026-11-26-session12`, run 4), about 4 times the
-    /// model, so `auto` can send such a job to the GPU where the CPU (157 ms) is faster. To be
-    /// refitted once `gpu_bench`'s host-thread timings (`CudaExecutor::host_times`) show where
-    /// a new plan's time goes.
     pub const H100: CostModel = CostModel {
         cpu_ns_homography: 2.5,
         cpu_ns_transform: 102.0,
         cpu_ns_distortion: 124.0,
         cpu_ns_interp: [6.0, 8.0, 11.5, 16.4, 24.6, 31.2],
         gpu_start_s: 0.35,
-        gpu_fixed_s: 6.0e-3,
-        pcie_bytes_per_s: 57.5e9,
+        gpu_fixed_s: 7.5e-3,
+        pcie_bytes_per_s: 41.3e9,
         gpu_ns_homography: 0.009,
         gpu_ns_transform: 0.15,
         gpu_ns_distortion: 0.10,
-        gpu_ns_spline: 0.084,
+        gpu_ns_spline: 0.12,
     };
 
     /// The job's estimated times, the CPU engine running on `threads` threads.
@@ -191,10 +192,10 @@ impl CostModel {
         let cpu = pixels * (transform + cpu_distortion + self.cpu_ns_interp[order])
             / threads.max(1) as f64;
         let spline = if order >= 2 { self.gpu_ns_spline } else { 0.0 };
-        let kernels = pixels * (kernel + gpu_distortion + spline) * 1e-9;
+        let kernels = pixels * (kernel + gpu_distortion) * 1e-9;
         let copies = (job.input_bytes + job.output_bytes) as f64 / self.pcie_bytes_per_s;
         let start = if job.gpu_open { 0.0 } else { self.gpu_start_s };
-        let gpu = start + self.gpu_fixed_s + copies.max(kernels);
+        let gpu = start + self.gpu_fixed_s + copies.max(kernels) + pixels * spline * 1e-9;
         Estimate {
             cpu: Duration::from_secs_f64(cpu * 1e-9),
             gpu: Duration::from_secs_f64(gpu),
@@ -245,12 +246,12 @@ mod tests {
             },
         );
         // (job, CPU ms, GPU host-resident ms), measured: the CPU in the first H100 run, the GPU
-        // in h100-2026-11-26-session11, run 4, on plans called again (see CostModel::H100).
+        // in h100-2026-11-27-session14, run 5, a plan made in each call (see CostModel::H100).
         for (name, job, cpu, gpu) in [
-            ("TAN bilinear", tan(1), 176.1, 44.2),
-            ("TAN bicubic", tan(3), 317.1, 45.2),
-            ("CAR -> TAN", car, 116.1, 10.1),
-            ("SIP -> TAN", sip, 246.3, 10.2),
+            ("TAN bilinear", tan(1), 176.1, 59.5),
+            ("TAN bicubic", tan(3), 317.1, 92.4),
+            ("CAR -> TAN", car, 116.1, 12.0),
+            ("SIP -> TAN", sip, 246.3, 13.0),
         ] {
             let e = m.estimate(&job, 16);
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -290,7 +291,7 @@ mod tests {
         };
         let warm = crossover(|s| square(s, true, 1, 4), 16);
         assert!(crossover(cold, 16) > 2 * warm);
-        // The 16384² job of the benchmark: 176 ms on 16 threads against 44 ms on a GPU that
+        // The 16384² job of the benchmark: 176 ms on 16 threads against 59.5 ms on a GPU that
         // is open, but 0.35 s more for one that is not.
         let m = CostModel::H100;
         assert!(m.estimate(&square(16384, true, 1, 4), 16).prefers_gpu());
