@@ -1935,9 +1935,7 @@ fn gpu_error(block: &str, fault: &DriverFault) -> Error {
 mod tests {
     use super::*;
 
-    /// A serial job on the H100 machine's 16 cores drives the GPU with 8 block threads (it
-    /// had two: 730 ms against 63 ms for a 16384² job from Python); more asked for, more
-    /// given; two per device at least.
+    /// Each crew thread stages its share of a band, a megabyte at least.
     #[test]
     fn every_crew_thread_stages_a_share_of_a_band() {
         // A 16 MB band of a 16384-wide float32 plane on 8 threads: 32 rows (2 MB) each.
@@ -1950,6 +1948,9 @@ mod tests {
         assert_eq!(staging_share(3, 4 << 20, 8), 1);
     }
 
+    /// A GPU job on the H100 machine's 16 cores runs 8 block threads whatever is asked for
+    /// (a serial one had two: 730 ms against 63 ms for a 16384² job from Python; sixteen were
+    /// slower than eight), two per device at least.
     #[test]
     fn gpu_jobs_keep_a_copy_thread_per_core_up_to_8() {
         assert_eq!(block_threads(1, 16), 8);

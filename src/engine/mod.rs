@@ -685,12 +685,11 @@ impl<'a> Plan<'a> {
         blocks(self.plane_shape_out(), self.block_shape()).collect()
     }
 
-    /// The CPU's spline coefficients of every input plane, the filters running in parallel
-    /// as `parallel` says.
     /// Reads input plane `plane` into `buf` (its rows × columns) as the values the filters
-    /// start from, in bands of rows on the current rayon pool: the store is fresh memory (or
-    /// a scratch file), and writing a 16384² plane's 2.1 GB of float64 on one thread took
-    /// most of the CPU's 2.2 s bicubic call on the H100 machine's host (session 14).
+    /// start from, in bands of rows on the current rayon pool. The store is fresh memory (or
+    /// a scratch file): a 16384² plane's 2.1 GB of float64 written on one thread was the
+    /// serial part of a prefilter that took about 1.9 s of the CPU's bicubic call on the H100
+    /// machine's 16 cores (session 14).
     fn read_plane(&self, plane: usize, buf: &mut [f64]) -> Result<()> {
         use rayon::prelude::*;
         let (ny, nx) = self.plane_shape_in;
@@ -711,6 +710,8 @@ impl<'a> Plan<'a> {
             })
     }
 
+    /// The CPU's spline coefficients of every input plane, the input read and the filters
+    /// run in parallel as `parallel` says.
     fn prefilter_all(&self, parallel: Parallel) -> Result<Coefficients> {
         let (ny, nx) = self.plane_shape_in;
         let planes_in = self.planes_in;
