@@ -409,6 +409,21 @@ fn random_completion_orders_give_the_same_bits_and_move_the_minimum() {
     }
 }
 
+/// `case` computed on `driver` by a new plan (as every Python call makes one), its output
+/// plane one block, so that the buffers in use at once do not depend on the scheduling.
+fn one_block_job<'a>(
+    case: &Case,
+    source: &'a ArraySource<'a, f64>,
+    driver: &Arc<SimDriver>,
+) -> (ArrayD<f64>, ArrayD<f64>) {
+    let options = Options {
+        block_size: Some(case.shape),
+        ..Options::default()
+    };
+    let (p, _) = on_sim(plan(case, source, &options), std::slice::from_ref(driver));
+    compute::<f64>(&p)
+}
+
 /// After a first job, the same job (a new plan: window mode, then resident planes) takes
 /// every page-locked buffer, device allocation and stream from the driver's pools (no
 /// `cuMemHostAlloc`, `cuMemAlloc` or `cuStreamCreate` at all) and compiles no kernel. One
@@ -426,14 +441,7 @@ fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
             memory,
             ..SimConfig::default()
         });
-        let options = Options {
-            block_size: Some(case.shape),
-            ..Options::default()
-        };
-        let run = || {
-            let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
-            compute::<f64>(&p)
-        };
+        let run = || one_block_job(case, &source, &driver);
         assert_same("warm-up", &run(), &cpu);
         let warm = driver.stats().host_allocations;
         assert!(warm > 0, "the first job allocates");
@@ -496,14 +504,7 @@ fn a_full_pool_makes_room_for_the_jobs_buffers() {
     driver.free_host(big_host);
     let big_device = driver.alloc(memory / 8).unwrap();
     driver.free(big_device);
-    let options = Options {
-        block_size: Some(case.shape),
-        ..Options::default()
-    };
-    let run = || {
-        let (p, _) = on_sim(plan(case, &source, &options), std::slice::from_ref(&driver));
-        compute::<f64>(&p)
-    };
+    let run = || one_block_job(case, &source, &driver);
     assert_same("warm-up", &run(), &cpu);
     let warm = driver.stats();
     for k in 0..2 {
@@ -780,7 +781,7 @@ fn serial_jobs_keep_the_host_side_of_the_gpu_busy() {
     ] {
         assert_eq!(
             executor.parallel(asked).threads(),
-            cores.min(8).max(2),
+            cores.clamp(2, 8),
             "{asked:?} on {cores} cores"
         );
     }
