@@ -761,8 +761,9 @@ fn blocks_spread_over_two_devices() {
 /// The host side of the GPU pipeline (staging, draining results, footprints) runs on every
 /// core up to 8 whatever the CPU's parallelism asks for: reproject's default is
 /// `parallel=False`, and two block threads left a 16384² job from Python at 730 ms on the
-/// H100 machine against 63 ms with 16 (docs/measurements/h100-2026-11-26); more than 8 were
-/// slower than 8 in every pair measured (docs/measurements/h100-2026-11-27-session14).
+/// H100 machine against 63 ms with 16 (docs/measurements/h100-2026-11-26). Every core is not
+/// more (8 beat 16 in every pair measured, docs/measurements/h100-2026-11-27-session14); an
+/// explicit larger count is given.
 #[test]
 fn serial_jobs_keep_the_host_side_of_the_gpu_busy() {
     let case = &cases()[0];
@@ -776,7 +777,6 @@ fn serial_jobs_keep_the_host_side_of_the_gpu_busy() {
         Parallel::Serial,
         Parallel::Threads(1),
         Parallel::Threads(2),
-        Parallel::Threads(12),
         Parallel::AllCores,
     ] {
         assert_eq!(
@@ -785,6 +785,7 @@ fn serial_jobs_keep_the_host_side_of_the_gpu_busy() {
             "{asked:?} on {cores} cores"
         );
     }
+    assert_eq!(executor.parallel(Parallel::Threads(12)).threads(), 12);
 }
 
 /// A FITS file of `BITPIX` `bitpix` holding `samples` (big-endian bytes, `planes` × 40 × 48)

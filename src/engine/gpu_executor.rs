@@ -337,15 +337,21 @@ fn copy_threads_of(cores: usize) -> usize {
     cores.clamp(1, 8)
 }
 
-/// The block threads of a GPU job on `devices` devices, on a machine of `cores` cores,
-/// whatever the CPU's parallelism asked for (`parallel=False` is reproject's default): the
-/// host's copy threads, and two blocks in flight per device at least, so that copies overlap
-/// kernels. More threads only add stores that compete for host memory with the staging every
-/// block waits for: on the H100 machine's 16 cores the 16384² host-resident bilinear job took
-/// 81 ms with 16 block threads and 66 ms with 8, and 8 were faster in each of six such pairs
-/// (bilinear and bicubic, docs/measurements/h100-2026-11-27-session14).
-fn block_threads(devices: usize, cores: usize) -> usize {
-    (2 * devices).max(copy_threads_of(cores))
+/// The block threads of a GPU job asked for `requested` on `devices` devices, on a machine of
+/// `cores` cores: the host's copy threads, and two blocks in flight per device at least, so
+/// that copies overlap kernels, whether the CPU's parallelism asks for one thread
+/// (`parallel=False` is reproject's default) or every core; only an explicit larger count is
+/// taken as given. Every core is not more: extra threads only add stores that compete for host
+/// memory with the staging every block waits for. On the H100 machine's 16 cores the 16384²
+/// host-resident bilinear job took 81 ms with 16 block threads and 66 ms with 8, and 8 were
+/// faster in each of six such pairs (bilinear and bicubic,
+/// docs/measurements/h100-2026-11-27-session14).
+fn block_threads(requested: Parallel, devices: usize, cores: usize) -> usize {
+    let floor = (2 * devices).max(copy_threads_of(cores));
+    match requested {
+        Parallel::Threads(n) => n.max(floor),
+        Parallel::Serial | Parallel::AllCores => floor,
+    }
 }
 
 /// [`fill_rows`] on `crew`, never on a rayon pool: for the thread that uploads the resident
@@ -1672,9 +1678,9 @@ impl BlockExecutor for CudaExecutor {
         Some(self)
     }
 
-    fn parallel(&self, _requested: Parallel) -> Parallel {
+    fn parallel(&self, requested: Parallel) -> Parallel {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Parallel::Threads(block_threads(self.devices.len(), cores))
+        Parallel::Threads(block_threads(requested, self.devices.len(), cores))
     }
 }
 
@@ -1948,16 +1954,20 @@ mod tests {
         assert_eq!(staging_share(3, 4 << 20, 8), 1);
     }
 
-    /// A GPU job on the H100 machine's 16 cores runs 8 block threads whatever is asked for
+    /// A GPU job on the H100 machine's 16 cores runs 8 block threads, serial or on every core
     /// (a serial one had two: 730 ms against 63 ms for a 16384² job from Python; sixteen were
-    /// slower than eight), two per device at least.
+    /// slower than eight), two per device at least; an explicit larger count is given.
     #[test]
     fn gpu_jobs_keep_a_copy_thread_per_core_up_to_8() {
-        assert_eq!(block_threads(1, 16), 8);
-        assert_eq!(block_threads(1, 4), 4);
-        assert_eq!(block_threads(4, 2), 8);
-        assert_eq!(block_threads(8, 16), 16);
-        assert_eq!(block_threads(1, 1), 2);
+        use Parallel::{AllCores, Serial, Threads};
+        assert_eq!(block_threads(Serial, 1, 16), 8);
+        assert_eq!(block_threads(AllCores, 1, 16), 8);
+        assert_eq!(block_threads(Threads(2), 1, 16), 8);
+        assert_eq!(block_threads(Threads(12), 1, 16), 12);
+        assert_eq!(block_threads(AllCores, 1, 4), 4);
+        assert_eq!(block_threads(Serial, 4, 2), 8);
+        assert_eq!(block_threads(AllCores, 8, 16), 16);
+        assert_eq!(block_threads(Serial, 1, 1), 2);
         assert_eq!(copy_threads_of(0), 1);
     }
 }

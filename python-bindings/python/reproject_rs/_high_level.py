@@ -104,7 +104,7 @@ def reproject_interp(
         and ``parallel='current-scheduler'`` check the device where they run (a dask worker
         may have a GPU that this process lacks): a missing GPU raises when they are
         computed. ``parallel`` sets the CPU's threads; a GPU keeps a thread per core
-        (at most 8) busy with its host copies whatever ``parallel`` says. Within one
+        (at most 8) busy with its host copies, unless ``parallel`` gives a larger number. Within one
         device, every return type
         and blocking gives the same bits; a GPU's values are within 1e-9 relative of the
         CPU's, with the same footprints. When CuPy is installed, the array of an ``(array,
