@@ -317,8 +317,8 @@ mod bench {
         let wcs_in = tan((150.0, 2.0), size as f64 / 2.0 + 0.5, 1e-4, 0.0)?;
         let wcs_out = tan((150.01, 2.01), size as f64 / 2.0 + 0.5, 1.05e-4, 12.0)?;
         let source = ArraySource::new(input.view().into_dyn())?;
-        // The GPU job's block threads: the host's copy threads (8 here), whatever `parallel`
-        // asks for; the CPU's on every core.
+        // Every core: for the GPU job that is the host's copy threads (8 here), for the CPU
+        // every core.
         let options = Options {
             order,
             backend: Backend::Cuda,
