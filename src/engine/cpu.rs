@@ -231,9 +231,7 @@ impl Plan<'_> {
                     points.sample_raw(&p, order, policy, store);
                 } else {
                     s.window.resize(len, 0.0);
-                    self.source
-                        .read_window(plane, rows.clone(), cols.clone(), &mut s.window)?;
-                    self.rounding.convert_values(&mut s.window);
+                    self.read_values(plane, rows.clone(), cols.clone(), &mut s.window)?;
                     let p = Plane::new(&s.window, rows, cols, ny, nx)?;
                     points.sample_raw(&p, order, policy, store);
                 }
@@ -245,9 +243,7 @@ impl Plan<'_> {
                     Some(masks) if c.masked[plane] => {
                         copy_window(masks.plane(plane), w, &mut s.mask);
                         s.raw.resize(len, 0.0);
-                        self.source
-                            .read_window(plane, rows.clone(), cols.clone(), &mut s.raw)?;
-                        self.rounding.convert_values(&mut s.raw);
+                        self.read_values(plane, rows.clone(), cols.clone(), &mut s.raw)?;
                         let mask = Plane::new(&s.mask, rows.clone(), cols.clone(), ny, nx)?;
                         let raw = Plane::new(&s.raw, rows, cols, ny, nx)?;
                         let spline = MaskedSpline::new(coeffs, mask, raw)?;

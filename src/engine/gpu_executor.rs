@@ -51,7 +51,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use ndarray::{ArrayViewMut3, Axis};
-use rayon::prelude::*;
 
 use super::blocks::Block;
 use super::crew::{Crew, Job, RawPart};
@@ -60,7 +59,7 @@ use super::gpu_times::{HostTimes, Step, Timers};
 use super::kernel_params::{encode_sampling, encode_transform, kernel_support, InputDecoding};
 use super::kernel_variant::PlanKernel;
 use super::streaming::{self, store_f32_row, store_f64_row, StreamedSample};
-use super::{OutputSample, Parallel, Plan};
+use super::{in_row_bands, OutputSample, Parallel, Plan};
 use crate::error::{Error, Result};
 use crate::gpu::driver::{
     BlockLaunch, DevicePtr, Driver, DriverFault, FaultKind, HostBuffer, SplineLaunch, SplineOp,
@@ -305,21 +304,16 @@ fn fill_rows(
     if row_bytes == 0 || rows.is_empty() {
         return Ok(());
     }
-    let band = rows
-        .len()
-        .div_ceil(rayon::current_num_threads().max(1))
-        .max(8);
     // The CPU's coefficients made (once per plan) before the threads fan out.
     if matches!(input, Input::Coefficients) {
         plan.coefficients()?;
     }
-    out[..rows.len() * row_bytes]
-        .par_chunks_mut(band * row_bytes)
-        .enumerate()
-        .try_for_each(|(i, chunk)| {
-            let r0 = rows.start + i * band;
-            fill_band(plan, plane, input, r0, cols.clone(), chunk)
-        })
+    in_row_bands(
+        &mut out[..rows.len() * row_bytes],
+        row_bytes,
+        rows.start,
+        |r0, chunk| fill_band(plan, plane, input, r0, cols.clone(), chunk),
+    )
 }
 
 /// The host threads that keep the GPU's copies fed: every core, at most 8. Host memory
@@ -445,12 +439,7 @@ fn fill_band(
             }
             Ok(())
         }
-        Input::Values => {
-            let values = as_f64(chunk);
-            plan.source.read_window(plane, r0..r1, cols, values)?;
-            plan.rounding.convert_values(values);
-            Ok(())
-        }
+        Input::Values => plan.read_values(plane, r0..r1, cols, as_f64(chunk)),
     }
 }
 

@@ -49,6 +49,7 @@ pub mod schedule;
 mod spectral;
 mod streaming;
 
+use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use ndarray::{ArrayD, ArrayView2, ArrayViewMut3, ArrayViewMutD};
@@ -685,29 +686,19 @@ impl<'a> Plan<'a> {
         blocks(self.plane_shape_out(), self.block_shape()).collect()
     }
 
-    /// Reads input plane `plane` into `buf` (its rows × columns) as the values the filters
-    /// start from, in bands of rows on the current rayon pool. The store is fresh memory (or
-    /// a scratch file): a 16384² plane's 2.1 GB of float64 written on one thread was the
-    /// serial part of a prefilter that took about 1.9 s of the CPU's bicubic call on the H100
-    /// machine's 16 cores (session 14).
-    fn read_plane(&self, plane: usize, buf: &mut [f64]) -> Result<()> {
-        use rayon::prelude::*;
-        let (ny, nx) = self.plane_shape_in;
-        if ny == 0 || nx == 0 {
-            return Ok(());
-        }
-        // A few bands per thread, so that uneven ones even out; whole rows each.
-        let rows = ny.div_ceil(4 * rayon::current_num_threads()).max(1);
-        buf[..ny * nx]
-            .par_chunks_mut(rows * nx)
-            .enumerate()
-            .try_for_each(|(i, band)| {
-                let r0 = i * rows;
-                self.source
-                    .read_window(plane, r0..r0 + band.len() / nx, 0..nx, band)?;
-                self.rounding.convert_values(band);
-                Ok(())
-            })
+    /// Rows `rows` × columns `cols` of input plane `plane` as the values the engine
+    /// interpolates (read, and rounded to float32 where reproject rounds), into `out`
+    /// (row-major), on this thread.
+    pub(crate) fn read_values(
+        &self,
+        plane: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        out: &mut [f64],
+    ) -> Result<()> {
+        self.source.read_window(plane, rows, cols, out)?;
+        self.rounding.convert_values(out);
+        Ok(())
     }
 
     /// The CPU's spline coefficients of every input plane, the input read and the filters
@@ -725,11 +716,17 @@ impl<'a> Plan<'a> {
             .saturating_mul(8 * stores);
         let placement = Placement::for_size(bytes)?;
         let mut planes = PlaneStore::new(planes_in, (ny, nx), &placement)?;
+        // In bands on every thread: the store is fresh memory (or a scratch file), and a
+        // 16384² plane's 2.1 GB of float64 written on one thread was the serial part of a
+        // prefilter that took about 1.9 s of the CPU's bicubic call on the H100 machine's 16
+        // cores (session 14).
         parallel.install(|| {
             (0..planes_in).try_for_each(|plane| {
                 let mut view = planes.plane_mut(plane);
                 let buf = view.as_slice_mut().expect("store planes are contiguous");
-                self.read_plane(plane, buf)
+                in_row_bands(&mut buf[..ny * nx], nx, 0, |r0, band| {
+                    self.read_values(plane, r0..r0 + band.len() / nx, 0..nx, band)
+                })
             })
         })??;
         if self.spectral.is_some() {
@@ -904,6 +901,27 @@ impl<'a> Plan<'a> {
         let schedule = schedule::Schedule::default();
         schedule::run(self, data.view_mut(), footprint.view_mut(), &schedule).map(|_| ())
     }
+}
+
+/// Fills `out`, whole rows of `row_len` elements from row `first_row` on, in bands of rows
+/// on the current rayon pool (a band per thread, of 8 rows at least): `fill(row, band)` fills
+/// the band that starts at `row`. Returns the first error any band gave.
+pub(crate) fn in_row_bands<T: Send>(
+    out: &mut [T],
+    row_len: usize,
+    first_row: usize,
+    fill: impl Fn(usize, &mut [T]) -> Result<()> + Sync,
+) -> Result<()> {
+    use rayon::prelude::*;
+    if row_len == 0 || out.is_empty() {
+        return Ok(());
+    }
+    let rows = out.len() / row_len;
+    let band = rows.div_ceil(rayon::current_num_threads().max(1)).max(8);
+    out[..rows * row_len]
+        .par_chunks_mut(band * row_len)
+        .enumerate()
+        .try_for_each(|(i, chunk)| fill(first_row + i * band, chunk))
 }
 
 /// Prints `msg` on stderr once per process per key.
