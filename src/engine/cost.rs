@@ -5,8 +5,9 @@
 //!
 //! ```text
 //! CPU  = pixels · (transform + distortion + interpolation ns per pixel and thread) / threads
-//! GPU  = start (if this process has not opened the GPU yet) + fixed cost per call
-//!        + max(bytes up and down / PCIe, pixels · kernel ns per pixel)
+//! GPU  = start (if this process has not opened the GPU yet: the context and the kernels
+//!        loaded, plus their compilation when they are not in the disk cache)
+//!        + fixed cost per call + max(bytes up and down / PCIe, pixels · kernel ns per pixel)
 //!        + pixels · spline ns per pixel (orders 2-5)
 //! ```
 //!
@@ -20,24 +21,31 @@
 //!
 //! ```
 //! use reproject::engine::cost::{CostModel, JobSize};
+//! use reproject::gpu::Readiness;
 //! let job = |side: u64| JobSize { pixels: side * side, input_bytes: side * side * 4,
 //!                                 output_bytes: side * side * 4, homography: true,
-//!                                 distortion: false, order: 1, gpu_open: true };
+//!                                 distortion: false, order: 1, gpu: Readiness::Open };
 //! let model = CostModel::H100;
 //! assert!(!model.estimate(&job(256), 16).prefers_gpu());   // small: the CPU
 //! assert!(model.estimate(&job(16384), 16).prefers_gpu());  // 16384²: the GPU
 //! // The same job in a process that has not opened the GPU yet: its start decides.
-//! assert!(!model.estimate(&JobSize { gpu_open: false, ..job(16384) }, 16).prefers_gpu());
+//! assert!(!model.estimate(&JobSize { gpu: Readiness::Cached, ..job(16384) }, 16).prefers_gpu());
+//! // On one thread the GPU pays its start, but not the compilation of its kernels.
+//! assert!(model.estimate(&JobSize { gpu: Readiness::Cached, ..job(16384) }, 1).prefers_gpu());
+//! assert!(!model.estimate(&JobSize { gpu: Readiness::Uncompiled, ..job(16384) }, 1).prefers_gpu());
 //! ```
 
 use std::fmt;
 use std::time::Duration;
 
+use crate::gpu::Readiness;
+
 /// What a job costs to move and compute, as the cost model sees it.
 ///
 /// ```
 /// let job = reproject::engine::cost::JobSize { pixels: 100, input_bytes: 400,
-///     output_bytes: 400, homography: false, distortion: false, order: 3, gpu_open: true };
+///     output_bytes: 400, homography: false, distortion: false, order: 3,
+///     gpu: reproject::gpu::Readiness::Open };
 /// assert_eq!(job.order, 3);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,9 +62,9 @@ pub struct JobSize {
     pub distortion: bool,
     /// The interpolation order (0-5; 2-5 are prefiltered splines).
     pub order: usize,
-    /// Whether this process has the GPU open already (context made, kernels loaded): else
-    /// the estimate counts its start.
-    pub gpu_open: bool,
+    /// How far this process is from computing on the GPU: the estimate counts its start
+    /// unless it is open, and the kernels' compilation when they are not cached.
+    pub gpu: Readiness,
 }
 
 /// Estimated times of one job on the CPU and on the GPU.
@@ -113,6 +121,9 @@ pub struct CostModel {
     /// The GPU's start in a process that has not used it yet (context, kernels loaded from
     /// the on-disk cache), in seconds.
     pub gpu_start_s: f64,
+    /// What the start adds when the kernels are not in the on-disk cache: NVRTC compiling
+    /// the general kernels for the device, in seconds.
+    pub gpu_compile_s: f64,
     /// The GPU's fixed cost of one call (streams, launches, the pipeline's fill and drain),
     /// in seconds.
     pub gpu_fixed_s: f64,
@@ -151,13 +162,16 @@ impl CostModel {
     ///   homography (2.3 ms device-resident), 0.15 ns for CAR → TAN, 0.10 ns more for SIP
     ///   (session 11), below the copies in every job measured;
     /// - a process's first GPU call: about 0.35 s more than the CPU's (the CLI's GPU mosaic
-    ///   and its `cuda:all` run with kernels from the disk cache).
+    ///   and its `cuda:all` run with kernels from the disk cache), and 16.9 s more (up to
+    ///   27 s) when NVRTC compiles the general kernels first (the benchmark's setup line in
+    ///   `docs/measurements/h100-2026-11-26`, with and without the disk cache).
     pub const H100: CostModel = CostModel {
         cpu_ns_homography: 2.5,
         cpu_ns_transform: 102.0,
         cpu_ns_distortion: 124.0,
         cpu_ns_interp: [6.0, 8.0, 11.5, 16.4, 24.6, 31.2],
         gpu_start_s: 0.35,
+        gpu_compile_s: 16.9,
         gpu_fixed_s: 7.5e-3,
         pcie_bytes_per_s: 41.3e9,
         gpu_ns_homography: 0.009,
@@ -172,7 +186,7 @@ impl CostModel {
     /// use reproject::engine::cost::{CostModel, JobSize};
     /// let job = JobSize { pixels: 4096 * 4096, input_bytes: 4096 * 4096 * 8,
     ///     output_bytes: 4096 * 4096 * 8, homography: false, distortion: false, order: 1,
-    ///     gpu_open: true };
+    ///     gpu: reproject::gpu::Readiness::Open };
     /// let (one, many) = (CostModel::H100.estimate(&job, 1), CostModel::H100.estimate(&job, 64));
     /// assert!(one.cpu > many.cpu && one.gpu == many.gpu);
     /// ```
@@ -194,7 +208,11 @@ impl CostModel {
         let spline = if order >= 2 { self.gpu_ns_spline } else { 0.0 };
         let kernels = pixels * (kernel + gpu_distortion) * 1e-9;
         let copies = (job.input_bytes + job.output_bytes) as f64 / self.pcie_bytes_per_s;
-        let start = if job.gpu_open { 0.0 } else { self.gpu_start_s };
+        let start = match job.gpu {
+            Readiness::Open => 0.0,
+            Readiness::Cached => self.gpu_start_s,
+            Readiness::Uncompiled => self.gpu_start_s + self.gpu_compile_s,
+        };
         let gpu = start + self.gpu_fixed_s + copies.max(kernels) + pixels * spline * 1e-9;
         Estimate {
             cpu: Duration::from_secs_f64(cpu * 1e-9),
@@ -215,7 +233,7 @@ mod tests {
             homography,
             distortion: false,
             order,
-            gpu_open: true,
+            gpu: Readiness::Open,
         }
     }
 
@@ -286,7 +304,7 @@ mod tests {
     #[test]
     fn a_process_that_has_not_opened_the_gpu_counts_its_start() {
         let cold = |s| JobSize {
-            gpu_open: false,
+            gpu: Readiness::Cached,
             ..square(s, true, 1, 4)
         };
         let warm = crossover(|s| square(s, true, 1, 4), 16);
@@ -297,6 +315,28 @@ mod tests {
         assert!(m.estimate(&square(16384, true, 1, 4), 16).prefers_gpu());
         assert!(!m.estimate(&cold(16384), 16).prefers_gpu());
         assert!(m.estimate(&cold(16384), 2).prefers_gpu());
+    }
+
+    #[test]
+    fn kernels_that_are_not_compiled_yet_count_their_compilation() {
+        let m = CostModel::H100;
+        let job = |side, gpu| JobSize {
+            gpu,
+            ..square(side, true, 3, 4)
+        };
+        let gpu_time = |side, gpu| m.estimate(&job(side, gpu), 1).gpu.as_secs_f64();
+        let compile = gpu_time(16384, Readiness::Uncompiled) - gpu_time(16384, Readiness::Cached);
+        assert!((compile - m.gpu_compile_s).abs() < 1e-9, "{compile}");
+        // The benchmark's bicubic job on one thread (about 5 s on the CPU): worth a GPU whose
+        // kernels are cached, not one that compiles them first.
+        assert!(m.estimate(&job(16384, Readiness::Cached), 1).prefers_gpu());
+        assert!(!m
+            .estimate(&job(16384, Readiness::Uncompiled), 1)
+            .prefers_gpu());
+        // A job that keeps one thread busy far longer than the compilation waits for it.
+        assert!(m
+            .estimate(&job(65536, Readiness::Uncompiled), 1)
+            .prefers_gpu());
     }
 
     #[test]

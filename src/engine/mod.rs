@@ -49,6 +49,7 @@ pub mod schedule;
 mod spectral;
 mod streaming;
 
+use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
@@ -56,6 +57,7 @@ use ndarray::{ArrayD, ArrayView2, ArrayViewMut3, ArrayViewMutD};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::gpu::Readiness;
 pub use crate::gpu::{Backend, Devices};
 use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
 use crate::interp::{NanPolicy, Order, Window};
@@ -577,8 +579,11 @@ impl<'a> Plan<'a> {
     /// ([`Options::backend`] and [`Options::devices`]): the CPU engine, or the CUDA executor
     /// on the chosen GPUs (the simulator's under `REPROJECT_RS_CUDA_SIM`). `Auto` takes the
     /// GPU when the cost model estimates it faster ([`Plan::cost_estimate`]: small jobs stay
-    /// on the CPU without opening the GPU) and it can do the job, and says why not (once per
-    /// process) when it cannot.
+    /// on the CPU without looking at the GPU) and it can do the job, and says why not (once
+    /// per process) when it cannot. A job that would be faster on a GPU whose kernels were
+    /// never compiled, but not once their compilation is counted, runs on the CPU while they
+    /// compile in the background into the disk cache
+    /// ([`crate::gpu::compile_kernels_in_background`]), for the jobs after it.
     ///
     /// Errors (`Cuda` only): [`Error::GpuUnavailable`] when there is no usable GPU or the
     /// kernels do not cover the plan.
@@ -586,46 +591,65 @@ impl<'a> Plan<'a> {
         if let Some(e) = self.executor.get() {
             return Ok(e);
         }
-        // Auto's small jobs: the GPU is not even opened.
-        let too_small = match self.options.backend {
-            Backend::Auto => Some(self.cost_estimate()).filter(|e| !e.prefers_gpu()),
-            _ => None,
-        };
-        let chosen: Arc<dyn BlockExecutor> = match (self.options.backend, too_small) {
-            (Backend::Cpu, _) => Arc::new(CpuExecutor),
-            (_, Some(estimate)) => {
-                if crate::gpu::driver_installed() {
-                    log_once("small", &format!("computing on the CPU: {estimate}"));
-                }
-                Arc::new(CpuExecutor)
-            }
-            (backend, None) => {
-                let gpu = crate::gpu::drivers(self.options.devices)
-                    .and_then(|drivers| CudaExecutor::new(self, drivers));
-                match (gpu, backend) {
-                    (Ok(gpu), _) => {
-                        if backend == Backend::Auto {
-                            log_once("using", &format!("computing on {}", gpu.name()));
-                        }
-                        Arc::new(gpu)
-                    }
-                    (Err(e), Backend::Cuda) => return Err(e),
-                    (Err(e), _) => {
-                        // Machines without a GPU are the common case: silent there.
-                        if crate::gpu::driver_installed() {
-                            log_once("cpu", &format!("computing on the CPU: {e}"));
-                        }
-                        Arc::new(CpuExecutor)
-                    }
-                }
-            }
+        let chosen: Arc<dyn BlockExecutor> = match self.options.backend {
+            Backend::Cpu => Arc::new(CpuExecutor),
+            Backend::Cuda => Arc::new(self.gpu_executor()?),
+            Backend::Auto => self.auto_executor(),
         };
         Ok(self.executor.get_or_init(|| chosen))
     }
 
+    /// The CUDA executor of this plan on the options' GPUs.
+    fn gpu_executor(&self) -> Result<CudaExecutor> {
+        crate::gpu::drivers(self.options.devices)
+            .and_then(|drivers| CudaExecutor::new(self, drivers))
+    }
+
+    /// [`Backend::Auto`]'s executor (see [`Plan::executor`]).
+    fn auto_executor(&self) -> Arc<dyn BlockExecutor> {
+        // Machines without a GPU are the common case: silent there.
+        let on_cpu = |key: &'static str, why: &dyn fmt::Display| -> Arc<dyn BlockExecutor> {
+            if crate::gpu::driver_installed() {
+                log_once(key, &format!("computing on the CPU: {why}"));
+            }
+            Arc::new(CpuExecutor)
+        };
+        let devices = self.options.devices;
+        match auto_choice(
+            |gpu| self.estimate_with(gpu),
+            || crate::gpu::readiness(devices),
+        ) {
+            AutoChoice::Cpu(estimate) => on_cpu("small", &estimate),
+            AutoChoice::NoGpu(e) => on_cpu("cpu", &e),
+            AutoChoice::CpuWhileCompiling(estimate) => {
+                match crate::gpu::compile_for_in_background(devices) {
+                    Ok(true) => on_cpu(
+                        "compiling",
+                        &format!(
+                            "{estimate}, whose kernels are not compiled yet; they compile in \
+                             the background into the disk cache (once per machine, about 20 s; \
+                             a process that ends first waits for them) for the jobs after this \
+                             one"
+                        ),
+                    ),
+                    _ => on_cpu("small", &estimate),
+                }
+            }
+            AutoChoice::Gpu => match self.gpu_executor() {
+                Ok(gpu) => {
+                    log_once("using", &format!("computing on {}", gpu.name()));
+                    Arc::new(gpu)
+                }
+                Err(e) => on_cpu("cpu", &e),
+            },
+        }
+    }
+
     /// What this job is estimated to cost on the CPU (with the options' threads) and on the
-    /// GPU (data starting and ending in host memory): how [`Backend::Auto`] chooses between
-    /// them (see [`cost`]).
+    /// GPU (data starting and ending in host memory, counting its start as this process
+    /// stands: open, kernels cached or not compiled yet; a machine without a usable GPU is
+    /// estimated as one with its kernels cached): how [`Backend::Auto`] chooses between them
+    /// (see [`cost`]).
     ///
     /// ```
     /// use reproject::engine::{Backend, Options, Plan};
@@ -641,6 +665,12 @@ impl<'a> Plan<'a> {
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn cost_estimate(&self) -> cost::Estimate {
+        let readiness = crate::gpu::readiness(self.options.devices).unwrap_or(Readiness::Cached);
+        self.estimate_with(readiness)
+    }
+
+    /// The cost model's estimate of this job with the GPU as `gpu` says.
+    fn estimate_with(&self, gpu: Readiness) -> cost::Estimate {
         let (ny, nx) = self.plane_shape_out();
         let pixels = (ny * nx * self.planes) as u64;
         let job = cost::JobSize {
@@ -650,7 +680,7 @@ impl<'a> Plan<'a> {
             homography: self.coords.is_homography(),
             distortion: self.coords.is_distorted(),
             order: self.options.order.degree(),
-            gpu_open: crate::gpu::device_open(self.options.devices),
+            gpu,
         };
         cost::CostModel::H100.estimate(&job, self.options.parallel.threads())
     }
@@ -924,6 +954,45 @@ pub(crate) fn in_row_bands<T: Send>(
         .try_for_each(|(i, chunk)| fill(first_row + i * band, chunk))
 }
 
+/// Where [`Backend::Auto`] runs a job (see [`auto_choice`]).
+#[derive(Debug, Clone, PartialEq)]
+enum AutoChoice {
+    /// On the CPU, estimated faster there (with the GPU's start counted).
+    Cpu(cost::Estimate),
+    /// On the CPU: no usable GPU.
+    NoGpu(Error),
+    /// On the CPU, estimated faster there only because the GPU's kernels would be compiled
+    /// first: they should compile in the background for the next jobs.
+    CpuWhileCompiling(cost::Estimate),
+    /// On the GPU.
+    Gpu,
+}
+
+/// [`Backend::Auto`]'s choice for a job whose estimate with the GPU as ready as given is
+/// `estimate`, the GPU's readiness found by `readiness` only for jobs large enough for an open
+/// GPU (small ones never touch the driver).
+fn auto_choice(
+    estimate: impl Fn(Readiness) -> cost::Estimate,
+    readiness: impl FnOnce() -> Result<Readiness>,
+) -> AutoChoice {
+    let if_open = estimate(Readiness::Open);
+    if !if_open.prefers_gpu() {
+        return AutoChoice::Cpu(if_open);
+    }
+    let readiness = match readiness() {
+        Ok(readiness) => readiness,
+        Err(e) => return AutoChoice::NoGpu(e),
+    };
+    let as_it_stands = estimate(readiness);
+    match readiness {
+        _ if as_it_stands.prefers_gpu() => AutoChoice::Gpu,
+        Readiness::Uncompiled if estimate(Readiness::Cached).prefers_gpu() => {
+            AutoChoice::CpuWhileCompiling(as_it_stands)
+        }
+        _ => AutoChoice::Cpu(as_it_stands),
+    }
+}
+
 /// Prints `msg` on stderr once per process per key.
 pub(crate) fn log_once(key: &'static str, msg: &str) {
     use std::collections::HashSet;
@@ -988,5 +1057,71 @@ pub(crate) fn in_block(err: Error, block: &Block) -> Error {
         Error::Unsupported(m) => Error::Unsupported(at(m)),
         Error::ShapeMismatch(m) => Error::ShapeMismatch(at(m)),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    /// A job estimated at `cpu` ms on the CPU and, on the GPU, at `kernels` ms plus the start
+    /// the readiness implies (0, 300 ms cached, 17 s more to compile).
+    fn estimates(cpu: u64, kernels: u64) -> impl Fn(Readiness) -> cost::Estimate {
+        move |gpu| {
+            let start = match gpu {
+                Readiness::Open => 0,
+                Readiness::Cached => 300,
+                Readiness::Uncompiled => 17_300,
+            };
+            cost::Estimate {
+                cpu: Duration::from_millis(cpu),
+                gpu: Duration::from_millis(kernels + start),
+            }
+        }
+    }
+
+    #[test]
+    fn auto_looks_at_the_gpu_only_for_jobs_an_open_gpu_would_win() {
+        let looked = Cell::new(false);
+        let choice = auto_choice(estimates(10, 20), || {
+            looked.set(true);
+            Ok(Readiness::Open)
+        });
+        assert!(matches!(choice, AutoChoice::Cpu(_)), "{choice:?}");
+        assert!(!looked.get(), "a small job asked the driver");
+    }
+
+    #[test]
+    fn auto_takes_the_gpu_when_it_wins_as_it_stands() {
+        for readiness in [Readiness::Open, Readiness::Cached] {
+            let choice = auto_choice(estimates(1000, 20), || Ok(readiness));
+            assert_eq!(choice, AutoChoice::Gpu, "{readiness:?}");
+        }
+        // A job long enough to wait for the compilation.
+        let choice = auto_choice(estimates(60_000, 20), || Ok(Readiness::Uncompiled));
+        assert_eq!(choice, AutoChoice::Gpu);
+    }
+
+    #[test]
+    fn auto_compiles_in_the_background_what_only_the_compilation_holds_back() {
+        let choice = auto_choice(estimates(1000, 20), || Ok(Readiness::Uncompiled));
+        assert_eq!(
+            choice,
+            AutoChoice::CpuWhileCompiling(estimates(1000, 20)(Readiness::Uncompiled))
+        );
+        // Too small for a GPU that is not open, compiled or not: nothing to compile for.
+        let choice = auto_choice(estimates(100, 20), || Ok(Readiness::Uncompiled));
+        assert!(matches!(choice, AutoChoice::Cpu(_)), "{choice:?}");
+        let choice = auto_choice(estimates(100, 20), || Ok(Readiness::Cached));
+        assert!(matches!(choice, AutoChoice::Cpu(_)), "{choice:?}");
+    }
+
+    #[test]
+    fn auto_without_a_gpu_says_why() {
+        let why = Error::GpuUnavailable("no CUDA driver".into());
+        let choice = auto_choice(estimates(1000, 20), || Err(why.clone()));
+        assert_eq!(choice, AutoChoice::NoGpu(why));
     }
 }

@@ -199,6 +199,79 @@ pub(crate) fn stop_background_compilations() {
     COMPILATIONS.stop(EXIT_WAIT);
 }
 
+/// Runs `build` on a background thread once one of the compilation slots is free (at most
+/// one per core and 8, see [`Compilations`]), then `finish` with its result, or with `None`
+/// when the process began exiting first (nothing is compiled then). Whether the thread
+/// started (when not, neither runs).
+fn spawn_compilation<R: 'static>(
+    build: impl FnOnce() -> R + Send + 'static,
+    finish: impl FnOnce(Option<R>) + Send + 'static,
+) -> bool {
+    static BEFORE_THE_FIRST: std::sync::Once = std::sync::Once::new();
+    BEFORE_THE_FIRST.call_once(stop_compilations_at_exit);
+    COMPILATIONS.begin();
+    let spawned = std::thread::Builder::new()
+        .name("reproject-nvrtc".into())
+        .spawn(move || {
+            // Counted out however the compilation ends (a panic included).
+            struct Done;
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    COMPILATIONS.end();
+                }
+            }
+            let _done = Done;
+            let limit = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+            let built = COMPILATIONS.slot(limit).map(|_slot| {
+                let built = build();
+                stop_compilations_at_exit();
+                built
+            });
+            finish(built);
+        });
+    if spawned.is_err() {
+        COMPILATIONS.end();
+    }
+    spawned.is_ok()
+}
+
+/// The architectures whose general kernels this process compiles in the background now.
+static COMPILING_GENERAL: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Compiles the general kernels for `arch` into the on-disk cache on a background thread, so
+/// that a later job (or process) opens the GPU without compiling: what [`Backend::Auto`]
+/// starts when a job would be faster on a GPU whose kernels were never compiled, while the
+/// job itself runs on the CPU. Does nothing while this process compiles them already (and
+/// [`super::runtime::compile_into_cache`] nothing while another process does). Whether a
+/// compilation started.
+///
+/// [`Backend::Auto`]: super::Backend::Auto
+pub(crate) fn compile_general_in_background(arch: &str) -> bool {
+    {
+        let mut compiling = COMPILING_GENERAL.lock().unwrap_or_else(|p| p.into_inner());
+        if compiling.iter().any(|a| a == arch) {
+            return false;
+        }
+        compiling.push(arch.to_string());
+    }
+    let done = |arch: &str| {
+        COMPILING_GENERAL
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|a| a != arch);
+    };
+    let (target, finished) = (arch.to_string(), arch.to_string());
+    // A failure is not reported here: the job that opens the GPU compiles again and says why.
+    let spawned = spawn_compilation(
+        move || super::runtime::compile_into_cache(&target),
+        move |_| done(&finished),
+    );
+    if !spawned {
+        done(arch);
+    }
+    spawned
+}
+
 /// A kernel argument as `cuLaunchKernel` takes it: the address of its value.
 fn arg<T>(v: &mut T) -> *mut c_void {
     v as *mut T as *mut c_void
@@ -694,52 +767,35 @@ impl Driver for CudaDriver {
         {
             return;
         }
-        let (ctx, variants, preparing) = (
+        let (ctx, arch, nvrtc, key) = (
             self.ctx.clone(),
-            self.variants.clone(),
-            self.preparing.clone(),
-        );
-        let (arch, nvrtc, key) = (
             self.info.arch.clone(),
             self.info.nvrtc_version,
             variant.clone(),
         );
-        static BEFORE_THE_FIRST: std::sync::Once = std::sync::Once::new();
-        BEFORE_THE_FIRST.call_once(stop_compilations_at_exit);
-        COMPILATIONS.begin();
-        let spawned = std::thread::Builder::new()
-            .name("reproject-nvrtc".into())
-            .spawn(move || {
-                // Counted out however the compilation ends (a panic included).
-                struct Done;
-                impl Drop for Done {
-                    fn drop(&mut self) {
-                        COMPILATIONS.end();
-                    }
-                }
-                let _done = Done;
-                let limit = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-                // None: the process is exiting; nothing is compiled or loaded.
-                let build = COMPILATIONS.slot(limit).map(|_slot| {
-                    let build = super::runtime::load_variant(&ctx, &arch, nvrtc, &key);
-                    stop_compilations_at_exit();
-                    build
-                });
+        let (variants, preparing, done) = (
+            self.variants.clone(),
+            self.preparing.clone(),
+            variant.clone(),
+        );
+        let spawned = spawn_compilation(
+            move || super::runtime::load_variant(&ctx, &arch, nvrtc, &key),
+            move |build| {
                 if let Some(build) = build {
                     variants
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .entry(key.clone())
+                        .entry(done.clone())
                         .or_insert(build);
                 }
                 preparing
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .remove(&key);
-            });
-        if spawned.is_err() {
+                    .remove(&done);
+            },
+        );
+        if !spawned {
             // No thread to compile on: a later plan compiles it when it loads it.
-            COMPILATIONS.end();
             self.preparing
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())

@@ -47,10 +47,11 @@ pub mod variant;
 use std::fmt;
 use std::str::FromStr;
 
-pub(crate) use registry::{device_open, driver_installed};
+pub(crate) use registry::{compile_for_in_background, driver_installed};
 pub use registry::{
-    drivers, parse_device, release_kept_memory, simulated_device, simulated_devices,
-    visible_devices, warmup, Devices,
+    compile_kernels_in_background, drivers, kernels_cache_file, kernels_cached, parse_device,
+    readiness, release_kept_memory, simulated_device, simulated_devices, visible_devices, warmup,
+    Devices, Readiness,
 };
 
 /// Blocks until the kernel variants this process compiles in the background are ready (a

@@ -159,25 +159,183 @@ fn real(ordinal: usize) -> std::result::Result<Arc<dyn Driver>, String> {
     opened.clone().map(|d| d as Arc<dyn Driver>)
 }
 
-/// Whether the first device `devices` names is open in this process already (its context
-/// made, its kernels loaded), so that a job there pays no start: always for the simulator,
-/// never without the `cuda` feature. Nothing is opened to find out.
-pub(crate) fn device_open(devices: Devices) -> bool {
+/// How far a process is from computing on a GPU: what its first job there pays before the
+/// kernels run (the cost model's start, [`crate::engine::cost`]).
+///
+/// ```
+/// use reproject::gpu::{readiness, Devices, Readiness};
+/// match readiness(Devices::First) {
+///     Ok(Readiness::Open) => println!("open in this process"),
+///     Ok(Readiness::Cached) => println!("its kernels are in the disk cache"),
+///     Ok(Readiness::Uncompiled) => println!("its kernels would be compiled first"),
+///     Err(e) => println!("no GPU: {e}"),
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// Open in this process (context made, kernels loaded; always so for the simulator).
+    Open,
+    /// Not open, its kernels in the on-disk cache: a job makes the context and loads them.
+    Cached,
+    /// Not open, and its kernels were never compiled for its architecture by this NVRTC: a
+    /// job would compile them first (about 17 s for the general kernels on the H100 machine).
+    Uncompiled,
+}
+
+/// The readiness of the first device `devices` names, found without opening it: no context is
+/// made and nothing compiled (the driver is initialised, the device's architecture read and
+/// the disk cache looked at).
+///
+/// Errors: [`Error::GpuUnavailable`] when there is no usable driver, device or libnvrtc, or
+/// the device's context was poisoned; always without the `cuda` feature (and never for the
+/// simulator).
+///
+/// ```
+/// use reproject::gpu::{readiness, Devices};
+/// if let Ok(r) = readiness(Devices::First) {
+///     println!("GPU 0: {r:?}");
+/// }
+/// ```
+pub fn readiness(devices: Devices) -> Result<Readiness> {
     if simulated_devices().is_some() {
-        return true;
+        return Ok(Readiness::Open);
     }
     #[cfg(feature = "cuda")]
     {
-        let ordinal = match devices {
-            Devices::Ordinal(n) => n,
-            Devices::First | Devices::All => 0,
-        };
-        matches!(open_devices().get(&ordinal), Some(Ok(_)))
+        let ordinal = first_ordinal(devices);
+        if let Some(opened) = open_devices().get(&ordinal) {
+            return match opened {
+                Ok(driver) => match driver.poisoned() {
+                    None => Ok(Readiness::Open),
+                    Some(why) => Err(Error::GpuUnavailable(format!(
+                        "GPU {ordinal}'s context was poisoned by {why}"
+                    ))),
+                },
+                Err(e) => Err(Error::GpuUnavailable(e.clone())),
+            };
+        }
+        let arch = super::runtime::device_arch(ordinal).map_err(Error::GpuUnavailable)?;
+        match super::runtime::general_cached(&arch).map_err(Error::GpuUnavailable)? {
+            true => Ok(Readiness::Cached),
+            false => Ok(Readiness::Uncompiled),
+        }
     }
     #[cfg(not(feature = "cuda"))]
     {
         let _ = devices;
-        false
+        Err(Error::GpuUnavailable(
+            "reproject was built without its `cuda` feature".into(),
+        ))
+    }
+}
+
+/// The device a job on `devices` starts on.
+#[cfg(feature = "cuda")]
+fn first_ordinal(devices: Devices) -> usize {
+    match devices {
+        Devices::Ordinal(n) => n,
+        Devices::First | Devices::All => 0,
+    }
+}
+
+/// Compiles the kernels for the first device `devices` names into the on-disk cache on a
+/// background thread, without opening it ([`compile_kernels_in_background`] for its
+/// architecture). Whether a compilation started.
+pub(crate) fn compile_for_in_background(devices: Devices) -> Result<bool> {
+    #[cfg(feature = "cuda")]
+    {
+        let arch =
+            super::runtime::device_arch(first_ordinal(devices)).map_err(Error::GpuUnavailable)?;
+        compile_kernels_in_background(&arch)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = devices;
+        compile_kernels_in_background("")
+    }
+}
+
+/// Whether the on-disk cache (`$XDG_CACHE_HOME/reproject-rs` or `~/.cache/reproject-rs`)
+/// holds the kernels built for GPUs of architecture `arch` (e.g. `sm_90`) by this process's
+/// libnvrtc: then opening such a GPU compiles nothing.
+///
+/// Errors: [`Error::GpuUnavailable`] without libnvrtc or the `cuda` feature.
+///
+/// ```
+/// if let Ok(cached) = reproject::gpu::kernels_cached("sm_90") {
+///     println!("H100 kernels cached: {cached}");
+/// }
+/// ```
+pub fn kernels_cached(arch: &str) -> Result<bool> {
+    #[cfg(feature = "cuda")]
+    {
+        super::runtime::general_cached(arch).map_err(Error::GpuUnavailable)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = arch;
+        Err(Error::GpuUnavailable(
+            "reproject was built without its `cuda` feature".into(),
+        ))
+    }
+}
+
+/// The file where the on-disk cache keeps (or would keep) the kernels built for GPUs of
+/// architecture `arch` (e.g. `sm_90`) by this process's libnvrtc.
+///
+/// Errors: [`Error::GpuUnavailable`] without libnvrtc, the `cuda` feature or a cache folder
+/// (neither `XDG_CACHE_HOME` nor `HOME` set).
+///
+/// ```
+/// if let Ok(file) = reproject::gpu::kernels_cache_file("sm_90") {
+///     assert!(file.to_string_lossy().contains("kernels-sm_90-"));
+/// }
+/// ```
+pub fn kernels_cache_file(arch: &str) -> Result<std::path::PathBuf> {
+    #[cfg(feature = "cuda")]
+    {
+        super::runtime::general_cache_file(arch)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = arch;
+        Err(Error::GpuUnavailable(
+            "reproject was built without its `cuda` feature".into(),
+        ))
+    }
+}
+
+/// Compiles the kernels for GPUs of architecture `arch` (e.g. `sm_90`) into the on-disk cache
+/// on a background thread: only libnvrtc is needed, no GPU (a container image can be given
+/// its kernels when it is built). Nothing starts while this process compiles them already;
+/// the thread does nothing when they are cached or another process holds the cache file's
+/// lock ([`crate::io::OutputLock`]). Whether a compilation started;
+/// [`super::wait_for_compilations`] waits for it, and a process that exits first waits for
+/// it too (see [`super::stop_background_compilations`]).
+///
+/// [`crate::engine::Plan`]s with [`super::Backend::Auto`] start this when a job would be
+/// faster on a GPU whose kernels were never compiled, and compute that job on the CPU.
+///
+/// Errors: [`Error::GpuUnavailable`] without libnvrtc or the `cuda` feature.
+///
+/// ```no_run
+/// reproject::gpu::compile_kernels_in_background("sm_90")?;
+/// reproject::gpu::wait_for_compilations();
+/// assert!(reproject::gpu::kernels_cached("sm_90")?);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn compile_kernels_in_background(arch: &str) -> Result<bool> {
+    #[cfg(feature = "cuda")]
+    {
+        super::runtime::nvrtc_version().map_err(Error::GpuUnavailable)?;
+        Ok(super::cuda::compile_general_in_background(arch))
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = arch;
+        Err(Error::GpuUnavailable(
+            "reproject was built without its `cuda` feature".into(),
+        ))
     }
 }
 

@@ -233,6 +233,58 @@ pub(crate) fn cached_compile(
     })
 }
 
+/// Whether the on-disk cache holds the general kernels built for `arch` by this process's
+/// NVRTC (what opening a device of that architecture would otherwise compile first).
+pub(crate) fn general_cached(arch: &str) -> std::result::Result<bool, String> {
+    Ok(is_cached(arch, nvrtc_version()?, &KernelDefines::general()))
+}
+
+/// Where the on-disk cache keeps the general kernels built for `arch` by this process's NVRTC.
+pub(crate) fn general_cache_file(arch: &str) -> Result<PathBuf> {
+    let nvrtc = nvrtc_version().map_err(Error::GpuUnavailable)?;
+    cache_file(&kernel_source(), arch, nvrtc, &KernelDefines::general()).ok_or_else(|| {
+        Error::GpuUnavailable("no cache folder: neither XDG_CACHE_HOME nor HOME is set".into())
+    })
+}
+
+/// Compiles the general kernels for `arch` into the on-disk cache, unless they are there
+/// already or another process is compiling them (it holds the cache file's lock: see
+/// [`crate::io::OutputLock`]). No GPU is needed, only libnvrtc.
+pub(crate) fn compile_into_cache(arch: &str) -> Result<()> {
+    let file = general_cache_file(arch)?;
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let _compiling = match crate::io::OutputLock::acquire(&file) {
+        Ok(lock) => lock,
+        Err(Error::OutputBusy(_)) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let nvrtc = nvrtc_version().map_err(Error::GpuUnavailable)?;
+    cached_compile(arch, nvrtc, &KernelDefines::general()).map(|_| ())
+}
+
+/// The architecture (`sm_XY`) of device `ordinal`, asked of the driver without a context.
+pub(crate) fn device_arch(ordinal: usize) -> std::result::Result<String, String> {
+    ensure_driver()?;
+    let device = guard("cuDeviceGet", || {
+        cudarc::driver::result::device::get(ordinal as i32)
+    })?
+    .map_err(|e| format!("no CUDA device {ordinal}: {e}"))?;
+    let attribute = |which| {
+        // SAFETY: `device` came from cuDeviceGet; the driver is initialised (ensure_driver).
+        guard("cuDeviceGetAttribute", || unsafe {
+            cudarc::driver::result::device::get_attribute(device, which)
+        })?
+        .map_err(|e| format!("cannot read device {ordinal}'s compute capability: {e}"))
+    };
+    use dsys::CUdevice_attribute::*;
+    let major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    Ok(format!("sm_{major}{minor}"))
+}
+
 /// Where the on-disk cache keeps `src` built for `arch` with `variant`'s defines by NVRTC
 /// `nvrtc` (`None` without a cache folder: no `XDG_CACHE_HOME` nor `HOME`).
 fn cache_file(
