@@ -140,10 +140,10 @@ mod bench {
     /// One run of `plan` (a new one) on the first GPU, as the benchmark runs it: where its host
     /// threads spent their time ([`reproject::engine::HostTimes`]), after the run's wall time
     /// and the time dropping the plan takes.
-    fn host_times_line(
+    fn host_times_line<T: reproject::engine::OutputSample>(
         plan: Plan,
-        data: &mut ArrayD<f32>,
-        footprint: &mut ArrayD<f32>,
+        data: &mut ArrayD<T>,
+        footprint: &mut ArrayD<T>,
     ) -> Result<String> {
         let gpus = drivers(Devices::First)?;
         let driver = gpus[0].clone();
@@ -279,6 +279,11 @@ mod bench {
             locked.copies * 1e3,
             locked.unregister * 1e3
         );
+        // Whether fresh pages come as 2 MB pages (numpy asks for them with madvise): how much a
+        // first write to new output memory costs.
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .unwrap_or_else(|e| format!("unknown ({e})"));
+        println!("transparent huge pages: {}", thp.trim());
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (one, all) = (host_copy_rate(bytes, 1), host_copy_rate(bytes, cores));
         println!(
@@ -438,9 +443,55 @@ mod bench {
         );
         goal("CPU / GPU host-resident", t_cpu / t_host, 5.0, false);
         auto_line(&cpu_plan, t_cpu, t_host);
+        if order == Order::Bilinear {
+            fresh_outputs_lines(&new_plan, &cpu_options, (&source, &wcs_in, &wcs_out), size)?;
+        }
         timeline_line(&source, (&wcs_in, &wcs_out), size, &options, t_host)?;
         phases::<f32>(plan, &[size, size])?;
         Ok(t_dev)
+    }
+
+    /// The job as a Python call runs it: a new plan, into float64 outputs allocated for the
+    /// call (fresh pages, whose first writes the kernel faults in and zeroes), on the GPU
+    /// (with its host threads' timings) and on the CPU, best of `REPEATS`; the outputs are
+    /// freed after the timing, as Python frees them later.
+    fn fresh_outputs_lines<'a>(
+        new_plan: &dyn Fn() -> Result<Plan<'a>>,
+        cpu_options: &Options,
+        (source, wcs_in, wcs_out): (&ArraySource<'_, f32>, &Wcs, &Wcs),
+        size: usize,
+    ) -> Result<()> {
+        let fresh = || ArrayD::<f64>::zeros(IxDyn(&[size, size]));
+        // One call into the float64 data and footprint given.
+        type Call<'c> = dyn Fn(&mut ArrayD<f64>, &mut ArrayD<f64>) -> Result<()> + 'c;
+        let time = |call: &Call<'_>| {
+            let mut best = f64::INFINITY;
+            for _ in 0..REPEATS {
+                let (mut data, mut footprint) = (fresh(), fresh());
+                let t = Instant::now();
+                call(&mut data, &mut footprint)?;
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            Ok::<f64, reproject::Error>(best)
+        };
+        let t_gpu = time(&|d, f| new_plan()?.compute_into(d.view_mut(), f.view_mut()))?;
+        let t_cpu = time(&|d, f| {
+            Plan::new(source, wcs_in, wcs_out, &[size, size], cpu_options)?
+                .compute_into(d.view_mut(), f.view_mut())
+        })?;
+        let (mut data, mut footprint) = (fresh(), fresh());
+        let gpu_times = host_times_line(new_plan()?, &mut data, &mut footprint)?;
+        let n = size * size;
+        println!("  fresh float64 outputs, a new plan (as a Python call):");
+        println!("    GPU {}; CPU {}", mpix(n, t_gpu), mpix(n, t_cpu));
+        println!("    GPU host threads, one more call: {gpu_times}");
+        goal(
+            "CPU / GPU, fresh float64 outputs",
+            t_cpu / t_gpu,
+            1.0,
+            false,
+        );
+        Ok(())
     }
 
     /// 2. CAR galactic -> TAN and 3. SIP -> TAN, GPU against the CPU on every core.

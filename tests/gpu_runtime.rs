@@ -9,7 +9,7 @@ use reproject::wcs::Wcs;
 use reproject::Error;
 
 #[test]
-fn backend_parses_prints_and_defaults_to_the_cpu() {
+fn backend_parses_prints_and_defaults_to_auto() {
     for (text, b) in [
         ("auto", Backend::Auto),
         ("CPU", Backend::Cpu),
@@ -22,8 +22,10 @@ fn backend_parses_prints_and_defaults_to_the_cpu() {
         "opencl".parse::<Backend>(),
         Err(Error::InvalidArgument(_))
     ));
-    assert_eq!(Options::default().backend, Backend::Cpu);
-    // Options serialised before the backend existed still read (as the CPU).
+    assert_eq!(Options::default().backend, Backend::Auto);
+    assert_eq!(Backend::default(), Backend::Auto);
+    // Options serialised before the backend existed (a job file left to resume) still read,
+    // as the CPU they were computed on.
     let mut json = serde_json::to_value(Options::default()).unwrap();
     json.as_object_mut().unwrap().remove("backend");
     let back: Options = serde_json::from_value(json).unwrap();

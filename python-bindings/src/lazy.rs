@@ -93,7 +93,7 @@ impl ImageSource for KeptArray {
 /// block.
 ///
 /// ``LazyPlan(array, header_in, header_out, shape_out, order=None, roundtrip_coords=True,
-/// block_size=None, threads=1, nan_policy='propagate', precision='reproject', device='cpu')``
+/// block_size=None, threads=1, nan_policy='propagate', precision='reproject', device='auto')``
 /// takes the arguments of ``_core.reproject_interp``. The array is read in place, never
 /// copied, and kept alive: do not modify it while the plan exists
 /// (``reproject_rs.reproject_interp(..., return_type='lazy')`` hands it a private copy).
@@ -156,7 +156,7 @@ impl LazyPlan {
 impl LazyPlan {
     #[new]
     #[pyo3(signature = (array, header_in, header_out, shape_out, order=None, roundtrip_coords=true,
-        block_size=None, threads=1, nan_policy="propagate", precision="reproject", device="cpu"))]
+        block_size=None, threads=1, nan_policy="propagate", precision="reproject", device="auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,

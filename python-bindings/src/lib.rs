@@ -353,8 +353,9 @@ fn stop_background_compilations(py: Python<'_>) {
 ///     C-contiguous native float64 or float32 arrays (both the same dtype) of the full output
 ///     shape, written in place and returned.
 /// device : str
-///     'cpu' (default), 'auto' (the GPU when one can do the job, else the CPU), 'cuda' (the
-///     first GPU), 'cuda:N' (GPU N) or 'cuda:all' (blocks spread over every GPU).
+///     'auto' (default: the GPU when the job is large enough for it to pay and one can do
+///     it, else the CPU), 'cpu', 'cuda' (the first GPU), 'cuda:N' (GPU N) or 'cuda:all'
+///     (blocks spread over every GPU).
 ///
 /// Returns
 /// -------
@@ -363,7 +364,7 @@ fn stop_background_compilations(py: Python<'_>) {
 #[pyfunction]
 #[pyo3(signature = (array, header_in, header_out, shape_out, *, order=None, roundtrip_coords=true,
     block_size=None, threads=1, nan_policy="propagate", precision="reproject",
-    output_array=None, output_footprint=None, device="cpu"))]
+    output_array=None, output_footprint=None, device="auto"))]
 #[allow(clippy::too_many_arguments)]
 fn reproject_interp<'py>(
     py: Python<'py>,
@@ -483,7 +484,7 @@ fn reproject_outputs<'py>(
 ///     footprint.
 #[pyfunction]
 #[pyo3(signature = (array, header_in, header_out, shape_out, rows, cols, *, order=None,
-    roundtrip_coords=true, nan_policy="propagate", precision="reproject", device="cpu"))]
+    roundtrip_coords=true, nan_policy="propagate", precision="reproject", device="auto"))]
 #[allow(clippy::too_many_arguments)]
 fn reproject_block<'py>(
     py: Python<'py>,
@@ -535,7 +536,7 @@ fn reproject_block<'py>(
 #[pyfunction]
 #[pyo3(signature = (array, xs, ys, shape_out, *, order=None, block_size=None, threads=1,
     nan_policy="propagate", precision="reproject", output_array=None, output_footprint=None,
-    device="cpu"))]
+    device="auto"))]
 #[allow(clippy::too_many_arguments)]
 fn reproject_positions<'py>(
     py: Python<'py>,

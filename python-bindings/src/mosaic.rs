@@ -217,7 +217,7 @@ fn mosaic_options(
     background_reference=None,
     blank_pixel_value=0.0, order=None, roundtrip_coords=true, block_size=None, threads=1,
     nan_policy="propagate", precision="reproject", output_array=None, output_footprint=None,
-    device="cpu", progress=None, window=None, corrections=None))]
+    device="auto", progress=None, window=None, corrections=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 pub fn reproject_and_coadd<'py>(
     py: Python<'py>,
@@ -435,7 +435,7 @@ fn as_tuples(corrections: &[Correction]) -> Vec<(f64, f64, f64)> {
     weight_headers=None, combine="mean", clip_sigma=4.0, clip_ampfrac=0.3, background="none",
     background_reference=None,
     blank_pixel_value=0.0, order=None, roundtrip_coords=true, block_size=None, threads=1,
-    nan_policy="propagate", precision="reproject", device="cpu"))]
+    nan_policy="propagate", precision="reproject", device="auto"))]
 #[allow(clippy::too_many_arguments)]
 pub fn background_corrections<'py>(
     py: Python<'py>,

@@ -75,8 +75,8 @@ pub struct OptionArgs<'a> {
 }
 
 impl<'a> OptionArgs<'a> {
-    /// Serial CPU options with the engine's own block shape (`block_size: None`, `threads: 1`,
-    /// `device: "cpu"`); set those fields with struct update syntax where the caller gives
+    /// Serial options with the engine's own block shape (`block_size: None`, `threads: 1`,
+    /// `device: "auto"`, the default device); set those fields with struct update syntax where the caller gives
     /// them.
     pub fn serial(
         order: Option<OrderArg>,
@@ -91,7 +91,7 @@ impl<'a> OptionArgs<'a> {
             threads: 1,
             nan_policy,
             precision,
-            device: "cpu",
+            device: "auto",
         }
     }
 

@@ -77,11 +77,12 @@ pub(super) fn plan_geometry(
     };
     let spectral = match geometry {
         Geometry::Wcs { wcs_in, wcs_out } => {
-            // Identical extra axes are interpolated as scipy does (carrying NaN along them) on the
-            // CPU backend; GPU plans (whichever executor runs them) and the engine's own NaN
-            // renormalisation go plane by plane, which the kernels cover.
+            // Identical extra axes are interpolated as scipy does (carrying NaN along them), as
+            // reproject does, unless the GPU was asked for: `Cuda` plans (whichever executor
+            // runs them) and the engine's own NaN renormalisation go plane by plane, which the
+            // kernels cover. `Auto` keeps reproject's values, so such a plan runs on the CPU.
             let scipy_axes = options.nan_policy != NanPolicy::Renormalize
-                && options.backend == crate::gpu::Backend::Cpu;
+                && options.backend != crate::gpu::Backend::Cuda;
             SpectralAxis::new(
                 wcs_in,
                 wcs_out,

@@ -171,9 +171,11 @@ pub struct Options {
     /// stays within this many input pixels of the exact transform at the checked points (see
     /// [`CoordinateMap::with_approximation`]); `None` (default) computes every pixel exactly.
     pub approximate: Option<f64>,
-    /// CPU or GPU ([`Backend`]; default CPU). `Auto` and `Cuda` run the blocks on the GPU
-    /// when it can do the job; `Auto` falls back to the CPU, with the same results.
-    #[serde(default)]
+    /// CPU or GPU ([`Backend`]; default `Auto`: the GPU for jobs large enough for it to pay,
+    /// else the CPU). `Auto` and `Cuda` run the blocks on the GPU when it can do the job;
+    /// `Auto` falls back to the CPU. Options serialised before there was a backend (a job
+    /// file left to resume) read as the CPU they were computed on.
+    #[serde(default = "Backend::before_backends")]
     pub backend: Backend,
     /// Which GPUs a GPU backend uses ([`Devices`]; default the first).
     #[serde(default)]
@@ -190,7 +192,7 @@ impl Default for Options {
             parallel: Parallel::Serial,
             precision: Precision::Reproject,
             approximate: None,
-            backend: Backend::Cpu,
+            backend: Backend::Auto,
             devices: Devices::First,
         }
     }
@@ -497,8 +499,9 @@ impl<'a> Plan<'a> {
     }
 
     /// Whether the CPU's spline coefficients (orders ≥ 2) have been computed: at once for a
-    /// plan of the CPU backend; for a plan that may run on a GPU ([`Backend::Cuda`],
-    /// [`Backend::Auto`]) only once the CPU needs them (a block computed on the CPU, a
+    /// plan of the CPU backend (or [`Backend::Auto`] with a job too small for a GPU); for a
+    /// plan that may run on a GPU ([`Backend::Cuda`], [`Backend::Auto`]) only once the CPU
+    /// needs them (a block computed on the CPU, a
     /// fallback after a GPU fault, input planes too large for the device's memory). A GPU
     /// plan whose input planes are resident on the device prefilters them there and never
     /// computes them.
@@ -511,8 +514,10 @@ impl<'a> Plan<'a> {
     /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
     /// let image = Array2::<f64>::zeros((8, 8));
     /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// let cpu = Options { order: "bicubic".parse()?, ..Options::default() };
+    /// let cpu = Options { order: "bicubic".parse()?, backend: Backend::Cpu, ..Options::default() };
     /// assert!(Plan::new(&source, &wcs, &wcs, &[8, 8], &cpu)?.cpu_spline_coefficients_made());
+    /// let auto = Options { backend: Backend::Auto, ..cpu.clone() }; // too small for a GPU
+    /// assert!(Plan::new(&source, &wcs, &wcs, &[8, 8], &auto)?.cpu_spline_coefficients_made());
     /// let gpu = Options { backend: Backend::Cuda, ..cpu };
     /// assert!(!Plan::new(&source, &wcs, &wcs, &[8, 8], &gpu)?.cpu_spline_coefficients_made());
     /// # Ok::<(), reproject::Error>(())
@@ -522,10 +527,16 @@ impl<'a> Plan<'a> {
     }
 
     /// Whether the spline prefilter may run on a GPU for this plan (so the CPU's coefficients
-    /// wait until the CPU needs them): a backend other than the CPU and kernels that cover
-    /// the plan.
+    /// wait until the CPU needs them): kernels that cover the plan, and `Cuda`, or `Auto`
+    /// with a job large enough for a GPU (one too small even for an open GPU stays on the
+    /// CPU, and computes them now, as a CPU plan does).
     fn gpu_may_prefilter(&self) -> bool {
-        self.options.backend != Backend::Cpu && kernel_params::kernel_support(self).is_ok()
+        let gpu_may_run = match self.options.backend {
+            Backend::Cpu => false,
+            Backend::Cuda => true,
+            Backend::Auto => self.estimate_with(Readiness::Open).prefers_gpu(),
+        };
+        gpu_may_run && kernel_params::kernel_support(self).is_ok()
     }
 
     /// The CPU's spline coefficients of every input plane (orders ≥ 2; `None` for orders 0
@@ -619,7 +630,8 @@ impl<'a> Plan<'a> {
             |gpu| self.estimate_with(gpu),
             || crate::gpu::readiness(devices),
         ) {
-            AutoChoice::Cpu(estimate) => on_cpu("small", &estimate),
+            // The common case, and expected: silent.
+            AutoChoice::Cpu(_) => Arc::new(CpuExecutor),
             AutoChoice::NoGpu(e) => on_cpu("cpu", &e),
             AutoChoice::CpuWhileCompiling(estimate) => {
                 match crate::gpu::compile_for_in_background(devices) {
@@ -632,7 +644,7 @@ impl<'a> Plan<'a> {
                              one"
                         ),
                     ),
-                    _ => on_cpu("small", &estimate),
+                    _ => Arc::new(CpuExecutor),
                 }
             }
             AutoChoice::Gpu => match self.gpu_executor() {

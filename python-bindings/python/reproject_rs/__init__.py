@@ -15,8 +15,9 @@ the GIL while it computes. Lower level:
 * ``reproject_interp(..., return_type='lazy')``: a :class:`LazyReprojection`, whose
   ``.blocks()`` handles compute on demand from one prepared engine plan (``_core.LazyPlan``).
 
-``device=`` ('cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all') picks where every block computes,
-for numpy, dask and lazy results alike; :func:`warmup` opens the GPUs and compiles their
+``device=`` ('auto', the default: the GPU for jobs large enough for it to pay, else the CPU;
+'cpu', 'cuda', 'cuda:N', 'cuda:all') picks where every block computes, for numpy, dask and
+lazy results alike; :func:`warmup` opens the GPUs and compiles their
 kernels ahead of the first job (e.g. on each dask worker), :func:`release_gpu_memory` frees
 what they keep for the next jobs. Setting the environment variable
 ``REPROJECT_RS_CUDA_SIM=1`` before the first GPU use runs the GPU pipeline on a simulated

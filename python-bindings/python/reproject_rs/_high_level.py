@@ -33,7 +33,7 @@ def reproject_interp(
     *,
     nan_policy="propagate",
     precision="reproject",
-    device="cpu",
+    device="auto",
 ):
     """
     Reproject data to a new projection using interpolation (drop-in for
@@ -91,11 +91,13 @@ def reproject_interp(
         ``'reproject'`` reproduces reproject's float32 rounding for float32/integer inputs and
         its SIP inversion tolerance; ``'float64'`` keeps every value in float64.
     device : {'cpu', 'auto', 'cuda', 'cuda:N', 'cuda:all'}, keyword-only
-        Where to compute. ``'cpu'`` (default) uses the CPU engine; ``'auto'`` the first GPU
+        Where to compute. ``'auto'`` (default) uses the first GPU
         when the job is large enough for it to pay (a cost model of the bytes that must cross
         to the GPU against the CPU's time per pixel and thread: small jobs stay on the CPU)
         and one is present and can do the job (NVIDIA driver, libnvrtc, a transform the
-        kernels cover), else the CPU; ``'cuda'`` the first GPU, ``'cuda:N'`` GPU N and
+        kernels cover), else the CPU (a GPU whose kernels were never compiled on this machine
+        compiles them in the background for the next calls, about 20 s once); ``'cpu'`` the
+        CPU engine; ``'cuda'`` the first GPU, ``'cuda:N'`` GPU N and
         ``'cuda:all'`` every visible GPU (the blocks spread over them), raising
         :class:`~reproject_rs.DeviceUnavailableError` (with the reason) when they cannot be
         used. Every return type computes on the device: numpy results, and the blocks of

@@ -118,7 +118,7 @@ class SharedPlan:
         try:
             return self._new_plan(array)
         except _core.DeviceUnavailableError as e:
-            device = self.kwargs.get("device", "cpu")
+            device = self.kwargs.get("device", "auto")
             raise _core.DeviceUnavailableError(
                 f"device={device!r} cannot compute this job in this process "
                 f"(pid {os.getpid()}): {e}"
@@ -141,7 +141,7 @@ class SharedPlan:
         return ("reproject_rs.SharedPlan", self.token)
 
     def __repr__(self):
-        device = self.kwargs.get("device", "cpu")
+        device = self.kwargs.get("device", "auto")
         if self._cached:
             return f"<SharedPlan {self.token[:8]} on {device} (cached copy)>"
         state = "built" if self._plan is not None else "not built"

@@ -134,7 +134,10 @@ pub fn run(o: &DemoOptions) -> CliResult<()> {
             order: o.order,
             block_size: None,
             parallel: o.parallel,
-            device: (reproject::gpu::Backend::Cpu, reproject::gpu::Devices::First),
+            device: (
+                reproject::gpu::Backend::Auto,
+                reproject::gpu::Devices::First,
+            ),
             dtype: OutputType::F32,
             overwrite: true,
             quiet: o.quiet,

@@ -158,7 +158,7 @@ struct MosaicArgs {
     #[arg(long, value_parser = parse_threads, value_name = "N")]
     threads: Option<u32>,
     /// Where the inputs are reprojected: cpu, cuda, cuda:N, cuda:all, or auto
-    #[arg(long, default_value = "cpu", value_parser = parse_device, value_name = "DEVICE")]
+    #[arg(long, default_value = "auto", value_parser = parse_device, value_name = "DEVICE")]
     device: (reproject::gpu::Backend, reproject::gpu::Devices),
     /// Write the footprint to this FITS file instead of a second HDU of the output
     #[arg(long, value_name = "FOOT.fits")]
@@ -259,7 +259,7 @@ struct ReprojectArgs {
     /// cuda:all (blocks spread over every GPU; with --processes, one process per GPU), or auto
     /// (the GPU when the job is large enough for it to pay and there is one that can do it,
     /// else the CPU)
-    #[arg(long, default_value = "cpu", value_parser = parse_device, value_name = "DEVICE")]
+    #[arg(long, default_value = "auto", value_parser = parse_device, value_name = "DEVICE")]
     device: (reproject::gpu::Backend, reproject::gpu::Devices),
     /// Output sample type
     #[arg(long, value_enum, default_value_t = Dtype::F64)]
