@@ -210,6 +210,12 @@ def test_auto_and_device_numbers_use_the_gpu():
     lazy = reproject_rs.reproject_interp(args[0], large, device="auto", return_type="lazy",
                                          **kwargs)
     assert lazy._plan.executor == "cuda:0"
+    # 'auto' is the default: the same choices without device=.
+    lazy = reproject_rs.reproject_interp(*args, return_type="lazy", **kwargs)
+    assert (lazy._plan.device, lazy._plan.executor) == ("auto", "cpu")
+    _same_result(reproject_rs.reproject_interp(*args, **kwargs), gpu)
+    lazy = reproject_rs.reproject_interp(args[0], large, return_type="lazy", **kwargs)
+    assert (lazy._plan.device, lazy._plan.executor) == ("auto", "cuda:0")
     assert _core.parse_device("GPU") == "cuda" and _core.parse_device("Cuda:All") == "cuda:all"
     # The same job through the self-contained block function.
     header_in, header_out = args[0][1].tostring(), args[1].tostring()

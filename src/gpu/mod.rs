@@ -314,9 +314,7 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
     }
     #[cfg(not(feature = "cuda"))]
     {
-        Err(Error::GpuUnavailable(
-            "reproject was built without its `cuda` feature".into(),
-        ))
+        Err(Error::GpuUnavailable(NO_CUDA_FEATURE.into()))
     }
 }
 
@@ -361,9 +359,7 @@ pub fn compile_variant(arch: &str, variant: &variant::KernelDefines) -> Result<V
     #[cfg(not(feature = "cuda"))]
     {
         let _ = (arch, variant);
-        Err(Error::GpuUnavailable(
-            "reproject was built without its `cuda` feature".into(),
-        ))
+        Err(Error::GpuUnavailable(NO_CUDA_FEATURE.into()))
     }
 }
 
@@ -384,11 +380,13 @@ pub fn compile_source(src: &str, arch: &str) -> Result<Vec<u8>> {
     #[cfg(not(feature = "cuda"))]
     {
         let _ = (src, arch);
-        Err(Error::GpuUnavailable(
-            "reproject was built without its `cuda` feature".into(),
-        ))
+        Err(Error::GpuUnavailable(NO_CUDA_FEATURE.into()))
     }
 }
+
+/// Why there is no GPU in a build without the `cuda` feature.
+#[cfg(not(feature = "cuda"))]
+const NO_CUDA_FEATURE: &str = "reproject was built without its `cuda` feature";
 
 /// What the GPU backend finds (device and NVRTC), without compiling the kernels, for
 /// `reproject-rs info`.
@@ -408,11 +406,21 @@ pub fn describe() -> String {
     #[cfg(feature = "cuda")]
     let device = runtime::probe_device();
     #[cfg(not(feature = "cuda"))]
-    let device: std::result::Result<String, String> =
-        Err("reproject was built without its `cuda` feature".into());
+    let device: std::result::Result<String, String> = Err(NO_CUDA_FEATURE.into());
     match device {
-        Ok(d) => format!("GPU: {d}; {nvrtc}"),
+        Ok(d) => format!("GPU: {d}; {nvrtc}; {}", kernels_line(Devices::First)),
         Err(e) => format!("GPU: none ({e}); {nvrtc}"),
+    }
+}
+
+/// Whether the first device's kernels are compiled (what `auto` counts before using it).
+fn kernels_line(devices: Devices) -> String {
+    match readiness(devices) {
+        Ok(Readiness::Open | Readiness::Cached) => "kernels compiled (disk cache)".into(),
+        Ok(Readiness::Uncompiled) => "kernels not compiled yet: the first GPU job compiles \
+             them (about 20 s, once; `auto` computes on the CPU meanwhile)"
+            .into(),
+        Err(e) => format!("kernels: {e}"),
     }
 }
 

@@ -223,9 +223,7 @@ pub fn readiness(devices: Devices) -> Result<Readiness> {
     #[cfg(not(feature = "cuda"))]
     {
         let _ = devices;
-        Err(Error::GpuUnavailable(
-            "reproject was built without its `cuda` feature".into(),
-        ))
+        Err(Error::GpuUnavailable(super::NO_CUDA_FEATURE.into()))
     }
 }
 
@@ -274,9 +272,7 @@ pub fn kernels_cached(arch: &str) -> Result<bool> {
     #[cfg(not(feature = "cuda"))]
     {
         let _ = arch;
-        Err(Error::GpuUnavailable(
-            "reproject was built without its `cuda` feature".into(),
-        ))
+        Err(Error::GpuUnavailable(super::NO_CUDA_FEATURE.into()))
     }
 }
 
@@ -299,9 +295,7 @@ pub fn kernels_cache_file(arch: &str) -> Result<std::path::PathBuf> {
     #[cfg(not(feature = "cuda"))]
     {
         let _ = arch;
-        Err(Error::GpuUnavailable(
-            "reproject was built without its `cuda` feature".into(),
-        ))
+        Err(Error::GpuUnavailable(super::NO_CUDA_FEATURE.into()))
     }
 }
 
@@ -333,15 +327,13 @@ pub fn compile_kernels_in_background(arch: &str) -> Result<bool> {
     #[cfg(not(feature = "cuda"))]
     {
         let _ = arch;
-        Err(Error::GpuUnavailable(
-            "reproject was built without its `cuda` feature".into(),
-        ))
+        Err(Error::GpuUnavailable(super::NO_CUDA_FEATURE.into()))
     }
 }
 
 #[cfg(not(feature = "cuda"))]
 fn real(_ordinal: usize) -> std::result::Result<Arc<dyn Driver>, String> {
-    Err("reproject was built without its `cuda` feature".into())
+    Err(super::NO_CUDA_FEATURE.into())
 }
 
 fn device_count() -> std::result::Result<usize, String> {
@@ -354,7 +346,7 @@ fn device_count() -> std::result::Result<usize, String> {
     }
     #[cfg(not(feature = "cuda"))]
     {
-        Err("reproject was built without its `cuda` feature".into())
+        Err(super::NO_CUDA_FEATURE.into())
     }
 }
 

@@ -96,8 +96,6 @@ fn compile_with_report(
     #[cfg(not(feature = "cuda"))]
     {
         let _ = (src, arch, extra);
-        Err(crate::Error::GpuUnavailable(
-            "reproject was built without its `cuda` feature".into(),
-        ))
+        Err(crate::Error::GpuUnavailable(super::NO_CUDA_FEATURE.into()))
     }
 }
