@@ -102,6 +102,10 @@ fn without_a_gpu_everything_is_an_error_value_never_a_panic() {
     }
     assert!(matches!(gpu_info(), Err(Error::GpuUnavailable(_))));
     assert!(reproject::gpu::describe().starts_with("GPU: none"));
+    assert!(matches!(
+        reproject::gpu::readiness(reproject::gpu::Devices::First),
+        Err(Error::GpuUnavailable(_))
+    ));
     #[cfg(feature = "cuda")]
     {
         assert!(matches!(
@@ -137,4 +141,23 @@ fn without_a_gpu_everything_is_an_error_value_never_a_panic() {
     let err =
         reproject_interp(&source, &wcs, &wcs, &[16, 16], &options(Backend::Cuda)).unwrap_err();
     assert!(matches!(err, Error::GpuUnavailable(_)), "{err:?}");
+}
+
+/// The simulator (`REPROJECT_RS_CUDA_SIM`, as scripts/test.sh runs this file a second time)
+/// is a GPU whose kernels are always there: `auto` counts no start for it.
+#[test]
+fn the_simulator_is_always_ready() {
+    if reproject::gpu::simulated_devices().is_none() {
+        eprintln!("SKIPPED: not on the CUDA simulator");
+        return;
+    }
+    for devices in [
+        reproject::gpu::Devices::First,
+        reproject::gpu::Devices::All,
+    ] {
+        assert_eq!(
+            reproject::gpu::readiness(devices).unwrap(),
+            reproject::gpu::Readiness::Open
+        );
+    }
 }

@@ -632,6 +632,13 @@ impl<'a> Plan<'a> {
         ) {
             // The common case, and expected: silent.
             AutoChoice::Cpu(_) => Arc::new(CpuExecutor),
+            AutoChoice::CpuUntilOpen(estimate) => on_cpu(
+                "start",
+                &format!(
+                    "{estimate}, its start included (warm-up opens it ahead of the jobs: \
+                     `reproject_rs.warmup()`, `gpu::warmup`)"
+                ),
+            ),
             AutoChoice::NoGpu(e) => on_cpu("cpu", &e),
             AutoChoice::CpuWhileCompiling(estimate) => {
                 match crate::gpu::compile_for_in_background(devices) {
@@ -969,13 +976,17 @@ pub(crate) fn in_row_bands<T: Send>(
 /// Where [`Backend::Auto`] runs a job (see [`auto_choice`]).
 #[derive(Debug, Clone, PartialEq)]
 enum AutoChoice {
-    /// On the CPU, estimated faster there (with the GPU's start counted).
+    /// On the CPU, estimated faster there even than on an open GPU (the estimate with it
+    /// open): a small job, for which the GPU is not looked at.
     Cpu(cost::Estimate),
     /// On the CPU: no usable GPU.
     NoGpu(Error),
     /// On the CPU, estimated faster there only because the GPU's kernels would be compiled
     /// first: they should compile in the background for the next jobs.
     CpuWhileCompiling(cost::Estimate),
+    /// On the CPU, estimated faster there only because the GPU is not open yet (its start
+    /// counted: an open GPU would win).
+    CpuUntilOpen(cost::Estimate),
     /// On the GPU.
     Gpu,
 }
@@ -1001,7 +1012,7 @@ fn auto_choice(
         Readiness::Uncompiled if estimate(Readiness::Cached).prefers_gpu() => {
             AutoChoice::CpuWhileCompiling(as_it_stands)
         }
-        _ => AutoChoice::Cpu(as_it_stands),
+        _ => AutoChoice::CpuUntilOpen(as_it_stands),
     }
 }
 
@@ -1125,9 +1136,9 @@ mod tests {
         );
         // Too small for a GPU that is not open, compiled or not: nothing to compile for.
         let choice = auto_choice(estimates(100, 20), || Ok(Readiness::Uncompiled));
-        assert!(matches!(choice, AutoChoice::Cpu(_)), "{choice:?}");
+        assert!(matches!(choice, AutoChoice::CpuUntilOpen(_)), "{choice:?}");
         let choice = auto_choice(estimates(100, 20), || Ok(Readiness::Cached));
-        assert!(matches!(choice, AutoChoice::Cpu(_)), "{choice:?}");
+        assert!(matches!(choice, AutoChoice::CpuUntilOpen(_)), "{choice:?}");
     }
 
     #[test]
