@@ -151,10 +151,7 @@ fn the_simulator_is_always_ready() {
         eprintln!("SKIPPED: not on the CUDA simulator");
         return;
     }
-    for devices in [
-        reproject::gpu::Devices::First,
-        reproject::gpu::Devices::All,
-    ] {
+    for devices in [reproject::gpu::Devices::First, reproject::gpu::Devices::All] {
         assert_eq!(
             reproject::gpu::readiness(devices).unwrap(),
             reproject::gpu::Readiness::Open

@@ -8,12 +8,12 @@ use std::path::{Path, PathBuf};
 
 use ndarray::Array3;
 use reproject::engine::lazy::{InputSpec, ReprojectPlan};
-use reproject::engine::{reproject_interp, Options};
+use reproject::engine::{reproject_interp, Backend, Options};
 use reproject::interp::Order;
 use reproject::io::{ArraySource, ImageSource, NpySource, OutputType};
 use reproject::processes::{
     missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
-    FootprintRequest, OutputRequest, WorkerCommand,
+    FootprintRequest, JobPlan, OutputRequest, WorkerCommand,
 };
 use reproject::wcs::Wcs;
 use reproject::Result;
@@ -45,16 +45,21 @@ fn worker_entry() {
 }
 
 fn worker_command(fail_share: Option<&str>) -> WorkerCommand {
-    let exe = std::env::current_exe().unwrap();
     let fail = fail_share
         .map(|s| format!("REPROJECT_WORKER_FAIL={s} "))
         .unwrap_or_default();
+    worker_command_with(&fail)
+}
+
+/// Workers started with the environment assignments `env` (`NAME=value `, space-ended).
+fn worker_command_with(env: &str) -> WorkerCommand {
+    let exe = std::env::current_exe().unwrap();
     WorkerCommand {
         program: "sh".into(),
         args: vec![
             "-c".into(),
             format!(
-                "REPROJECT_WORKER_JOB=\"$2\" REPROJECT_WORKER_SHARE=\"$4\" {fail}exec '{}' worker_entry --exact --quiet --test-threads=1 >/dev/null",
+                "REPROJECT_WORKER_JOB=\"$2\" REPROJECT_WORKER_SHARE=\"$4\" {env}exec '{}' worker_entry --exact --quiet --test-threads=1 >/dev/null",
                 exe.display()
             ),
             "sh".into(),
@@ -312,6 +317,93 @@ fn workers_die_with_their_owner() {
     });
     let lock = reproject::io::OutputLock::acquire(&out).unwrap();
     drop(lock);
+}
+
+/// A job whose owner's `Auto` plan and workers' plans may choose different executors:
+/// `Auto`, the block size left open, large enough for a GPU (2 planes of 2048²).
+fn mixed_devices_job(name: &str) -> (PathBuf, ReprojectPlan, Array3<f64>) {
+    let (dir, mut plan, image) = setup(name);
+    plan.shape_out = vec![2048, 2048];
+    plan.options.block_size = None;
+    plan.options.backend = Backend::Auto;
+    (dir, plan, image)
+}
+
+/// Not a test of its own: the owner of a `mixed_devices_job` on the CUDA simulator (its plan
+/// chooses the GPU), whose workers see no GPU (their plans choose the CPU).
+#[test]
+fn owner_on_a_gpu_entry() {
+    let Ok(out) = std::env::var("REPROJECT_MIXED_OUTPUT") else {
+        return;
+    };
+    let (_, plan, _) = mixed_devices_job("processes_mixed_devices_input");
+    let cpu_workers = worker_command_with("REPROJECT_RS_CUDA_SIM=0 ");
+    run(&plan, Path::new(&out), 2, &cpu_workers).unwrap();
+}
+
+/// An owner whose `Auto` plan takes a GPU and workers that have none cut the output alike:
+/// the job keeps the blocks its owner's plan chose (1024 × 2048 for the GPU, where the
+/// workers' CPU plans would cut 128²), and the result is the eager one, bit for bit.
+#[test]
+fn workers_cut_the_output_as_their_owner_planned_it() {
+    let (dir, plan, image) = mixed_devices_job("processes_mixed_devices");
+    let out = dir.join("out.npy");
+    let owner = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "owner_on_a_gpu_entry",
+            "--exact",
+            "--quiet",
+            "--test-threads=1",
+        ])
+        .env("REPROJECT_MIXED_OUTPUT", &out)
+        .env("REPROJECT_RS_CUDA_SIM", "1")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(owner.success(), "the owner failed: {owner}");
+    let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    let cpu = Options {
+        backend: Backend::Cpu,
+        ..plan.options.clone()
+    };
+    let (want, want_fp) = reproject_interp(
+        &source,
+        plan.wcs_in.as_ref().unwrap(),
+        &plan.wcs_out,
+        &plan.shape_out,
+        &cpu,
+    )
+    .unwrap();
+    let read = |p: &Path| -> Array3<f64> { ndarray_npy::read_npy(p).unwrap() };
+    let same =
+        |a: &Array3<f64>, b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    assert!(same(&read(&out), want.as_slice().unwrap()));
+    assert!(same(
+        &read(&out.with_extension("footprint.npy")),
+        want_fp.as_slice().unwrap()
+    ));
+}
+
+/// A job that leaves its block size open records the one its plan chose, and a rerun that
+/// leaves it open too resumes the job (one that names another is refused).
+#[test]
+fn a_job_keeps_the_blocks_it_chose_when_resumed() {
+    let (dir, mut plan, _) = setup("processes_open_block_size");
+    plan.options.block_size = None;
+    let out = dir.join("out.npy");
+    let prepared = prepare_job(&plan, &request(&out)).unwrap();
+    let chosen = match &prepared.job.plan {
+        JobPlan::Reprojection(p) => p.options.block_size,
+        JobPlan::Mosaic(_) => None,
+    };
+    let opened = JobPlan::from(&plan).open().unwrap();
+    let first = &opened.blocks()[0];
+    assert_eq!(chosen, Some((first.rows.len(), first.cols.len())));
+    drop(prepared);
+    assert!(prepare_job(&plan, &request(&out)).unwrap().resumed);
+    plan.options.block_size = Some((7, 9));
+    let refused = prepare_job(&plan, &request(&out)).unwrap_err().to_string();
+    assert!(refused.contains("the block size"), "{refused}");
 }
 
 /// A mosaic job (three `.npy` cubes with different backgrounds, offsets matched, bicubic: each

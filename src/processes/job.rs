@@ -290,7 +290,12 @@ impl ProcessJob {
         }
         let (a, b) = (self.plan.options(), plan.options());
         differ(a.order == b.order, "the interpolation order");
-        differ(a.block_size == b.block_size, "the block size");
+        // A block size left open takes the one the job started with (see
+        // JobPlan::with_blocks_of).
+        differ(
+            b.block_size.is_none() || a.block_size == b.block_size,
+            "the block size",
+        );
         let other_options = |o: &crate::engine::Options| {
             let mut o = o.clone();
             o.order = crate::engine::Options::default().order;

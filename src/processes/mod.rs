@@ -333,6 +333,7 @@ pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<
     }
     let opened = plan.open()?;
     let blocks = opened.blocks().len();
+    let pinned = plan.with_blocks_of(&opened);
     // Creating an output takes its lock: let ours go. A run that slips in between owns the
     // output from then on, and the creation below fails (busy, or its partial file exists).
     drop(lock);
@@ -348,7 +349,7 @@ pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<
         None => None,
     };
     let job = ProcessJob {
-        plan: plan.clone(),
+        plan: pinned,
         request: request.clone(),
         inputs,
         data,

@@ -90,6 +90,22 @@ impl JobPlan {
         self
     }
 
+    /// This job with the block shape its open plan (`opened`) chose written into its options,
+    /// where they leave it open: a reprojection's blocks are those of the executor its plan
+    /// chooses ([`Plan::block_shape`]), and a worker's plan (on a GPU of its own, or on the
+    /// CPU where the owner's `Auto` found a GPU) may choose another executor. Pinned, the
+    /// owner and every worker cut the output the same way. A mosaic's blocks never depend on
+    /// the executor: it is returned as it is.
+    pub fn with_blocks_of(&self, opened: &OpenedJob) -> JobPlan {
+        let mut pinned = self.clone();
+        if let (JobPlan::Reprojection(p), OpenedJob::Reprojection(open)) = (&mut pinned, opened) {
+            if p.options.block_size.is_none() {
+                p.options.block_size = Some(open.block_shape());
+            }
+        }
+        pinned
+    }
+
     /// Opens the inputs and prepares the job.
     pub fn open(&self) -> Result<OpenedJob> {
         Ok(match self {
