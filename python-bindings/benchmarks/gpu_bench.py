@@ -2,7 +2,8 @@
 ``device='cuda'`` on numpy arrays (host-resident) and on CuPy arrays (device-resident, when
 CuPy is installed), with reproject's other defaults, against ``device='cpu'`` on every core
 (``parallel=True``) and against the copies of the same
-bytes, with a line per goal and its measured ratio.
+bytes, with a line per goal and its measured ratio, and each job with the default device
+('auto') beside them.
 
     python gpu_bench.py [SIZE]          # SIZE defaults to 16384 (TAN jobs; CAR and SIP use SIZE/4)
 
@@ -90,6 +91,9 @@ def tan_job(size, order):
     print(f"  max relative difference {rel:.2e}; footprints identical: "
           f"{np.array_equal(gpu[1], cpu[1])}")
     goal("CPU / GPU host-resident", t_cpu / t_host, 5.0, False)
+    default_line(lambda: reproject_rs.reproject_interp((image, h_in), h_out,
+                                                       shape_out=(size, size), order=order,
+                                                       parallel=True), n, t_cpu, t_host)
     host_memory_lines(image, run, n)
     if cp is None:
         print("  (no CuPy: device-resident jobs skipped)")
@@ -116,6 +120,15 @@ def tan_job(size, order):
     goal("host-resident / pinned copy of the bytes that cross", t_host / floor, 1.5, True)
     goal("device-resident / D2D copy of the bytes touched", t_dev / (1.5 * t_d2d), 2.0, True)
     return t_dev
+
+
+def default_line(call, n, t_cpu, t_gpu):
+    """The job with the default device ('auto': the cost model picks) on every core, beside
+    the CPU's and the GPU's times: whether the default is the faster of the two."""
+    t_auto, _ = best(call)
+    fastest = min(t_cpu, t_gpu)
+    print(f"  default device='auto' (parallel=True) {mpix(n, t_auto)}  "
+          f"({t_auto / fastest:.2f}x the faster of CPU and GPU)")
 
 
 def host_memory_lines(image, run, n):
@@ -157,6 +170,8 @@ def other_job(label, data, h_in, h_out, m):
     print(f"  GPU (host-resident)           {mpix(m * m, t_gpu)}")
     print(f"  footprints identical: {np.array_equal(gpu[1], cpu[1])}")
     goal("CPU / GPU host-resident", t_cpu / t_gpu, 3.0, False)
+    default_line(lambda: reproject_rs.reproject_interp((data, h_in), h_out, shape_out=(m, m),
+                                                       parallel=True), m * m, t_cpu, t_gpu)
 
 
 def main():
