@@ -96,6 +96,24 @@ impl JobPlan {
     /// CPU where the owner's `Auto` found a GPU) may choose another executor. Pinned, the
     /// owner and every worker cut the output the same way. A mosaic's blocks never depend on
     /// the executor: it is returned as it is.
+    ///
+    /// ```
+    /// use reproject::engine::lazy::{InputSpec, ReprojectPlan};
+    /// use reproject::engine::Options;
+    /// use reproject::processes::JobPlan;
+    /// use reproject::wcs::Wcs;
+    /// let input = std::env::temp_dir().join(format!("blocks_of_{}.npy", std::process::id()));
+    /// ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let job = JobPlan::from(ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    ///     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![300, 200],
+    ///     options: Options::default() });
+    /// let pinned = job.with_blocks_of(&job.open()?);
+    /// assert!(pinned.options().block_size.is_some());
+    /// assert_eq!(pinned.open()?.blocks(), job.open()?.blocks());
+    /// # std::fs::remove_file(input).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn with_blocks_of(&self, opened: &OpenedJob) -> JobPlan {
         let mut pinned = self.clone();
         if let (JobPlan::Reprojection(p), OpenedJob::Reprojection(open)) = (&mut pinned, opened) {
