@@ -107,6 +107,32 @@ fn request(path: &Path) -> OutputRequest {
     }
 }
 
+/// The `.npy` output `out` (and its footprint file) of the job `plan` of `image` is the eager
+/// reprojection's on the CPU, bit for bit.
+fn assert_eager_result(image: &Array3<f64>, plan: &ReprojectPlan, out: &Path) {
+    let source = ArraySource::new(image.view().into_dyn()).unwrap();
+    let cpu = Options {
+        backend: Backend::Cpu,
+        ..plan.options.clone()
+    };
+    let (want, want_fp) = reproject_interp(
+        &source,
+        plan.wcs_in.as_ref().unwrap(),
+        &plan.wcs_out,
+        &plan.shape_out,
+        &cpu,
+    )
+    .unwrap();
+    let read = |p: &Path| -> Array3<f64> { ndarray_npy::read_npy(p).unwrap() };
+    let same =
+        |a: &Array3<f64>, b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    assert!(same(&read(out), want.as_slice().unwrap()));
+    assert!(same(
+        &read(&out.with_extension("footprint.npy")),
+        want_fp.as_slice().unwrap()
+    ));
+}
+
 /// Runs the job with `workers` processes of `command`, without progress reports.
 fn run(
     plan: &ReprojectPlan,
@@ -245,23 +271,7 @@ fn a_worker_killed_mid_run_keeps_its_finished_blocks() {
     let partial = file_id(&dir.join("out.npy.partial"));
     run(&plan, &out, 2, &worker_command(None)).unwrap();
     assert_eq!(file_id(&out), partial, "the rerun must resume, not create");
-    let source = ArraySource::new(image.view().into_dyn()).unwrap();
-    let (want, want_fp) = reproject_interp(
-        &source,
-        plan.wcs_in.as_ref().unwrap(),
-        &plan.wcs_out,
-        &[300, 320],
-        &plan.options,
-    )
-    .unwrap();
-    let read = |p: &Path| -> Array3<f64> { ndarray_npy::read_npy(p).unwrap() };
-    let same =
-        |a: &Array3<f64>, b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
-    assert!(same(&read(&out), want.as_slice().unwrap()));
-    assert!(same(
-        &read(&out.with_extension("footprint.npy")),
-        want_fp.as_slice().unwrap()
-    ));
+    assert_eager_result(&image, &plan, &out);
     println!("killed after {seen} blocks marked; {kept} of {total} kept");
 }
 
@@ -361,27 +371,7 @@ fn workers_cut_the_output_as_their_owner_planned_it() {
         .status()
         .unwrap();
     assert!(owner.success(), "the owner failed: {owner}");
-    let source = ArraySource::new(image.view().into_dyn()).unwrap();
-    let cpu = Options {
-        backend: Backend::Cpu,
-        ..plan.options.clone()
-    };
-    let (want, want_fp) = reproject_interp(
-        &source,
-        plan.wcs_in.as_ref().unwrap(),
-        &plan.wcs_out,
-        &plan.shape_out,
-        &cpu,
-    )
-    .unwrap();
-    let read = |p: &Path| -> Array3<f64> { ndarray_npy::read_npy(p).unwrap() };
-    let same =
-        |a: &Array3<f64>, b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
-    assert!(same(&read(&out), want.as_slice().unwrap()));
-    assert!(same(
-        &read(&out.with_extension("footprint.npy")),
-        want_fp.as_slice().unwrap()
-    ));
+    assert_eager_result(&image, &plan, &out);
 }
 
 /// A job that leaves its block size open records the one its plan chose, and a rerun that
