@@ -1720,7 +1720,7 @@ fn run_job(
     workers: usize,
     command: &WorkerCommand,
 ) -> Result<PathBuf, Error> {
-    run_processes(plan, &request(out), workers, command, &mut |_, _| {})
+    run_processes(plan, &request(out), workers, command, &mut |_, _| {}).map(|run| run.output)
 }
 
 /// Prepares the job into `out` the way `--plan-only` does (the owner's locks let go).

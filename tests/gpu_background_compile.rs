@@ -11,7 +11,8 @@
 use std::path::Path;
 
 use reproject::gpu::{
-    compile_kernels_in_background, kernels_cache_file, kernels_cached, wait_for_compilations,
+    cached_kernels, compile_kernels_in_background, kernels_cache_file, kernels_cached,
+    wait_for_compilations,
 };
 use reproject::io::OutputLock;
 
@@ -86,7 +87,28 @@ fn kernels_compile_in_the_background_into_the_disk_cache_once() {
     wait_for_compilations();
     assert!(!kernels_cached("sm_80").unwrap());
     assert!(!sm80.exists());
+
+    // Opening an sm_80 GPU meanwhile (`cached_kernels`, what it calls) waits for that owner
+    // rather than compiling the same kernels a second time, and then reads what the owner
+    // stored: here sm_90's file, put there by the test (the cache checks only that a file is
+    // whole), so that an image compiled for sm_80 instead shows.
+    let opening = std::thread::spawn(|| cached_kernels("sm_80"));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!opening.is_finished(), "cached_kernels did not wait");
+    let stored = std::fs::read(cache.join(&files[0])).unwrap();
+    std::fs::write(sm80.with_extension("writing"), &stored).unwrap();
+    std::fs::rename(sm80.with_extension("writing"), &sm80).unwrap();
     drop(owner);
-    assert_eq!(files_in(&cache), files, "the lock file was left behind");
+    let image = opening.join().unwrap().unwrap();
+    assert_eq!(
+        image,
+        stored[..stored.len() - 16],
+        "the kernels were compiled again instead of read from the cache"
+    );
+    assert_eq!(cached_kernels(arch).unwrap(), image);
+    let mut all = files.clone();
+    all.push(sm80.file_name().unwrap().to_string_lossy().into_owned());
+    all.sort();
+    assert_eq!(files_in(&cache), all, "a lock file was left behind");
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -140,7 +140,7 @@ fn run(
     workers: usize,
     command: &WorkerCommand,
 ) -> Result<PathBuf> {
-    run_processes(plan, &request(out), workers, command, &mut |_, _| {})
+    run_processes(plan, &request(out), workers, command, &mut |_, _| {}).map(|run| run.output)
 }
 
 fn read_all(path: &Path) -> Vec<f64> {
@@ -339,25 +339,49 @@ fn mixed_devices_job(name: &str) -> (PathBuf, ReprojectPlan, Array3<f64>) {
     (dir, plan, image)
 }
 
-/// Not a test of its own: the owner of a `mixed_devices_job` on the CUDA simulator (its plan
-/// chooses the GPU), whose workers see no GPU (their plans choose the CPU).
+/// Not a test of its own: the owner of a job on the CUDA simulator (one device), whose
+/// workers see no GPU. `REPROJECT_OWNER_CASE=gpu`: a `mixed_devices_job`, which its plan sends
+/// to the GPU (one worker, of the two asked, given GPU 0); `cpu`: the small job of `setup`,
+/// which its plan keeps on the CPU (as many workers as asked). Either way the owner never
+/// touches the device: it only learns the blocks and where they run.
 #[test]
 fn owner_on_a_gpu_entry() {
-    let Ok(out) = std::env::var("REPROJECT_MIXED_OUTPUT") else {
+    let (Ok(out), Ok(case)) = (
+        std::env::var("REPROJECT_OWNER_OUTPUT"),
+        std::env::var("REPROJECT_OWNER_CASE"),
+    ) else {
         return;
     };
-    let (_, plan, _) = mixed_devices_job("processes_mixed_devices_input");
     let cpu_workers = worker_command_with("REPROJECT_RS_CUDA_SIM=0 ");
-    run(&plan, Path::new(&out), 2, &cpu_workers).unwrap();
+    let (plan, want) = match case.as_str() {
+        "gpu" => {
+            let (_, plan, _) = mixed_devices_job("processes_mixed_devices_input");
+            (plan, (1, Some(vec![0])))
+        }
+        _ => {
+            let (_, mut plan, _) = setup("processes_cpu_owner_input");
+            plan.options.block_size = None;
+            (plan, (3, None))
+        }
+    };
+    let workers = if want.1.is_some() { 2 } else { 3 };
+    let run = run_processes(
+        &plan,
+        &request(Path::new(&out)),
+        workers,
+        &cpu_workers,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!((run.workers, run.gpus), want);
+    let gpu = reproject::gpu::simulated_device(0).unwrap();
+    assert_eq!(gpu.calls(), vec![], "the owner used the GPU");
+    assert_eq!(gpu.stats().compilations, 0, "the owner loaded kernels");
 }
 
-/// An owner whose `Auto` plan takes a GPU and workers that have none cut the output alike:
-/// the job keeps the blocks its owner's plan chose (1024 × 2048 for the GPU, where the
-/// workers' CPU plans would cut 128²), and the result is the eager one, bit for bit.
-#[test]
-fn workers_cut_the_output_as_their_owner_planned_it() {
-    let (dir, plan, image) = mixed_devices_job("processes_mixed_devices");
-    let out = dir.join("out.npy");
+/// Runs [`owner_on_a_gpu_entry`]'s `case` into `out` in a process of its own, on the CUDA
+/// simulator.
+fn run_owner_on_a_gpu(case: &str, out: &Path) {
     let owner = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "owner_on_a_gpu_entry",
@@ -365,17 +389,40 @@ fn workers_cut_the_output_as_their_owner_planned_it() {
             "--quiet",
             "--test-threads=1",
         ])
-        .env("REPROJECT_MIXED_OUTPUT", &out)
+        .env("REPROJECT_OWNER_OUTPUT", out)
+        .env("REPROJECT_OWNER_CASE", case)
         .env("REPROJECT_RS_CUDA_SIM", "1")
         .stdout(std::process::Stdio::null())
         .status()
         .unwrap();
     assert!(owner.success(), "the owner failed: {owner}");
+}
+
+/// An owner whose `Auto` plan takes a GPU and workers that have none cut the output alike:
+/// the job keeps the blocks its owner's plan chose (1024 × 2048 for the GPU, where the
+/// workers' CPU plans would cut 128²), and the result is the eager one, bit for bit. The
+/// owner starts one worker per GPU and never opens the GPU itself.
+#[test]
+fn workers_cut_the_output_as_their_owner_planned_it() {
+    let (dir, plan, image) = mixed_devices_job("processes_mixed_devices");
+    let out = dir.join("out.npy");
+    run_owner_on_a_gpu("gpu", &out);
     assert_eager_result(&image, &plan, &out);
 }
 
-/// A job that leaves its block size open records the one its plan chose, and a rerun that
-/// leaves it open too resumes the job (one that names another is refused).
+/// On a machine with a GPU, an `Auto` job its plan keeps on the CPU (too small for the GPU)
+/// runs as many CPU workers as asked, not one per GPU, and matches the eager result.
+#[test]
+fn an_auto_job_kept_on_the_cpu_runs_every_worker_asked() {
+    let (dir, mut plan, image) = setup("processes_cpu_owner");
+    plan.options.block_size = None;
+    let out = dir.join("out.npy");
+    run_owner_on_a_gpu("cpu", &out);
+    assert_eager_result(&image, &plan, &out);
+}
+
+/// A job that leaves its block size (and device) open records the ones its plan chose, and a
+/// rerun that leaves them open too resumes the job (one that names others is refused).
 #[test]
 fn a_job_keeps_the_blocks_it_chose_when_resumed() {
     let (dir, mut plan, _) = setup("processes_open_block_size");
@@ -389,8 +436,17 @@ fn a_job_keeps_the_blocks_it_chose_when_resumed() {
     let opened = JobPlan::from(&plan).open().unwrap();
     let first = &opened.blocks()[0];
     assert_eq!(chosen, Some((first.rows.len(), first.cols.len())));
+    // `Auto` kept this small job on the CPU: so do its workers, and a rerun.
+    assert_eq!(plan.options.backend, Backend::Auto);
+    assert_eq!(prepared.job.plan.options().backend, Backend::Cpu);
     drop(prepared);
     assert!(prepare_job(&plan, &request(&out)).unwrap().resumed);
+    let mut on_gpu = plan.clone();
+    on_gpu.options.backend = Backend::Cuda;
+    let refused = prepare_job(&on_gpu, &request(&out))
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("the device"), "{refused}");
     plan.options.block_size = Some((7, 9));
     let refused = prepare_job(&plan, &request(&out)).unwrap_err().to_string();
     assert!(refused.contains("the block size"), "{refused}");

@@ -292,6 +292,8 @@ pub struct Plan<'a> {
     coefficients: OnceLock<Result<Coefficients>>,
     /// What computes the blocks, chosen on first use from the options ([`Plan::executor`]).
     executor: OnceLock<Arc<dyn BlockExecutor>>,
+    /// [`Backend::Auto`]'s choice, made once without opening a GPU ([`Plan::auto_decision`]).
+    auto: OnceLock<AutoChoice>,
     /// The GPU state of device-resident calls ([`Plan::compute_block_on_device`]).
     device_resident: OnceLock<Result<Arc<(CudaExecutor, gpu_executor::Resident)>>>,
 }
@@ -438,6 +440,7 @@ impl<'a> Plan<'a> {
             rounding,
             coefficients: OnceLock::new(),
             executor: OnceLock::new(),
+            auto: OnceLock::new(),
             device_resident: OnceLock::new(),
         };
         // The CPU computes the coefficients now (so their errors come from here) unless a GPU
@@ -567,23 +570,65 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// The block shape used when the options leave it open.
+    /// The block shape used when the options leave it open: the GPU's for a plan computed on
+    /// a GPU, else the CPU's for its threads. Found without opening a GPU (the owner of GPU
+    /// worker processes, or of lazy blocks, never needs a context): `Auto` asks the executor
+    /// once it is chosen, and before that follows its choice ([`Plan::runs_on_gpu`]).
     pub fn block_shape(&self) -> (usize, usize) {
         let (ny, nx) = self.plane_shape_out();
         if let Some((by, bx)) = self.options.block_size {
             return (by.min(ny.max(1)), bx.min(nx.max(1)));
         }
-        // A GPU plan's blocks are the GPU's without opening it (the parent of GPU worker
-        // processes never needs a context); Auto asks the executor it chose.
-        let preferred = match self.options.backend {
-            Backend::Cpu => None,
-            Backend::Cuda => Some(gpu_executor::gpu_block((ny, nx))),
-            Backend::Auto => self
-                .executor()
-                .ok()
-                .and_then(|e| e.preferred_block((ny, nx))),
+        let preferred = match (self.options.backend, self.executor.get()) {
+            (Backend::Cpu, _) => None,
+            (Backend::Auto, Some(chosen)) => chosen.preferred_block((ny, nx)),
+            _ => self
+                .runs_on_gpu()
+                .then(|| gpu_executor::gpu_block((ny, nx))),
         };
         preferred.unwrap_or_else(|| auto_block_size((ny, nx), self.options.parallel.threads()))
+    }
+
+    /// Whether this plan's blocks are meant for a GPU: always with [`Backend::Cuda`], never
+    /// with [`Backend::Cpu`], and with [`Backend::Auto`] when it chooses one (a job large
+    /// enough, with a usable GPU whose kernels cover the plan and are compiled; see
+    /// [`Plan::executor`]). Decided without opening a GPU, once per plan; a GPU that then
+    /// fails to open still leaves the blocks to the CPU.
+    ///
+    /// ```
+    /// use reproject::engine::{Backend, Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = ndarray::Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = |backend| Plan::new(&source, &wcs, &wcs, &[64, 64], &Options { backend, ..Options::default() });
+    /// assert!(plan(Backend::Cuda)?.runs_on_gpu());
+    /// assert!(!plan(Backend::Auto)?.runs_on_gpu()); // too small for a GPU
+    /// assert!(!plan(Backend::Cpu)?.runs_on_gpu());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn runs_on_gpu(&self) -> bool {
+        match self.options.backend {
+            Backend::Cpu => false,
+            Backend::Cuda => true,
+            Backend::Auto => *self.auto_decision() == AutoChoice::Gpu,
+        }
+    }
+
+    /// [`Backend::Auto`]'s choice for this plan ([`auto_choice`]), made on first use: the
+    /// GPU's readiness is asked only for a job large enough for an open GPU, and a plan the
+    /// kernels do not cover stays on the CPU without asking it.
+    fn auto_decision(&self) -> &AutoChoice {
+        self.auto.get_or_init(|| {
+            auto_choice(
+                |gpu| self.estimate_with(gpu),
+                || {
+                    kernel_params::kernel_support(self).map_err(Error::GpuUnavailable)?;
+                    crate::gpu::readiness(self.options.devices)
+                },
+            )
+        })
     }
 
     /// What computes this plan's blocks: chosen once, on first use, from the options
@@ -626,10 +671,7 @@ impl<'a> Plan<'a> {
             Arc::new(CpuExecutor)
         };
         let devices = self.options.devices;
-        match auto_choice(
-            |gpu| self.estimate_with(gpu),
-            || crate::gpu::readiness(devices),
-        ) {
+        match self.auto_decision().clone() {
             // The common case, and expected: silent.
             AutoChoice::Cpu(_) => Arc::new(CpuExecutor),
             AutoChoice::CpuUntilOpen(estimate) => on_cpu(

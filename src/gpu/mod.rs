@@ -47,12 +47,12 @@ pub mod variant;
 use std::fmt;
 use std::str::FromStr;
 
-pub(crate) use registry::{compile_for_in_background, driver_installed};
 pub use registry::{
-    compile_kernels_in_background, drivers, kernels_cache_file, kernels_cached, parse_device,
-    readiness, release_kept_memory, simulated_device, simulated_devices, visible_devices, warmup,
-    Devices, Readiness,
+    cached_kernels, compile_kernels_in_background, drivers, kernels_cache_file, kernels_cached,
+    parse_device, readiness, release_kept_memory, simulated_device, simulated_devices,
+    visible_devices, warmup, Devices, Readiness,
 };
+pub(crate) use registry::{compile_for_in_background, driver_installed};
 
 /// Blocks until the kernel variants this process compiles in the background are ready (a
 /// plan whose variant is not compiled yet runs the general kernel meanwhile, see

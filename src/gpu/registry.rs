@@ -299,6 +299,34 @@ pub fn kernels_cache_file(arch: &str) -> Result<std::path::PathBuf> {
     }
 }
 
+/// The kernels' CUBIN for GPUs of architecture `arch` (e.g. `sm_90`), as opening such a GPU
+/// gets them: from the on-disk cache, or compiled now by this process's libnvrtc and stored
+/// there (no GPU is needed). A compilation of them already running, in this process's
+/// background ([`compile_kernels_in_background`]) or in another process, is waited for
+/// rather than repeated.
+///
+/// Errors: [`Error::GpuUnavailable`] without libnvrtc or the `cuda` feature;
+/// [`Error::Gpu`] when NVRTC rejects the kernels.
+///
+/// ```no_run
+/// let cubin = reproject::gpu::cached_kernels("sm_90")?; // compiles once per machine
+/// assert!(reproject::gpu::kernels_cached("sm_90")?);
+/// assert_eq!(reproject::gpu::cached_kernels("sm_90")?, cubin); // from the cache
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn cached_kernels(arch: &str) -> Result<Vec<u8>> {
+    #[cfg(feature = "cuda")]
+    {
+        let nvrtc = super::runtime::nvrtc_version().map_err(Error::GpuUnavailable)?;
+        super::runtime::general_kernels(arch, nvrtc)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = arch;
+        Err(Error::GpuUnavailable(super::NO_CUDA_FEATURE.into()))
+    }
+}
+
 /// Compiles the kernels for GPUs of architecture `arch` (e.g. `sm_90`) into the on-disk cache
 /// on a background thread: only libnvrtc is needed, no GPU (a container image can be given
 /// its kernels when it is built). Nothing starts while this process compiles them already;

@@ -252,17 +252,54 @@ pub(crate) fn general_cache_file(arch: &str) -> Result<PathBuf> {
 /// [`crate::io::OutputLock`]). No GPU is needed, only libnvrtc.
 pub(crate) fn compile_into_cache(arch: &str) -> Result<()> {
     let file = general_cache_file(arch)?;
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    let _compiling = match crate::io::OutputLock::acquire(&file) {
+    let _compiling = match lock_cache_file(&file) {
         Ok(lock) => lock,
         Err(Error::OutputBusy(_)) => return Ok(()),
         Err(e) => return Err(e),
     };
     let nvrtc = nvrtc_version().map_err(Error::GpuUnavailable)?;
     cached_compile(arch, nvrtc, &KernelDefines::general()).map(|_| ())
+}
+
+/// How long [`general_kernels`] waits for a compilation of the same kernels that is already
+/// running before it compiles them itself: the general kernels take about 20 s on the H100
+/// machine's NVRTC.
+const COMPILATION_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The general kernels' CUBIN for `arch` by NVRTC `nvrtc`, as opening a device gets it: from
+/// the on-disk cache, or compiled now and stored there. A compilation of them already running
+/// (in this process's background, or in another process: either holds the cache file's lock)
+/// is waited for, up to [`COMPILATION_WAIT`], rather than repeated; compiling here holds the
+/// lock, so that others wait in turn.
+pub(crate) fn general_kernels(arch: &str, nvrtc: (i32, i32)) -> Result<Vec<u8>> {
+    let compile = || cached_compile(arch, nvrtc, &KernelDefines::general());
+    let Ok(file) = general_cache_file(arch) else {
+        return compile();
+    };
+    let give_up = std::time::Instant::now() + COMPILATION_WAIT;
+    loop {
+        if file.is_file() {
+            return compile(); // read from the cache (compiled again if it is damaged)
+        }
+        match lock_cache_file(&file) {
+            Ok(_compiling) => return compile(),
+            Err(Error::OutputBusy(_)) if std::time::Instant::now() < give_up => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            // A cache folder that cannot be locked, or a compilation that never ends.
+            Err(_) => return compile(),
+        }
+    }
+}
+
+/// Takes the lock of the cache file `file` (creating its folder): held while its kernels
+/// compile. [`Error::OutputBusy`] while another compilation holds it.
+fn lock_cache_file(file: &std::path::Path) -> Result<crate::io::OutputLock> {
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Io(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    crate::io::OutputLock::acquire(file)
 }
 
 /// The architecture (`sm_XY`) of device `ordinal`, asked of the driver without a context.
@@ -469,8 +506,7 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
         dsys::cuDriverGetVersion(&mut driver_version)
     })?;
     let arch = format!("sm_{major}{minor}");
-    let image = cached_compile(&arch, nvrtc_version, &KernelDefines::general())
-        .map_err(|e| e.to_string())?;
+    let image = general_kernels(&arch, nvrtc_version).map_err(|e| e.to_string())?;
     let module = guard("cuModuleLoadData", || {
         ctx.load_module(Ptx::from_binary(image))
     })?

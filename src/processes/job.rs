@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::plan::JobPlan;
 use crate::engine::lazy::InputSpec;
+use crate::engine::Backend;
 use crate::error::{Error, Result};
 use crate::io::{MappedOutput, OutputFormat, OutputLayout, OutputType};
 
@@ -291,15 +292,21 @@ impl ProcessJob {
         let (a, b) = (self.plan.options(), plan.options());
         differ(a.order == b.order, "the interpolation order");
         // A block size left open takes the one the job started with (see
-        // JobPlan::with_blocks_of).
+        // JobPlan::with_choices_of).
         differ(
             b.block_size.is_none() || a.block_size == b.block_size,
             "the block size",
+        );
+        // A device left to `Auto` takes the one the job started with (its owner's CPU).
+        differ(
+            b.backend == Backend::Auto || a.backend == b.backend,
+            "the device",
         );
         let other_options = |o: &crate::engine::Options| {
             let mut o = o.clone();
             o.order = crate::engine::Options::default().order;
             o.block_size = None;
+            o.backend = Backend::Auto;
             o
         };
         differ(other_options(a) == other_options(b), "the other options");

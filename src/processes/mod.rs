@@ -123,9 +123,22 @@ impl PreparedJob {
     }
 }
 
-/// Runs `plan` (a [`JobPlan`], or a reprojection or mosaic plan) with `workers` processes into the outputs of `request`, or resumes the
-/// previous, interrupted run of the very same job. `on_progress(done, total)` is called as
-/// blocks finish. Returns the published path of the image.
+/// What [`run_processes`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessRun {
+    /// The published path of the image.
+    pub output: PathBuf,
+    /// How many worker processes the job runs on: as many as asked, at most one per GPU (none
+    /// is started when an earlier run had computed every block).
+    pub workers: usize,
+    /// The GPU of each worker, in order (`None`: they computed on the CPU).
+    pub gpus: Option<Vec<usize>>,
+}
+
+/// Runs `plan` (a [`JobPlan`], or a reprojection or mosaic plan) with `workers` processes
+/// into the outputs of `request`, or resumes the previous, interrupted run of the very same
+/// job. `on_progress(done, total)` is called as blocks finish. The workers compute where the
+/// owner's plan chose ([`JobPlan::with_choices_of`], [`worker_gpus`]): at most one per GPU.
 ///
 /// Fails at once with [`Error::OutputBusy`] if another live run (or its workers) owns the
 /// output, and before writing anything if a job left there differs from this one.
@@ -135,21 +148,22 @@ pub fn run_processes(
     workers: usize,
     command: &WorkerCommand,
     on_progress: &mut dyn FnMut(usize, usize),
-) -> Result<PathBuf> {
+) -> Result<ProcessRun> {
     if workers == 0 {
         return Err(Error::InvalidArgument(
             "the number of processes must be positive".into(),
         ));
     }
-    let plan = plan.into();
-    let mut prepared = prepare_job(&plan, request)?;
+    let mut prepared = prepare_job(plan, request)?;
     let job = &prepared.job;
+    // The job's plan, with the owner's choices in it.
+    let gpus = worker_gpus(&job.plan);
+    let workers = worker_count(gpus.as_deref(), workers);
     if job.state == JobState::Computing {
         let missing = missing_blocks(job)?;
         on_progress(job.blocks - missing.len(), job.blocks);
         let mut failures = Vec::new();
         if !missing.is_empty() {
-            let gpus = worker_gpus(&plan);
             failures = run_workers(&prepared, workers, gpus.as_deref(), command, on_progress)?;
         }
         let missing = missing_blocks(job)?;
@@ -175,14 +189,20 @@ pub fn run_processes(
     OutputLayout::publish(&job.layouts(), &prepared.locks())?;
     let _ = std::fs::remove_file(&job.progress);
     let _ = std::fs::remove_file(&prepared.job_file);
-    Ok(job.data.path().to_path_buf())
+    Ok(ProcessRun {
+        output: job.data.path().to_path_buf(),
+        workers,
+        gpus: gpus.map(|g| g[..workers].to_vec()),
+    })
 }
 
 /// The environment variable that gives a worker process its GPU (an ordinal).
 pub const WORKER_GPU_VAR: &str = "REPROJECT_RS_WORKER_GPU";
 
 /// The GPUs the workers of a GPU plan spread over, one process per GPU (`None` for a CPU
-/// plan, or an `Auto` one without a GPU, whose workers all run on the CPU).
+/// plan, or an `Auto` one without a GPU, whose workers all run on the CPU). A prepared job's
+/// plan ([`PreparedJob::job`]) says `Cpu` where its owner's `Auto` chose the CPU
+/// ([`JobPlan::with_choices_of`]).
 pub fn worker_gpus(plan: &JobPlan) -> Option<Vec<usize>> {
     let options = plan.options();
     match options.backend {
@@ -219,8 +239,8 @@ impl Drop for Workers {
 }
 
 /// Starts the workers of a prepared job and waits for them, reporting progress; returns
-/// their failures. With `gpus`, at most one worker per GPU, each given its own
-/// ([`WORKER_GPU_VAR`]); workers are new processes (spawned, never forked from a process
+/// their failures. With `gpus` (as many as `workers` at least: see [`worker_count`]), each
+/// worker is given its own ([`WORKER_GPU_VAR`]); workers are new processes (spawned, never forked from a process
 /// that may hold a CUDA context).
 fn run_workers(
     prepared: &PreparedJob,
@@ -230,7 +250,6 @@ fn run_workers(
     on_progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<String>> {
     let job = &prepared.job;
-    let workers = worker_count(gpus, workers);
     let mut children = Workers(Vec::with_capacity(workers));
     for k in 0..workers {
         let mut worker = Command::new(&command.program);
@@ -333,7 +352,7 @@ pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<
     }
     let opened = plan.open()?;
     let blocks = opened.blocks().len();
-    let pinned = plan.with_blocks_of(&opened);
+    let pinned = plan.with_choices_of(&opened);
     // Creating an output takes its lock: let ours go. A run that slips in between owns the
     // output from then on, and the creation below fails (busy, or its partial file exists).
     drop(lock);

@@ -8,7 +8,7 @@ use crate::engine::blocks::Block;
 use crate::engine::lazy::{InputSpec, ReprojectPlan};
 use crate::engine::{OutputSample, Plan};
 use crate::error::Result;
-use crate::gpu::Devices;
+use crate::gpu::{Backend, Devices};
 use crate::mosaic::plan::{MosaicPlan, OpenedMosaic};
 
 /// What a process-parallel job computes.
@@ -90,35 +90,45 @@ impl JobPlan {
         self
     }
 
-    /// This job with the block shape its open plan (`opened`) chose written into its options,
-    /// where they leave it open: a reprojection's blocks are those of the executor its plan
-    /// chooses ([`Plan::block_shape`]), and a worker's plan (on a GPU of its own, or on the
-    /// CPU where the owner's `Auto` found a GPU) may choose another executor. Pinned, the
-    /// owner and every worker cut the output the same way. A mosaic's blocks never depend on
-    /// the executor: it is returned as it is.
+    /// This job with what its open plan (`opened`) chose written into its options, where they
+    /// leave it open, so that the owner and every worker cut and compute the output alike:
+    /// - the block shape: a reprojection's blocks are those of the device its plan chooses
+    ///   ([`Plan::block_shape`]), and a worker's plan (on a GPU of its own, or without one)
+    ///   may choose another;
+    /// - the device of an `Auto` reprojection its plan keeps on the CPU (too small for the
+    ///   GPU, no usable GPU, kernels not compiled yet): `Cpu`, so its workers are as many as
+    ///   asked, all on the CPU ([`super::worker_gpus`]). One its plan sends to a GPU stays
+    ///   `Auto`: a worker per GPU, each falling back to the CPU if its GPU fails to open.
+    ///
+    /// A mosaic's blocks never depend on the device, and each of its inputs chooses its own:
+    /// it is returned as it is.
     ///
     /// ```
     /// use reproject::engine::lazy::{InputSpec, ReprojectPlan};
-    /// use reproject::engine::Options;
+    /// use reproject::engine::{Backend, Options};
     /// use reproject::processes::JobPlan;
     /// use reproject::wcs::Wcs;
-    /// let input = std::env::temp_dir().join(format!("blocks_of_{}.npy", std::process::id()));
+    /// let input = std::env::temp_dir().join(format!("choices_of_{}.npy", std::process::id()));
     /// ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
     /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
     /// let job = JobPlan::from(ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
     ///     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![300, 200],
-    ///     options: Options::default() });
-    /// let pinned = job.with_blocks_of(&job.open()?);
+    ///     options: Options { backend: Backend::Auto, ..Options::default() } });
+    /// let pinned = job.with_choices_of(&job.open()?);
     /// assert!(pinned.options().block_size.is_some());
+    /// assert_eq!(pinned.options().backend, Backend::Cpu); // too small for a GPU
     /// assert_eq!(pinned.open()?.blocks(), job.open()?.blocks());
     /// # std::fs::remove_file(input).unwrap();
     /// # Ok::<(), reproject::Error>(())
     /// ```
-    pub fn with_blocks_of(&self, opened: &OpenedJob) -> JobPlan {
+    pub fn with_choices_of(&self, opened: &OpenedJob) -> JobPlan {
         let mut pinned = self.clone();
         if let (JobPlan::Reprojection(p), OpenedJob::Reprojection(open)) = (&mut pinned, opened) {
             if p.options.block_size.is_none() {
                 p.options.block_size = Some(open.block_shape());
+            }
+            if p.options.backend == Backend::Auto && !open.runs_on_gpu() {
+                p.options.backend = Backend::Cpu;
             }
         }
         pinned

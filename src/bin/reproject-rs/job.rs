@@ -17,8 +17,8 @@ use reproject::io::{
     FitsSource, ImageSource, MappedOutput, NpySource, OutputElement, OutputType, PendingFile,
 };
 use reproject::processes::{
-    missing_blocks, prepare_job, run_processes, worker_count, worker_gpus, FileRequest,
-    FootprintRequest, JobPlan, OutputRequest, WorkerCommand,
+    missing_blocks, prepare_job, run_processes, FileRequest, FootprintRequest, JobPlan,
+    OutputRequest, WorkerCommand,
 };
 use reproject::wcs::header::Header;
 use reproject::wcs::Wcs;
@@ -529,20 +529,18 @@ fn with_processes(
         already.get_or_insert(done);
         bar.set(done as u64);
     };
-    run_processes(&spec, &request, workers, &command, &mut on_progress).map_err(out_err)?;
-    // GPU jobs run one worker per GPU at most.
-    let workers = worker_count(worker_gpus(&spec).as_deref(), workers);
+    let run =
+        run_processes(&spec, &request, workers, &command, &mut on_progress).map_err(out_err)?;
     bar.finish();
     let t_compute = t.elapsed();
     Ok(Report {
         shape: shape.clone(),
         blocks: blocks - already.unwrap_or(0),
-        threads: workers,
-        device: match worker_gpus(&spec) {
+        threads: run.workers,
+        device: match &run.gpus {
             Some(gpus) => format!(
                 "cuda:{}",
-                gpus[..workers.min(gpus.len())]
-                    .iter()
+                gpus.iter()
                     .map(|g| g.to_string())
                     .collect::<Vec<_>>()
                     .join(",")

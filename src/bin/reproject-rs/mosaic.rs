@@ -15,8 +15,7 @@ use reproject::mosaic::coadd::{
 use reproject::mosaic::optimal_wcs::{frame_from_name, optimal_celestial_wcs, OptimalWcsOptions};
 use reproject::mosaic::plan::{MosaicInputSpec, MosaicPlan};
 use reproject::processes::{
-    run_processes, worker_count, worker_gpus, FileRequest, FootprintRequest, JobPlan,
-    OutputRequest, WorkerCommand,
+    run_processes, FileRequest, FootprintRequest, JobPlan, OutputRequest, WorkerCommand,
 };
 use reproject::wcs::Wcs;
 
@@ -346,9 +345,10 @@ fn with_processes(
         bar.set_length(total as u64);
         bar.set(done as u64);
     };
-    run_processes(&plan, request, workers, &command, &mut on_progress).map_err(out_err)?;
+    let workers = run_processes(&plan, request, workers, &command, &mut on_progress)
+        .map_err(out_err)?
+        .workers;
     bar.finish();
-    let workers = worker_count(worker_gpus(&plan).as_deref(), workers);
     Ok(format!(
         "wrote {} ({} x {}, f64): {} input(s), {workers} worker process(es){}, {:.2} s \
          (background {:.2} s, mosaic {:.2} s)",
