@@ -593,7 +593,9 @@ impl<'a> Plan<'a> {
     /// with [`Backend::Cpu`], and with [`Backend::Auto`] when it chooses one (a job large
     /// enough, with a usable GPU whose kernels cover the plan and are compiled; see
     /// [`Plan::executor`]). Decided without opening a GPU, once per plan; a GPU that then
-    /// fails to open still leaves the blocks to the CPU.
+    /// fails to open still leaves the blocks to the CPU. A job that `Auto` keeps on the CPU
+    /// only because the GPU's kernels were never compiled starts their compilation in the
+    /// background when this is decided ([`crate::gpu::compile_kernels_in_background`]).
     ///
     /// ```
     /// use reproject::engine::{Backend, Options, Plan};
@@ -618,16 +620,34 @@ impl<'a> Plan<'a> {
 
     /// [`Backend::Auto`]'s choice for this plan ([`auto_choice`]), made on first use: the
     /// GPU's readiness is asked only for a job large enough for an open GPU, and a plan the
-    /// kernels do not cover stays on the CPU without asking it.
+    /// kernels do not cover stays on the CPU without asking it. A job kept on the CPU only
+    /// because the GPU's kernels are not compiled starts their compilation in the background
+    /// here, for the jobs after it, whoever asked (the process computing the job, or the
+    /// owner of worker processes, whose workers then compute on the CPU).
     fn auto_decision(&self) -> &AutoChoice {
         self.auto.get_or_init(|| {
-            auto_choice(
+            let devices = self.options.devices;
+            let choice = auto_choice(
                 |gpu| self.estimate_with(gpu),
                 || {
                     kernel_params::kernel_support(self).map_err(Error::GpuUnavailable)?;
-                    crate::gpu::readiness(self.options.devices)
+                    crate::gpu::readiness(devices)
                 },
-            )
+            );
+            if let AutoChoice::CpuWhileCompiling(estimate) = &choice {
+                if let Ok(true) = crate::gpu::compile_for_in_background(devices) {
+                    log_once(
+                        "compiling",
+                        &format!(
+                            "computing on the CPU: {estimate}, whose kernels are not compiled \
+                             yet; they compile in the background into the disk cache (once per \
+                             machine, about 20 s; a process that ends first waits for them) for \
+                             the jobs after this one"
+                        ),
+                    );
+                }
+            }
+            choice
         })
     }
 
@@ -670,7 +690,6 @@ impl<'a> Plan<'a> {
             }
             Arc::new(CpuExecutor)
         };
-        let devices = self.options.devices;
         match self.auto_decision().clone() {
             // The common case, and expected: silent.
             AutoChoice::Cpu(_) => Arc::new(CpuExecutor),
@@ -682,20 +701,8 @@ impl<'a> Plan<'a> {
                 ),
             ),
             AutoChoice::NoGpu(e) => on_cpu("cpu", &e),
-            AutoChoice::CpuWhileCompiling(estimate) => {
-                match crate::gpu::compile_for_in_background(devices) {
-                    Ok(true) => on_cpu(
-                        "compiling",
-                        &format!(
-                            "{estimate}, whose kernels are not compiled yet; they compile in \
-                             the background into the disk cache (once per machine, about 20 s; \
-                             a process that ends first waits for them) for the jobs after this \
-                             one"
-                        ),
-                    ),
-                    _ => Arc::new(CpuExecutor),
-                }
-            }
+            // Their compilation started with the choice (see `auto_decision`).
+            AutoChoice::CpuWhileCompiling(_) => Arc::new(CpuExecutor),
             AutoChoice::Gpu => match self.gpu_executor() {
                 Ok(gpu) => {
                     log_once("using", &format!("computing on {}", gpu.name()));

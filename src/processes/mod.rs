@@ -124,6 +124,13 @@ impl PreparedJob {
 }
 
 /// What [`run_processes`] did.
+///
+/// ```
+/// use reproject::processes::ProcessRun;
+/// // Two workers, on GPUs 0 and 1.
+/// let run = ProcessRun { output: "out.fits".into(), workers: 2, gpus: Some(vec![0, 1]) };
+/// assert_eq!(run.gpus.as_ref().map(Vec::len), Some(run.workers));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessRun {
     /// The published path of the image.
