@@ -243,6 +243,9 @@ where
             ),
         ));
     }
+    // The arrays allocated here are written for the first time by the job (see
+    // `Plan::with_fresh_outputs`).
+    let fresh_bytes = fresh * shape.iter().product::<usize>() * std::mem::size_of::<T>();
     run_detached(py, || {
         let plan = match geometry {
             Geometry::Wcs(wcs_in, wcs_out) => {
@@ -252,7 +255,8 @@ where
                 Plan::from_positions(&source, table.clone(), shape_out, options)?
             }
         };
-        plan.compute_into(data_view, fp_view)
+        plan.with_fresh_outputs(fresh_bytes as u64)
+            .compute_into(data_view, fp_view)
     })?;
     drop((out_guard, fp_guard));
     let data = match (output, fresh_data) {

@@ -5,11 +5,19 @@
 //!
 //! ```text
 //! CPU  = pixels · (transform + distortion + interpolation ns per pixel and thread) / threads
+//!        + fresh output bytes / (host write rate per thread · threads)
 //! GPU  = start (if this process has not opened the GPU yet: the context and the kernels
 //!        loaded, plus their compilation when they are not in the disk cache)
 //!        + fixed cost per call + max(bytes up and down / PCIe, pixels · kernel ns per pixel)
 //!        + pixels · spline ns per pixel (orders 2-5)
+//!        + fresh output bytes / (host write rate per thread · the GPU path's host writers)
 //! ```
+//!
+//! Fresh outputs (memory allocated for the call and never written, as every Python call
+//! without `output_array` returns) cost their first write wherever the job runs: the kernel
+//! zeroes each new page as it is first touched, on the thread that touches it. The CPU
+//! engine writes with all its threads, the GPU path with its host threads (8 on a 16-core
+//! machine), so such outputs weigh twice as much on the GPU's side there.
 //!
 //! The copies and the kernels overlap (the pipeline of `engine::gpu_executor`), so the GPU's
 //! time is the larger of the two after its fixed cost; a spline order's prefilter waits for
@@ -24,7 +32,8 @@
 //! use reproject::gpu::Readiness;
 //! let job = |side: u64| JobSize { pixels: side * side, input_bytes: side * side * 4,
 //!                                 output_bytes: side * side * 4, homography: true,
-//!                                 distortion: false, order: 1, gpu: Readiness::Open };
+//!                                 distortion: false, order: 1, gpu: Readiness::Open,
+//!                                 fresh_output_bytes: 0, gpu_host_writers: 8 };
 //! let model = CostModel::H100;
 //! assert!(!model.estimate(&job(256), 16).prefers_gpu());   // small: the CPU
 //! assert!(model.estimate(&job(16384), 16).prefers_gpu());  // 16384²: the GPU
@@ -45,7 +54,7 @@ use crate::gpu::Readiness;
 /// ```
 /// let job = reproject::engine::cost::JobSize { pixels: 100, input_bytes: 400,
 ///     output_bytes: 400, homography: false, distortion: false, order: 3,
-///     gpu: reproject::gpu::Readiness::Open };
+///     gpu: reproject::gpu::Readiness::Open, fresh_output_bytes: 1600, gpu_host_writers: 8 };
 /// assert_eq!(job.order, 3);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +74,13 @@ pub struct JobSize {
     /// How far this process is from computing on the GPU: the estimate counts its start
     /// unless it is open, and the kernels' compilation when they are not cached.
     pub gpu: Readiness,
+    /// Bytes of fresh memory (allocated for the call, never written) the results and the
+    /// footprint fill, on either device: 0 for outputs written before (the caller's arrays,
+    /// reused buffers).
+    pub fresh_output_bytes: u64,
+    /// The host threads that write the GPU path's results ([`crate::engine::BlockExecutor`]'s
+    /// `parallel`: 8 on a 16-core machine, whatever the CPU's parallelism asks for).
+    pub gpu_host_writers: usize,
 }
 
 /// Estimated times of one job on the CPU and on the GPU.
@@ -138,6 +154,9 @@ pub struct CostModel {
     /// Extra nanoseconds per output pixel for spline orders, after the copies: the device
     /// prefilter starts once every input row is up, and no block starts before it.
     pub gpu_ns_spline: f64,
+    /// Bytes of fresh output memory one host thread fills per second (its first write, the
+    /// kernel zeroing each new page).
+    pub host_fresh_bytes_per_s: f64,
 }
 
 impl CostModel {
@@ -164,7 +183,12 @@ impl CostModel {
     /// - a process's first GPU call: about 0.35 s more than the CPU's (the CLI's GPU mosaic
     ///   and its `cuda:all` run with kernels from the disk cache), and 16.9 s more (up to
     ///   27 s) when NVRTC compiles the general kernels first (the benchmark's setup line in
-    ///   `docs/measurements/h100-2026-11-26`, with and without the disk cache).
+    ///   `docs/measurements/h100-2026-11-26`, with and without the disk cache);
+    /// - fresh float64 data and footprint (4.3 GB for 16384²), from the same run's Python
+    ///   benchmark: they added 136 ms to the CPU's bilinear call (16 writing threads) and
+    ///   289 ms to the GPU's (8), 257 ms to the GPU's bicubic call, and 19.5 and 17.5 ms to
+    ///   the GPU's 4096² CAR → TAN and SIP → TAN calls (0.27 GB): 1.9 GB/s a thread. Written
+    ///   alone on 16 threads they took 141-164 ms.
     pub const H100: CostModel = CostModel {
         cpu_ns_homography: 2.5,
         cpu_ns_transform: 102.0,
@@ -178,6 +202,7 @@ impl CostModel {
         gpu_ns_transform: 0.15,
         gpu_ns_distortion: 0.10,
         gpu_ns_spline: 0.12,
+        host_fresh_bytes_per_s: 1.9e9,
     };
 
     /// The job's estimated times, the CPU engine running on `threads` threads.
@@ -186,7 +211,7 @@ impl CostModel {
     /// use reproject::engine::cost::{CostModel, JobSize};
     /// let job = JobSize { pixels: 4096 * 4096, input_bytes: 4096 * 4096 * 8,
     ///     output_bytes: 4096 * 4096 * 8, homography: false, distortion: false, order: 1,
-    ///     gpu: reproject::gpu::Readiness::Open };
+    ///     gpu: reproject::gpu::Readiness::Open, fresh_output_bytes: 0, gpu_host_writers: 8 };
     /// let (one, many) = (CostModel::H100.estimate(&job, 1), CostModel::H100.estimate(&job, 64));
     /// assert!(one.cpu > many.cpu && one.gpu == many.gpu);
     /// ```
@@ -203,8 +228,11 @@ impl CostModel {
         } else {
             (0.0, 0.0)
         };
-        let cpu = pixels * (transform + cpu_distortion + self.cpu_ns_interp[order])
-            / threads.max(1) as f64;
+        let threads = threads.max(1) as f64;
+        let fresh =
+            |writers: f64| job.fresh_output_bytes as f64 / (self.host_fresh_bytes_per_s * writers);
+        let cpu = pixels * (transform + cpu_distortion + self.cpu_ns_interp[order]) / threads
+            + fresh(threads) * 1e9;
         let spline = if order >= 2 { self.gpu_ns_spline } else { 0.0 };
         let kernels = pixels * (kernel + gpu_distortion) * 1e-9;
         let copies = (job.input_bytes + job.output_bytes) as f64 / self.pcie_bytes_per_s;
@@ -213,7 +241,11 @@ impl CostModel {
             Readiness::Cached => self.gpu_start_s,
             Readiness::Uncompiled => self.gpu_start_s + self.gpu_compile_s,
         };
-        let gpu = start + self.gpu_fixed_s + copies.max(kernels) + pixels * spline * 1e-9;
+        let gpu = start
+            + self.gpu_fixed_s
+            + copies.max(kernels)
+            + pixels * spline * 1e-9
+            + fresh(job.gpu_host_writers.max(1) as f64);
         Estimate {
             cpu: Duration::from_secs_f64(cpu * 1e-9),
             gpu: Duration::from_secs_f64(gpu),
@@ -234,6 +266,8 @@ mod tests {
             distortion: false,
             order,
             gpu: Readiness::Open,
+            fresh_output_bytes: 0,
+            gpu_host_writers: 8,
         }
     }
 
@@ -283,6 +317,51 @@ mod tests {
         }
         assert!(!m.estimate(&square(256, true, 1, 4), 16).prefers_gpu());
         assert!(!m.estimate(&square(1024, true, 0, 4), 16).prefers_gpu());
+    }
+
+    /// The Python calls of `docs/measurements/h100-2026-11-27-session14` run 5, which return
+    /// fresh float64 data and footprints (16 threads for the CPU, `parallel=True`; 8 host
+    /// writers for the GPU): the model gives their measured times within 15 % and picks the
+    /// faster device, the CPU for the bilinear job, which the GPU wins into reused outputs.
+    #[test]
+    fn fresh_outputs_weigh_on_the_gpu_paths_fewer_writers() {
+        let m = CostModel::H100;
+        let fresh = |job: JobSize| JobSize {
+            fresh_output_bytes: job.pixels * 16,
+            output_bytes: job.pixels * 8,
+            ..job
+        };
+        let tan = |order| fresh(square(16384, true, order, 4));
+        let car = fresh(JobSize {
+            input_bytes: 1800 * 3600 * 8,
+            ..square(4096, false, 1, 8)
+        });
+        let sip = fresh(JobSize {
+            distortion: true,
+            ..square(4096, false, 1, 4)
+        });
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let close = |name: &str, model: f64, measured: f64| {
+            assert!(
+                (model / measured - 1.0).abs() < 0.15,
+                "{name}: model {model:.1} ms, measured {measured} ms"
+            );
+        };
+        let bilinear = m.estimate(&tan(1), 16);
+        close("bilinear on the CPU", ms(bilinear.cpu), 310.5);
+        close("bilinear on the GPU", ms(bilinear.gpu), 346.0);
+        assert!(!bilinear.prefers_gpu(), "{bilinear}");
+        // Into reused outputs (57.3 against 174.3 ms), and on one thread, the GPU.
+        assert!(m.estimate(&square(16384, true, 1, 4), 16).prefers_gpu());
+        assert!(m.estimate(&tan(1), 1).prefers_gpu());
+        let bicubic = m.estimate(&tan(3), 16);
+        close("bicubic on the GPU", ms(bicubic.gpu), 357.2);
+        assert!(bicubic.prefers_gpu(), "{bicubic}");
+        let (car, sip) = (m.estimate(&car, 16), m.estimate(&sip, 16));
+        close("CAR -> TAN on the CPU", ms(car.cpu), 130.2);
+        close("CAR -> TAN on the GPU", ms(car.gpu), 31.5);
+        close("SIP -> TAN on the GPU", ms(sip.gpu), 30.5);
+        assert!(car.prefers_gpu() && sip.prefers_gpu());
     }
 
     #[test]

@@ -348,6 +348,14 @@ fn block_threads(requested: Parallel, devices: usize, cores: usize) -> usize {
     }
 }
 
+/// The host threads that write a one-GPU job's results when the CPU's parallelism asks for
+/// `requested` ([`block_threads`] on this machine's cores): what the cost model counts for
+/// fresh outputs.
+pub(super) fn host_writers(requested: Parallel) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    block_threads(requested, 1, cores)
+}
+
 /// [`fill_rows`] on `crew`, never on a rayon pool: for the thread that uploads the resident
 /// planes while block threads of the pool wait for its rows (a rayon wait could run one of
 /// those blocks on this thread, which would then wait for itself; see [`super::crew`]).

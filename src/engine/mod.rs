@@ -294,6 +294,8 @@ pub struct Plan<'a> {
     executor: OnceLock<Arc<dyn BlockExecutor>>,
     /// [`Backend::Auto`]'s choice, made once without opening a GPU ([`Plan::auto_decision`]).
     auto: OnceLock<AutoChoice>,
+    /// Bytes of fresh memory the results fill ([`Plan::with_fresh_outputs`]).
+    fresh_output_bytes: u64,
     /// The GPU state of device-resident calls ([`Plan::compute_block_on_device`]).
     device_resident: OnceLock<Result<Arc<(CudaExecutor, gpu_executor::Resident)>>>,
 }
@@ -441,6 +443,7 @@ impl<'a> Plan<'a> {
             coefficients: OnceLock::new(),
             executor: OnceLock::new(),
             auto: OnceLock::new(),
+            fresh_output_bytes: 0,
             device_resident: OnceLock::new(),
         };
         // The CPU computes the coefficients now (so their errors come from here) unless a GPU
@@ -737,6 +740,30 @@ impl<'a> Plan<'a> {
         self.estimate_with(readiness)
     }
 
+    /// This plan with its results (data and footprint) going into `bytes` of fresh memory:
+    /// allocated for the call and never written, as [`reproject_interp`] and every Python
+    /// call without `output_array` return them. [`Backend::Auto`] then counts the first
+    /// write of those pages on either device (see [`cost`]): the GPU path writes with fewer
+    /// host threads than the CPU engine. Say so before the plan computes anything.
+    ///
+    /// ```
+    /// use reproject::engine::{Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = ndarray::Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?;
+    /// let reused = plan.cost_estimate();
+    /// let fresh = plan.with_fresh_outputs(2 * 64 * 64 * 8).cost_estimate();
+    /// assert!(fresh.cpu > reused.cpu && fresh.gpu > reused.gpu);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn with_fresh_outputs(mut self, bytes: u64) -> Plan<'a> {
+        self.fresh_output_bytes = bytes;
+        self
+    }
+
     /// The cost model's estimate of this job with the GPU as `gpu` says.
     fn estimate_with(&self, gpu: Readiness) -> cost::Estimate {
         let (ny, nx) = self.plane_shape_out();
@@ -749,6 +776,8 @@ impl<'a> Plan<'a> {
             distortion: self.coords.is_distorted(),
             order: self.options.order.degree(),
             gpu,
+            fresh_output_bytes: self.fresh_output_bytes,
+            gpu_host_writers: gpu_executor::host_writers(self.options.parallel),
         };
         cost::CostModel::H100.estimate(&job, self.options.parallel.threads())
     }
@@ -1091,6 +1120,8 @@ pub fn reproject_interp(
     let plan = Plan::new(source, wcs_in, wcs_out, shape_out, options)?;
     let shape = plan.shape_out().to_vec();
     check_output_memory(&shape, 2 * std::mem::size_of::<f64>())?;
+    let bytes = shape.iter().product::<usize>() * 2 * std::mem::size_of::<f64>();
+    let plan = plan.with_fresh_outputs(bytes as u64);
     let mut data = zeroed_output(&shape);
     let mut footprint = zeroed_output(&shape);
     plan.compute_into(data.view_mut(), footprint.view_mut())?;

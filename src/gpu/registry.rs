@@ -484,14 +484,15 @@ pub fn warmup(devices: Devices) -> Result<Vec<String>> {
 pub fn release_kept_memory() {
     if simulated_devices().is_some() {
         simulators().iter().for_each(|sim| sim.release_kept());
-        return;
-    }
-    #[cfg(feature = "cuda")]
-    {
-        let open: Vec<Arc<super::cuda::CudaDriver>> = open_devices()
-            .values()
-            .filter_map(|d| d.clone().ok())
-            .collect();
-        open.iter().for_each(|driver| driver.release_kept());
+    } else {
+        // Collected first: the registry's lock is not held while they release.
+        #[cfg(feature = "cuda")]
+        {
+            let open: Vec<Arc<super::cuda::CudaDriver>> = open_devices()
+                .values()
+                .filter_map(|d| d.clone().ok())
+                .collect();
+            open.iter().for_each(|driver| driver.release_kept());
+        }
     }
 }

@@ -43,9 +43,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
+#[cfg(rp_sim_kernels)]
+use super::driver::SplineOp;
 use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
-    HostBuffer, SplineLaunch, SplineOp, StreamId,
+    HostBuffer, SplineLaunch, StreamId,
 };
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::timeline;

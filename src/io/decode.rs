@@ -261,6 +261,7 @@ impl<B: AsRef<[u8]>> ByteImage<B> {
     /// integers of the kernels' types with BZERO/BSCALE and BLANK; the unsigned conventions
     /// of 8, 16 and 32 bits (the sign-bit flip is the exact offset `zero + 1 · sample` on
     /// the signed, or unsigned, samples of the same width).
+    #[cfg_attr(not(feature = "fits"), allow(dead_code))] // only FITS inputs are decoded
     pub fn encoded_plane(&self, plane: usize) -> Option<(RawPlane<'_>, InputDecoding)> {
         let d = &self.decoder;
         let plain = !d.flip_sign && d.scale.is_none() && d.blank.is_none();
