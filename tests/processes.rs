@@ -13,7 +13,7 @@ use reproject::interp::Order;
 use reproject::io::{ArraySource, ImageSource, NpySource, OutputType};
 use reproject::processes::{
     missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
-    FootprintRequest, JobPlan, OutputRequest, WorkerCommand,
+    FootprintRequest, JobPlan, OpenedJob, OutputRequest, WorkerCommand,
 };
 use reproject::wcs::Wcs;
 use reproject::Result;
@@ -419,6 +419,23 @@ fn an_auto_job_kept_on_the_cpu_runs_every_worker_asked() {
     let out = dir.join("out.npy");
     run_owner_on_a_gpu("cpu", &out);
     assert_eager_result(&image, &plan, &out);
+}
+
+/// A job worth a GPU prepared where there is none (this test process sees no GPU), for a
+/// scheduler to run on other machines, leaves the device to its workers: `Auto`, with the
+/// blocks this machine would cut.
+#[test]
+fn a_job_worth_a_gpu_prepared_without_one_leaves_the_device_to_its_workers() {
+    let (dir, plan, _) = mixed_devices_job("processes_prepared_without_gpu");
+    let prepared = prepare_job(&plan, &request(&dir.join("out.npy"))).unwrap();
+    let opened = JobPlan::from(&plan).open().unwrap();
+    let OpenedJob::Reprojection(opened) = &opened else {
+        unreachable!()
+    };
+    assert!(opened.worth_a_gpu() && !opened.runs_on_gpu());
+    let options = prepared.job.plan.options();
+    assert_eq!(options.backend, Backend::Auto);
+    assert_eq!(options.block_size, Some(opened.block_shape()));
 }
 
 /// A job that leaves its block size (and device) open records the ones its plan chose, and a

@@ -537,12 +537,34 @@ impl<'a> Plan<'a> {
     /// with a job large enough for a GPU (one too small even for an open GPU stays on the
     /// CPU, and computes them now, as a CPU plan does).
     fn gpu_may_prefilter(&self) -> bool {
-        let gpu_may_run = match self.options.backend {
+        match self.options.backend {
             Backend::Cpu => false,
-            Backend::Cuda => true,
-            Backend::Auto => self.estimate_with(Readiness::Open).prefers_gpu(),
-        };
-        gpu_may_run && kernel_params::kernel_support(self).is_ok()
+            Backend::Cuda => kernel_params::kernel_support(self).is_ok(),
+            Backend::Auto => self.worth_a_gpu(),
+        }
+    }
+
+    /// Whether this job is worth a GPU at all, whatever this machine has: the kernels cover
+    /// the plan and the cost model estimates it faster on a GPU that is open and ready than
+    /// on the CPU (with the options' threads). A job that is not stays on the CPU with
+    /// [`Backend::Auto`] on any machine; one that is goes to a GPU where one is ready
+    /// ([`Plan::runs_on_gpu`]).
+    ///
+    /// ```
+    /// use reproject::engine::{Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = ndarray::Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// assert!(!Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?.worth_a_gpu());
+    /// let serial = Options { parallel: reproject::engine::Parallel::Serial, ..Options::default() };
+    /// assert!(Plan::new(&source, &wcs, &wcs, &[16384, 16384], &serial)?.worth_a_gpu());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn worth_a_gpu(&self) -> bool {
+        self.estimate_with(Readiness::Open).prefers_gpu()
+            && kernel_params::kernel_support(self).is_ok()
     }
 
     /// The CPU's spline coefficients of every input plane (orders ≥ 2; `None` for orders 0

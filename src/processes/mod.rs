@@ -208,7 +208,7 @@ pub const WORKER_GPU_VAR: &str = "REPROJECT_RS_WORKER_GPU";
 
 /// The GPUs the workers of a GPU plan spread over, one process per GPU (`None` for a CPU
 /// plan, or an `Auto` one without a GPU, whose workers all run on the CPU). A prepared job's
-/// plan ([`PreparedJob::job`]) says `Cpu` where its owner's `Auto` chose the CPU
+/// plan ([`PreparedJob::job`]) says `Cpu` for an `Auto` job too small for any GPU
 /// ([`JobPlan::with_choices_of`]).
 pub fn worker_gpus(plan: &JobPlan) -> Option<Vec<usize>> {
     let options = plan.options();

@@ -95,10 +95,12 @@ impl JobPlan {
     /// - the block shape: a reprojection's blocks are those of the device its plan chooses
     ///   ([`Plan::block_shape`]), and a worker's plan (on a GPU of its own, or without one)
     ///   may choose another;
-    /// - the device of an `Auto` reprojection its plan keeps on the CPU (too small for the
-    ///   GPU, no usable GPU, kernels not compiled yet): `Cpu`, so its workers are as many as
-    ///   asked, all on the CPU ([`super::worker_gpus`]). One its plan sends to a GPU stays
-    ///   `Auto`: a worker per GPU, each falling back to the CPU if its GPU fails to open.
+    /// - the device of an `Auto` reprojection too small to be worth any GPU
+    ///   ([`Plan::worth_a_gpu`]): `Cpu`, so that its workers are as many as asked, all on the
+    ///   CPU, on whatever machine they run ([`super::worker_gpus`]). Any other stays `Auto`,
+    ///   and each worker decides for itself where it computes (a worker per GPU where the
+    ///   owner sees GPUs; the workers of a job prepared where there is none, for a scheduler
+    ///   to run elsewhere, may use the GPUs they find).
     ///
     /// A mosaic's blocks never depend on the device, and each of its inputs chooses its own:
     /// it is returned as it is.
@@ -127,7 +129,7 @@ impl JobPlan {
             if p.options.block_size.is_none() {
                 p.options.block_size = Some(open.block_shape());
             }
-            if p.options.backend == Backend::Auto && !open.runs_on_gpu() {
+            if p.options.backend == Backend::Auto && !open.worth_a_gpu() {
                 p.options.backend = Backend::Cpu;
             }
         }
