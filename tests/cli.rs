@@ -736,6 +736,37 @@ fn gpu_devices_under_the_cuda_simulator() {
     );
 }
 
+/// `reproject-rs warmup`: a line per GPU it opened (here the simulator's two), nothing to do
+/// for the CPU, clean errors for a GPU that does not exist and an architecture that is not
+/// one. (Compiling with `--arch` needs libnvrtc: tests/gpu_background_compile.rs.)
+#[test]
+fn warmup_opens_the_gpus() {
+    let sim = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .env("REPROJECT_RS_CUDA_SIM", "2")
+            .output()
+            .expect("the binary runs")
+    };
+    let o = sim(&["warmup"]);
+    ok(&o);
+    let lines: Vec<String> = text(&o.stdout).lines().map(String::from).collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].starts_with("GPU 0: CUDA simulator") && lines[1].starts_with("GPU 1:"));
+    let o = sim(&["warmup", "--device", "cuda:1"]);
+    ok(&o);
+    assert!(text(&o.stdout).starts_with("GPU 1:"), "{}", text(&o.stdout));
+    fails(&sim(&["warmup", "--device", "cuda:2"]), "no GPU 2");
+    let o = run(&["warmup", "--device", "cpu"]);
+    ok(&o);
+    assert_eq!(text(&o.stdout).trim(), "cpu: nothing to prepare");
+    fails(&run(&["warmup", "--arch", "9.0"]), "sm_90");
+    fails(
+        &run(&["warmup", "--arch", "sm_90", "--device", "cuda"]),
+        "cannot be used with",
+    );
+}
+
 /// `reproject-rs mosaic`: three shifted exposures with different backgrounds (one given as
 /// weights too), combined with background matching, equal the library's mosaic exactly; a PNG
 /// preview; clean errors for a weight count that does not match and an unknown combine mode.

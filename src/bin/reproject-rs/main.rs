@@ -5,6 +5,7 @@
 //! reproject-rs INPUT.fits --to TARGET -o OUT.fits [options]   (same as `reproject-rs reproject ...`)
 //! reproject-rs demo [--out-dir DIR] [--size WIDTH]
 //! reproject-rs info FILE [--hdu N]
+//! reproject-rs warmup [--device cuda:all | --arch sm_90]
 //! ```
 //!
 //! Every error is reported as one `error: ...` line on stderr with a non-zero exit status.
@@ -16,6 +17,7 @@ mod job;
 mod mosaic;
 mod preview;
 mod progress;
+mod warmup;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -64,6 +66,10 @@ enum Command {
     /// Compute blocks of a prepared multi-process job (started by `--processes`, or by an
     /// external scheduler after `--plan-only`)
     Worker(WorkerArgs),
+    /// Open the GPUs and compile their kernels into the disk cache (once per machine: about
+    /// 20 s), so that the first job uses them; with --arch, compile the kernels of a GPU
+    /// architecture without a GPU (e.g. while building a container image)
+    Warmup(WarmupArgs),
 }
 
 /// Background matching of `mosaic`.
@@ -202,6 +208,18 @@ struct WorkerArgs {
     /// Compute the blocks with indices A..B (end excluded)
     #[arg(long, value_name = "A..B")]
     blocks: Option<String>,
+}
+
+#[derive(Args, Debug)]
+struct WarmupArgs {
+    /// The GPUs: cuda (the first), cuda:N, cuda:all, auto (the first if one is usable, else
+    /// nothing) or cpu (nothing)
+    #[arg(long, default_value = "cuda:all", value_name = "DEVICE")]
+    device: String,
+    /// Compile the kernels for GPUs of this architecture (sm_80, sm_90, ...) into the disk
+    /// cache, without opening any (only libnvrtc is needed)
+    #[arg(long, value_name = "sm_XY", conflicts_with = "device")]
+    arch: Option<String>,
 }
 
 /// Sample type of the output file.
@@ -383,12 +401,13 @@ fn parallel(threads: Option<u32>) -> Parallel {
 /// Inserts the default `reproject` subcommand when the first argument is not a subcommand or
 /// a top-level flag, so that `reproject-rs IN.fits --to T -o OUT.fits` works.
 fn with_default_command(mut args: Vec<OsString>) -> Vec<OsString> {
-    const TOP: [&str; 10] = [
+    const TOP: [&str; 11] = [
         "reproject",
         "demo",
         "mosaic",
         "info",
         "worker",
+        "warmup",
         "help",
         "-h",
         "--help",
@@ -501,6 +520,7 @@ fn run(cli: Cli) -> CliResult<()> {
                 .map(|_| ())
                 .map_err(|e| format!("worker ({}): {e}", a.job.display()))
         }
+        Command::Warmup(a) => warmup::run(&a.device, a.arch.as_deref()),
     }
 }
 
