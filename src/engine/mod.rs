@@ -765,8 +765,9 @@ impl<'a> Plan<'a> {
     /// This plan with its results (data and footprint) going into `bytes` of fresh memory:
     /// allocated for the call and never written, as [`reproject_interp`] and every Python
     /// call without `output_array` return them. [`Backend::Auto`] then counts the first
-    /// write of those pages on either device (see [`cost`]): the GPU path writes with fewer
-    /// host threads than the CPU engine. Say so before the plan computes anything.
+    /// write of those pages on either device, by the threads that write them there (see
+    /// [`cost`]: the CPU engine's, or the GPU path's host threads, 8 on a 16-core machine
+    /// whatever the CPU's parallelism). Say so before the plan computes anything.
     ///
     /// ```
     /// use reproject::engine::{Options, Plan};

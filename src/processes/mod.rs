@@ -247,8 +247,8 @@ impl Drop for Workers {
 
 /// Starts the workers of a prepared job and waits for them, reporting progress; returns
 /// their failures. With `gpus` (as many as `workers` at least: see [`worker_count`]), each
-/// worker is given its own ([`WORKER_GPU_VAR`]); workers are new processes (spawned, never forked from a process
-/// that may hold a CUDA context).
+/// worker is given its own ([`WORKER_GPU_VAR`]); workers are new processes (spawned, never
+/// forked from a process that may hold a CUDA context).
 fn run_workers(
     prepared: &PreparedJob,
     workers: usize,
