@@ -667,7 +667,7 @@ impl<'a> Plan<'a> {
                             "computing on the CPU: {estimate}, whose kernels are not compiled \
                              yet; they compile in the background into the disk cache (once per \
                              machine, about 20 s; a process that ends first waits for them) for \
-                             the jobs after this one"
+                             the jobs after this one (`reproject-rs warmup` compiles them ahead)"
                         ),
                     );
                 }
