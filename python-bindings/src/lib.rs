@@ -21,8 +21,9 @@
 //! * [`mosaic::reproject_and_coadd`]: a mosaic of many inputs (the core's
 //!   `reproject::mosaic::coadd`), for `reproject_rs.mosaicking.reproject_and_coadd`.
 //! * [`check_plan`]: the engine's checks of a WCS pair and shapes, without data.
-//! * [`parse_device`], [`warmup`], [`gpu_info`]: the `device=` names, and the GPUs opened
-//!   (kernels compiled) ahead of the first job.
+//! * [`parse_device`], [`warmup`], [`gpu_info`], [`compile_kernels`]: the `device=` names,
+//!   and the GPUs opened (kernels compiled) ahead of the first job, or the kernels of a GPU
+//!   architecture compiled without one.
 //! * [`optimal::optimal_celestial_wcs_header`]: the mosaic grid reproject's
 //!   `find_optimal_celestial_wcs` chooses, as header text and shape.
 //!
@@ -302,6 +303,26 @@ fn warmup(py: Python<'_>, device: &str) -> PyResult<Vec<String>> {
             return Ok(Vec::new());
         }
         run_detached(py, || reproject::gpu::warmup(devices))
+    })
+}
+
+/// Compiles the GPU kernels for GPUs of architecture ``arch`` (``'sm_90'``, ...) into the
+/// on-disk cache unless they are there, without a GPU (only libnvrtc): one line saying where
+/// they are. ``DeviceUnavailableError`` without libnvrtc, or when NVRTC rejects ``arch``.
+#[pyfunction]
+fn compile_kernels(py: Python<'_>, arch: &str) -> PyResult<String> {
+    guard_panics(|| {
+        run_detached(py, || {
+            let was_cached = reproject::gpu::kernels_cached(arch)?;
+            reproject::gpu::cached_kernels(arch)?;
+            let file = reproject::gpu::kernels_cache_file(arch)?;
+            let how = if was_cached {
+                "already compiled"
+            } else {
+                "compiled"
+            };
+            Ok(format!("kernels for {arch}: {how}, in {}", file.display()))
+        })
     })
 }
 
@@ -635,7 +656,8 @@ mod _core {
     use super::optimal::optimal_celestial_wcs_header;
     #[pymodule_export]
     use super::{
-        check_header, check_plan, gpu_info, parse_device, release_gpu_memory, reproject_block,
+        check_header, check_plan, compile_kernels, gpu_info, parse_device, release_gpu_memory,
+        reproject_block,
         reproject_interp, reproject_positions, stop_background_compilations, wait_for_compilations,
         warmup,
     };

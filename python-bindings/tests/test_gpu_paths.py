@@ -302,6 +302,32 @@ def test_warmup(simulated_gpu, capsys):
         reproject_rs.warmup("cuda:-1")
 
 
+def test_warmup_compiles_an_architecture_without_a_gpu(tmp_path):
+    """``warmup(arch=...)`` compiles the kernels of a GPU architecture into the on-disk cache
+    with libnvrtc alone (the ``nvidia-cuda-nvrtc-cu12`` wheel's, in a process of its own with
+    a fresh cache folder), then finds them there."""
+    for arch in ("9.0", "sm9", 90):
+        with pytest.raises(ValueError, match="architecture"):
+            reproject_rs.warmup(arch=arch)
+    nvrtc = pytest.importorskip("nvidia.cuda_nvrtc")
+    lib = os.path.join(list(nvrtc.__path__)[0], "lib")
+    script = (
+        "import reproject_rs\n"
+        "print(reproject_rs.warmup(arch='sm_90')[0])\n"
+        "print(reproject_rs.warmup(arch='sm_90')[0])\n"
+    )
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), REPROJECT_RS_NVRTC=lib)
+    env.pop("REPROJECT_RS_CUDA_SIM", None)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    first, again = done.stdout.strip().splitlines()
+    assert first.startswith("kernels for sm_90: compiled, in " + str(tmp_path)), first
+    assert again.startswith("kernels for sm_90: already compiled, in "), again
+    cached = [p.name for p in (tmp_path / "reproject-rs").iterdir()]
+    assert len(cached) == 1 and cached[0].startswith("kernels-sm_90-"), cached
+
+
 def test_release_gpu_memory_leaves_the_next_job_its_bits():
     """What a GPU job keeps for the next ones is freed on request; the next job allocates
     again and gives the same bits (without a GPU nothing happens)."""
