@@ -899,6 +899,34 @@ fn mosaic_matches_the_library() {
         std::fs::read(&on_gpu).unwrap(),
         std::fs::read(&out).unwrap()
     );
+    // The default device (`auto`) where there is a GPU: exposures too small to be worth it
+    // stay on the CPU, with as many workers as asked (not one per GPU); the same bytes.
+    let by_default = d.join("mosaic-processes-auto.fits");
+    let auto_args: Vec<&str> = args
+        .iter()
+        .map(|a| {
+            if *a == s(&by_processes) {
+                s(&by_default)
+            } else {
+                a
+            }
+        })
+        .collect();
+    let o = Command::new(BIN)
+        .args(&auto_args)
+        .env("REPROJECT_RS_CUDA_SIM", "1")
+        .output()
+        .expect("the binary runs");
+    ok(&o);
+    assert!(
+        text(&o.stdout).contains("2 worker process(es)"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert_eq!(
+        std::fs::read(&by_default).unwrap(),
+        std::fs::read(&out).unwrap()
+    );
 
     // --auto-wcs: the grid reproject's find_optimal_celestial_wcs would choose, its header
     // published beside the mosaic.

@@ -544,6 +544,10 @@ fn mosaic_jobs_fail_resume_and_match_the_library() {
     assert!(!out.exists(), "an incomplete mosaic must not be published");
     let job_file = reproject::processes::job_path(&out);
     let job = reproject::processes::ProcessJob::read(&job_file).unwrap();
+    // Inputs of 100 × 120 pixels: not worth a GPU, whatever the machine (the default `Auto`
+    // pinned to the CPU).
+    assert_eq!(plan.options.reprojection.backend, Backend::Auto);
+    assert_eq!(job.plan.options().backend, Backend::Cpu);
     let missing = missing_blocks(&job).unwrap().len();
     assert!(
         missing > 0 && missing < job.blocks,

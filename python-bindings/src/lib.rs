@@ -657,9 +657,8 @@ mod _core {
     #[pymodule_export]
     use super::{
         check_header, check_plan, compile_kernels, gpu_info, parse_device, release_gpu_memory,
-        reproject_block,
-        reproject_interp, reproject_positions, stop_background_compilations, wait_for_compilations,
-        warmup,
+        reproject_block, reproject_interp, reproject_positions, stop_background_compilations,
+        wait_for_compilations, warmup,
     };
 
     #[pymodule_init]

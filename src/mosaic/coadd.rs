@@ -887,6 +887,15 @@ impl<'a> PreparedInputs<'a> {
         prepare(inputs, wcs_out, shape, options).map(PreparedInputs)
     }
 
+    /// Whether the plan of any input (or of its weights) is worth a GPU.
+    pub(crate) fn worth_a_gpu(&self) -> bool {
+        self.0.iter().any(|(_, p)| {
+            std::iter::once(&p.plan)
+                .chain(&p.weights)
+                .any(|plan| plan.worth_a_gpu())
+        })
+    }
+
     /// Combines `window` (every leading plane) into `data` and `footprint` (the window's
     /// shape, C order), subtracting `corrections` (one per input).
     pub(crate) fn combine(

@@ -127,6 +127,12 @@ pub struct OpenedMosaic {
 }
 
 impl OpenedMosaic {
+    /// Whether any input (or its weights) is worth a GPU, whatever this machine has
+    /// ([`crate::engine::Plan::worth_a_gpu`]).
+    pub fn worth_a_gpu(&self) -> bool {
+        self.prepared.worth_a_gpu()
+    }
+
     /// The full output shape.
     pub fn shape_out(&self) -> &[usize] {
         &self.plan.shape_out

@@ -80,13 +80,17 @@ impl JobPlan {
         }
     }
 
-    /// The same job computed on GPU `ordinal` (a worker given its own GPU).
-    pub fn on_device(mut self, ordinal: usize) -> JobPlan {
-        let options = match &mut self {
+    /// The reprojection options, to change.
+    fn options_mut(&mut self) -> &mut crate::engine::Options {
+        match self {
             JobPlan::Reprojection(p) => &mut p.options,
             JobPlan::Mosaic(m) => &mut m.options.reprojection,
-        };
-        options.devices = Devices::Ordinal(ordinal);
+        }
+    }
+
+    /// The same job computed on GPU `ordinal` (a worker given its own GPU).
+    pub fn on_device(mut self, ordinal: usize) -> JobPlan {
+        self.options_mut().devices = Devices::Ordinal(ordinal);
         self
     }
 
@@ -95,15 +99,14 @@ impl JobPlan {
     /// - the block shape: a reprojection's blocks are those of the device its plan chooses
     ///   ([`Plan::block_shape`]), and a worker's plan (on a GPU of its own, or without one)
     ///   may choose another;
-    /// - the device of an `Auto` reprojection too small to be worth any GPU
-    ///   ([`Plan::worth_a_gpu`]): `Cpu`, so that its workers are as many as asked, all on the
-    ///   CPU, on whatever machine they run ([`super::worker_gpus`]). Any other stays `Auto`,
-    ///   and each worker decides for itself where it computes (a worker per GPU where the
-    ///   owner sees GPUs; the workers of a job prepared where there is none, for a scheduler
-    ///   to run elsewhere, may use the GPUs they find).
+    /// - the device of an `Auto` job too small to be worth any GPU ([`OpenedJob::worth_a_gpu`]:
+    ///   a reprojection, or every input of a mosaic): `Cpu`, so that its workers are as many
+    ///   as asked, all on the CPU, on whatever machine they run ([`super::worker_gpus`]). Any
+    ///   other stays `Auto`, and each worker decides for itself where it computes (a worker per
+    ///   GPU where the owner sees GPUs; the workers of a job prepared where there is none, for
+    ///   a scheduler to run elsewhere, may use the GPUs they find).
     ///
-    /// A mosaic's blocks never depend on the device, and each of its inputs chooses its own:
-    /// it is returned as it is.
+    /// A mosaic's blocks never depend on the device: its block size is left as it is.
     ///
     /// ```
     /// use reproject::engine::lazy::{InputSpec, ReprojectPlan};
@@ -129,9 +132,10 @@ impl JobPlan {
             if p.options.block_size.is_none() {
                 p.options.block_size = Some(open.block_shape());
             }
-            if p.options.backend == Backend::Auto && !open.worth_a_gpu() {
-                p.options.backend = Backend::Cpu;
-            }
+        }
+        let options = pinned.options_mut();
+        if options.backend == Backend::Auto && !opened.worth_a_gpu() {
+            options.backend = Backend::Cpu;
         }
         pinned
     }
@@ -159,6 +163,15 @@ impl OpenedJob {
         match self {
             OpenedJob::Reprojection(p) => p.blocks(),
             OpenedJob::Mosaic(m) => m.blocks(),
+        }
+    }
+
+    /// Whether the job is worth a GPU at all, whatever this machine has: a reprojection's
+    /// plan ([`Plan::worth_a_gpu`]), or the plan of any input (or weights) of a mosaic.
+    pub fn worth_a_gpu(&self) -> bool {
+        match self {
+            OpenedJob::Reprojection(p) => p.worth_a_gpu(),
+            OpenedJob::Mosaic(m) => m.worth_a_gpu(),
         }
     }
 
