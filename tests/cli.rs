@@ -875,58 +875,29 @@ fn mosaic_matches_the_library() {
         std::fs::read(&by_processes).unwrap(),
         std::fs::read(&out).unwrap()
     );
-    // The same on the GPU (the CUDA simulator): the workers, given the corrections, sample and
-    // combine their bands on the device; the same file byte for byte.
-    let on_gpu = d.join("mosaic-processes-gpu.fits");
-    let gpu_args: Vec<&str> = args
-        .iter()
-        .map(|a| {
-            if *a == s(&by_processes) {
-                s(&on_gpu)
-            } else {
-                a
-            }
-        })
-        .chain(["--device", "cuda"])
-        .collect();
-    let o = Command::new(BIN)
-        .args(&gpu_args)
-        .env("REPROJECT_RS_CUDA_SIM", "1")
-        .output()
-        .expect("the binary runs");
-    ok(&o);
-    assert_eq!(
-        std::fs::read(&on_gpu).unwrap(),
-        std::fs::read(&out).unwrap()
-    );
+    // The same on the CUDA simulator, into `output`, with `extra` arguments.
+    let on_sim = |output: &Path, extra: &[&str]| {
+        let sim_args: Vec<&str> = args
+            .iter()
+            .map(|a| if *a == s(&by_processes) { s(output) } else { a })
+            .chain(extra.iter().copied())
+            .collect();
+        let o = Command::new(BIN)
+            .args(&sim_args)
+            .env("REPROJECT_RS_CUDA_SIM", "1")
+            .output()
+            .expect("the binary runs");
+        ok(&o);
+        assert_eq!(std::fs::read(output).unwrap(), std::fs::read(&out).unwrap());
+        text(&o.stdout)
+    };
+    // On the GPU: the workers, given the corrections, sample and combine their bands on the
+    // device; the same file byte for byte.
+    on_sim(&d.join("mosaic-processes-gpu.fits"), &["--device", "cuda"]);
     // The default device (`auto`) where there is a GPU: exposures too small to be worth it
     // stay on the CPU, with as many workers as asked (not one per GPU); the same bytes.
-    let by_default = d.join("mosaic-processes-auto.fits");
-    let auto_args: Vec<&str> = args
-        .iter()
-        .map(|a| {
-            if *a == s(&by_processes) {
-                s(&by_default)
-            } else {
-                a
-            }
-        })
-        .collect();
-    let o = Command::new(BIN)
-        .args(&auto_args)
-        .env("REPROJECT_RS_CUDA_SIM", "1")
-        .output()
-        .expect("the binary runs");
-    ok(&o);
-    assert!(
-        text(&o.stdout).contains("2 worker process(es)"),
-        "{}",
-        text(&o.stdout)
-    );
-    assert_eq!(
-        std::fs::read(&by_default).unwrap(),
-        std::fs::read(&out).unwrap()
-    );
+    let said = on_sim(&d.join("mosaic-processes-auto.fits"), &[]);
+    assert!(said.contains("2 worker process(es)"), "{said}");
 
     // --auto-wcs: the grid reproject's find_optimal_celestial_wcs would choose, its header
     // published beside the mosaic.
