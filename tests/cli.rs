@@ -31,6 +31,15 @@ fn run(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// Runs the binary with `args` on the CUDA simulator with `gpus` devices.
+fn run_simulated(args: &[&str], gpus: &str) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env("REPROJECT_RS_CUDA_SIM", gpus)
+        .output()
+        .expect("the binary runs")
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -668,13 +677,7 @@ fn gpu_devices_under_the_cuda_simulator() {
     write_input(&input);
     std::fs::write(&target, TARGET).unwrap();
     let (want, want_fp) = library(&input, Order::Bilinear);
-    let sim = |args: &[&str]| {
-        Command::new(BIN)
-            .args(args)
-            .env("REPROJECT_RS_CUDA_SIM", "2")
-            .output()
-            .expect("the binary runs")
-    };
+    let sim = |args: &[&str]| run_simulated(args, "2");
     for (name, extra) in [
         ("threads.fits", vec!["--device", "cuda", "--threads", "2"]),
         (
@@ -741,13 +744,7 @@ fn gpu_devices_under_the_cuda_simulator() {
 /// one. (Compiling with `--arch` needs libnvrtc: tests/gpu_background_compile.rs.)
 #[test]
 fn warmup_opens_the_gpus() {
-    let sim = |args: &[&str]| {
-        Command::new(BIN)
-            .args(args)
-            .env("REPROJECT_RS_CUDA_SIM", "2")
-            .output()
-            .expect("the binary runs")
-    };
+    let sim = |args: &[&str]| run_simulated(args, "2");
     let o = sim(&["warmup"]);
     ok(&o);
     let lines: Vec<String> = text(&o.stdout).lines().map(String::from).collect();
@@ -882,11 +879,7 @@ fn mosaic_matches_the_library() {
             .map(|a| if *a == s(&by_processes) { s(output) } else { a })
             .chain(extra.iter().copied())
             .collect();
-        let o = Command::new(BIN)
-            .args(&sim_args)
-            .env("REPROJECT_RS_CUDA_SIM", "1")
-            .output()
-            .expect("the binary runs");
+        let o = run_simulated(&sim_args, "1");
         ok(&o);
         assert_eq!(std::fs::read(output).unwrap(), std::fs::read(&out).unwrap());
         text(&o.stdout)
