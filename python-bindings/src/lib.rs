@@ -307,23 +307,12 @@ fn warmup(py: Python<'_>, device: &str) -> PyResult<Vec<String>> {
 }
 
 /// Compiles the GPU kernels for GPUs of architecture ``arch`` (``'sm_90'``, ...) into the
-/// on-disk cache unless they are there, without a GPU (only libnvrtc): one line saying where
-/// they are. ``DeviceUnavailableError`` without libnvrtc, or when NVRTC rejects ``arch``.
+/// on-disk cache unless they are there, without a GPU (only libnvrtc): one line saying so and
+/// where (the core's ``gpu::warm_kernels``). ``InvalidArgumentError`` for an ``arch`` that is
+/// not one; ``DeviceUnavailableError`` without libnvrtc.
 #[pyfunction]
 fn compile_kernels(py: Python<'_>, arch: &str) -> PyResult<String> {
-    guard_panics(|| {
-        run_detached(py, || {
-            let was_cached = reproject::gpu::kernels_cached(arch)?;
-            reproject::gpu::cached_kernels(arch)?;
-            let file = reproject::gpu::kernels_cache_file(arch)?;
-            let how = if was_cached {
-                "already compiled"
-            } else {
-                "compiled"
-            };
-            Ok(format!("kernels for {arch}: {how}, in {}", file.display()))
-        })
-    })
+    guard_panics(|| run_detached(py, || reproject::gpu::warm_kernels(arch)))
 }
 
 /// Frees the GPU memory, page-locked host memory and streams the opened GPUs keep for the

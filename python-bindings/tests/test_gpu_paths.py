@@ -306,8 +306,8 @@ def test_warmup_compiles_an_architecture_without_a_gpu(tmp_path):
     """``warmup(arch=...)`` compiles the kernels of a GPU architecture into the on-disk cache
     with libnvrtc alone (the ``nvidia-cuda-nvrtc-cu12`` wheel's, in a process of its own with
     a fresh cache folder), then finds them there."""
-    for arch in ("9.0", "sm9", 90):
-        with pytest.raises(ValueError, match="architecture"):
+    for arch in ("9.0", "sm9", "sm_"):
+        with pytest.raises(ValueError, match="not a GPU architecture"):
             reproject_rs.warmup(arch=arch)
     nvrtc = pytest.importorskip("nvidia.cuda_nvrtc")
     lib = os.path.join(list(nvrtc.__path__)[0], "lib")
@@ -322,7 +322,8 @@ def test_warmup_compiles_an_architecture_without_a_gpu(tmp_path):
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     first, again = done.stdout.strip().splitlines()
-    assert first.startswith("kernels for sm_90: compiled, in " + str(tmp_path)), first
+    assert first.startswith("kernels for sm_90: compiled in "), first
+    assert f" s, in {tmp_path}" in first, first
     assert again.startswith("kernels for sm_90: already compiled, in "), again
     cached = [p.name for p in (tmp_path / "reproject-rs").iterdir()]
     assert len(cached) == 1 and cached[0].startswith("kernels-sm_90-"), cached

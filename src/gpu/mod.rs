@@ -50,7 +50,7 @@ use std::str::FromStr;
 pub use registry::{
     cached_kernels, compile_kernels_in_background, drivers, kernels_cache_file, kernels_cached,
     parse_device, readiness, release_kept_memory, simulated_device, simulated_devices,
-    visible_devices, warmup, Devices, Readiness,
+    visible_devices, warm_kernels, warmup, Devices, Readiness,
 };
 pub(crate) use registry::{compile_for_in_background, driver_installed};
 

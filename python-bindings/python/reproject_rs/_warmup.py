@@ -4,7 +4,6 @@ before the first job, e.g. once per dask worker process."""
 from __future__ import annotations
 
 import logging
-import re
 
 from . import _core
 from ._engine import warmup_devices
@@ -64,10 +63,6 @@ def warmup(device="cuda", *, arch=None, verbose=False) -> list[str]:
         lines = client.run(reproject_rs.warmup, device="cuda")  # {worker: [lines]}
     """
     if arch is not None:
-        if not (isinstance(arch, str) and re.fullmatch(r"sm_[0-9]{2,}", arch)):
-            raise _core.InvalidArgumentError(
-                f"arch={arch!r}: expected a GPU architecture such as 'sm_80' or 'sm_90'"
-            )
         lines = [_core.compile_kernels(arch)]
         device = arch
     else:
