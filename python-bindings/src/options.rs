@@ -76,8 +76,8 @@ pub struct OptionArgs<'a> {
 
 impl<'a> OptionArgs<'a> {
     /// Serial options with the engine's own block shape (`block_size: None`, `threads: 1`,
-    /// `device: "auto"`, the default device); set those fields with struct update syntax where the caller gives
-    /// them.
+    /// `device: "auto"`, the default device); set those fields with struct update syntax
+    /// where the caller gives them.
     pub fn serial(
         order: Option<OrderArg>,
         roundtrip_coords: bool,

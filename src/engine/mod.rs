@@ -507,10 +507,9 @@ impl<'a> Plan<'a> {
     /// Whether the CPU's spline coefficients (orders ≥ 2) have been computed: at once for a
     /// plan of the CPU backend (or [`Backend::Auto`] with a job too small for a GPU); for a
     /// plan that may run on a GPU ([`Backend::Cuda`], [`Backend::Auto`]) only once the CPU
-    /// needs them (a block computed on the CPU, a
-    /// fallback after a GPU fault, input planes too large for the device's memory). A GPU
-    /// plan whose input planes are resident on the device prefilters them there and never
-    /// computes them.
+    /// needs them (a block computed on the CPU, a fallback after a GPU fault, input planes
+    /// too large for the device's memory). A GPU plan whose input planes are resident on the
+    /// device prefilters them there and never computes them.
     ///
     /// ```
     /// use ndarray::Array2;
