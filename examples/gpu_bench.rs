@@ -41,7 +41,7 @@ mod bench {
     use ndarray::{Array2, ArrayD, IxDyn};
     use std::sync::Arc;
 
-    use reproject::engine::{CudaExecutor, Options, Parallel, Plan};
+    use reproject::engine::{zeroed_output, CudaExecutor, Options, Parallel, Plan};
     use reproject::gpu::driver::{calls_between, CallCount, Driver};
     use reproject::gpu::profile::ProfilingDriver;
     use reproject::gpu::{
@@ -452,16 +452,21 @@ mod bench {
     }
 
     /// The job as a Python call runs it: a new plan, into float64 outputs allocated for the
-    /// call (fresh pages, whose first writes the kernel faults in and zeroes), on the GPU
-    /// (with its host threads' timings) and on the CPU, best of `REPEATS`; the outputs are
-    /// freed after the timing, as Python frees them later.
+    /// call as the API allocates them (`engine::zeroed_output`: fresh pages, 2 MiB ones where
+    /// transparent huge pages allow, whose first writes the kernel faults in and zeroes), on
+    /// the CPU and on the GPU, best of `REPEATS`; the outputs are freed after the timing, as
+    /// Python frees them later. The GPU runs twice: with the plan told that its outputs are
+    /// fresh (`Plan::with_fresh_outputs`, as the API tells it: a block thread per core) and not
+    /// told (the copy threads, at most 8), with its host threads' timings for the first.
     fn fresh_outputs_lines<'a>(
         new_plan: &dyn Fn() -> Result<Plan<'a>>,
         cpu_options: &Options,
         (source, wcs_in, wcs_out): (&ArraySource<'_, f32>, &Wcs, &Wcs),
         size: usize,
     ) -> Result<()> {
-        let fresh = || ArrayD::<f64>::zeros(IxDyn(&[size, size]));
+        let fresh = || zeroed_output::<f64>(&[size, size]);
+        let bytes = 2 * size * size * std::mem::size_of::<f64>();
+        let told = || new_plan().map(|p| p.with_fresh_outputs(bytes as u64));
         // One call into the float64 data and footprint given.
         type Call<'c> = dyn Fn(&mut ArrayD<f64>, &mut ArrayD<f64>) -> Result<()> + 'c;
         let time = |call: &Call<'_>| {
@@ -474,17 +479,31 @@ mod bench {
             }
             Ok::<f64, reproject::Error>(best)
         };
-        let t_gpu = time(&|d, f| new_plan()?.compute_into(d.view_mut(), f.view_mut()))?;
+        let t_gpu = time(&|d, f| told()?.compute_into(d.view_mut(), f.view_mut()))?;
+        let t_gpu_untold = time(&|d, f| new_plan()?.compute_into(d.view_mut(), f.view_mut()))?;
         let t_cpu = time(&|d, f| {
             Plan::new(source, wcs_in, wcs_out, &[size, size], cpu_options)?
+                .with_fresh_outputs(bytes as u64)
                 .compute_into(d.view_mut(), f.view_mut())
         })?;
         let (mut data, mut footprint) = (fresh(), fresh());
-        let gpu_times = host_times_line(new_plan()?, &mut data, &mut footprint)?;
+        let gpu_times = host_times_line(told()?, &mut data, &mut footprint)?;
         let n = size * size;
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
         println!("  fresh float64 outputs, a new plan (as a Python call):");
-        println!("    GPU {}; CPU {}", mpix(n, t_gpu), mpix(n, t_cpu));
+        println!(
+            "    GPU {} ({cores} block threads); CPU {}",
+            mpix(n, t_gpu),
+            mpix(n, t_cpu)
+        );
+        println!(
+            "    GPU, plan not told the outputs are fresh (at most 8 block threads) {}",
+            mpix(n, t_gpu_untold)
+        );
         println!("    GPU host threads, one more call: {gpu_times}");
+        let auto = Plan::new(source, wcs_in, wcs_out, &[size, size], cpu_options)?
+            .with_fresh_outputs(bytes as u64);
+        auto_line(&auto, t_cpu, t_gpu);
         goal(
             "CPU / GPU, fresh float64 outputs",
             t_cpu / t_gpu,

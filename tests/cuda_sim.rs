@@ -763,7 +763,8 @@ fn blocks_spread_over_two_devices() {
 /// `parallel=False`, and two block threads left a 16384² job from Python at 730 ms on the
 /// H100 machine against 63 ms with 16 (docs/measurements/h100-2026-11-26). Every core is not
 /// more (8 beat 16 in every pair measured, docs/measurements/h100-2026-11-27-session14); an
-/// explicit larger count is given.
+/// explicit larger count is given. Into fresh outputs, whose first writes are the host's
+/// work, every core (two at least).
 #[test]
 fn serial_jobs_keep_the_host_side_of_the_gpu_busy() {
     let case = &cases()[0];
@@ -780,12 +781,20 @@ fn serial_jobs_keep_the_host_side_of_the_gpu_busy() {
         Parallel::AllCores,
     ] {
         assert_eq!(
-            executor.parallel(asked).threads(),
+            executor.parallel(asked, false).threads(),
             cores.clamp(2, 8),
             "{asked:?} on {cores} cores"
         );
+        assert_eq!(
+            executor.parallel(asked, true).threads(),
+            cores.max(2),
+            "{asked:?} into fresh outputs on {cores} cores"
+        );
     }
-    assert_eq!(executor.parallel(Parallel::Threads(12)).threads(), 12);
+    assert_eq!(
+        executor.parallel(Parallel::Threads(12), false).threads(),
+        12
+    );
 }
 
 /// A FITS file of `BITPIX` `bitpix` holding `samples` (big-endian bytes, `planes` × 40 × 48)

@@ -38,7 +38,9 @@ fn zeroed(len: usize) -> Option<Vec<f64>> {
     }
     // SAFETY: allocated by the global allocator with the layout of `len` f64s (so capacity
     // `len`), all `len` initialised (zero bits are 0.0), owned by nothing else.
-    Some(unsafe { Vec::from_raw_parts(ptr, len, len) })
+    let values = unsafe { Vec::from_raw_parts(ptr, len, len) };
+    super::advise_huge_pages(&values);
+    Some(values)
 }
 
 /// Where a [`PlaneStore`] keeps its values.

@@ -72,8 +72,10 @@ pub trait BlockExecutor: Send + Sync {
         None
     }
 
-    /// How many blocks to run at once when the options ask for `requested`.
-    fn parallel(&self, requested: Parallel) -> Parallel {
+    /// How many blocks to run at once when the options ask for `requested`;
+    /// `fresh_outputs`: the results land in fresh memory, whose first writes fault in and
+    /// zero its pages ([`Plan::with_fresh_outputs`]).
+    fn parallel(&self, requested: Parallel, _fresh_outputs: bool) -> Parallel {
         requested
     }
 

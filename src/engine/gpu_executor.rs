@@ -340,8 +340,20 @@ fn copy_threads_of(cores: usize) -> usize {
 /// host-resident bilinear job took 81 ms with 16 block threads and 66 ms with 8, and 8 were
 /// faster in each of six such pairs (bilinear and bicubic,
 /// docs/measurements/h100-2026-11-27-session14).
-fn block_threads(requested: Parallel, devices: usize, cores: usize) -> usize {
-    let floor = (2 * devices).max(copy_threads_of(cores));
+///
+/// Into `fresh` outputs (memory the job writes first, such as the arrays a Python call
+/// returns) every core: there the block threads' stores are the job, since each first write
+/// faults in a page and zeroes it, and that work is shared by the threads that store. From
+/// Python the 16384² bilinear call took 297 ms on 8 block threads, 241 ms more than into
+/// reused outputs, while numpy fills the same fresh float64 arrays in 137 ms on 16
+/// (docs/measurements/h100-2026-11-27-session17).
+fn block_threads(requested: Parallel, devices: usize, cores: usize, fresh: bool) -> usize {
+    let copy = if fresh {
+        cores.max(1)
+    } else {
+        copy_threads_of(cores)
+    };
+    let floor = (2 * devices).max(copy);
     match requested {
         Parallel::Threads(n) => n.max(floor),
         Parallel::Serial | Parallel::AllCores => floor,
@@ -349,11 +361,11 @@ fn block_threads(requested: Parallel, devices: usize, cores: usize) -> usize {
 }
 
 /// The host threads that write a one-GPU job's results when the CPU's parallelism asks for
-/// `requested` ([`block_threads`] on this machine's cores): what the cost model counts for
-/// fresh outputs.
-pub(super) fn host_writers(requested: Parallel) -> usize {
+/// `requested`, into `fresh` outputs or not ([`block_threads`] on this machine's cores): what
+/// the cost model counts for fresh outputs.
+pub(super) fn host_writers(requested: Parallel, fresh: bool) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    block_threads(requested, 1, cores)
+    block_threads(requested, 1, cores, fresh)
 }
 
 /// [`fill_rows`] on `crew`, never on a rayon pool: for the thread that uploads the resident
@@ -1675,9 +1687,14 @@ impl BlockExecutor for CudaExecutor {
         Some(self)
     }
 
-    fn parallel(&self, requested: Parallel) -> Parallel {
+    fn parallel(&self, requested: Parallel, fresh_outputs: bool) -> Parallel {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Parallel::Threads(block_threads(requested, self.devices.len(), cores))
+        Parallel::Threads(block_threads(
+            requested,
+            self.devices.len(),
+            cores,
+            fresh_outputs,
+        ))
     }
 }
 
@@ -1953,18 +1970,27 @@ mod tests {
 
     /// A GPU job on the H100 machine's 16 cores runs 8 block threads, serial or on every core
     /// (a serial one had two: 730 ms against 63 ms for a 16384² job from Python; sixteen were
-    /// slower than eight), two per device at least; an explicit larger count is given.
+    /// slower than eight), two per device at least; an explicit larger count is given. Into
+    /// fresh outputs, every core.
     #[test]
     fn gpu_jobs_keep_a_copy_thread_per_core_up_to_8() {
         use Parallel::{AllCores, Serial, Threads};
-        assert_eq!(block_threads(Serial, 1, 16), 8);
-        assert_eq!(block_threads(AllCores, 1, 16), 8);
-        assert_eq!(block_threads(Threads(2), 1, 16), 8);
-        assert_eq!(block_threads(Threads(12), 1, 16), 12);
-        assert_eq!(block_threads(AllCores, 1, 4), 4);
-        assert_eq!(block_threads(Serial, 4, 2), 8);
-        assert_eq!(block_threads(AllCores, 8, 16), 16);
-        assert_eq!(block_threads(Serial, 1, 1), 2);
+        let reused = |requested, devices, cores| block_threads(requested, devices, cores, false);
+        assert_eq!(reused(Serial, 1, 16), 8);
+        assert_eq!(reused(AllCores, 1, 16), 8);
+        assert_eq!(reused(Threads(2), 1, 16), 8);
+        assert_eq!(reused(Threads(12), 1, 16), 12);
+        assert_eq!(reused(AllCores, 1, 4), 4);
+        assert_eq!(reused(Serial, 4, 2), 8);
+        assert_eq!(reused(AllCores, 8, 16), 16);
+        assert_eq!(reused(Serial, 1, 1), 2);
         assert_eq!(copy_threads_of(0), 1);
+        let fresh = |requested, devices, cores| block_threads(requested, devices, cores, true);
+        assert_eq!(fresh(Serial, 1, 16), 16);
+        assert_eq!(fresh(AllCores, 1, 16), 16);
+        assert_eq!(fresh(Threads(24), 1, 16), 24);
+        assert_eq!(fresh(AllCores, 1, 4), 4);
+        assert_eq!(fresh(Serial, 4, 2), 8);
+        assert_eq!(fresh(Serial, 1, 0), 2);
     }
 }

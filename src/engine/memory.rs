@@ -25,9 +25,11 @@ pub fn zeroed_output<T: OutputSample>(shape: &[usize]) -> ArrayD<T> {
     ArrayD::from_shape_vec(IxDyn(shape), buffer).expect("length matches the shape")
 }
 
-/// `madvise(MADV_HUGEPAGE)` over the whole 2 MiB pages of a large, still untouched buffer.
+/// `madvise(MADV_HUGEPAGE)` over the whole 2 MiB pages of a large, still untouched buffer
+/// (numpy does the same for its large arrays): with transparent huge pages in `madvise`
+/// mode, the usual setting, the first writes then fault in 2 MiB pages instead of 4 KiB ones.
 #[cfg(target_os = "linux")]
-fn advise_huge_pages<T>(buffer: &[T]) {
+pub(crate) fn advise_huge_pages<T>(buffer: &[T]) {
     const HUGE: usize = 2 << 20;
     let start = buffer.as_ptr() as usize;
     let end = start + std::mem::size_of_val(buffer);
@@ -46,7 +48,7 @@ fn advise_huge_pages<T>(buffer: &[T]) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn advise_huge_pages<T>(_buffer: &[T]) {}
+pub(crate) fn advise_huge_pages<T>(_buffer: &[T]) {}
 
 /// Refuses an in-memory output of `shape` (`bytes_per_pixel` bytes per pixel, all arrays
 /// together) larger than the memory available ([`available_memory`]), before it is

@@ -72,7 +72,7 @@ use coords::{Bounds, CoordinateMap};
 use executor::{BlockExecutor, BlockOut, CpuExecutor};
 pub use gpu_executor::CudaExecutor;
 pub use gpu_times::HostTimes;
-pub(crate) use memory::check_working_memory;
+pub(crate) use memory::{advise_huge_pages, check_working_memory};
 pub use memory::{check_output_memory, zeroed_output};
 pub use precision::Precision;
 use precision::Rounding;
@@ -799,7 +799,10 @@ impl<'a> Plan<'a> {
             order: self.options.order.degree(),
             gpu,
             fresh_output_bytes: self.fresh_output_bytes,
-            gpu_host_writers: gpu_executor::host_writers(self.options.parallel),
+            gpu_host_writers: gpu_executor::host_writers(
+                self.options.parallel,
+                self.fresh_output_bytes > 0,
+            ),
         };
         cost::CostModel::H100.estimate(&job, self.options.parallel.threads())
     }

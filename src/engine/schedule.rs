@@ -90,7 +90,10 @@ pub fn run<T: OutputSample>(
         }
         Ok(())
     };
-    let parallel = executor.parallel(schedule.parallel.unwrap_or(plan.options().parallel));
+    let parallel = executor.parallel(
+        schedule.parallel.unwrap_or(plan.options().parallel),
+        plan.fresh_output_bytes > 0,
+    );
     if let Some(cuda) = executor.as_cuda() {
         // The GPU's blocks in the order their input arrives on the device.
         let blocks: Vec<Block> = work.iter().map(|(b, _, _)| b.clone()).collect();
