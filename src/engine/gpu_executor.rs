@@ -342,11 +342,11 @@ fn copy_threads_of(cores: usize) -> usize {
 /// docs/measurements/h100-2026-11-27-session14).
 ///
 /// Into `fresh` outputs (memory the job writes first, such as the arrays a Python call
-/// returns) every core: there the block threads' stores are the job, since each first write
-/// faults in a page and zeroes it, and that work is shared by the threads that store. From
-/// Python the 16384² bilinear call took 297 ms on 8 block threads, 241 ms more than into
-/// reused outputs, while numpy fills the same fresh float64 arrays in 137 ms on 16
-/// (docs/measurements/h100-2026-11-27-session17).
+/// returns) every core: there the block threads' stores are most of the job, since each first
+/// write faults in a page and zeroes it, and that work is shared by the threads that store.
+/// The 16384² bilinear call as Python makes it (float64 outputs) took 283 and 232 ms on 16
+/// block threads against 395 and 310 ms on 8, in two runs on the H100 machine, and 342 →
+/// 301 ms from Python (docs/measurements/h100-2026-11-27-session17).
 fn block_threads(requested: Parallel, devices: usize, cores: usize, fresh: bool) -> usize {
     let copy = if fresh {
         cores.max(1)

@@ -29,6 +29,7 @@
 //! # Ok::<(), reproject::Error>(())
 //! ```
 
+mod cubin;
 #[cfg(feature = "cuda")]
 mod cuda;
 pub mod driver;

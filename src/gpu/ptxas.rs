@@ -3,6 +3,18 @@
 //! parsing: [`super::resources`] compiles and re-exports these; the runtime reads the spills
 //! to choose a variant's launch bounds.
 
+/// Where a [`KernelResources`] was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReportSource {
+    /// ptxas's verbose report in NVRTC's log: every field.
+    #[default]
+    Ptxas,
+    /// The CUBIN's own attributes ([`super::resources::cubin_resources`]), for a build whose
+    /// log has no report: everything but the spills, which are known only for a kernel
+    /// without a stack frame.
+    Cubin,
+}
+
 /// The resources of one kernel entry point, as ptxas reports them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KernelResources {
@@ -18,6 +30,8 @@ pub struct KernelResources {
     pub spill_loads: u32,
     /// Static shared memory per thread block (bytes).
     pub shared_memory: u32,
+    /// Where these figures were read.
+    pub source: ReportSource,
 }
 
 /// The first unsigned integer before `unit` in `line` (e.g. `528` in "528 bytes stack frame"
@@ -107,6 +121,19 @@ fn limits(arch: &str) -> Option<SmLimits> {
 }
 
 impl KernelResources {
+    /// Whether the spill counts are known: always from ptxas's report; from a CUBIN only for
+    /// a kernel without a stack frame, since spills live in the frame.
+    ///
+    /// ```
+    /// use reproject::gpu::resources::{KernelResources, ReportSource};
+    /// let read = KernelResources { source: ReportSource::Cubin, ..Default::default() };
+    /// assert!(read.spills_known());
+    /// assert!(!KernelResources { stack_frame: 16, ..read }.spills_known());
+    /// ```
+    pub fn spills_known(&self) -> bool {
+        self.source == ReportSource::Ptxas || self.stack_frame == 0
+    }
+
     /// The theoretical occupancy (resident warps over the SM's maximum) of thread blocks of
     /// `threads` threads on `arch` (sm_80, sm_86, sm_89, sm_90), as the CUDA occupancy
     /// calculator computes it from registers (allocated per warp in units of 256),

@@ -1,8 +1,10 @@
 //! What the compiler says the kernels use (registers, stack frame, spills, shared memory),
-//! read from NVRTC's log with `--ptxas-options=-v`, and the occupancy that gives: checked
-//! in CI without a GPU (`tests/gpu_kernels_compile.rs`).
+//! read from NVRTC's log with `--ptxas-options=-v` (or, when that log has no report, from the
+//! CUBIN itself: [`cubin_resources`]), and the occupancy that gives: checked in CI without a
+//! GPU (`tests/gpu_kernels_compile.rs`).
 
-pub use super::ptxas::{parse_ptxas_log, KernelResources};
+pub use super::cubin::cubin_resources;
+pub use super::ptxas::{parse_ptxas_log, KernelResources, ReportSource};
 use super::variant::KernelDefines;
 use crate::error::Result;
 
@@ -46,7 +48,7 @@ pub fn variant_resources(
     #[cfg(feature = "cuda")]
     {
         let (cubin, log) = super::runtime::compile_variant(&super::kernel_source(), arch, variant)?;
-        let kernels = parse_ptxas_log(&log);
+        let kernels = super::cubin::build_resources(&cubin, &log);
         if !kernels.iter().any(|k| k.name == super::KERNEL_ENTRY) {
             return Err(crate::Error::Gpu {
                 block: "(compilation)".into(),
@@ -91,7 +93,8 @@ fn compile_with_report(
         let mut options = vec!["--ptxas-options=-v".to_string()];
         options.extend_from_slice(extra);
         let (cubin, log) = super::runtime::compile_with(src, arch, &options)?;
-        Ok((cubin, parse_ptxas_log(&log)))
+        let kernels = super::cubin::build_resources(&cubin, &log);
+        Ok((cubin, kernels))
     }
     #[cfg(not(feature = "cuda"))]
     {

@@ -366,12 +366,12 @@ pub(crate) fn compile_variant(
     if variant.is_general() {
         return Ok(plain);
     }
-    let block = |log: &str| {
-        super::ptxas::parse_ptxas_log(log)
+    let block = |(cubin, log): &(Vec<u8>, String)| {
+        super::cubin::build_resources(cubin, log)
             .into_iter()
             .find(|k| k.name == KERNEL_ENTRY)
     };
-    let Some(unbounded) = block(&plain.1) else {
+    let Some(unbounded) = block(&plain) else {
         return Ok(plain);
     };
     // Unknown architectures: as many blocks as the registers allow on the ones we know.
@@ -388,9 +388,12 @@ pub(crate) fn compile_variant(
         let build = compile_with(src, arch, &bounded)?;
         // No spill, and no more local memory than without bounds.
         let clean = |k: &super::ptxas::KernelResources| {
-            k.spill_stores == 0 && k.spill_loads == 0 && k.stack_frame <= unbounded.stack_frame
+            k.spills_known()
+                && k.spill_stores == 0
+                && k.spill_loads == 0
+                && k.stack_frame <= unbounded.stack_frame
         };
-        if block(&build.1).is_some_and(|k| clean(&k)) {
+        if block(&build).is_some_and(|k| clean(&k)) {
             return Ok(build);
         }
     }
