@@ -28,8 +28,11 @@ pub fn kernel_resources(arch: &str) -> Result<(Vec<u8>, Vec<KernelResources>)> {
 /// block kernel specialised by its defines, as the runtime compiles it (with the launch bounds
 /// the runtime chooses for it: the tightest under which ptxas reports no spill).
 ///
+/// Where the log has no ptxas report (NVRTC 13.0 answering from its compute cache), the
+/// figures are the CUBIN's ([`cubin_resources`]).
+///
 /// Errors: as [`kernel_resources`], and [`crate::Error::Gpu`] with the compiler's whole log
-/// when ptxas's report names no block kernel (a report this parser cannot read).
+/// when neither ptxas's report nor the CUBIN names the block kernel.
 ///
 /// ```
 /// use reproject::gpu::resources::variant_resources;
