@@ -95,6 +95,8 @@ def tan_job(size, order):
                                                        shape_out=(size, size), order=order,
                                                        parallel=True), n, t_cpu, t_host)
     host_memory_lines(image, run, n)
+    if order == "bilinear":
+        fresh_outputs_given_line(image, h_in, h_out, size)
     if cp is None:
         print("  (no CuPy: device-resident jobs skipped)")
         return None
@@ -156,6 +158,27 @@ def host_memory_lines(image, run, n):
     t_gpu, _ = best(into_reused("cuda"))
     print(f"  CPU into reused float32 outputs   {mpix(n, t_cpu)}")
     print(f"  GPU into reused float32 outputs   {mpix(n, t_gpu)}  (CPU / GPU {t_cpu / t_gpu:.2f})")
+
+
+def fresh_outputs_given_line(image, h_in, h_out, size):
+    """The GPU job into fresh float64 outputs two ways: the arrays reproject_rs allocates
+    (the plan knows they are fresh: a host thread per core stores them) and untouched
+    np.empty arrays passed as output_array/output_footprint (fresh too, but the plan cannot
+    know: at most 8). Float64 input, as output_array must have the input's dtype."""
+    data = image.astype(np.float64)
+    shape = (size, size)
+
+    def call(given):
+        outputs = {}
+        if given:
+            outputs = dict(output_array=np.empty(shape), output_footprint=np.empty(shape))
+        return lambda: reproject_rs.reproject_interp((data, h_in), h_out, shape_out=shape,
+                                                     order="bilinear", device="cuda", **outputs)
+
+    t_own, _ = best(call(False))
+    t_given, _ = best(call(True))
+    print(f"  GPU into fresh float64 outputs (float64 in): allocated by reproject_rs "
+          f"{t_own * 1e3:.1f} ms, np.empty given {t_given * 1e3:.1f} ms")
 
 
 def other_job(label, data, h_in, h_out, m):
