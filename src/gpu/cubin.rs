@@ -90,12 +90,15 @@ fn sections(elf: &[u8]) -> Result<Vec<Section<'_>>, String> {
     // (name offset, type, file offset, size) of each section header.
     let headers = (0..u64::from(count))
         .map(|i| {
-            let at = offset + i * entry;
+            let at = offset
+                .checked_add(i * entry)
+                .ok_or("section headers past the end of the address space")?;
+            let header = slice(elf, at, entry)?;
             Ok((
-                u32_at(elf, at)?,
-                u32_at(elf, at + 4)?,
-                u64_at(elf, at + 24)?,
-                u64_at(elf, at + 32)?,
+                u32_at(header, 0)?,
+                u32_at(header, 4)?,
+                u64_at(header, 24)?,
+                u64_at(header, 32)?,
             ))
         })
         .collect::<Result<Vec<_>, String>>()?;
@@ -360,11 +363,17 @@ mod tests {
             (".nv.info.k", vec![]),
         ]);
         assert_eq!(cubin_resources(&good).unwrap()[0].registers, 64);
-        // Every truncation is an error (or, cut inside data nothing reads, the same answer),
-        // never a panic.
+        // Every truncation, and every byte set to 0xff (offsets and sizes far past the end
+        // among them), is an error or some answer, never a panic.
         for len in 0..good.len() {
             let _ = cubin_resources(&good[..len]);
+            let mut bad = good.clone();
+            bad[len] = 0xff;
+            let _ = cubin_resources(&bad);
         }
+        let mut far = good.clone();
+        far[0x28..0x30].copy_from_slice(&(u64::MAX - 8).to_le_bytes());
+        assert!(cubin_resources(&far).is_err());
         assert!(cubin_resources(b"\x7fELF\x01\x01").is_err());
         let missing = |sections: &[(&str, Vec<u8>)], what: &str| {
             let e = cubin_resources(&elf(sections)).unwrap_err();
