@@ -331,6 +331,14 @@ fn copy_threads_of(cores: usize) -> usize {
     cores.clamp(1, 8)
 }
 
+/// The most block threads a GPU job into fresh outputs takes on its own ([`block_threads`]):
+/// as many as were measured (16, the H100 machine's cores). Each block thread holds a slot
+/// (16 MiB of page-locked memory for a 1024 × 2048 float64 block, and two device buffers of
+/// that size). At 16 threads the slots stay well within the host pool
+/// ([`crate::gpu::pool::POOL_LIMIT`]), so no call after the first allocates page-locked
+/// memory.
+const FRESH_WRITERS_MAX: usize = 16;
+
 /// The block threads of a GPU job asked for `requested` on `devices` devices, on a machine of
 /// `cores` cores: the host's copy threads, and two blocks in flight per device at least, so
 /// that copies overlap kernels, whether the CPU's parallelism asks for one thread
@@ -342,14 +350,14 @@ fn copy_threads_of(cores: usize) -> usize {
 /// docs/measurements/h100-2026-11-27-session14).
 ///
 /// Into `fresh` outputs (memory the job writes first, such as the arrays a Python call
-/// returns) every core: there the block threads' stores are most of the job, since each first
-/// write faults in a page and zeroes it, and that work is shared by the threads that store.
-/// The 16384² bilinear call as Python makes it (float64 outputs) took 283 and 232 ms on 16
-/// block threads against 395 and 310 ms on 8, in two runs on the H100 machine, and 342 →
-/// 301 ms from Python (docs/measurements/h100-2026-11-27-session17).
+/// returns) every core up to [`FRESH_WRITERS_MAX`]: there the block threads' stores are most
+/// of the job, since each first write faults in a page and zeroes it, and that work is shared
+/// by the threads that store. The 16384² bilinear call as Python makes it (float64 outputs)
+/// took 283 and 232 ms on 16 block threads against 395 and 310 ms on 8, in two runs on the
+/// H100 machine, and 342 → 301 ms from Python (docs/measurements/h100-2026-11-27-session17).
 fn block_threads(requested: Parallel, devices: usize, cores: usize, fresh: bool) -> usize {
     let copy = if fresh {
-        cores.max(1)
+        cores.clamp(1, FRESH_WRITERS_MAX)
     } else {
         copy_threads_of(cores)
     };
@@ -1971,7 +1979,7 @@ mod tests {
     /// A GPU job on the H100 machine's 16 cores runs 8 block threads, serial or on every core
     /// (a serial one had two: 730 ms against 63 ms for a 16384² job from Python; sixteen were
     /// slower than eight), two per device at least; an explicit larger count is given. Into
-    /// fresh outputs, every core.
+    /// fresh outputs, every core up to 16.
     #[test]
     fn gpu_jobs_keep_a_copy_thread_per_core_up_to_8() {
         use Parallel::{AllCores, Serial, Threads};
@@ -1988,6 +1996,7 @@ mod tests {
         let fresh = |requested, devices, cores| block_threads(requested, devices, cores, true);
         assert_eq!(fresh(Serial, 1, 16), 16);
         assert_eq!(fresh(AllCores, 1, 16), 16);
+        assert_eq!(fresh(AllCores, 1, 64), 16);
         assert_eq!(fresh(Threads(24), 1, 16), 24);
         assert_eq!(fresh(AllCores, 1, 4), 4);
         assert_eq!(fresh(Serial, 4, 2), 8);
