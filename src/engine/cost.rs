@@ -16,8 +16,8 @@
 //! Fresh outputs (memory allocated for the call and never written, as every Python call
 //! without `output_array` returns) cost their first write wherever the job runs: the kernel
 //! zeroes each new page as it is first touched, on the thread that touches it. The CPU
-//! engine writes with all its threads, the GPU path with its host threads (8 on a 16-core
-//! machine), so such outputs weigh twice as much on the GPU's side there.
+//! engine writes with all its threads, the GPU path with its host threads: every core up to
+//! 16 into fresh outputs (8 into others, which are not counted here).
 //!
 //! The copies and the kernels overlap (the pipeline of `engine::gpu_executor`), so the GPU's
 //! time is the larger of the two after its fixed cost; a spline order's prefilter waits for
@@ -79,7 +79,8 @@ pub struct JobSize {
     /// reused buffers).
     pub fresh_output_bytes: u64,
     /// The host threads that write the GPU path's results ([`crate::engine::BlockExecutor`]'s
-    /// `parallel`: 8 on a 16-core machine, whatever the CPU's parallelism asks for).
+    /// `parallel`: into fresh outputs every core up to 16, whatever the CPU's parallelism
+    /// asks for).
     pub gpu_host_writers: usize,
 }
 

@@ -765,8 +765,9 @@ impl<'a> Plan<'a> {
     /// allocated for the call and never written, as [`reproject_interp`] and every Python
     /// call without `output_array` return them. [`Backend::Auto`] then counts the first
     /// write of those pages on either device, by the threads that write them there (see
-    /// [`cost`]: the CPU engine's, or the GPU path's host threads, 8 on a 16-core machine
-    /// whatever the CPU's parallelism). Say so before the plan computes anything.
+    /// [`cost`]: the CPU engine's, or the GPU path's host threads, which then run on every
+    /// core up to 16 whatever the CPU's parallelism). Say so before the plan computes
+    /// anything.
     ///
     /// ```
     /// use reproject::engine::{Options, Plan};
@@ -786,6 +787,11 @@ impl<'a> Plan<'a> {
         self
     }
 
+    /// Whether the results go into fresh memory ([`Plan::with_fresh_outputs`]).
+    fn outputs_fresh(&self) -> bool {
+        self.fresh_output_bytes > 0
+    }
+
     /// The cost model's estimate of this job with the GPU as `gpu` says.
     fn estimate_with(&self, gpu: Readiness) -> cost::Estimate {
         let (ny, nx) = self.plane_shape_out();
@@ -801,7 +807,7 @@ impl<'a> Plan<'a> {
             fresh_output_bytes: self.fresh_output_bytes,
             gpu_host_writers: gpu_executor::host_writers(
                 self.options.parallel,
-                self.fresh_output_bytes > 0,
+                self.outputs_fresh(),
             ),
         };
         cost::CostModel::H100.estimate(&job, self.options.parallel.threads())

@@ -92,7 +92,7 @@ pub fn run<T: OutputSample>(
     };
     let parallel = executor.parallel(
         schedule.parallel.unwrap_or(plan.options().parallel),
-        plan.fresh_output_bytes > 0,
+        plan.outputs_fresh(),
     );
     if let Some(cuda) = executor.as_cuda() {
         // The GPU's blocks in the order their input arrives on the device.
