@@ -457,7 +457,8 @@ mod bench {
     /// the CPU and on the GPU, best of `REPEATS`; the outputs are freed after the timing, as
     /// Python frees them later. The GPU runs twice: with the plan told that its outputs are
     /// fresh (`Plan::with_fresh_outputs`, as the API tells it: a block thread per core) and not
-    /// told (the copy threads, at most 8), with its host threads' timings for the first.
+    /// told, as for arrays a caller passes (the scheduler finds them fresh from their pages:
+    /// the same threads, so the same time), with its host threads' timings for the first.
     fn fresh_outputs_lines<'a>(
         new_plan: &dyn Fn() -> Result<Plan<'a>>,
         cpu_options: &Options,
@@ -497,7 +498,7 @@ mod bench {
             mpix(n, t_cpu)
         );
         println!(
-            "    GPU, plan not told the outputs are fresh (at most 8 block threads) {}",
+            "    GPU, plan not told the outputs are fresh (the scheduler finds them so) {}",
             mpix(n, t_gpu_untold)
         );
         println!("    GPU host threads, one more call: {gpu_times}");

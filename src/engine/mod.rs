@@ -767,7 +767,10 @@ impl<'a> Plan<'a> {
     /// write of those pages on either device, by the threads that write them there (see
     /// [`cost`]: the CPU engine's, or the GPU path's host threads, which then run on every
     /// core up to 16 whatever the CPU's parallelism). Say so before the plan computes
-    /// anything.
+    /// anything. Outputs a caller gives whose pages were mostly never written (a
+    /// `numpy.empty` array, a new file's mapping) get the GPU path's threads for fresh
+    /// outputs all the same: the scheduler finds them so ([`schedule::run`]); only the
+    /// estimate needs the plan told.
     ///
     /// ```
     /// use reproject::engine::{Options, Plan};

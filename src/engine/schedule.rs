@@ -48,7 +48,9 @@ pub struct Schedule<'a> {
 }
 
 /// Computes every block of `plan` into `data` and `footprint` (planes, rows, columns of the
-/// output plane, C order); returns the number of blocks.
+/// output plane, C order); returns the number of blocks. The executor hears that the outputs
+/// are fresh when the plan says so ([`Plan::with_fresh_outputs`]) or when most of their pages
+/// were never written (asked of the kernel for a few windows of pages).
 pub fn run<T: OutputSample>(
     plan: &Plan,
     mut data: ArrayViewMut3<T>,
@@ -65,6 +67,7 @@ pub fn run<T: OutputSample>(
         )));
     }
     let executor = plan.executor()?;
+    let fresh_outputs = plan.outputs_fresh() || unfaulted(&data, &footprint);
     let (by, bx) = plan.block_shape();
     let count = ny.div_ceil(by).saturating_mul(nx.div_ceil(bx));
     let per_block = std::mem::size_of::<(Block, ArrayViewMut3<T>, ArrayViewMut3<T>)>();
@@ -92,7 +95,7 @@ pub fn run<T: OutputSample>(
     };
     let parallel = executor.parallel(
         schedule.parallel.unwrap_or(plan.options().parallel),
-        plan.outputs_fresh(),
+        fresh_outputs,
     );
     if let Some(cuda) = executor.as_cuda() {
         // The GPU's blocks in the order their input arrives on the device.
@@ -108,6 +111,19 @@ pub fn run<T: OutputSample>(
         }
     }
     Ok(count)
+}
+
+/// Whether outputs the plan was not told are fresh ([`Plan::with_fresh_outputs`]) are so all
+/// the same: mostly pages that the first writes fault in, as in a `numpy.empty` array given as
+/// `output_array` or the mapping of an output file just created.
+fn unfaulted<T>(data: &ArrayViewMut3<T>, footprint: &ArrayViewMut3<T>) -> bool {
+    match (
+        data.as_slice_memory_order(),
+        footprint.as_slice_memory_order(),
+    ) {
+        (Some(d), Some(f)) => super::memory::mostly_unfaulted(&[d, f]),
+        _ => false,
+    }
 }
 
 /// Runs `f` on every item of `work` (with its index) in the order `order` gives (indices of
@@ -181,4 +197,83 @@ fn split_chunks<T>(
     }
     chunks.push(view);
     chunks
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use ndarray::Array3;
+
+    use super::*;
+    use crate::engine::executor::{BlockExecutor, BlockOut, CpuExecutor};
+    use crate::engine::{zeroed_output, Options};
+    use crate::io::ArraySource;
+    use crate::wcs::Wcs;
+
+    /// The CPU engine, recording what the scheduler says of the outputs.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<bool>>);
+
+    impl BlockExecutor for Recording {
+        fn name(&self) -> String {
+            "recording".into()
+        }
+        fn compute(&self, plan: &Plan, block: &Block, out: BlockOut<'_>) -> Result<()> {
+            CpuExecutor.compute(plan, block, out)
+        }
+        fn parallel(&self, requested: Parallel, fresh_outputs: bool) -> Parallel {
+            self.0.lock().unwrap().push(fresh_outputs);
+            requested
+        }
+    }
+
+    /// What the scheduler tells the executor of outputs of `n`² float64 pixels each given
+    /// fresh (`written` false) or written before, for a plan told or not.
+    fn told_fresh(n: usize, written: bool, plan_told: bool) -> bool {
+        let wcs = Wcs::from_header_str(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.001\nCDELT2 = 0.001\n",
+        )
+        .unwrap();
+        let image = ndarray::Array2::<f32>::ones((8, 8));
+        let source = ArraySource::new(image.view().into_dyn()).unwrap();
+        let options = Options {
+            block_size: Some((n, n)),
+            ..Options::default()
+        };
+        let recording = Arc::new(Recording::default());
+        let plan = Plan::new(&source, &wcs, &wcs, &[n, n], &options)
+            .unwrap()
+            .with_fresh_outputs(if plan_told { 16 * (n * n) as u64 } else { 0 })
+            .with_executor(recording.clone());
+        let mut data = zeroed_output::<f64>(&[1, n, n]);
+        let mut footprint = zeroed_output::<f64>(&[1, n, n]);
+        if written {
+            data.fill(-1.0);
+            footprint.fill(-1.0);
+        }
+        let data = data.view_mut().into_dimensionality().unwrap();
+        let footprint = footprint.view_mut().into_dimensionality().unwrap();
+        run(&plan, data, footprint, &Schedule::default()).unwrap();
+        let told = recording.0.lock().unwrap();
+        assert_eq!(told.len(), 1);
+        told[0]
+    }
+
+    #[test]
+    fn outputs_never_written_are_fresh_whether_the_plan_was_told_or_not() {
+        // 32 MiB each: the allocator maps fresh pages
+        let n = 2048;
+        assert!(told_fresh(n, false, false));
+        assert!(told_fresh(n, false, true));
+        assert!(!told_fresh(n, true, false));
+        // the plan's word stands
+        assert!(told_fresh(n, true, true));
+    }
+
+    #[test]
+    fn small_outputs_on_the_heap_are_not_fresh() {
+        let (mut data, mut footprint) = (Array3::<f64>::zeros((1, 4, 4)), Array3::zeros((1, 4, 4)));
+        assert!(!unfaulted(&data.view_mut(), &footprint.view_mut()));
+    }
 }
