@@ -399,7 +399,7 @@ fn run_owner_on_a_gpu(case: &str, out: &Path) {
 }
 
 /// An owner whose `Auto` plan takes a GPU and workers that have none cut the output alike:
-/// the job keeps the blocks its owner's plan chose (1024 × 2048 for the GPU, where the
+/// the job keeps the blocks its owner's plan chose (128 × 2048 for the GPU, where the
 /// workers' CPU plans would cut 128²), and the result is the eager one, bit for bit. The
 /// owner starts one worker per GPU and never opens the GPU itself.
 #[test]

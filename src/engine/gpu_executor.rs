@@ -81,15 +81,28 @@ const BAND: usize = 16 << 20;
 const MIN_STAGING_SHARE: usize = 1 << 20;
 /// The smallest band worth a copy of its own (bytes of one plane's rows).
 const MIN_BAND: usize = 1 << 20;
-/// The GPU's block width when the options leave it open (half as many rows): one launch must
-/// fill the device (2M threads; an H100 holds 270K), and a block short enough that the rows it
-/// needs arrive early and its download at the end is short.
-const GPU_BLOCK: usize = 2048;
+/// The GPU's block shape when the options leave it open: 128 rows × 2048 columns at most
+/// ([`gpu_block`]). Each block thread's page-locked slot receives a block's values from the
+/// copy engine and is read back at once to store them, so the slots in flight should stay
+/// in the host's last-level cache, where the copy engine's writes may land (16 threads × 2 MiB
+/// of float64 values here, against 16 MiB each for 1024 × 2048 blocks). The 16384² bilinear
+/// call from numpy into fresh float64 outputs took 193-223 ms with these blocks against
+/// 257-371 ms with 1024 × 2048 (best 256 × 2048 212.9, 64 × 2048 199.6), and into reused
+/// float32 outputs 64.7 against 68.9 ms (docs/measurements/h100-2026-11-27-session18, run 4).
+/// A launch of 256K pixels fills most of an H100 (270K threads) and the block threads'
+/// streams run several at once; a block is short, so the rows it needs arrive early and its
+/// download at the end is short.
+const GPU_BLOCK_ROWS: usize = 128;
+const GPU_BLOCK_COLS: usize = 2048;
+/// Device memory kept free per block thread for its block buffers when deciding whether the
+/// input planes fit: room for two float64 outputs of 2048 × 2048 pixels, so that blocks a
+/// caller asks for larger than [`gpu_block`]'s fit too.
+const WORKING_PER_THREAD: usize = 2 * 2048 * 2048 * 8;
 
 /// The GPU's block shape for an output plane of `shape` (when the options leave it open):
-/// 1024 rows × 2048 columns at most.
+/// [`GPU_BLOCK_ROWS`] rows × [`GPU_BLOCK_COLS`] columns at most.
 pub(crate) fn gpu_block((ny, nx): (usize, usize)) -> (usize, usize) {
-    (ny.clamp(1, GPU_BLOCK / 2), nx.clamp(1, GPU_BLOCK))
+    (ny.clamp(1, GPU_BLOCK_ROWS), nx.clamp(1, GPU_BLOCK_COLS))
 }
 
 /// Why a block did not finish on the GPU.
@@ -333,8 +346,8 @@ fn copy_threads_of(cores: usize) -> usize {
 
 /// The most block threads a GPU job into fresh outputs takes on its own ([`block_threads`]):
 /// as many as were measured (16, the H100 machine's cores). Each block thread holds a slot
-/// (16 MiB of page-locked memory for a 1024 × 2048 float64 block, and two device buffers of
-/// that size). At 16 threads the slots stay well within the host pool
+/// (page-locked memory for a block's values, 2 MiB for a 128 × 2048 float64 block, and two
+/// device buffers of that size). At 16 threads the slots stay well within the host pool
 /// ([`crate::gpu::pool::POOL_LIMIT`]), so no call after the first allocates page-locked
 /// memory.
 const FRESH_WRITERS_MAX: usize = 16;
@@ -1132,7 +1145,7 @@ impl CudaExecutor {
             .sum();
         let total: usize = sizes.iter().sum::<usize>() + transient;
         // Block buffers of the threads that may run at once (GPU-sized blocks, float64).
-        let working = 2 * GPU_BLOCK * GPU_BLOCK * 8 * rayon::current_num_threads().max(2);
+        let working = WORKING_PER_THREAD * rayon::current_num_threads().max(2);
         let (free, _) = driver.mem_info()?;
         let spline = SplinePoles::new(driver, plan)?;
         let planes = if with_planes && total.saturating_add(working) < free / 10 * 9 {
