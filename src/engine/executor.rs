@@ -67,8 +67,13 @@ pub trait BlockExecutor: Send + Sync {
     fn compute(&self, plan: &Plan, block: &Block, out: BlockOut<'_>) -> Result<()>;
 
     /// The block shape this executor works best with for an output plane of `shape`, when
-    /// the options leave it open (`None`: the CPU's choice).
-    fn preferred_block(&self, _shape: (usize, usize)) -> Option<(usize, usize)> {
+    /// the options leave it open (`None`: the CPU's choice), into fresh outputs or not
+    /// ([`Plan::with_fresh_outputs`]).
+    fn preferred_block(
+        &self,
+        _shape: (usize, usize),
+        _fresh_outputs: bool,
+    ) -> Option<(usize, usize)> {
         None
     }
 

@@ -81,28 +81,38 @@ const BAND: usize = 16 << 20;
 const MIN_STAGING_SHARE: usize = 1 << 20;
 /// The smallest band worth a copy of its own (bytes of one plane's rows).
 const MIN_BAND: usize = 1 << 20;
-/// The GPU's block shape when the options leave it open: 128 rows × 2048 columns at most
-/// ([`gpu_block`]). Each block thread's page-locked slot receives a block's values from the
-/// copy engine and is read back at once to store them, so the slots in flight should stay
-/// in the host's last-level cache, where the copy engine's writes may land (16 threads × 2 MiB
-/// of float64 values here, against 16 MiB each for 1024 × 2048 blocks). The 16384² bilinear
-/// call from numpy into fresh float64 outputs took 193-223 ms with these blocks against
-/// 257-371 ms with 1024 × 2048 (best 256 × 2048 212.9, 64 × 2048 199.6), and into reused
-/// float32 outputs 64.7 against 68.9 ms (docs/measurements/h100-2026-11-27-session18, run 4).
-/// A launch of 256K pixels fills most of an H100 (270K threads) and the block threads'
-/// streams run several at once; a block is short, so the rows it needs arrive early and its
-/// download at the end is short.
-const GPU_BLOCK_ROWS: usize = 128;
+/// The GPU's block width when the options leave it open ([`gpu_block`]).
 const GPU_BLOCK_COLS: usize = 2048;
+/// The GPU's block height into outputs written before ([`gpu_block`]): a block of 2M pixels,
+/// so that one launch fills the device (an H100 holds 270K threads) and each copy amortises
+/// its fixed costs. The job is bound by the bus and the copies there: the 16384² bilinear
+/// job with the input on the device took 38.5 ms with these blocks and 55.3 ms with
+/// 128-row ones (docs/measurements/h100-2026-11-27-session18, runs 1 and 5).
+const GPU_BLOCK_ROWS: usize = 1024;
+/// The GPU's block height into fresh outputs ([`gpu_block`]). There the host's memory bounds
+/// the job (each first write faults a page in and zeroes it), and each block thread's
+/// page-locked slot, which the copy engine fills with a block's values and the thread reads
+/// back at once to store them, should still be in the host's last-level cache when it is
+/// read: 16 threads × 2 MiB of float64 values, against 16 MiB each for 1024-row blocks. The
+/// 16384² bilinear call from numpy into fresh float64 outputs took 179.5-193.4 ms (best of
+/// 3) with these blocks against 236.8-256.7 ms with 1024-row ones (256 rows: 196.7-212.9,
+/// 64 rows: 199.6), and 192-196 ms against 274-280 ms from Rust (session 18, runs 1, 4, 5).
+const GPU_FRESH_BLOCK_ROWS: usize = 128;
 /// Device memory kept free per block thread for its block buffers when deciding whether the
-/// input planes fit: room for two float64 outputs of 2048 × 2048 pixels, so that blocks a
-/// caller asks for larger than [`gpu_block`]'s fit too.
+/// input planes fit: two float64 outputs of 2048 × 2048 pixels, room for the GPU's blocks
+/// and larger ones a caller asks for.
 const WORKING_PER_THREAD: usize = 2 * 2048 * 2048 * 8;
 
-/// The GPU's block shape for an output plane of `shape` (when the options leave it open):
-/// [`GPU_BLOCK_ROWS`] rows × [`GPU_BLOCK_COLS`] columns at most.
-pub(crate) fn gpu_block((ny, nx): (usize, usize)) -> (usize, usize) {
-    (ny.clamp(1, GPU_BLOCK_ROWS), nx.clamp(1, GPU_BLOCK_COLS))
+/// The GPU's block shape for an output plane of `shape` when the options leave it open,
+/// into `fresh` outputs ([`Plan::with_fresh_outputs`]) or not: [`GPU_BLOCK_COLS`] columns
+/// and [`GPU_FRESH_BLOCK_ROWS`] or [`GPU_BLOCK_ROWS`] rows at most.
+pub(crate) fn gpu_block((ny, nx): (usize, usize), fresh: bool) -> (usize, usize) {
+    let rows = if fresh {
+        GPU_FRESH_BLOCK_ROWS
+    } else {
+        GPU_BLOCK_ROWS
+    };
+    (ny.clamp(1, rows), nx.clamp(1, GPU_BLOCK_COLS))
 }
 
 /// Why a block did not finish on the GPU.
@@ -346,8 +356,8 @@ fn copy_threads_of(cores: usize) -> usize {
 
 /// The most block threads a GPU job into fresh outputs takes on its own ([`block_threads`]):
 /// as many as were measured (16, the H100 machine's cores). Each block thread holds a slot
-/// (page-locked memory for a block's values, 2 MiB for a 128 × 2048 float64 block, and two
-/// device buffers of that size). At 16 threads the slots stay well within the host pool
+/// (page-locked memory for a block's values, at most 16 MiB for a 1024 × 2048 float64 block,
+/// and two device buffers of that size). At 16 threads the slots stay well within the host pool
 /// ([`crate::gpu::pool::POOL_LIMIT`]), so no call after the first allocates page-locked
 /// memory.
 const FRESH_WRITERS_MAX: usize = 16;
@@ -1696,8 +1706,12 @@ impl BlockExecutor for CudaExecutor {
         CpuExecutor.compute(plan, block, out)
     }
 
-    fn preferred_block(&self, shape: (usize, usize)) -> Option<(usize, usize)> {
-        Some(gpu_block(shape))
+    fn preferred_block(
+        &self,
+        shape: (usize, usize),
+        fresh_outputs: bool,
+    ) -> Option<(usize, usize)> {
+        Some(gpu_block(shape, fresh_outputs))
     }
 
     fn failure(&self) -> Option<String> {
@@ -1987,6 +2001,15 @@ mod tests {
         assert_eq!(staging_share(10, 4, 0), 1 << 18);
         // Rows wider than the minimum: one row at least.
         assert_eq!(staging_share(3, 4 << 20, 8), 1);
+    }
+
+    /// Blocks of 1024 rows, of 128 into fresh outputs, 2048 columns; smaller planes whole.
+    #[test]
+    fn gpu_blocks_are_short_into_fresh_outputs() {
+        assert_eq!(gpu_block((16384, 16384), false), (1024, 2048));
+        assert_eq!(gpu_block((16384, 16384), true), (128, 2048));
+        assert_eq!(gpu_block((100, 300), true), (100, 300));
+        assert_eq!(gpu_block((0, 0), false), (1, 1));
     }
 
     /// A GPU job on the H100 machine's 16 cores runs 8 block threads, serial or on every core

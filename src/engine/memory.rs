@@ -61,8 +61,18 @@ const RESIDENCY_WINDOW_PAGES: usize = 64;
 /// answers (`mincore`) for up to 64 windows of 64 pages spread over each buffer, so the
 /// question costs about the same for any size (asking for every page of 2 GiB took 4-6 ms on
 /// the development machine, a tenth of a 16384² GPU job into reused outputs). False where it
-/// cannot tell (not Linux, a failed call) or the buffers are empty.
-pub(crate) fn mostly_unfaulted<T>(buffers: &[&[T]]) -> bool {
+/// cannot tell (not Linux, a failed call) or the buffers are empty. Callers that give their
+/// own outputs tell the plan with it ([`Plan::with_fresh_outputs`](super::Plan::with_fresh_outputs)).
+///
+/// ```
+/// use reproject::engine::{mostly_unfaulted, zeroed_output};
+/// let mut fresh = zeroed_output::<f64>(&[8 << 20]); // 64 MiB, never written
+/// let untouched = mostly_unfaulted(&[fresh.as_slice().unwrap()]);
+/// assert_eq!(untouched, cfg!(target_os = "linux"));
+/// fresh.fill(1.0);
+/// assert!(!mostly_unfaulted(&[fresh.as_slice().unwrap()]));
+/// ```
+pub fn mostly_unfaulted<T>(buffers: &[&[T]]) -> bool {
     let mut resident = 0;
     let mut asked = 0;
     for buffer in buffers {

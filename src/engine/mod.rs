@@ -73,7 +73,7 @@ use executor::{BlockExecutor, BlockOut, CpuExecutor};
 pub use gpu_executor::CudaExecutor;
 pub use gpu_times::HostTimes;
 pub(crate) use memory::{advise_huge_pages, check_working_memory};
-pub use memory::{check_output_memory, zeroed_output};
+pub use memory::{check_output_memory, mostly_unfaulted, zeroed_output};
 pub use precision::Precision;
 use precision::Rounding;
 use spectral::SpectralAxis;
@@ -595,20 +595,22 @@ impl<'a> Plan<'a> {
     }
 
     /// The block shape used when the options leave it open: the GPU's for a plan computed on
-    /// a GPU, else the CPU's for its threads. Found without opening a GPU (the owner of GPU
-    /// worker processes, or of lazy blocks, never needs a context): `Auto` asks the executor
-    /// once it is chosen, and before that follows its choice ([`Plan::runs_on_gpu`]).
+    /// a GPU (shorter blocks into fresh outputs, [`Plan::with_fresh_outputs`]), else the
+    /// CPU's for its threads. Found without opening a GPU (the owner of GPU worker
+    /// processes, or of lazy blocks, never needs a context): `Auto` asks the executor once it
+    /// is chosen, and before that follows its choice ([`Plan::runs_on_gpu`]).
     pub fn block_shape(&self) -> (usize, usize) {
         let (ny, nx) = self.plane_shape_out();
         if let Some((by, bx)) = self.options.block_size {
             return (by.min(ny.max(1)), bx.min(nx.max(1)));
         }
+        let fresh = self.outputs_fresh();
         let preferred = match (self.options.backend, self.executor.get()) {
             (Backend::Cpu, _) => None,
-            (Backend::Auto, Some(chosen)) => chosen.preferred_block((ny, nx)),
+            (Backend::Auto, Some(chosen)) => chosen.preferred_block((ny, nx), fresh),
             _ => self
                 .runs_on_gpu()
-                .then(|| gpu_executor::gpu_block((ny, nx))),
+                .then(|| gpu_executor::gpu_block((ny, nx), fresh)),
         };
         preferred.unwrap_or_else(|| auto_block_size((ny, nx), self.options.parallel.threads()))
     }
@@ -766,11 +768,12 @@ impl<'a> Plan<'a> {
     /// call without `output_array` return them. [`Backend::Auto`] then counts the first
     /// write of those pages on either device, by the threads that write them there (see
     /// [`cost`]: the CPU engine's, or the GPU path's host threads, which then run on every
-    /// core up to 16 whatever the CPU's parallelism). Say so before the plan computes
-    /// anything. Outputs a caller gives whose pages were mostly never written (a
-    /// `numpy.empty` array, a new file's mapping) get the GPU path's threads for fresh
-    /// outputs all the same: the scheduler finds them so ([`schedule::run`]); only the
-    /// estimate needs the plan told.
+    /// core up to 16 whatever the CPU's parallelism, on blocks of 128 rows instead of 1024:
+    /// [`Plan::block_shape`]). Say so before the plan computes anything, and say so of
+    /// outputs a caller gives that were never written too ([`mostly_unfaulted`]: the Python
+    /// bindings do for `numpy.empty` arrays, the CLI for the files it creates). Untold, such
+    /// outputs still get the GPU path's threads for fresh outputs (the scheduler finds them
+    /// so, [`schedule::run`]), but not its blocks or the estimate.
     ///
     /// ```
     /// use reproject::engine::{Options, Plan};
@@ -1253,6 +1256,37 @@ mod tests {
         assert!(matches!(choice, AutoChoice::CpuUntilOpen(_)), "{choice:?}");
         let choice = auto_choice(estimates(100, 20), || Ok(Readiness::Cached));
         assert!(matches!(choice, AutoChoice::CpuUntilOpen(_)), "{choice:?}");
+    }
+
+    #[test]
+    fn gpu_plans_cut_fresh_outputs_into_shorter_blocks() {
+        let wcs = Wcs::from_header_str(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.001\nCDELT2 = 0.001\n",
+        )
+        .unwrap();
+        let image = ndarray::Array2::<f32>::zeros((4, 4));
+        let source = crate::io::ArraySource::new(image.view().into_dyn()).unwrap();
+        let n = 16384;
+        let bytes = 2 * (n * n * 8) as u64;
+        let shape = |backend, fresh: bool, block_size| {
+            let options = Options {
+                backend,
+                block_size,
+                ..Options::default()
+            };
+            let plan = Plan::new(&source, &wcs, &wcs, &[n, n], &options).unwrap();
+            plan.with_fresh_outputs(if fresh { bytes } else { 0 })
+                .block_shape()
+        };
+        // Chosen without opening a GPU (this machine may have none).
+        assert_eq!(shape(Backend::Cuda, false, None), (1024, 2048));
+        assert_eq!(shape(Backend::Cuda, true, None), (128, 2048));
+        // The CPU's blocks, and blocks the options ask for, are the same either way.
+        assert_eq!(
+            shape(Backend::Cpu, true, None),
+            shape(Backend::Cpu, false, None)
+        );
+        assert_eq!(shape(Backend::Cuda, true, Some((512, 512))), (512, 512));
     }
 
     #[test]
