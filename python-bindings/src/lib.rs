@@ -42,7 +42,7 @@ mod mosaic;
 mod optimal;
 mod options;
 
-use ndarray::{ArrayD, ArrayViewMut3, ArrayViewMutD, Axis, IxDyn};
+use ndarray::{ArrayD, ArrayViewMut3, Axis, IxDyn};
 use numpy::{Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray};
 use pyo3::prelude::*;
 use reproject::engine::blocks::Block;
@@ -245,17 +245,10 @@ where
         ));
     }
     // The arrays allocated here are written for the first time by the job (see
-    // `Plan::with_fresh_outputs`), and so are given ones most of whose pages were never
-    // written (`numpy.empty`).
-    let untouched = |given: bool, view: &ArrayViewMutD<T>| {
-        given
-            && view
-                .as_slice_memory_order()
-                .is_some_and(|s| reproject::engine::mostly_unfaulted(&[s]))
-    };
-    let found = usize::from(untouched(output.is_some(), &data_view))
-        + usize::from(untouched(footprint.is_some(), &fp_view));
-    let fresh_bytes = (fresh + found) * shape.iter().product::<usize>() * std::mem::size_of::<T>();
+    // `Plan::with_fresh_outputs`), and so may be the ones given (`numpy.empty`:
+    // `Plan::with_untouched_outputs`).
+    let fresh_bytes = fresh * shape.iter().product::<usize>() * std::mem::size_of::<T>();
+    let given = (output.is_some(), footprint.is_some());
     run_detached(py, || {
         let plan = match geometry {
             Geometry::Wcs(wcs_in, wcs_out) => {
@@ -265,8 +258,15 @@ where
                 Plan::from_positions(&source, table.clone(), shape_out, options)?
             }
         };
-        plan.with_fresh_outputs(fresh_bytes as u64)
-            .compute_into(data_view, fp_view)
+        let given: Vec<&[T]> = [(given.0, &data_view), (given.1, &fp_view)]
+            .into_iter()
+            .filter(|(given, _)| *given)
+            .filter_map(|(_, view)| view.as_slice_memory_order())
+            .collect();
+        let plan = plan
+            .with_fresh_outputs(fresh_bytes as u64)
+            .with_untouched_outputs(&given);
+        plan.compute_into(data_view, fp_view)
     })?;
     drop((out_guard, fp_guard));
     let data = match (output, fresh_data) {

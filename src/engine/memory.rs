@@ -61,8 +61,8 @@ const RESIDENCY_WINDOW_PAGES: usize = 64;
 /// answers (`mincore`) for up to 64 windows of 64 pages spread over each buffer, so the
 /// question costs about the same for any size (asking for every page of 2 GiB took 4-6 ms on
 /// the development machine, a tenth of a 16384² GPU job into reused outputs). False where it
-/// cannot tell (not Linux, a failed call) or the buffers are empty. Callers that give their
-/// own outputs tell the plan with it ([`Plan::with_fresh_outputs`](super::Plan::with_fresh_outputs)).
+/// cannot tell (not Linux, a failed call) or the buffers are empty. A plan asks it of the
+/// outputs a caller gives ([`Plan::with_untouched_outputs`](super::Plan::with_untouched_outputs)).
 ///
 /// ```
 /// use reproject::engine::{mostly_unfaulted, zeroed_output};

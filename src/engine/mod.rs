@@ -770,10 +770,11 @@ impl<'a> Plan<'a> {
     /// [`cost`]: the CPU engine's, or the GPU path's host threads, which then run on every
     /// core up to 16 whatever the CPU's parallelism, on blocks of 128 rows instead of 1024:
     /// [`Plan::block_shape`]). Say so before the plan computes anything, and say so of
-    /// outputs a caller gives that were never written too ([`mostly_unfaulted`]: the Python
-    /// bindings do for `numpy.empty` arrays, the CLI for the files it creates). Untold, such
-    /// outputs still get the GPU path's threads for fresh outputs (the scheduler finds them
-    /// so, [`schedule::run`]), but not its blocks or the estimate.
+    /// outputs a caller gives that were never written too ([`Plan::with_untouched_outputs`]
+    /// finds them: [`reproject_interp_into`] and the Python bindings ask it of the arrays
+    /// given, the CLI tells it of the files it creates). Untold, such outputs still get the
+    /// GPU path's threads for fresh outputs (the scheduler finds them so,
+    /// [`schedule::run`]), but not its blocks or the estimate.
     ///
     /// ```
     /// use reproject::engine::{Options, Plan};
@@ -790,6 +791,42 @@ impl<'a> Plan<'a> {
     /// ```
     pub fn with_fresh_outputs(mut self, bytes: u64) -> Plan<'a> {
         self.fresh_output_bytes = bytes;
+        self
+    }
+
+    /// This plan with those of `outputs` (the caller's arrays it is to fill) most of whose
+    /// pages were never written ([`mostly_unfaulted`]: a `numpy.empty` array, the mapping of a
+    /// file just created) added to its fresh outputs ([`Plan::with_fresh_outputs`]).
+    ///
+    /// ```
+    /// use reproject::engine::{zeroed_output, Backend, Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = ndarray::Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let options = Options { backend: Backend::Cuda, ..Options::default() };
+    /// let n = 4096; // 128 MiB of float64 per output
+    /// let (data, mut footprint) = (zeroed_output::<f64>(&[n, n]), zeroed_output::<f64>(&[n, n]));
+    /// let blocks = |outputs: &[&[f64]]| -> reproject::Result<(usize, usize)> {
+    ///     let plan = Plan::new(&source, &wcs, &wcs, &[n, n], &options)?;
+    ///     Ok(plan.with_untouched_outputs(outputs).block_shape())
+    /// };
+    /// let untouched = blocks(&[data.as_slice().unwrap(), footprint.as_slice().unwrap()])?;
+    /// footprint.fill(0.0);
+    /// let written = blocks(&[footprint.as_slice().unwrap()])?;
+    /// if cfg!(target_os = "linux") {
+    ///     // the GPU's blocks, shorter into fresh outputs
+    ///     assert_eq!((untouched, written), ((128, 2048), (1024, 2048)));
+    /// }
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn with_untouched_outputs<T>(mut self, outputs: &[&[T]]) -> Plan<'a> {
+        for output in outputs {
+            if mostly_unfaulted(&[*output]) {
+                self.fresh_output_bytes += std::mem::size_of_val(*output) as u64;
+            }
+        }
         self
     }
 
@@ -1166,7 +1203,9 @@ pub fn reproject_interp(
 }
 
 /// Like [`reproject_interp`], into caller-provided arrays (full output shape, C order),
-/// e.g. the data and footprint of a memory-mapped output file.
+/// e.g. the data and footprint of a memory-mapped output file. Arrays most of whose pages
+/// were never written (a file just created, memory just allocated) are fresh outputs
+/// ([`Plan::with_fresh_outputs`], [`mostly_unfaulted`]).
 pub fn reproject_interp_into<T: OutputSample>(
     source: &dyn ImageSource,
     wcs_in: &Wcs,
@@ -1177,6 +1216,14 @@ pub fn reproject_interp_into<T: OutputSample>(
 ) -> Result<()> {
     let shape_out = data.shape().to_vec();
     let plan = Plan::new(source, wcs_in, wcs_out, &shape_out, options)?;
+    let given: Vec<&[T]> = [
+        data.as_slice_memory_order(),
+        footprint.as_slice_memory_order(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let plan = plan.with_untouched_outputs(&given);
     plan.compute_into(data, footprint)
 }
 
