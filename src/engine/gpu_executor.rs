@@ -86,8 +86,9 @@ const GPU_BLOCK_COLS: usize = 2048;
 /// The GPU's block height into outputs written before ([`gpu_block`]): a block of 2M pixels,
 /// so that one launch fills the device (an H100 holds 270K threads) and each copy amortises
 /// its fixed costs. The job is bound by the bus and the copies there: the 16384² bilinear
-/// job with the input on the device took 38.5 ms with these blocks and 55.3 ms with
-/// 128-row ones (docs/measurements/h100-2026-11-27-session18, runs 1 and 5).
+/// job into reused float32 outputs, its plan called again (the input already on the device),
+/// took 38.5 ms with these blocks and 55.3 ms with 128-row ones, with a new plan 56.9 and
+/// 62.4 ms (docs/measurements/h100-2026-11-27-session18, runs 1 and 5).
 const GPU_BLOCK_ROWS: usize = 1024;
 /// The GPU's block height into fresh outputs ([`gpu_block`]). There the host's memory bounds
 /// the job (each first write faults a page in and zeroes it), and each block thread's
