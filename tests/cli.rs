@@ -667,6 +667,40 @@ fn non_celestial_axes() {
     );
 }
 
+/// The CLI writes into output files it creates, fresh memory: the GPU's blocks there are
+/// 128 rows high (`Plan::with_fresh_outputs`), so a 300-row target takes 3 blocks, not the
+/// one of 1024 rows a plan into outputs written before would cut; the values are the
+/// library's.
+#[test]
+fn new_output_files_get_the_gpus_blocks_for_fresh_outputs() {
+    let d = dir("gpu-sim-fresh");
+    let (input, target) = (d.join("in.fits"), d.join("tall.hdr"));
+    write_input(&input);
+    let tall = TARGET
+        .replace("NAXIS2  = 50", "NAXIS2  = 300")
+        .replace("CDELT2  = 0.012", "CDELT2  = 0.002");
+    std::fs::write(&target, tall).unwrap();
+    let out = d.join("out.fits");
+    let o = run_simulated(
+        &[
+            s(&input),
+            "--to",
+            s(&target),
+            "-o",
+            s(&out),
+            "--device",
+            "cuda",
+        ],
+        "1",
+    );
+    ok(&o);
+    assert!(
+        text(&o.stdout).contains("3 block(s) computed"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
 /// `--device cuda`, `cuda:1` and `cuda:all` under the CUDA simulator (two simulated GPUs):
 /// threads and worker processes (one per GPU) give the library's values; a GPU that does not
 /// exist is a clean error.
