@@ -208,6 +208,30 @@ pub trait OutputSample: Copy + Send + Sync + 'static {
         data: ArrayViewMut3<'a, Self>,
         footprint: ArrayViewMut3<'a, Self>,
     ) -> BlockOut<'a>;
+
+    /// Stores a row of computed `values` into `data` ([`OutputSample::from_f64`]) and their
+    /// footprint into `footprint` (1 where the value is a number, 0 where it is NaN), with
+    /// streaming stores where the platform has them: the same bits as storing them one by
+    /// one, without reading the outputs' cache lines first. The stores are ordered before the
+    /// thread's later ones only after [`OutputSample::finish_rows`].
+    ///
+    /// ```
+    /// use reproject::engine::OutputSample;
+    /// let (mut data, mut footprint) = ([0.0f32; 3], [0.0f32; 3]);
+    /// f32::store_row(&[1.5, f64::NAN, 2.0], &mut data, &mut footprint);
+    /// f32::finish_rows();
+    /// assert_eq!(footprint, [1.0, 0.0, 1.0]);
+    /// assert!(data[0] == 1.5 && data[1].is_nan() && data[2] == 2.0);
+    /// ```
+    ///
+    /// Panics if the three lengths differ.
+    fn store_row(values: &[f64], data: &mut [Self], footprint: &mut [Self]);
+
+    /// Orders the rows [`OutputSample::store_row`] stored on this thread before its later
+    /// stores (the end of a block, before another thread may read it).
+    fn finish_rows() {
+        streaming::finish();
+    }
 }
 
 impl OutputSample for f64 {
@@ -222,6 +246,10 @@ impl OutputSample for f64 {
     ) -> BlockOut<'a> {
         BlockOut::F64(data, footprint)
     }
+
+    fn store_row(values: &[f64], data: &mut [f64], footprint: &mut [f64]) {
+        streaming::store_f64_row(values, data, footprint);
+    }
 }
 
 impl OutputSample for f32 {
@@ -235,6 +263,10 @@ impl OutputSample for f32 {
         footprint: ArrayViewMut3<'a, f32>,
     ) -> BlockOut<'a> {
         BlockOut::F32(data, footprint)
+    }
+
+    fn store_row(values: &[f64], data: &mut [f32], footprint: &mut [f32]) {
+        streaming::store_f64_row(values, data, footprint);
     }
 }
 
@@ -296,6 +328,9 @@ pub struct Plan<'a> {
     auto: OnceLock<AutoChoice>,
     /// Bytes of fresh memory the results fill ([`Plan::with_fresh_outputs`]).
     fresh_output_bytes: u64,
+    /// Whether the CPU engine stores results past the caches (see
+    /// [`Plan::with_outputs_read_back`]).
+    stream_outputs: bool,
     /// The GPU state of device-resident calls ([`Plan::compute_block_on_device`]).
     device_resident: OnceLock<Result<Arc<(CudaExecutor, gpu_executor::Resident)>>>,
 }
@@ -444,6 +479,7 @@ impl<'a> Plan<'a> {
             executor: OnceLock::new(),
             auto: OnceLock::new(),
             fresh_output_bytes: 0,
+            stream_outputs: true,
             device_resident: OnceLock::new(),
         };
         // The CPU computes the coefficients now (so their errors come from here) unless a GPU
@@ -828,6 +864,39 @@ impl<'a> Plan<'a> {
             }
         }
         self
+    }
+
+    /// This plan for a caller that reads each block's results right after computing them
+    /// (a mosaic combining its inputs block by block): the CPU engine then stores them
+    /// through the caches ([`OutputSample::from_f64`] one by one) instead of past them
+    /// ([`OutputSample::store_row`], which pays for results written once and read later).
+    /// The values are the same bits either way. A mosaic of four 3000² inputs into a 5000²
+    /// output took 413 ms with the results through the caches and 569-593 ms past them on
+    /// the development machine.
+    ///
+    /// ```
+    /// use reproject::engine::{Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = ndarray::Array2::<f32>::ones((16, 16));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[16, 16], &Options::default())?
+    ///     .with_outputs_read_back();
+    /// let (mut data, mut footprint) = (ndarray::Array2::<f64>::zeros((16, 16)), ndarray::Array2::<f64>::zeros((16, 16)));
+    /// plan.compute_into(data.view_mut().into_dyn(), footprint.view_mut().into_dyn())?;
+    /// assert_eq!(data[[8, 8]], 1.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn with_outputs_read_back(mut self) -> Plan<'a> {
+        self.stream_outputs = false;
+        self
+    }
+
+    /// Whether the CPU engine stores results past the caches
+    /// ([`Plan::with_outputs_read_back`]).
+    pub(crate) fn streams_outputs(&self) -> bool {
+        self.stream_outputs
     }
 
     /// Whether the results go into fresh memory ([`Plan::with_fresh_outputs`]).

@@ -940,6 +940,7 @@ fn prepare<'a>(
         else {
             continue;
         };
+        // Each block is combined as soon as it is computed: its results stay in the caches.
         let plan = Plan::with_shared_source(
             input.source.clone(),
             input.wcs,
@@ -947,14 +948,16 @@ fn prepare<'a>(
             shape,
             &reprojection,
         )
-        .map_err(|e| with_input(e, k))?;
+        .map_err(|e| with_input(e, k))?
+        .with_outputs_read_back();
         let weights = match &input.weights {
             Some((w, w_wcs)) => {
                 let nan_as_zero: Arc<dyn ImageSource + 'a> = Arc::new(NanAsZero(w.clone()));
                 let wcs = w_wcs.unwrap_or(input.wcs);
                 let plan =
                     Plan::with_shared_source(nan_as_zero, wcs, wcs_out, shape, &reprojection)
-                        .map_err(|e| with_input(e, k))?;
+                        .map_err(|e| with_input(e, k))?
+                        .with_outputs_read_back();
                 Some(plan)
             }
             None => None,
