@@ -82,9 +82,10 @@ struct RowStore {
     rounding: Rounding,
     /// Past the caches ([`OutputSample::store_row`]; [`OutputSample::finish_rows`] must
     /// follow before the block is done): each output row is written once and not read back
-    /// here. On the development machine (2 threads) an 8192² bilinear job took 252-260 ms
-    /// instead of 286-309 into fresh float64 outputs, 168-175 instead of 207-226 into reused
-    /// float32 ones, and a 4096² bicubic job into reused float32 outputs 180 instead of 197.
+    /// here. On the development machine (2 threads, three rounds alternating with a build
+    /// storing through the caches, `python-bindings/benchmarks/cpu_stores.py`) an 8192²
+    /// bilinear call took 275-296 ms instead of 313-353 into fresh float64 outputs and
+    /// 186-191 instead of 206-229 into reused float32 ones.
     /// Else through them, for plans whose blocks are read right away
     /// ([`Plan::with_outputs_read_back`]).
     streamed: bool,

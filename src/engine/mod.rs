@@ -871,8 +871,8 @@ impl<'a> Plan<'a> {
     /// through the caches ([`OutputSample::from_f64`] one by one) instead of past them
     /// ([`OutputSample::store_row`], which pays for results written once and read later).
     /// The values are the same bits either way. A mosaic of four 3000² inputs into a 5000²
-    /// output took 413 ms with the results through the caches and 569-593 ms past them on
-    /// the development machine.
+    /// output took 413-425 ms with its blocks stored through the caches and 569-593 ms past
+    /// them on the development machine (`python-bindings/benchmarks/cpu_stores.py`).
     ///
     /// ```
     /// use reproject::engine::{Options, Plan};
