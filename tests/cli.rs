@@ -681,18 +681,9 @@ fn new_output_files_get_the_gpus_blocks_for_fresh_outputs() {
         .replace("CDELT2  = 0.012", "CDELT2  = 0.002");
     std::fs::write(&target, tall).unwrap();
     let out = d.join("out.fits");
-    let o = run_simulated(
-        &[
-            s(&input),
-            "--to",
-            s(&target),
-            "-o",
-            s(&out),
-            "--device",
-            "cuda",
-        ],
-        "1",
-    );
+    let mut args = vec![s(&input), "--to", s(&target), "-o", s(&out)];
+    args.extend(["--device", "cuda"]);
+    let o = run_simulated(&args, "1");
     ok(&o);
     assert!(
         text(&o.stdout).contains("3 block(s) computed"),
