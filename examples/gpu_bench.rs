@@ -457,9 +457,8 @@ mod bench {
     /// the CPU and on the GPU, best of `REPEATS`; the outputs are freed after the timing, as
     /// Python frees them later. The GPU runs twice: with the plan told that its outputs are
     /// fresh (`Plan::with_fresh_outputs`, as the API tells it: a block thread per core, blocks
-    /// of 128 rows) and not told, as for arrays a Rust caller passes (the scheduler finds them
-    /// fresh from their pages: the same threads, but blocks of 1024 rows), with its host
-    /// threads' timings for the first.
+    /// of 128 rows) and not told (at most 8 block threads, blocks of 1024 rows, as into
+    /// outputs written before), with its host threads' timings for the first.
     fn fresh_outputs_lines<'a>(
         new_plan: &dyn Fn() -> Result<Plan<'a>>,
         cpu_options: &Options,
@@ -499,7 +498,7 @@ mod bench {
             mpix(n, t_cpu)
         );
         println!(
-            "    GPU, plan not told the outputs are fresh (found so: the same threads, 1024-row blocks) {}",
+            "    GPU, plan not told the outputs are fresh (at most 8 block threads, 1024-row blocks) {}",
             mpix(n, t_gpu_untold)
         );
         println!("    GPU host threads, one more call: {gpu_times}");

@@ -163,9 +163,9 @@ def host_memory_lines(image, run, n):
 def fresh_outputs_given_line(image, h_in, h_out, size):
     """The GPU job into fresh float64 outputs two ways: the arrays reproject_rs allocates
     (the plan is told they are fresh: a host thread per core stores them) and untouched
-    np.empty arrays passed as output_array/output_footprint (the scheduler finds them fresh
-    from their pages, so the same threads: the two times should be level). Float64 input, as
-    output_array must have the input's dtype."""
+    np.empty arrays passed as output_array/output_footprint (the bindings find them fresh
+    from their pages and tell the plan, so the same threads and blocks: the two times should
+    be level). Float64 input, as output_array must have the input's dtype."""
     data = image.astype(np.float64)
     shape = (size, size)
 

@@ -808,9 +808,8 @@ impl<'a> Plan<'a> {
     /// [`Plan::block_shape`]). Say so before the plan computes anything, and say so of
     /// outputs a caller gives that were never written too ([`Plan::with_untouched_outputs`]
     /// finds them: [`reproject_interp_into`] and the Python bindings ask it of the arrays
-    /// given, the CLI tells it of the files it creates). Untold, such outputs still get the
-    /// GPU path's threads for fresh outputs (the scheduler finds them so,
-    /// [`schedule::run`]), but not its blocks or the estimate.
+    /// given, the CLI tells it of the files it creates). The scheduler, the blocks and the
+    /// estimate all follow what the plan was told.
     ///
     /// ```
     /// use reproject::engine::{Options, Plan};

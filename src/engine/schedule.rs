@@ -49,8 +49,8 @@ pub struct Schedule<'a> {
 
 /// Computes every block of `plan` into `data` and `footprint` (planes, rows, columns of the
 /// output plane, C order); returns the number of blocks. The executor hears that the outputs
-/// are fresh when the plan says so ([`Plan::with_fresh_outputs`]) or when most of their pages
-/// were never written (asked of the kernel for a few windows of pages).
+/// are fresh when the plan says so ([`Plan::with_fresh_outputs`],
+/// [`Plan::with_untouched_outputs`]), as the plan's blocks and estimate do.
 pub fn run<T: OutputSample>(
     plan: &Plan,
     mut data: ArrayViewMut3<T>,
@@ -67,7 +67,6 @@ pub fn run<T: OutputSample>(
         )));
     }
     let executor = plan.executor()?;
-    let fresh_outputs = plan.outputs_fresh() || unfaulted(&data, &footprint);
     let (by, bx) = plan.block_shape();
     let count = ny.div_ceil(by).saturating_mul(nx.div_ceil(bx));
     let per_block = std::mem::size_of::<(Block, ArrayViewMut3<T>, ArrayViewMut3<T>)>();
@@ -95,7 +94,7 @@ pub fn run<T: OutputSample>(
     };
     let parallel = executor.parallel(
         schedule.parallel.unwrap_or(plan.options().parallel),
-        fresh_outputs,
+        plan.outputs_fresh(),
     );
     if let Some(cuda) = executor.as_cuda() {
         // The GPU's blocks in the order their input arrives on the device.
@@ -111,19 +110,6 @@ pub fn run<T: OutputSample>(
         }
     }
     Ok(count)
-}
-
-/// Whether outputs the plan was not told are fresh ([`Plan::with_fresh_outputs`]) are so all
-/// the same: mostly pages that the first writes fault in, as in a `numpy.empty` array given as
-/// `output_array` or the mapping of an output file just created.
-fn unfaulted<T>(data: &ArrayViewMut3<T>, footprint: &ArrayViewMut3<T>) -> bool {
-    match (
-        data.as_slice_memory_order(),
-        footprint.as_slice_memory_order(),
-    ) {
-        (Some(d), Some(f)) => super::memory::mostly_unfaulted(&[d, f]),
-        _ => false,
-    }
 }
 
 /// Runs `f` on every item of `work` (with its index) in the order `order` gives (indices of
@@ -203,8 +189,6 @@ fn split_chunks<T>(
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use ndarray::Array3;
-
     use super::*;
     use crate::engine::executor::{BlockExecutor, BlockOut, CpuExecutor};
     use crate::engine::{zeroed_output, Options};
@@ -228,9 +212,17 @@ mod tests {
         }
     }
 
-    /// What the scheduler tells the executor of outputs of `n`² float64 pixels each given
-    /// fresh (`written` false) or written before, for a plan told or not.
-    fn told_fresh(n: usize, written: bool, plan_told: bool) -> bool {
+    /// How a plan hears of its outputs.
+    #[derive(Clone, Copy)]
+    enum Told {
+        Nothing,
+        Fresh,
+        AskedOfTheOutputs,
+    }
+
+    /// What the scheduler tells the executor of outputs of `n`² float64 pixels each, given
+    /// fresh (`written` false) or written before, for a plan told `told`.
+    fn told_fresh(n: usize, written: bool, told: Told) -> bool {
         let wcs = Wcs::from_header_str(
             "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.001\nCDELT2 = 0.001\n",
         )
@@ -241,17 +233,21 @@ mod tests {
             block_size: Some((n, n)),
             ..Options::default()
         };
-        let recording = Arc::new(Recording::default());
-        let plan = Plan::new(&source, &wcs, &wcs, &[n, n], &options)
-            .unwrap()
-            .with_fresh_outputs(if plan_told { 16 * (n * n) as u64 } else { 0 })
-            .with_executor(recording.clone());
         let mut data = zeroed_output::<f64>(&[1, n, n]);
         let mut footprint = zeroed_output::<f64>(&[1, n, n]);
         if written {
             data.fill(-1.0);
             footprint.fill(-1.0);
         }
+        let recording = Arc::new(Recording::default());
+        let plan = Plan::new(&source, &wcs, &wcs, &[n, n], &options).unwrap();
+        let plan = match told {
+            Told::Nothing => plan,
+            Told::Fresh => plan.with_fresh_outputs(16 * (n * n) as u64),
+            Told::AskedOfTheOutputs => plan
+                .with_untouched_outputs(&[data.as_slice().unwrap(), footprint.as_slice().unwrap()]),
+        }
+        .with_executor(recording.clone());
         let data = data.view_mut().into_dimensionality().unwrap();
         let footprint = footprint.view_mut().into_dimensionality().unwrap();
         run(&plan, data, footprint, &Schedule::default()).unwrap();
@@ -261,19 +257,15 @@ mod tests {
     }
 
     #[test]
-    fn outputs_never_written_are_fresh_whether_the_plan_was_told_or_not() {
+    fn the_executor_hears_what_the_plan_was_told_of_its_outputs() {
         // 32 MiB each: the allocator maps fresh pages
         let n = 2048;
-        assert!(told_fresh(n, false, false));
-        assert!(told_fresh(n, false, true));
-        assert!(!told_fresh(n, true, false));
-        // the plan's word stands
-        assert!(told_fresh(n, true, true));
-    }
-
-    #[test]
-    fn small_outputs_on_the_heap_are_not_fresh() {
-        let (mut data, mut footprint) = (Array3::<f64>::zeros((1, 4, 4)), Array3::zeros((1, 4, 4)));
-        assert!(!unfaulted(&data.view_mut(), &footprint.view_mut()));
+        // The scheduler does not guess: the plan says.
+        assert!(!told_fresh(n, false, Told::Nothing));
+        assert!(told_fresh(n, false, Told::Fresh));
+        assert!(told_fresh(n, true, Told::Fresh));
+        // Asked of the outputs: fresh only where they were never written.
+        assert!(told_fresh(n, false, Told::AskedOfTheOutputs));
+        assert!(!told_fresh(n, true, Told::AskedOfTheOutputs));
     }
 }

@@ -416,16 +416,14 @@ pub fn run(job: &Job) -> CliResult<Report> {
     }
     // `write` computes into output files it creates (sparse until written): fresh memory,
     // whose first writes fault its pages in (`Plan::with_fresh_outputs`).
-    let fresh = |elem: usize| (2 * shape.iter().product::<usize>() * elem) as u64;
+    let elem = match job.dtype {
+        OutputType::F32 => 4,
+        OutputType::F64 => 8,
+    };
+    let plan = plan.with_fresh_outputs((2 * shape.iter().product::<usize>() * elem) as u64);
     match job.dtype {
-        OutputType::F32 => {
-            let plan = plan.with_fresh_outputs(fresh(4));
-            write::<f32>(job, &plan, &shape, &header_text, t_prepare)
-        }
-        OutputType::F64 => {
-            let plan = plan.with_fresh_outputs(fresh(8));
-            write::<f64>(job, &plan, &shape, &header_text, t_prepare)
-        }
+        OutputType::F32 => write::<f32>(job, &plan, &shape, &header_text, t_prepare),
+        OutputType::F64 => write::<f64>(job, &plan, &shape, &header_text, t_prepare),
     }
 }
 
