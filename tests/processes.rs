@@ -216,6 +216,60 @@ fn a_failed_worker_is_reported_and_the_rerun_completes() {
         .all(|(x, y)| x.to_bits() == y.to_bits()));
 }
 
+/// Workers that cannot prefilter an input themselves (no room for spline coefficients, in
+/// memory or in a scratch file): they succeed only with the coefficients their owner made
+/// for them.
+fn workers_that_cannot_prefilter() -> WorkerCommand {
+    worker_command_with(&format!("{NO_ROOM_FOR_SPLINES} "))
+}
+
+const NO_ROOM_FOR_SPLINES: &str =
+    "REPROJECT_RS_SPLINE_MEMORY=0 REPROJECT_RS_SCRATCH_DIR=/nonexistent/reproject-rs";
+
+/// The owner of CPU workers prefilters a spline job's input once, and its workers map those
+/// coefficients instead of each prefiltering again (they could not, here): the result is the
+/// eager call's, with and without NaN masks. A worker an external scheduler starts (which
+/// inherits nothing) prefilters by itself, and fails without room to.
+#[test]
+fn workers_map_the_spline_coefficients_their_owner_made() {
+    use reproject::interp::NanPolicy;
+    for nan_policy in [NanPolicy::Propagate, NanPolicy::Renormalize] {
+        let (dir, mut plan, mut image) = setup(&format!("processes_shared_splines_{nan_policy:?}"));
+        plan.options.nan_policy = nan_policy;
+        if nan_policy == NanPolicy::Renormalize {
+            image[[1, 40, 50]] = f64::NAN;
+            let InputSpec::Npy { path } = &plan.input else {
+                unreachable!()
+            };
+            ndarray_npy::write_npy(path, &image).unwrap();
+        }
+        let out = dir.join("out.npy");
+        run(&plan, &out, 2, &workers_that_cannot_prefilter()).unwrap();
+        assert_eager_result(&image, &plan, &out);
+
+        // The control: the same workers started by a scheduler.
+        let other = dir.join("other.npy");
+        let prepared = prepare_job(&plan, &request(&other)).unwrap();
+        let job_file = prepared.job_file.clone();
+        drop(prepared);
+        let worker = std::process::Command::new("sh")
+            .args(["-c", &format!("{NO_ROOM_FOR_SPLINES} exec \"$0\" \"$@\"")])
+            .arg(std::env::current_exe().unwrap())
+            .args(["worker_entry", "--exact", "--quiet", "--test-threads=1"])
+            .env("REPROJECT_WORKER_JOB", &job_file)
+            .env("REPROJECT_WORKER_SHARE", "0/1")
+            .output()
+            .unwrap();
+        // The test harness reports the worker's failure on its standard output.
+        let said = String::from_utf8_lossy(&worker.stdout);
+        assert!(
+            !worker.status.success(),
+            "a worker without room prefiltered anyway"
+        );
+        assert!(said.contains("spline coefficients' scratch file"), "{said}");
+    }
+}
+
 /// Starts `run_worker` on `job_file` (all blocks) in a process of its own, as an external
 /// scheduler would.
 fn start_external_worker(job_file: &Path) -> std::process::Child {
@@ -469,8 +523,8 @@ fn a_job_keeps_the_blocks_it_chose_when_resumed() {
     assert!(refused.contains("the block size"), "{refused}");
 }
 
-/// A mosaic job (three `.npy` cubes with different backgrounds, offsets matched, bicubic: each
-/// worker prepares the spline coefficients once for all its bands): a failed
+/// A mosaic job (three `.npy` cubes with different backgrounds, offsets matched, bicubic: the
+/// owner prepares the spline coefficients once for all its workers' bands): a failed
 /// worker leaves a resumable partial output, a different mosaic into the same output is
 /// refused naming what differs, and the rerun publishes the library's mosaic bit for bit.
 #[test]
@@ -561,7 +615,9 @@ fn mosaic_jobs_fail_resume_and_match_the_library() {
     assert!(refused.contains("the background corrections"), "{refused}");
     // The rerun computes the missing bands only, and publishes the library's mosaic.
     let partial = file_id(&dir.join("mosaic.npy.partial"));
-    run_processes(&plan, &request, 2, &worker_command(None), &mut |_, _| {}).unwrap();
+    // Its workers map the inputs' spline coefficients, made once by the owner.
+    let workers = workers_that_cannot_prefilter();
+    run_processes(&plan, &request, 2, &workers, &mut |_, _| {}).unwrap();
     assert_eq!(file_id(&out), partial, "the rerun must resume, not create");
     let same = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
     assert!(same(&read_all(&out), want.data.as_slice().unwrap()));

@@ -85,21 +85,28 @@ pub(crate) struct PlaneStore {
     storage: Storage,
     shape: (usize, usize),
     planes: usize,
+    /// The file other processes may map ([`PlaneStore::new_shareable`]).
+    shared: Option<File>,
+}
+
+/// The number of values of `planes` planes of `shape`, if their bytes fit the address space.
+fn checked_len(planes: usize, shape: (usize, usize)) -> Result<usize> {
+    planes
+        .checked_mul(shape.0)
+        .and_then(|n| n.checked_mul(shape.1))
+        .filter(|n| n.checked_mul(8).is_some())
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{planes} planes of {}x{} spline coefficients overflow the address space",
+                shape.0, shape.1
+            ))
+        })
 }
 
 impl PlaneStore {
     /// Room for `planes` planes of `shape` (rows, columns) values, placed as `placement` says.
     pub(crate) fn new(planes: usize, shape: (usize, usize), placement: &Placement) -> Result<Self> {
-        let len = planes
-            .checked_mul(shape.0)
-            .and_then(|n| n.checked_mul(shape.1))
-            .filter(|n| n.checked_mul(8).is_some())
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "{planes} planes of {}x{} spline coefficients overflow the address space",
-                    shape.0, shape.1
-                ))
-            })?;
+        let len = checked_len(planes, shape)?;
         let storage = match placement {
             Placement::Memory => Storage::Memory(zeroed(len).ok_or_else(|| {
                 Error::InvalidArgument(format!(
@@ -109,13 +116,80 @@ impl PlaneStore {
                     len * 8
                 ))
             })?),
-            Placement::File(dir) => Storage::File(scratch_map(dir, len as u64 * 8)?),
+            Placement::File(dir) => {
+                Storage::File(map_writable(&scratch_file(dir, len as u64 * 8)?)?)
+            }
         };
         Ok(PlaneStore {
             storage,
             shape,
             planes,
+            shared: None,
         })
+    }
+
+    /// Like [`PlaneStore::new`], in a file that other processes can map once it is filled
+    /// ([`PlaneStore::shared_file`], [`PlaneStore::from_shared_file`]): a file in memory
+    /// (Linux: `memfd_create`) where `placement` says memory, else a scratch file. Its
+    /// pages are counted once however many processes map it.
+    pub(crate) fn new_shareable(
+        planes: usize,
+        shape: (usize, usize),
+        placement: &Placement,
+    ) -> Result<Self> {
+        let bytes = checked_len(planes, shape)? as u64 * 8;
+        let file = match placement {
+            Placement::Memory => memory_file(bytes)?,
+            Placement::File(dir) => scratch_file(dir, bytes)?,
+        };
+        Ok(PlaneStore {
+            storage: Storage::File(map_writable(&file)?),
+            shape,
+            planes,
+            shared: Some(file),
+        })
+    }
+
+    /// The file behind a store made by [`PlaneStore::new_shareable`].
+    pub(crate) fn shared_file(&self) -> Option<&File> {
+        self.shared.as_ref()
+    }
+
+    /// The `planes` planes of `shape` that another process filled in `file` (made by its
+    /// [`PlaneStore::new_shareable`]), mapped copy-on-write: they are read where they are,
+    /// and nothing done here can change them for the other processes that map them.
+    pub(crate) fn from_shared_file(
+        file: File,
+        planes: usize,
+        shape: (usize, usize),
+    ) -> Result<Self> {
+        let bytes = checked_len(planes, shape)? as u64 * 8;
+        let found = file
+            .metadata()
+            .map_err(|e| Error::Io(format!("shared spline coefficients: {e}")))?
+            .len();
+        if found != bytes {
+            return Err(Error::InvalidArgument(format!(
+                "the shared spline coefficients hold {found} bytes, not the {bytes} of \
+                 {planes} planes of {}x{}",
+                shape.0, shape.1
+            )));
+        }
+        // SAFETY: the process that shared the file filled it before this one started and
+        // never writes to it again; the private mapping keeps any write here to this process.
+        let map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }
+            .map_err(|e| Error::Io(format!("shared spline coefficients: {e}")))?;
+        Ok(PlaneStore {
+            storage: Storage::File(map),
+            shape,
+            planes,
+            shared: None,
+        })
+    }
+
+    /// Rows and columns of a plane.
+    pub(crate) fn shape(&self) -> (usize, usize) {
+        self.shape
     }
 
     /// Whether the values live in a scratch file.
@@ -166,9 +240,9 @@ impl PlaneStore {
     }
 }
 
-/// A zero-filled, writable mapping of a fresh scratch file of `bytes` bytes in `dir`, whose
-/// name is removed at once; its blocks are reserved so that writing cannot hit a full disk.
-fn scratch_map(dir: &Path, bytes: u64) -> Result<MmapMut> {
+/// A fresh, zero-filled scratch file of `bytes` bytes in `dir`, whose name is removed at once;
+/// its blocks are reserved so that writing cannot hit a full disk.
+fn scratch_file(dir: &Path, bytes: u64) -> Result<File> {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let name = format!(
         "reproject-rs-spline-{}-{}.scratch",
@@ -198,9 +272,43 @@ fn scratch_map(dir: &Path, bytes: u64) -> Result<MmapMut> {
             ))
         })?;
     }
-    // SAFETY: the file is private to this process (created here and already unlinked), so
-    // nothing else can change or truncate it while it is mapped.
-    unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::Io(format!("{}: {e}", where_())))
+    Ok(file)
+}
+
+/// A fresh file of `bytes` zero bytes in memory, with no name (Linux: `memfd_create`). Like
+/// the memory an ordinary allocation maps, its pages are found only as they are written.
+#[cfg(target_os = "linux")]
+fn memory_file(bytes: u64) -> Result<File> {
+    use std::os::fd::FromRawFd;
+    let failed = |e: std::io::Error| {
+        Error::Io(format!(
+            "cannot make a memory file of {bytes} bytes for the spline coefficients: {e}"
+        ))
+    };
+    // SAFETY: a plain system call with a NUL-terminated name.
+    let fd = unsafe { libc::memfd_create(c"reproject-rs-spline".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(failed(std::io::Error::last_os_error()));
+    }
+    // SAFETY: a new descriptor, owned by nothing else.
+    let file = unsafe { File::from_raw_fd(fd) };
+    file.set_len(bytes).map_err(failed)?;
+    Ok(file)
+}
+
+/// Without memory files: a scratch file in the system's temporary folder.
+#[cfg(not(target_os = "linux"))]
+fn memory_file(bytes: u64) -> Result<File> {
+    scratch_file(&std::env::temp_dir(), bytes)
+}
+
+/// A writable mapping of `file`, shared with the file (and with any process that maps it).
+fn map_writable(file: &File) -> Result<MmapMut> {
+    // SAFETY: the file was made by this process for this store: a scratch file already
+    // unlinked, or a memory file without a name. Nothing else can reach it, except worker
+    // processes given it once it is filled, which map it copy-on-write and never write to it.
+    unsafe { MmapMut::map_mut(file) }
+        .map_err(|e| Error::Io(format!("the spline coefficients' file: {e}")))
 }
 
 #[cfg(target_os = "linux")]

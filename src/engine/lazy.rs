@@ -29,6 +29,7 @@ use ndarray::{Array3, ArrayD, ArrayViewMut3};
 use serde::{Deserialize, Serialize};
 
 use super::blocks::Block;
+use super::spline_share::SplinePrep;
 use super::{check_output_memory, zeroed_output, Options, OutputSample, Plan};
 use crate::error::{Error, Result};
 use crate::io::{ImageSource, NpySource};
@@ -195,6 +196,11 @@ impl InputSpec {
 impl ReprojectPlan {
     /// Opens the input and prepares the plan.
     pub fn open(&self) -> Result<Plan<'static>> {
+        self.open_with(SplinePrep::Usual)
+    }
+
+    /// Opens the input and prepares the plan, its spline coefficients as `splines` says.
+    pub(crate) fn open_with(&self, splines: SplinePrep<'_>) -> Result<Plan<'static>> {
         let (source, header_wcs) = self.input.open(self.wcs_in.is_none())?;
         let wcs_in = match (&self.wcs_in, header_wcs) {
             (Some(w), _) => w.clone(),
@@ -205,12 +211,13 @@ impl ReprojectPlan {
                 ))
             }
         };
-        Plan::with_shared_source(
+        Plan::with_shared_source_and(
             source,
             &wcs_in,
             &self.wcs_out,
             &self.shape_out,
             &self.options,
+            splines,
         )
     }
 

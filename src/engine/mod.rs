@@ -47,6 +47,7 @@ mod memory;
 mod precision;
 pub mod schedule;
 mod spectral;
+pub mod spline_share;
 mod streaming;
 
 use std::fmt;
@@ -77,6 +78,7 @@ pub use memory::{check_output_memory, mostly_unfaulted, zeroed_output};
 pub use precision::Precision;
 use precision::Rounding;
 use spectral::SpectralAxis;
+use spline_share::SplinePrep;
 
 /// How many threads compute blocks.
 ///
@@ -282,6 +284,14 @@ struct Coefficients {
     masked: Vec<bool>,
 }
 
+/// Whether spline coefficients are made for this process only, or for other processes to map
+/// too ([`spline_share`]).
+#[derive(Clone, Copy)]
+enum Sharing {
+    Private,
+    Shareable,
+}
+
 /// The input of a plan: borrowed from the caller, or shared and owned (for plans that outlive
 /// the call that made them, such as lazy block handles).
 enum SourceRef<'a> {
@@ -386,11 +396,32 @@ impl<'a> Plan<'a> {
         shape_out: &[usize],
         options: &Options,
     ) -> Result<Plan<'a>> {
-        Plan::build(
+        Plan::with_shared_source_and(
+            source,
+            wcs_in,
+            wcs_out,
+            shape_out,
+            options,
+            SplinePrep::Usual,
+        )
+    }
+
+    /// Like [`Plan::with_shared_source`], with the CPU's spline coefficients prepared as
+    /// `splines` says (made for, or taken from, other processes: [`spline_share`]).
+    pub(crate) fn with_shared_source_and(
+        source: Arc<dyn ImageSource + 'a>,
+        wcs_in: &Wcs,
+        wcs_out: &Wcs,
+        shape_out: &[usize],
+        options: &Options,
+        splines: SplinePrep<'_>,
+    ) -> Result<Plan<'a>> {
+        Plan::build_with(
             SourceRef::Shared(source),
             Geometry::Wcs { wcs_in, wcs_out },
             shape_out,
             options,
+            splines,
         )
     }
 
@@ -435,6 +466,16 @@ impl<'a> Plan<'a> {
         geometry: Geometry<'_>,
         shape_out: &[usize],
         options: &Options,
+    ) -> Result<Plan<'a>> {
+        Plan::build_with(source, geometry, shape_out, options, SplinePrep::Usual)
+    }
+
+    fn build_with(
+        source: SourceRef<'a>,
+        geometry: Geometry<'_>,
+        shape_out: &[usize],
+        options: &Options,
+        splines: SplinePrep<'_>,
     ) -> Result<Plan<'a>> {
         let shape_in = source.shape().to_vec();
         let planes_in = source.planes();
@@ -482,10 +523,28 @@ impl<'a> Plan<'a> {
             stream_outputs: true,
             device_resident: OnceLock::new(),
         };
-        // The CPU computes the coefficients now (so their errors come from here) unless a GPU
-        // may prefilter on the device.
-        if options.order.needs_prefilter() && !plan.gpu_may_prefilter() {
-            let made = plan.prefilter_all(plan.options.parallel)?;
+        // Usually the CPU computes the coefficients now (so their errors come from here)
+        // unless a GPU may prefilter on the device. Coefficients made for worker processes,
+        // or by their owner, are for workers that compute on the CPU.
+        let parallel = plan.options.parallel;
+        let made = match splines {
+            _ if !options.order.needs_prefilter() => None,
+            SplinePrep::Usual if !plan.gpu_may_prefilter() => {
+                Some(plan.prefilter_all(parallel, Sharing::Private)?)
+            }
+            SplinePrep::Usual | SplinePrep::Deferred => None,
+            SplinePrep::Export(export) => {
+                let made = plan.prefilter_all(parallel, Sharing::Shareable)?;
+                export.push(&made)?;
+                Some(made)
+            }
+            SplinePrep::Import(import) => Some(import.next_for(
+                plan.planes_in,
+                plan.plane_shape_in,
+                plan.options.nan_policy == NanPolicy::Renormalize,
+            )?),
+        };
+        if let Some(made) = made {
             let _ = plan.coefficients.set(Ok(made));
         }
         Ok(plan)
@@ -618,7 +677,7 @@ impl<'a> Plan<'a> {
                 scope
                     .spawn(|| {
                         let threads = self.options.parallel.threads();
-                        self.prefilter_all(Parallel::Threads(threads))
+                        self.prefilter_all(Parallel::Threads(threads), Sharing::Private)
                     })
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -971,8 +1030,8 @@ impl<'a> Plan<'a> {
     }
 
     /// The CPU's spline coefficients of every input plane, the input read and the filters
-    /// run in parallel as `parallel` says.
-    fn prefilter_all(&self, parallel: Parallel) -> Result<Coefficients> {
+    /// run in parallel as `parallel` says, in stores other processes can map or not.
+    fn prefilter_all(&self, parallel: Parallel, sharing: Sharing) -> Result<Coefficients> {
         let (ny, nx) = self.plane_shape_in;
         let planes_in = self.planes_in;
         let order = self.options.order;
@@ -984,7 +1043,11 @@ impl<'a> Plan<'a> {
             .saturating_mul(planes_in as u64)
             .saturating_mul(8 * stores);
         let placement = Placement::for_size(bytes)?;
-        let mut planes = PlaneStore::new(planes_in, (ny, nx), &placement)?;
+        let store = |placement: &Placement| match sharing {
+            Sharing::Private => PlaneStore::new(planes_in, (ny, nx), placement),
+            Sharing::Shareable => PlaneStore::new_shareable(planes_in, (ny, nx), placement),
+        };
+        let mut planes = store(&placement)?;
         // In bands on every thread: the store is fresh memory (or a scratch file), and a
         // 16384² plane's 2.1 GB of float64 written on one thread was the serial part of a
         // prefilter that took about 1.9 s of the CPU's bicubic call on the H100 machine's 16
@@ -1025,7 +1088,7 @@ impl<'a> Plan<'a> {
         // On the threads the options ask for (the filters run in parallel over lines).
         let mut masked = vec![false; planes_in];
         let masks = if renormalize {
-            let mut masks = PlaneStore::new(planes_in, (ny, nx), &placement)?;
+            let mut masks = store(&placement)?;
             parallel.install(|| {
                 for (p, masked) in masked.iter_mut().enumerate() {
                     // A plane without non-finite pixels is sampled exactly as with Propagate

@@ -49,6 +49,7 @@ use super::background::{fit_plane, median, solve_corrections};
 use super::device::DeviceCombiner;
 use super::pair_median::{pair_fit, row_of, Row};
 use crate::engine::blocks::{blocks, Block};
+use crate::engine::spline_share::SplinePrep;
 use crate::engine::{check_output_memory, in_block, Options, Parallel, Plan};
 use crate::error::{Error, Result};
 use crate::io::{available_memory, ImageSource, RawPlane, StoredType};
@@ -699,7 +700,7 @@ pub fn background_corrections(
     let n_inputs = inputs.len();
     let inputs = shared(inputs);
     check_inputs(&inputs, &full, options)?;
-    let mut prepared = prepare(&inputs, wcs_out, &full, options)?;
+    let mut prepared = prepare(&inputs, wcs_out, &full, options, SplinePrep::Usual)?;
     corrections(&mut prepared, n_inputs, options)
 }
 
@@ -788,7 +789,7 @@ fn coadd(
             )));
         }
     }
-    let mut prepared = prepare(&inputs, wcs_out, shape, options)?;
+    let mut prepared = prepare(&inputs, wcs_out, shape, options, SplinePrep::Usual)?;
     let corrections = match given {
         Some(c) => c.clone(),
         None => corrections(&mut prepared, inputs.len(), options)?,
@@ -882,9 +883,10 @@ impl<'a> PreparedInputs<'a> {
         wcs_out: &Wcs,
         shape: &[usize],
         options: &MosaicOptions,
+        splines: SplinePrep<'_>,
     ) -> Result<PreparedInputs<'a>> {
         check_inputs(inputs, shape, options)?;
-        prepare(inputs, wcs_out, shape, options).map(PreparedInputs)
+        prepare(inputs, wcs_out, shape, options, splines).map(PreparedInputs)
     }
 
     /// Whether the plan of any input (or of its weights) is worth a GPU.
@@ -925,6 +927,7 @@ fn prepare<'a>(
     wcs_out: &Wcs,
     shape: &[usize],
     options: &MosaicOptions,
+    mut splines: SplinePrep<'_>,
 ) -> Result<Vec<(usize, Prepared<'a>)>> {
     let plane_out = (shape[shape.len() - 2], shape[shape.len() - 1]);
     // Each input reprojects on one thread per output block; blocks run in parallel.
@@ -941,12 +944,13 @@ fn prepare<'a>(
             continue;
         };
         // Each block is combined as soon as it is computed: its results stay in the caches.
-        let plan = Plan::with_shared_source(
+        let plan = Plan::with_shared_source_and(
             input.source.clone(),
             input.wcs,
             wcs_out,
             shape,
             &reprojection,
+            splines.reborrow(),
         )
         .map_err(|e| with_input(e, k))?
         .with_outputs_read_back();
@@ -954,10 +958,16 @@ fn prepare<'a>(
             Some((w, w_wcs)) => {
                 let nan_as_zero: Arc<dyn ImageSource + 'a> = Arc::new(NanAsZero(w.clone()));
                 let wcs = w_wcs.unwrap_or(input.wcs);
-                let plan =
-                    Plan::with_shared_source(nan_as_zero, wcs, wcs_out, shape, &reprojection)
-                        .map_err(|e| with_input(e, k))?
-                        .with_outputs_read_back();
+                let plan = Plan::with_shared_source_and(
+                    nan_as_zero,
+                    wcs,
+                    wcs_out,
+                    shape,
+                    &reprojection,
+                    splines.reborrow(),
+                )
+                .map_err(|e| with_input(e, k))?
+                .with_outputs_read_back();
                 Some(plan)
             }
             None => None,

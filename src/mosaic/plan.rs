@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::coadd::{Correction, MosaicOptions, PreparedInputs, SharedInput, MOSAIC_BLOCK};
 use crate::engine::blocks::Block;
 use crate::engine::lazy::InputSpec;
+use crate::engine::spline_share::SplinePrep;
 use crate::engine::OutputSample;
 use crate::error::{Error, Result};
 use crate::wcs::Wcs;
@@ -71,6 +72,11 @@ impl MosaicPlan {
     /// Opens every input (memory-mapped), checks the plan against them and prepares them
     /// once (their plans: for spline orders, the coefficients), for every band computed.
     pub fn open(&self) -> Result<OpenedMosaic> {
+        self.open_with(SplinePrep::Usual)
+    }
+
+    /// Like [`MosaicPlan::open`], the inputs' spline coefficients prepared as `splines` says.
+    pub(crate) fn open_with(&self, splines: SplinePrep<'_>) -> Result<OpenedMosaic> {
         if self.corrections.len() != self.inputs.len() {
             return Err(Error::InvalidArgument(format!(
                 "{} background corrections for {} inputs",
@@ -104,7 +110,13 @@ impl MosaicPlan {
                 weights: weights.as_ref().map(|(w, wcs)| (w.clone(), wcs.as_ref())),
             })
             .collect();
-        let prepared = PreparedInputs::new(&inputs, &self.wcs_out, &self.shape_out, &self.options)?;
+        let prepared = PreparedInputs::new(
+            &inputs,
+            &self.wcs_out,
+            &self.shape_out,
+            &self.options,
+            splines,
+        )?;
         Ok(OpenedMosaic {
             plan: self.clone(),
             prepared,

@@ -9,6 +9,10 @@
 //! when every block is done. Workers write their blocks in the file's final byte order, so
 //! publishing is only a move: nothing is ever converted twice, whatever was interrupted.
 //!
+//! A job of spline order whose workers compute on the CPU has its input prefiltered once, by
+//! the owner, into files its workers inherit and map ([`crate::engine::spline_share`]),
+//! rather than once more by every worker.
+//!
 //! If a worker fails or is killed, the partial output, the job and the progress stay: running
 //! the same command again computes only the missing blocks, and refuses (naming the
 //! difference) if anything that changes the output's bytes differs. A second run on the same
@@ -30,6 +34,7 @@ pub use job::{FileRequest, FileStamp, FootprintRequest, JobState, OutputRequest,
 pub use plan::{JobPlan, OpenedJob};
 pub use worker::run_worker;
 
+use crate::engine::spline_share::{SplineExport, SplinePrep};
 use crate::error::{Error, Result};
 use crate::io::{OutputLayout, OutputLock};
 
@@ -146,6 +151,7 @@ pub struct ProcessRun {
 /// into the outputs of `request`, or resumes the previous, interrupted run of the very same
 /// job. `on_progress(done, total)` is called as blocks finish. The workers compute where the
 /// owner's plan chose ([`JobPlan::with_choices_of`], [`worker_gpus`]): at most one per GPU.
+/// Workers on the CPU map the spline coefficients (orders ≥ 2) this call makes once for them.
 ///
 /// Fails at once with [`Error::OutputBusy`] if another live run (or its workers) owns the
 /// output, and before writing anything if a job left there differs from this one.
@@ -171,7 +177,15 @@ pub fn run_processes(
         on_progress(job.blocks - missing.len(), job.blocks);
         let mut failures = Vec::new();
         if !missing.is_empty() {
-            failures = run_workers(&prepared, workers, gpus.as_deref(), command, on_progress)?;
+            let splines = splines_for_workers(&job.plan, gpus.as_deref())?;
+            failures = run_workers(
+                &prepared,
+                workers,
+                gpus.as_deref(),
+                &splines,
+                command,
+                on_progress,
+            )?;
         }
         let missing = missing_blocks(job)?;
         if !failures.is_empty() || !missing.is_empty() {
@@ -230,6 +244,18 @@ pub fn worker_count(gpus: Option<&[usize]>, requested: usize) -> usize {
     gpus.map_or(requested, |g| requested.min(g.len()))
 }
 
+/// The spline coefficients (orders ≥ 2) of a job whose workers compute on the CPU (`gpus`
+/// is `None`), made once here for all of them ([`crate::engine::spline_share`]); none for
+/// workers on GPUs, which prefilter on their devices, or without processes that can
+/// inherit files.
+fn splines_for_workers(plan: &JobPlan, gpus: Option<&[usize]>) -> Result<SplineExport> {
+    let mut export = SplineExport::default();
+    if cfg!(unix) && gpus.is_none() && plan.options().order.needs_prefilter() {
+        drop(plan.open_with(SplinePrep::Export(&mut export))?);
+    }
+    Ok(export)
+}
+
 /// Worker processes, killed and reaped if they are dropped while running (so that no worker
 /// ever outlives the call that started it, and the owner's lock outlives them all).
 struct Workers(Vec<Child>);
@@ -247,12 +273,14 @@ impl Drop for Workers {
 
 /// Starts the workers of a prepared job and waits for them, reporting progress; returns
 /// their failures. With `gpus` (as many as `workers` at least: see [`worker_count`]), each
-/// worker is given its own ([`WORKER_GPU_VAR`]); workers are new processes (spawned, never
-/// forked from a process that may hold a CUDA context).
+/// worker is given its own ([`WORKER_GPU_VAR`]); each inherits the spline coefficients
+/// `splines`; workers are new processes (spawned, never forked from a process that may hold
+/// a CUDA context).
 fn run_workers(
     prepared: &PreparedJob,
     workers: usize,
     gpus: Option<&[usize]>,
+    splines: &SplineExport,
     command: &WorkerCommand,
     on_progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<String>> {
@@ -270,7 +298,12 @@ fn run_workers(
             worker.env(WORKER_GPU_VAR, gpus[k].to_string());
         }
         #[cfg(unix)]
-        OutputLock::share_with(&prepared.locks(), &mut worker);
+        {
+            OutputLock::share_with(&prepared.locks(), &mut worker);
+            if !splines.is_empty() {
+                splines.share_with(&mut worker);
+            }
+        }
         let child = worker.spawn().map_err(|e| {
             Error::Io(format!(
                 "cannot start worker {k} ({}): {e}",
@@ -357,7 +390,9 @@ pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<
         std::fs::remove_file(&job_file)
             .map_err(|e| Error::Io(format!("{}: {e}", job_file.display())))?;
     }
-    let opened = plan.open()?;
+    // Opened for its blocks and choices only: the spline coefficients are made later, once
+    // for the workers (see `run_processes`) or by each worker of a scheduler.
+    let opened = plan.open_with(SplinePrep::Deferred)?;
     let blocks = opened.blocks().len();
     let pinned = plan.with_choices_of(&opened);
     // Creating an output takes its lock: let ours go. A run that slips in between owns the
@@ -398,7 +433,9 @@ pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<
 /// 0..25), ...`.
 fn describe_blocks(job: &ProcessJob, indices: &[usize]) -> String {
     const SHOWN: usize = 8;
-    let windows = job.plan.open().map(|p| p.blocks()).unwrap_or_default();
+    let windows = (job.plan.open_with(SplinePrep::Deferred))
+        .map(|p| p.blocks())
+        .unwrap_or_default();
     let mut parts: Vec<String> = indices
         .iter()
         .take(SHOWN)

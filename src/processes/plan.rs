@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::blocks::Block;
 use crate::engine::lazy::{InputSpec, ReprojectPlan};
+use crate::engine::spline_share::SplinePrep;
 use crate::engine::{OutputSample, Plan};
 use crate::error::Result;
 use crate::gpu::{Backend, Devices};
@@ -142,9 +143,14 @@ impl JobPlan {
 
     /// Opens the inputs and prepares the job.
     pub fn open(&self) -> Result<OpenedJob> {
+        self.open_with(SplinePrep::Usual)
+    }
+
+    /// Opens the inputs and prepares the job, the spline coefficients as `splines` says.
+    pub(crate) fn open_with(&self, splines: SplinePrep<'_>) -> Result<OpenedJob> {
         Ok(match self {
-            JobPlan::Reprojection(p) => OpenedJob::Reprojection(Box::new(p.open()?)),
-            JobPlan::Mosaic(m) => OpenedJob::Mosaic(Box::new(m.open()?)),
+            JobPlan::Reprojection(p) => OpenedJob::Reprojection(Box::new(p.open_with(splines)?)),
+            JobPlan::Mosaic(m) => OpenedJob::Mosaic(Box::new(m.open_with(splines)?)),
         })
     }
 }

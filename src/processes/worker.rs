@@ -8,6 +8,7 @@ use ndarray::{s, Array3, ArrayViewMut3, Axis};
 
 use super::progress::ProgressMap;
 use super::{BlockSelection, JobState, OpenedJob, ProcessJob};
+use crate::engine::spline_share::{SplineImport, SplinePrep};
 use crate::engine::{in_block, OutputSample};
 use crate::error::{Error, Result};
 use crate::io::{OutputElement, OutputLock, OutputType, SharedOutputMap};
@@ -45,7 +46,15 @@ pub fn run_worker(job_file: &Path, selection: &BlockSelection) -> Result<usize> 
         })?;
         description = description.on_device(ordinal);
     }
-    let plan = description.open()?;
+    // Spline coefficients the owner made for its workers, if any.
+    let plan = match SplineImport::from_env()? {
+        Some(mut inherited) => {
+            let plan = description.open_with(SplinePrep::Import(&mut inherited))?;
+            inherited.finish()?;
+            plan
+        }
+        None => description.open()?,
+    };
     if plan.blocks().len() != job.blocks {
         return Err(Error::InvalidArgument(
             "the job's block count does not match its plan".into(),
