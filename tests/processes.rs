@@ -453,7 +453,7 @@ fn run_owner_on_a_gpu(case: &str, out: &Path) {
 }
 
 /// An owner whose `Auto` plan takes a GPU and workers that have none cut the output alike:
-/// the job keeps the blocks its owner's plan chose (128 × 2048 for the GPU, where the
+/// the job keeps the blocks its owner's plan chose (1024 × 2048 for the GPU, where the
 /// workers' CPU plans would cut 128²), and the result is the eager one, bit for bit. The
 /// owner starts one worker per GPU and never opens the GPU itself.
 #[test]
@@ -477,19 +477,26 @@ fn an_auto_job_kept_on_the_cpu_runs_every_worker_asked() {
 
 /// A job worth a GPU prepared where there is none (this test process sees no GPU), for a
 /// scheduler to run on other machines, leaves the device to its workers: `Auto`, with the
-/// blocks this machine would cut.
+/// blocks a GPU computes (not the 128² this machine would cut for its CPU). Workers without
+/// a GPU compute them too, and the result is the eager one.
 #[test]
 fn a_job_worth_a_gpu_prepared_without_one_leaves_the_device_to_its_workers() {
-    let (dir, plan, _) = mixed_devices_job("processes_prepared_without_gpu");
-    let prepared = prepare_job(&plan, &request(&dir.join("out.npy"))).unwrap();
+    let (dir, plan, image) = mixed_devices_job("processes_prepared_without_gpu");
+    let out = dir.join("out.npy");
+    let prepared = prepare_job(&plan, &request(&out)).unwrap();
     let opened = JobPlan::from(&plan).open().unwrap();
     let OpenedJob::Reprojection(opened) = &opened else {
         unreachable!()
     };
     assert!(opened.worth_a_gpu() && !opened.runs_on_gpu());
+    assert_eq!(opened.block_shape(), (128, 128));
     let options = prepared.job.plan.options();
     assert_eq!(options.backend, Backend::Auto);
-    assert_eq!(options.block_size, Some(opened.block_shape()));
+    assert_eq!(options.block_size, Some((1024, 2048)));
+    assert_eq!(prepared.job.blocks, 2);
+    drop(prepared);
+    run(&plan, &out, 2, &worker_command(None)).unwrap();
+    assert_eager_result(&image, &plan, &out);
 }
 
 /// A job that leaves its block size (and device) open records the ones its plan chose, and a

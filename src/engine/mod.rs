@@ -699,15 +699,30 @@ impl<'a> Plan<'a> {
         if let Some((by, bx)) = self.options.block_size {
             return (by.min(ny.max(1)), bx.min(nx.max(1)));
         }
-        let fresh = self.outputs_fresh();
         let preferred = match (self.options.backend, self.executor.get()) {
             (Backend::Cpu, _) => None,
-            (Backend::Auto, Some(chosen)) => chosen.preferred_block((ny, nx), fresh),
-            _ => self
-                .runs_on_gpu()
-                .then(|| gpu_executor::gpu_block((ny, nx), fresh)),
+            (Backend::Auto, Some(chosen)) => chosen.preferred_block((ny, nx), self.outputs_fresh()),
+            _ => self.runs_on_gpu().then(|| self.gpu_block_shape()),
         };
         preferred.unwrap_or_else(|| auto_block_size((ny, nx), self.options.parallel.threads()))
+    }
+
+    /// The block shape a GPU computes this plan in when the options leave it open (shorter
+    /// blocks into fresh outputs, [`Plan::with_fresh_outputs`]), whatever this machine has.
+    ///
+    /// ```
+    /// use reproject::engine::{Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = ndarray::Array2::<f32>::zeros((64, 64));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[3000, 5000], &Options::default())?;
+    /// assert_eq!(plan.gpu_block_shape(), (1024, 2048));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn gpu_block_shape(&self) -> (usize, usize) {
+        gpu_executor::gpu_block(self.plane_shape_out(), self.outputs_fresh())
     }
 
     /// Whether this plan's blocks are meant for a GPU: always with [`Backend::Cuda`], never

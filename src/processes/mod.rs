@@ -393,8 +393,14 @@ pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<
     // Opened for its blocks and choices only: the spline coefficients are made later, once
     // for the workers (see `run_processes`) or by each worker of a scheduler.
     let opened = plan.open_with(SplinePrep::Deferred)?;
-    let blocks = opened.blocks().len();
     let pinned = plan.with_choices_of(&opened);
+    // The blocks the workers cut: those of the pinned block shape, which may not be the one
+    // this machine chose (a job worth a GPU prepared without one).
+    let blocks = if pinned.options().block_size == plan.options().block_size {
+        opened.blocks().len()
+    } else {
+        pinned.open_with(SplinePrep::Deferred)?.blocks().len()
+    };
     // Creating an output takes its lock: let ours go. A run that slips in between owns the
     // output from then on, and the creation below fails (busy, or its partial file exists).
     drop(lock);

@@ -99,7 +99,13 @@ impl JobPlan {
     /// leave it open, so that the owner and every worker cut and compute the output alike:
     /// - the block shape: a reprojection's blocks are those of the device its plan chooses
     ///   ([`Plan::block_shape`]), and a worker's plan (on a GPU of its own, or without one)
-    ///   may choose another;
+    ///   may choose another. An `Auto` job worth a GPU gets the GPU's blocks
+    ///   ([`Plan::gpu_block_shape`]) even where this machine would compute it on the CPU (it
+    ///   has no GPU, or its kernels are still compiling): its workers may run where there
+    ///   are GPUs, which lose much time on the CPU's small blocks (one launch and two copies
+    ///   each), while a CPU worker computes its blocks one at a time, whatever their shape
+    ///   (6144² bilinear and bicubic, 2 worker processes on the development machine: the
+    ///   same times with 128² and 1024 × 2048 blocks);
     /// - the device of an `Auto` job too small to be worth any GPU ([`OpenedJob::worth_a_gpu`]:
     ///   a reprojection, or every input of a mosaic): `Cpu`, so that its workers are as many
     ///   as asked, all on the CPU, on whatever machine they run ([`super::worker_gpus`]). Any
@@ -131,7 +137,12 @@ impl JobPlan {
         let mut pinned = self.clone();
         if let (JobPlan::Reprojection(p), OpenedJob::Reprojection(open)) = (&mut pinned, opened) {
             if p.options.block_size.is_none() {
-                p.options.block_size = Some(open.block_shape());
+                let for_a_gpu = p.options.backend == Backend::Auto && open.worth_a_gpu();
+                p.options.block_size = Some(if for_a_gpu {
+                    open.gpu_block_shape()
+                } else {
+                    open.block_shape()
+                });
             }
         }
         let options = pinned.options_mut();
