@@ -8,8 +8,9 @@
 # N (default 6144) is the side of the float32 input and of the output; BINARY defaults to
 # this tree's release build. To see what sharing the spline coefficients with the workers
 # changed (session 19), build the commit before it into another binary and pass both. On the
-# development machine (2 cores), 6144², 4 processes, three rounds: 4.6-5.3 s, 7.6-8.7 s of CPU
-# and 1.24-1.38 GB taken before; 3.1-3.2 s, 4.7 s and 0.49-0.69 GB after. Outputs identical.
+# development machine (2 cores), 6144², 4 processes, three rounds: 5.3-5.8 s, 8.6-9.5 s of CPU
+# and 1.32-1.47 GB taken before; 3.0-3.4 s, 5.0-5.6 s and 0.49-0.54 GB after. Outputs
+# identical.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${1:-6144}"

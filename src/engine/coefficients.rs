@@ -77,7 +77,8 @@ impl Placement {
 
 enum Storage {
     Memory(Vec<f64>),
-    File(MmapMut),
+    /// A mapping of a file: a scratch file on disk, or a file in memory (shared stores).
+    Mapped(MmapMut),
 }
 
 /// `planes` planes of `ny` × `nx` f64 values, zero-initialised, in memory or in a mapped file.
@@ -87,6 +88,8 @@ pub(crate) struct PlaneStore {
     planes: usize,
     /// The file other processes may map ([`PlaneStore::new_shareable`]).
     shared: Option<File>,
+    /// Whether the values live in a scratch file on disk.
+    on_disk: bool,
 }
 
 /// The number of values of `planes` planes of `shape`, if their bytes fit the address space.
@@ -117,10 +120,11 @@ impl PlaneStore {
                 ))
             })?),
             Placement::File(dir) => {
-                Storage::File(map_writable(&scratch_file(dir, len as u64 * 8)?)?)
+                Storage::Mapped(map_writable(&scratch_file(dir, len as u64 * 8)?)?)
             }
         };
         Ok(PlaneStore {
+            on_disk: matches!(storage, Storage::Mapped(_)),
             storage,
             shape,
             planes,
@@ -143,9 +147,10 @@ impl PlaneStore {
             Placement::File(dir) => scratch_file(dir, bytes)?,
         };
         Ok(PlaneStore {
-            storage: Storage::File(map_writable(&file)?),
+            storage: Storage::Mapped(map_writable(&file)?),
             shape,
             planes,
+            on_disk: on_disk(&file),
             shared: Some(file),
         })
     }
@@ -180,10 +185,11 @@ impl PlaneStore {
         let map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }
             .map_err(|e| Error::Io(format!("shared spline coefficients: {e}")))?;
         Ok(PlaneStore {
-            storage: Storage::File(map),
+            storage: Storage::Mapped(map),
             shape,
             planes,
             shared: None,
+            on_disk: on_disk(&file),
         })
     }
 
@@ -192,9 +198,9 @@ impl PlaneStore {
         self.shape
     }
 
-    /// Whether the values live in a scratch file.
+    /// Whether the values live in a scratch file on disk.
     pub(crate) fn in_file(&self) -> bool {
-        matches!(self.storage, Storage::File(_))
+        self.on_disk
     }
 
     /// Number of planes.
@@ -208,7 +214,7 @@ impl PlaneStore {
             Storage::Memory(v) => v,
             // SAFETY: the map is page-aligned (so aligned for f64), its length is a multiple
             // of 8 bytes, and every bit pattern is a valid f64.
-            Storage::File(m) => unsafe {
+            Storage::Mapped(m) => unsafe {
                 std::slice::from_raw_parts(m.as_ptr().cast::<f64>(), m.len() / 8)
             },
         }
@@ -219,7 +225,7 @@ impl PlaneStore {
         match &mut self.storage {
             Storage::Memory(v) => v,
             // SAFETY: as in `values`; the map is borrowed mutably for the slice's lifetime.
-            Storage::File(m) => unsafe {
+            Storage::Mapped(m) => unsafe {
                 std::slice::from_raw_parts_mut(m.as_mut_ptr().cast::<f64>(), m.len() / 8)
             },
         }
@@ -296,6 +302,19 @@ fn memory_file(bytes: u64) -> Result<File> {
     Ok(file)
 }
 
+/// Whether `file` is on disk, not a file in memory made by [`memory_file`].
+#[cfg(target_os = "linux")]
+fn on_disk(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    !link.is_ok_and(|target| target.to_string_lossy().starts_with("/memfd:"))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn on_disk(_file: &File) -> bool {
+    true
+}
+
 /// Without memory files: a scratch file in the system's temporary folder.
 #[cfg(not(target_os = "linux"))]
 fn memory_file(bytes: u64) -> Result<File> {
@@ -358,6 +377,37 @@ mod tests {
             name.starts_with(&format!("reproject-rs-spline-{}-", std::process::id()))
         });
         assert!(!leftover);
+    }
+
+    /// A shareable store, in memory or in a scratch file, maps again (as a worker maps it)
+    /// with its values; what the second mapping writes stays its own.
+    #[test]
+    fn shared_stores_map_again_copy_on_write() {
+        for (placement, disk) in [
+            (Placement::Memory, !cfg!(target_os = "linux")),
+            (Placement::File(std::env::temp_dir()), true),
+        ] {
+            let mut store = PlaneStore::new_shareable(2, (3, 4), &placement).unwrap();
+            store.plane_mut(1)[[2, 3]] = 7.25;
+            assert_eq!(store.in_file(), disk);
+            let file = store.shared_file().unwrap().try_clone().unwrap();
+            let mut again = PlaneStore::from_shared_file(file, 2, (3, 4)).unwrap();
+            assert_eq!(
+                (again.len(), again.shape(), again.in_file()),
+                (2, (3, 4), disk)
+            );
+            assert!(again.shared_file().is_none());
+            assert_eq!(again.values(), store.values());
+            again.plane_mut(0)[[0, 0]] = -1.0;
+            assert_eq!(store.plane(0)[[0, 0]], 0.0);
+            // A file of other planes is refused.
+            let file = store.shared_file().unwrap().try_clone().unwrap();
+            let err = PlaneStore::from_shared_file(file, 3, (3, 4)).err().unwrap();
+            assert!(
+                err.to_string().contains("hold 192 bytes, not the 288"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

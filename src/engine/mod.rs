@@ -534,7 +534,7 @@ impl<'a> Plan<'a> {
             }
             SplinePrep::Usual | SplinePrep::Deferred => None,
             SplinePrep::Export(export) => {
-                let made = plan.prefilter_all(parallel, Sharing::Shareable)?;
+                let made = plan.prefilter_all(export.parallel(), Sharing::Shareable)?;
                 export.push(&made)?;
                 Some(made)
             }

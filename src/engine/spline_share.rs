@@ -11,15 +11,15 @@
 //! owner's plans were made (the same job opened by the same program makes its plans in the
 //! same order; each file's layout is checked against the plan that takes it).
 //!
-//! A 6144² bicubic job with 4 processes on the 2-core development machine took 4.6-5.3 s
-//! and 1.24-1.38 GB of memory before, 3.1-3.2 s and 0.49-0.69 GB with the coefficients
+//! A 6144² bicubic job with 4 processes on the 2-core development machine took 5.3-5.8 s
+//! and 1.32-1.47 GB of memory before, 3.0-3.4 s and 0.49-0.54 GB with the coefficients
 //! shared (`scripts/bench_process_splines.sh`).
 
 use std::collections::VecDeque;
 use std::fs::File;
 
 use super::coefficients::PlaneStore;
-use super::Coefficients;
+use super::{Coefficients, Parallel};
 use crate::error::{Error, Result};
 
 /// The environment variable through which a worker learns the spline coefficients it
@@ -117,10 +117,27 @@ struct Shared {
 
 /// The coefficients the owner of worker processes made for them, one entry per plan, in the
 /// order its plans were made; their files stay open (and their memory held) while this lives.
-#[derive(Default)]
-pub(crate) struct SplineExport(Vec<Shared>);
+pub(crate) struct SplineExport {
+    shared: Vec<Shared>,
+    /// The threads that prefilter: the owner's, before any worker starts.
+    threads: usize,
+}
 
 impl SplineExport {
+    /// An export whose plans prefilter on `threads` threads (whatever their options say:
+    /// each worker's plan may be serial, its processes being the job's parallelism).
+    pub(crate) fn new(threads: usize) -> SplineExport {
+        SplineExport {
+            shared: Vec::new(),
+            threads: threads.max(1),
+        }
+    }
+
+    /// How the plans prefilter.
+    pub(super) fn parallel(&self) -> Parallel {
+        Parallel::Threads(self.threads)
+    }
+
     /// Records the files of `made` (prefiltered into shareable stores).
     pub(super) fn push(&mut self, made: &Coefficients) -> Result<()> {
         let file = |store: &PlaneStore| -> Result<File> {
@@ -130,7 +147,7 @@ impl SplineExport {
                 .try_clone()
                 .map_err(|e| Error::Io(format!("shared spline coefficients: {e}")))
         };
-        self.0.push(Shared {
+        self.shared.push(Shared {
             layout: Layout {
                 planes: made.planes.len(),
                 shape: made.planes.shape(),
@@ -149,7 +166,7 @@ impl SplineExport {
         use std::os::fd::AsRawFd;
         let mut fds = Vec::new();
         let entries: Vec<String> = self
-            .0
+            .shared
             .iter()
             .map(|s| {
                 let planes = s.planes.as_raw_fd();
@@ -166,7 +183,7 @@ impl SplineExport {
 
     /// Whether no plan needed coefficients.
     pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.shared.is_empty()
     }
 
     /// Makes the processes `command` starts inherit the files and learn them from
@@ -382,7 +399,7 @@ mod tests {
             let make = |splines: SplinePrep<'_>| {
                 plan(&source, (&wcs_in, &wcs_out), &[25, 35], &options, splines).unwrap()
             };
-            let mut export = SplineExport::default();
+            let mut export = SplineExport::new(2);
             let exporter = make(SplinePrep::Export(&mut export));
             assert!(exporter
                 .coefficients()
@@ -428,7 +445,7 @@ mod tests {
         let make = |source: &dyn ImageSource, splines: SplinePrep<'_>| {
             plan(source, (&wcs, &wcs), &[10, 10], &options, splines).map(|_| ())
         };
-        let mut export = SplineExport::default();
+        let mut export = SplineExport::new(2);
         make(&source, SplinePrep::Export(&mut export)).unwrap();
         let (list, _) = export.describe();
         // A plan of other planes.

@@ -177,7 +177,7 @@ pub fn run_processes(
         on_progress(job.blocks - missing.len(), job.blocks);
         let mut failures = Vec::new();
         if !missing.is_empty() {
-            let splines = splines_for_workers(&job.plan, gpus.as_deref())?;
+            let splines = splines_for_workers(&job.plan, gpus.as_deref(), workers)?;
             failures = run_workers(
                 &prepared,
                 workers,
@@ -244,12 +244,17 @@ pub fn worker_count(gpus: Option<&[usize]>, requested: usize) -> usize {
     gpus.map_or(requested, |g| requested.min(g.len()))
 }
 
-/// The spline coefficients (orders ≥ 2) of a job whose workers compute on the CPU (`gpus`
-/// is `None`), made once here for all of them ([`crate::engine::spline_share`]); none for
+/// The spline coefficients (orders ≥ 2) of a job whose `workers` compute on the CPU (`gpus`
+/// is `None`), made once here for all of them ([`crate::engine::spline_share`]), on as many
+/// threads as there will be workers (or as the job's options ask, if more); none for
 /// workers on GPUs, which prefilter on their devices, or without processes that can
 /// inherit files.
-fn splines_for_workers(plan: &JobPlan, gpus: Option<&[usize]>) -> Result<SplineExport> {
-    let mut export = SplineExport::default();
+fn splines_for_workers(
+    plan: &JobPlan,
+    gpus: Option<&[usize]>,
+    workers: usize,
+) -> Result<SplineExport> {
+    let mut export = SplineExport::new(workers.max(plan.options().parallel.threads()));
     if cfg!(unix) && gpus.is_none() && plan.options().order.needs_prefilter() {
         drop(plan.open_with(SplinePrep::Export(&mut export))?);
     }
