@@ -383,9 +383,12 @@ mod tests {
     /// with its values; what the second mapping writes stays its own.
     #[test]
     fn shared_stores_map_again_copy_on_write() {
+        // A folder of its own: the test above looks for scratch files in the temporary one.
+        let dir = std::env::temp_dir().join(format!("shared_stores_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
         for (placement, disk) in [
             (Placement::Memory, !cfg!(target_os = "linux")),
-            (Placement::File(std::env::temp_dir()), true),
+            (Placement::File(dir.clone()), true),
         ] {
             let mut store = PlaneStore::new_shareable(2, (3, 4), &placement).unwrap();
             store.plane_mut(1)[[2, 3]] = 7.25;
@@ -408,6 +411,7 @@ mod tests {
                 "{err}"
             );
         }
+        std::fs::remove_dir(&dir).unwrap();
     }
 
     #[test]

@@ -196,15 +196,7 @@ impl SplineExport {
         // SAFETY: the closure runs in the child between fork and exec and calls only fcntl,
         // which is async-signal-safe, on plain integers.
         unsafe {
-            command.pre_exec(move || {
-                for &fd in &fds {
-                    let flags = libc::fcntl(fd, libc::F_GETFD);
-                    if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
+            command.pre_exec(move || crate::io::lock::keep_open_across_exec(&fds));
         }
     }
 }

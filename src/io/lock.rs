@@ -134,12 +134,7 @@ impl OutputLock {
         // async-signal-safe functions (fcntl, prctl, getppid) on plain integers.
         unsafe {
             command.pre_exec(move || {
-                for &fd in &fds {
-                    let flags = libc::fcntl(fd, libc::F_GETFD);
-                    if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
+                keep_open_across_exec(&fds)?;
                 die_with_parent(parent)
             });
         }
@@ -292,6 +287,20 @@ fn inherit(_fd: i32, lock_path: PathBuf) -> Result<OutputLock> {
         "inherited locks ({}) need a Unix system",
         lock_path.display()
     )))
+}
+
+/// Lets the descriptors `fds` stay open in the program a child process executes (they are
+/// opened close-on-exec). Async-signal-safe (`fcntl` only): for `pre_exec` closures.
+#[cfg(unix)]
+pub(crate) fn keep_open_across_exec(fds: &[i32]) -> std::io::Result<()> {
+    for &fd in fds {
+        // SAFETY: plain system calls on integers; they fail on a descriptor that is not open.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// In a freshly forked child: asks for SIGKILL when the parent dies, and exits if it has

@@ -208,7 +208,7 @@ mod array;
 mod decode;
 #[cfg(feature = "fits")]
 mod fits;
-mod lock;
+pub(crate) mod lock;
 mod npy;
 mod output;
 mod sample;

@@ -944,31 +944,17 @@ fn prepare<'a>(
             continue;
         };
         // Each block is combined as soon as it is computed: its results stay in the caches.
-        let plan = Plan::with_shared_source_and(
-            input.source.clone(),
-            input.wcs,
-            wcs_out,
-            shape,
-            &reprojection,
-            splines.reborrow(),
-        )
-        .map_err(|e| with_input(e, k))?
-        .with_outputs_read_back();
+        let plan_of = |source, wcs, splines: SplinePrep<'_>| {
+            Plan::with_shared_source_and(source, wcs, wcs_out, shape, &reprojection, splines)
+                .map(Plan::with_outputs_read_back)
+                .map_err(|e| with_input(e, k))
+        };
+        let plan = plan_of(input.source.clone(), input.wcs, splines.reborrow())?;
         let weights = match &input.weights {
             Some((w, w_wcs)) => {
                 let nan_as_zero: Arc<dyn ImageSource + 'a> = Arc::new(NanAsZero(w.clone()));
                 let wcs = w_wcs.unwrap_or(input.wcs);
-                let plan = Plan::with_shared_source_and(
-                    nan_as_zero,
-                    wcs,
-                    wcs_out,
-                    shape,
-                    &reprojection,
-                    splines.reborrow(),
-                )
-                .map_err(|e| with_input(e, k))?
-                .with_outputs_read_back();
-                Some(plan)
+                Some(plan_of(nan_as_zero, wcs, splines.reborrow())?)
             }
             None => None,
         };
