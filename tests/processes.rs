@@ -270,6 +270,40 @@ fn workers_map_the_spline_coefficients_their_owner_made() {
     }
 }
 
+/// Not a test of its own: an owner without room for spline coefficients (started by
+/// `an_input_the_owner_cannot_prefilter_leaves_nothing`) fails before it creates anything.
+#[test]
+fn owner_without_room_entry() {
+    let Ok(name) = std::env::var("REPROJECT_OWNER_NO_ROOM") else {
+        return;
+    };
+    let (dir, plan, _) = setup(&name);
+    let err = run(&plan, &dir.join("out.npy"), 2, &worker_command(None)).unwrap_err();
+    assert!(err.to_string().contains("scratch file"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(left, ["input.npy"]);
+}
+
+/// A run whose input cannot be prefiltered for its workers (no room for the coefficients)
+/// fails as it did when the owner prefiltered to plan the job: before any output, job or
+/// lock file exists.
+#[test]
+fn an_input_the_owner_cannot_prefilter_leaves_nothing() {
+    let owner = std::process::Command::new("sh")
+        .args(["-c", &format!("{NO_ROOM_FOR_SPLINES} exec \"$0\" \"$@\"")])
+        .arg(std::env::current_exe().unwrap())
+        .args(["owner_without_room_entry", "--exact", "--test-threads=1"])
+        .env("REPROJECT_OWNER_NO_ROOM", "processes_owner_without_room")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&owner.stdout);
+    assert!(owner.status.success(), "{said}");
+    assert!(said.contains("1 passed"), "{said}");
+}
+
 /// Starts `run_worker` on `job_file` (all blocks) in a process of its own, as an external
 /// scheduler would.
 fn start_external_worker(job_file: &Path) -> std::process::Child {

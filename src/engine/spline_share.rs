@@ -109,6 +109,7 @@ impl std::str::FromStr for Layout {
 }
 
 /// One plan's coefficients in files: the planes, and the masks with `Renormalize`.
+#[derive(Debug)]
 struct Shared {
     layout: Layout,
     planes: File,
@@ -117,6 +118,7 @@ struct Shared {
 
 /// The coefficients the owner of worker processes made for them, one entry per plan, in the
 /// order its plans were made; their files stay open (and their memory held) while this lives.
+#[derive(Debug)]
 pub(crate) struct SplineExport {
     shared: Vec<Shared>,
     /// The threads that prefilter: the owner's, before any worker starts.

@@ -119,6 +119,9 @@ pub struct PreparedJob {
     /// Whether the job was found (an earlier run's) rather than created.
     pub resumed: bool,
     locks: Vec<OutputLock>,
+    /// The spline coefficients made for the workers of a job created by [`run_processes`]
+    /// (before any output file, so that an input that cannot be prefiltered leaves nothing).
+    splines: Option<SplineExport>,
 }
 
 impl PreparedJob {
@@ -167,7 +170,8 @@ pub fn run_processes(
             "the number of processes must be positive".into(),
         ));
     }
-    let mut prepared = prepare_job(plan, request)?;
+    let mut prepared = prepare(plan.into(), request, Some(workers))?;
+    let made = prepared.splines.take();
     let job = &prepared.job;
     // The job's plan, with the owner's choices in it.
     let gpus = worker_gpus(&job.plan);
@@ -177,7 +181,11 @@ pub fn run_processes(
         on_progress(job.blocks - missing.len(), job.blocks);
         let mut failures = Vec::new();
         if !missing.is_empty() {
-            let splines = splines_for_workers(&job.plan, gpus.as_deref(), workers)?;
+            let splines = match made {
+                Some(made) => made,
+                // A job resumed: made now, its partial output already there.
+                None => splines_for_workers(&job.plan, gpus.as_deref(), workers)?,
+            };
             failures = run_workers(
                 &prepared,
                 workers,
@@ -354,7 +362,13 @@ fn run_workers(
 /// naming the difference, before anything is written; one whose partial output is gone or
 /// was replaced (by a run without processes) is discarded and the job made anew.
 pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<PreparedJob> {
-    let plan = &plan.into();
+    prepare(plan.into(), request, None)
+}
+
+/// [`prepare_job`]; with `workers` (the count [`run_processes`] was asked for), a job it
+/// creates gets the spline coefficients of its workers too, before its outputs are created.
+fn prepare(plan: JobPlan, request: &OutputRequest, workers: Option<usize>) -> Result<PreparedJob> {
+    let plan = &plan;
     let output = &request.data.path;
     let job_file = job_path(output);
     let inputs = FileStamp::of_inputs(plan)?;
@@ -388,6 +402,7 @@ pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<
                 job,
                 resumed: true,
                 locks,
+                splines: None,
             });
         }
         // The partial output is gone: nothing of the job is left to resume.
@@ -405,6 +420,14 @@ pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<
         opened.blocks().len()
     } else {
         pinned.open_with(SplinePrep::Deferred)?.blocks().len()
+    };
+    let splines = match workers {
+        Some(workers) => Some(splines_for_workers(
+            &pinned,
+            worker_gpus(&pinned).as_deref(),
+            workers,
+        )?),
+        None => None,
     };
     // Creating an output takes its lock: let ours go. A run that slips in between owns the
     // output from then on, and the creation below fails (busy, or its partial file exists).
@@ -437,6 +460,7 @@ pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<
         job,
         resumed: false,
         locks,
+        splines,
     })
 }
 
