@@ -355,9 +355,10 @@ fn a_worker_killed_mid_run_keeps_its_finished_blocks() {
         "the worker was not killed mid-run ({kept} of {total})"
     );
 
-    // The rerun resumes the same files and publishes the eager result.
+    // The rerun resumes the same files and publishes the eager result (its workers map the
+    // spline coefficients the resumed job's owner makes).
     let partial = file_id(&dir.join("out.npy.partial"));
-    run(&plan, &out, 2, &worker_command(None)).unwrap();
+    run(&plan, &out, 2, &workers_that_cannot_prefilter()).unwrap();
     assert_eq!(file_id(&out), partial, "the rerun must resume, not create");
     assert_eager_result(&image, &plan, &out);
     println!("killed after {seen} blocks marked; {kept} of {total} kept");
@@ -380,7 +381,8 @@ fn owner_entry() {
 }
 
 /// Killing the owner of a job kills its workers at once (parent-death signal), and with them
-/// goes the last holder of the output's lock: a rerun can take it.
+/// go the last holders of the output's lock (a rerun can take it) and of the spline
+/// coefficients' memory file.
 #[test]
 fn workers_die_with_their_owner() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("processes_owner_killed");
@@ -403,6 +405,23 @@ fn workers_die_with_their_owner() {
     let owner_pid = owner.id();
     wait_for("two workers", &|| children_of(owner_pid).len() == 2);
     let workers = children_of(owner_pid);
+    // Each holds the memory file of the (bicubic) job's spline coefficients, made once by
+    // their owner: it goes with the last of them.
+    let holds_coefficients = |pid: u32| {
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap();
+        fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|to| {
+                to.to_string_lossy()
+                    .starts_with("/memfd:reproject-rs-spline")
+            })
+        })
+    };
+    wait_for("the workers to start", &|| {
+        workers.iter().all(|&w| {
+            std::fs::read_link(format!("/proc/{w}/exe")).is_ok_and(|e| e.ends_with("sleep"))
+        })
+    });
+    assert!(workers.iter().all(|&w| holds_coefficients(w)));
     // While they live, the output is owned.
     assert!(matches!(
         reproject::io::OutputLock::acquire(&out),
