@@ -789,6 +789,63 @@ fn warmup_opens_the_gpus() {
     );
 }
 
+/// `reproject-rs mosaic --to` a FITS image, or a header text file padded after END (as
+/// astropy's `Header.tostring(sep='\\n')` writes it): the mosaic's header is the target's WCS
+/// without the target's data keywords, the inputs' BUNIT and the mosaic's HISTORY, and both
+/// targets give the same image.
+#[test]
+fn mosaic_header_from_a_fits_or_padded_target() {
+    let d = dir("mosaic_targets");
+    let inputs = [d.join("a.fits"), d.join("b.fits")];
+    for input in &inputs {
+        write_input(input);
+    }
+    let cards = TARGET.trim_end().trim_end_matches("END");
+    let fits_target = d.join("target.fits");
+    let header = format!("{cards}DATAMIN = 0.0\nBUNIT   = 'Jy'");
+    MappedOutput::create_fits(&fits_target, &[50, 70], OutputType::F32, &header, true)
+        .unwrap()
+        .finish()
+        .unwrap();
+    let text_target = d.join("target.hdr");
+    std::fs::write(&text_target, format!("{cards}END{}", " ".repeat(1000))).unwrap();
+    let mut images = Vec::new();
+    for (target, out) in [
+        (&fits_target, "from_fits.fits"),
+        (&text_target, "from_text.fits"),
+    ] {
+        let out = d.join(out);
+        let o = run(&[
+            "mosaic",
+            s(&inputs[0]),
+            s(&inputs[1]),
+            "--to",
+            s(target),
+            "-o",
+            s(&out),
+        ]);
+        ok(&o);
+        let (src, data) = read_plane(&out, 0);
+        let cards: Vec<&str> = src
+            .header_text()
+            .as_bytes()
+            .chunks(80)
+            .map(|c| std::str::from_utf8(c).unwrap().trim_end())
+            .collect();
+        let has = |start: &str| cards.iter().any(|c| c.starts_with(start));
+        assert!(
+            has("HISTORY reproject-rs") && has("CTYPE1  = 'RA---SIN'"),
+            "{cards:?}"
+        );
+        assert!(
+            has("BUNIT   = 'K'") && !has("DATAMIN") && !has("BUNIT   = 'Jy'"),
+            "{cards:?}"
+        );
+        images.push(data);
+    }
+    assert!(same(&images[0], &images[1]));
+}
+
 /// `reproject-rs mosaic`: three shifted exposures with different backgrounds (one given as
 /// weights too), combined with background matching, equal the library's mosaic exactly; a PNG
 /// preview; clean errors for a weight count that does not match and an unknown combine mode.

@@ -250,7 +250,7 @@ fn leading_axis_key(key: &str) -> bool {
 
 /// The output header: the target's cards (less its data keywords), the input's BUNIT, the
 /// input's WCS of the axes beyond the celestial pair for cubes, and `provenance`.
-fn output_header(
+pub fn output_header(
     target: &str,
     input: Option<&str>,
     ndim: usize,

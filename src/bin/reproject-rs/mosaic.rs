@@ -19,8 +19,10 @@ use reproject::processes::{
 };
 use reproject::wcs::Wcs;
 
-use crate::header::{card_str, history};
-use crate::job::{is_fits, may_write, must_exist, output_error, plane_shape, read_header};
+use crate::header::{self, card_str, history};
+use crate::job::{
+    is_fits, may_write, must_exist, output_error, output_header, plane_shape, read_header,
+};
 use crate::preview;
 use crate::progress::Progress;
 use crate::CliResult;
@@ -163,19 +165,16 @@ pub fn run(job: &MosaicJob) -> CliResult<String> {
     let mut shape: Vec<usize> = lead[..lead.len() - 2].to_vec();
     shape.extend([ny, nx]);
 
-    let mut cards: Vec<String> = target_text
-        .lines()
-        .filter(|c| !c.trim().is_empty())
-        .map(str::to_string)
-        .collect();
-    cards.extend(history(&format!(
+    let provenance = history(&format!(
         "reproject-rs {} mosaic of {} image(s): combine {:?}, background {:?}",
         env!("CARGO_PKG_VERSION"),
         job.inputs.len(),
         job.combine,
         job.background
-    )));
-    let header_text = cards.join("\n");
+    ));
+    let inputs_cards = shared_input_cards(&images);
+    let header_text =
+        output_header(&target_text, Some(&inputs_cards), shape.len(), &provenance).join("\n");
     let footprint = match &job.footprint {
         None => FootprintRequest::Extension,
         Some(fp) => {
@@ -373,4 +372,24 @@ fn offsets(background: Background, corrections: &[Correction]) -> String {
         .map(|c| format!("{:.4}", c.offset))
         .collect();
     format!(", background offsets [{}]", shifts.join(", "))
+}
+
+/// The cards of the first input's header that the mosaic's header takes, as the reproject
+/// command takes its input's ([`output_header`]): the WCS of the axes beyond the celestial
+/// pair (cubes), and BUNIT when every input has the same.
+fn shared_input_cards(images: &[(FitsSource, Wcs)]) -> String {
+    let unit = |src: &FitsSource| {
+        header::cards(src.header_text())
+            .into_iter()
+            .find(|c| header::keyword(c) == "BUNIT")
+    };
+    let Some((first, _)) = images.first() else {
+        return String::new();
+    };
+    let one_unit = images.iter().all(|(src, _)| unit(src) == unit(first));
+    header::cards(first.header_text())
+        .into_iter()
+        .filter(|c| one_unit || header::keyword(c) != "BUNIT")
+        .collect::<Vec<_>>()
+        .join("\n")
 }
