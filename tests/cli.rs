@@ -789,10 +789,10 @@ fn warmup_opens_the_gpus() {
     );
 }
 
-/// `reproject-rs mosaic --to` a FITS image, or a header text file padded after END (as
-/// astropy's `Header.tostring(sep='\\n')` writes it): the mosaic's header is the target's WCS
-/// without the target's data keywords, the inputs' BUNIT and the mosaic's HISTORY, and both
-/// targets give the same image.
+/// `reproject-rs mosaic --to` a FITS image, a header text file padded after END (as astropy's
+/// `Header.tostring(sep='\\n')` writes it) or one of 80-character cards without newlines (a
+/// FITS header's bytes): the mosaic's header is the target's WCS without the target's data
+/// keywords, the inputs' BUNIT and the mosaic's HISTORY, and every target gives the same image.
 #[test]
 fn mosaic_header_from_a_fits_or_padded_target() {
     let d = dir("mosaic_targets");
@@ -809,10 +809,17 @@ fn mosaic_header_from_a_fits_or_padded_target() {
         .unwrap();
     let text_target = d.join("target.hdr");
     std::fs::write(&text_target, format!("{cards}END{}", " ".repeat(1000))).unwrap();
+    let block_target = d.join("target_block.hdr");
+    let block: String = format!("COMMENT a header dumped as 80-character cards\n{cards}END")
+        .lines()
+        .map(|c| format!("{c:<80}"))
+        .collect();
+    std::fs::write(&block_target, block).unwrap();
     let mut images = Vec::new();
     for (target, out) in [
         (&fits_target, "from_fits.fits"),
         (&text_target, "from_text.fits"),
+        (&block_target, "from_block.fits"),
     ] {
         let out = d.join(out);
         let o = run(&[
@@ -843,7 +850,7 @@ fn mosaic_header_from_a_fits_or_padded_target() {
         );
         images.push(data);
     }
-    assert!(same(&images[0], &images[1]));
+    assert!(same(&images[0], &images[1]) && same(&images[0], &images[2]));
 }
 
 /// `reproject-rs mosaic`: three shifted exposures with different backgrounds (one given as

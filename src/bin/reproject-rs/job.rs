@@ -191,9 +191,10 @@ pub fn read_header(path: &Path, hdu: usize, what: &str) -> CliResult<String> {
             path.display()
         )
     })?;
-    if !text
-        .lines()
-        .any(|l| l.starts_with("CTYPE") || l.starts_with("NAXIS"))
+    // Cards on lines of their own, or 80-character cards back to back (a FITS header's bytes).
+    if !header::cards(&text)
+        .iter()
+        .any(|c| c.starts_with("CTYPE") || c.starts_with("NAXIS"))
     {
         return Err(format!(
             "{what} {} is not a FITS header: no CTYPE or NAXIS card",
