@@ -170,7 +170,7 @@ pub fn run_processes(
             "the number of processes must be positive".into(),
         ));
     }
-    let mut prepared = prepare(plan.into(), request, Some(workers))?;
+    let mut prepared = prepare(&plan.into(), request, Some(workers))?;
     let made = prepared.splines.take();
     let job = &prepared.job;
     // The job's plan, with the owner's choices in it.
@@ -362,13 +362,12 @@ fn run_workers(
 /// naming the difference, before anything is written; one whose partial output is gone or
 /// was replaced (by a run without processes) is discarded and the job made anew.
 pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<PreparedJob> {
-    prepare(plan.into(), request, None)
+    prepare(&plan.into(), request, None)
 }
 
 /// [`prepare_job`]; with `workers` (the count [`run_processes`] was asked for), a job it
 /// creates gets the spline coefficients of its workers too, before its outputs are created.
-fn prepare(plan: JobPlan, request: &OutputRequest, workers: Option<usize>) -> Result<PreparedJob> {
-    let plan = &plan;
+fn prepare(plan: &JobPlan, request: &OutputRequest, workers: Option<usize>) -> Result<PreparedJob> {
     let output = &request.data.path;
     let job_file = job_path(output);
     let inputs = FileStamp::of_inputs(plan)?;
@@ -468,9 +467,8 @@ fn prepare(plan: JobPlan, request: &OutputRequest, workers: Option<usize>) -> Re
 /// 0..25), ...`.
 fn describe_blocks(job: &ProcessJob, indices: &[usize]) -> String {
     const SHOWN: usize = 8;
-    let windows = (job.plan.open_with(SplinePrep::Deferred))
-        .map(|p| p.blocks())
-        .unwrap_or_default();
+    let opened = job.plan.open_with(SplinePrep::Deferred);
+    let windows = opened.map(|p| p.blocks()).unwrap_or_default();
     let mut parts: Vec<String> = indices
         .iter()
         .take(SHOWN)
