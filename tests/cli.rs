@@ -268,6 +268,50 @@ fn fits_target_f32_separate_footprint_and_png() {
     assert!(colours.len() > 20, "{} colours", colours.len());
 }
 
+/// Header files that start like a FITS file but are not one: a header saved as text lines
+/// (astropy's `Header.tostring(sep='\\n')` of a primary HDU starts with SIMPLE), and the
+/// header block of an image without its data. Both are targets (`reproject`) and headers
+/// (`info`), and give the FITS target's output; a broken FITS file is still an error.
+#[test]
+fn header_files_that_start_like_fits() {
+    let d = dir("fits_like_headers");
+    let input = d.join("in.fits");
+    write_input(&input);
+    let image = d.join("target.fits");
+    let header = format!("SIMPLE  = T\nBITPIX  = -32\n{TARGET}");
+    MappedOutput::create_fits(&image, &[50, 70], OutputType::F32, &header, true)
+        .unwrap()
+        .finish()
+        .unwrap();
+    let (lines, block) = (d.join("lines.hdr"), d.join("block.hdr"));
+    std::fs::write(&lines, format!("{header}{}", " ".repeat(77))).unwrap();
+    std::fs::write(&block, &std::fs::read(&image).unwrap()[..2880]).unwrap();
+    let mut outputs = Vec::new();
+    for (k, target) in [&image, &lines, &block].into_iter().enumerate() {
+        let info = run(&["info", s(target)]);
+        ok(&info);
+        assert!(
+            text(&info.stdout).contains("70 x 50 pixels"),
+            "{}",
+            text(&info.stdout)
+        );
+        let out = d.join(format!("out{k}.fits"));
+        ok(&run(&[
+            "reproject",
+            s(&input),
+            "--to",
+            s(target),
+            "-o",
+            s(&out),
+        ]));
+        outputs.push(read_plane(&out, 0).1);
+    }
+    assert!(same(&outputs[0], &outputs[1]) && same(&outputs[0], &outputs[2]));
+    let broken = d.join("broken.fits");
+    std::fs::write(&broken, "SIMPLE  = not a FITS file").unwrap();
+    fails(&run(&["info", s(&broken)]), "FITS error");
+}
+
 #[test]
 fn npy_input_with_wcs_header() {
     let d = dir("npy");

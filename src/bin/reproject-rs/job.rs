@@ -181,9 +181,23 @@ pub fn output_error(path: &Path, e: reproject::Error) -> String {
 pub fn read_header(path: &Path, hdu: usize, what: &str) -> CliResult<String> {
     must_exist(path, what)?;
     if is_fits(path) {
-        let src = FitsSource::open(path, hdu).map_err(|e| format!("{what}: {e}"))?;
-        return Ok(src.header_text().to_string());
+        return match FitsSource::open(path, hdu) {
+            Ok(src) => Ok(src.header_text().to_string()),
+            // Not a FITS file after all, though it starts like one: a header saved as text
+            // (astropy's `Header.tostring` or `totextfile` of a primary HDU), or an image's
+            // header without its data. Its text is all a header needs.
+            Err(e) => match (hdu, header_text_file(path, what)) {
+                (0, Ok(text)) => Ok(text),
+                _ => Err(format!("{what}: {e}")),
+            },
+        };
     }
+    header_text_file(path, what)
+}
+
+/// The text of a header text file: cards on lines of their own, or 80-character cards back
+/// to back.
+fn header_text_file(path: &Path, what: &str) -> CliResult<String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{what} {}: {e}", path.display()))?;
     let text = String::from_utf8(bytes).map_err(|_| {
         format!(
@@ -191,7 +205,6 @@ pub fn read_header(path: &Path, hdu: usize, what: &str) -> CliResult<String> {
             path.display()
         )
     })?;
-    // Cards on lines of their own, or 80-character cards back to back (a FITS header's bytes).
     if !header::cards(&text)
         .iter()
         .any(|c| c.starts_with("CTYPE") || c.starts_with("NAXIS"))
