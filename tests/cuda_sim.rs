@@ -75,6 +75,7 @@ fn cases() -> Vec<Case> {
         "PC1_1 = 0.98\nPC1_2 = -0.17\nPC2_1 = 0.17\nPC2_2 = 0.98\n",
     );
     let plane = |holes| image(64, 72, holes).insert_axis(ndarray::Axis(0));
+    let clear = image(64, 72, false);
     let mut cases = vec![
         Case {
             name: "TAN -> rotated TAN (homography), NaN holes",
@@ -113,9 +114,7 @@ fn cases() -> Vec<Case> {
                 0.01,
                 "",
             ),
-            input: Array3::from_shape_fn((3, 64, 72), |(p, y, x)| {
-                image(64, 72, false)[[y, x]] * (p + 1) as f64
-            }),
+            input: Array3::from_shape_fn((3, 64, 72), |(p, y, x)| clear[[y, x]] * (p + 1) as f64),
             output_header: tan_out.clone(),
             shape: (52, 60),
             order: Order::Bilinear,

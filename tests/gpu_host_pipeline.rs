@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ndarray::Array3;
 use reproject::engine::blocks::Block;
@@ -69,19 +69,21 @@ static PERTURBED: OnceLock<Option<PathBuf>> = OnceLock::new();
 /// pattern's (`*` values taken on the command line, as the CUDA simulator's host builds take
 /// them), with the libm of `bin` (the plain or the perturbed harness); built once each.
 fn variant_harness(bin: &Path, variant: &KernelDefines) -> PathBuf {
-    type Built = Mutex<HashMap<(bool, KernelDefines), PathBuf>>;
+    // One cell per build, so that tests on other threads compile their builds meanwhile.
+    type Built = Mutex<HashMap<(bool, KernelDefines), Arc<OnceLock<PathBuf>>>>;
     static BUILT: OnceLock<Built> = OnceLock::new();
     let perturbed = PERTURBED.get().and_then(|p| p.as_deref()) == Some(bin);
-    let mut built = BUILT
+    let cell = BUILT
         .get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    built
+        .unwrap_or_else(|e| e.into_inner())
         .entry((perturbed, variant.clone()))
-        .or_insert_with(|| {
-            build_harness(perturbed, variant).expect("the general harness was built already")
-        })
-        .clone()
+        .or_default()
+        .clone();
+    cell.get_or_init(|| {
+        build_harness(perturbed, variant).expect("the general harness was built already")
+    })
+    .clone()
 }
 
 /// The WCS test vectors (`$WCS_VECTORS` or `../shared/wcs-vectors`); `None` as for
@@ -113,7 +115,11 @@ fn build_harness(perturbed: bool, variant: &KernelDefines) -> Option<PathBuf> {
         }
         let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
         let mut cmd = Command::new(&cxx);
-        cmd.args(["-O2", "-ffp-contract=off", "-std=c++14", "-Wall"]);
+        // Unoptimised: these builds are most of this file's time, and the blocks they run are
+        // small. Without contraction (SSE2 doubles, one rounding per operation) the level does
+        // not change a bit, which every comparison below checks anyway (the CUDA simulator's
+        // builds, in build.rs, are -O2).
+        cmd.args(["-O0", "-ffp-contract=off", "-std=c++14", "-Wall"]);
         if perturbed {
             cmd.arg("-DRP_PERTURB_LIBM");
         }
@@ -371,6 +377,26 @@ fn family_build(variant: KernelVariant) -> (KernelDefines, Vec<i32>) {
     let family = variant.family();
     let values = variant.defines().instance_of(&family).unwrap();
     (family, values)
+}
+
+/// Runs `check` on every item on as many threads as the machine has cores, so that the host
+/// builds the items need (most of these tests' time) compile side by side; the statistics
+/// merged. A failed check fails the test with its own message once the other threads stop.
+fn on_every_core<T: Sync>(items: &[T], check: impl Fn(&T) -> Stats + Sync) -> Stats {
+    let next = AtomicUsize::new(0);
+    let total = Mutex::new(Stats::default());
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(items.len()) {
+            s.spawn(|| {
+                while let Some(item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let stats = check(item);
+                    total.lock().unwrap().merge(&stats);
+                }
+            });
+        }
+    });
+    total.into_inner().unwrap()
 }
 
 /// Sky variants that must refuse the parameters of `variant`'s plans: one projection
@@ -798,7 +824,7 @@ const TYPES: [InType; 7] = [
 ];
 
 /// Runs orders 0-3 over one case, cycling through input and output types.
-fn run_case(bin: &Path, case: &Case, seed: usize, total: &mut Stats) {
+fn run_case(bin: &Path, case: &Case, seed: usize) -> Stats {
     let mut stats = Stats::default();
     for (k, order) in [
         Order::NearestNeighbor,
@@ -832,7 +858,7 @@ fn run_case(bin: &Path, case: &Case, seed: usize, total: &mut Stats) {
         stats.max_px,
         stats.boundary_footprints
     );
-    total.merge(&stats);
+    stats
 }
 
 fn summary(what: &str, s: &Stats) {
@@ -854,7 +880,7 @@ fn plain_tan_homography_and_frames() {
         .enumerate()
     {
         let case = case_from("1904-66_TAN", "TAN", frame);
-        run_case(bin, &case, i, &mut total);
+        total.merge(&run_case(bin, &case, i));
     }
     summary("TAN/frames", &total);
 }
@@ -876,7 +902,7 @@ fn sip_and_tpv_distortions() {
     .enumerate()
     {
         let case = case_from(name, "TAN", frame);
-        run_case(bin, &case, i, &mut total);
+        total.merge(&run_case(bin, &case, i));
     }
     summary("SIP/TPV", &total);
 }
@@ -886,16 +912,18 @@ fn every_projection_family() {
     let Some(bin) = harness_with_vectors() else {
         return;
     };
-    let mut total = Stats::default();
     let codes = [
         "AZP", "SZP", "TAN", "STG", "SIN", "ARC", "ZPN", "ZEA", "AIR", "CYP", "CEA", "CAR", "MER",
         "SFL", "PAR", "MOL", "AIT", "COP", "COE", "COD", "COO", "BON", "PCO", "TSC", "CSC", "QSC",
         "HPX", "NCP",
     ];
+    let mut cases = Vec::new();
     for (i, code) in codes.iter().enumerate() {
         // Input in the projection, output TAN; and the other way round for half of them.
-        let case = case_from(&format!("1904-66_{code}"), "TAN", OutFrame::Same);
-        run_case(bin, &case, i, &mut total);
+        cases.push((
+            case_from(&format!("1904-66_{code}"), "TAN", OutFrame::Same),
+            i,
+        ));
     }
     for (i, name) in [
         "extra_XPH_synth",
@@ -908,8 +936,7 @@ fn every_projection_family() {
     .iter()
     .enumerate()
     {
-        let case = case_from(name, "TAN", OutFrame::Galactic);
-        run_case(bin, &case, i, &mut total);
+        cases.push((case_from(name, "TAN", OutFrame::Galactic), i));
     }
     // Output in other projections (their inverse on the output side).
     for (i, proj) in [
@@ -918,9 +945,9 @@ fn every_projection_family() {
     .iter()
     .enumerate()
     {
-        let case = case_from("1904-66_TAN", proj, OutFrame::Same);
-        run_case(bin, &case, i, &mut total);
+        cases.push((case_from("1904-66_TAN", proj, OutFrame::Same), i));
     }
+    let total = on_every_core(&cases, |(case, seed)| run_case(bin, case, *seed));
     summary("projections", &total);
 }
 
@@ -1295,7 +1322,7 @@ fn device_like_libm() {
     }
     for (i, (name, proj, frame)) in cases.iter().enumerate() {
         let case = case_from(name, proj, *frame);
-        run_case(bin, &case, i, &mut total);
+        total.merge(&run_case(bin, &case, i));
     }
     summary("device-like libm", &total);
 }
@@ -1364,7 +1391,7 @@ fn fk4_eterms_general_path() {
     ];
     for (i, (name, proj, frame)) in cases.into_iter().enumerate() {
         let case = case_from(name, proj, frame);
-        run_case(bin, &case, i, &mut total);
+        total.merge(&run_case(bin, &case, i));
     }
     summary("FK4 E-terms", &total);
 }
@@ -1429,9 +1456,9 @@ fn every_variant_gives_the_general_kernels_bits() {
         input("TAN-SIP", (150.3, 4.0), sip_cards),
         tan_out,
     );
-    let mut total = Stats::default();
-    CONCRETE_VARIANTS.set(true);
-    for case in [homography, sky, sip] {
+    let cases = [homography, sky, sip];
+    let mut runs = Vec::new();
+    for case in &cases {
         for (k, order) in Order::ALL.into_iter().enumerate() {
             let types: &[InType] = if k <= 1 { &TYPES } else { &TYPES[..2] };
             for (i, &t) in types.iter().enumerate() {
@@ -1441,19 +1468,15 @@ fn every_variant_gives_the_general_kernels_bits() {
                     &[NanPolicy::Propagate]
                 };
                 for &policy in policies {
-                    total.merge(&compare(
-                        bin,
-                        &case,
-                        order,
-                        t,
-                        (k + i) % 2 == 0,
-                        policy,
-                        Precision::Reproject,
-                    ));
+                    runs.push((case, order, t, (k + i) % 2 == 0, policy));
                 }
             }
         }
     }
+    let total = on_every_core(&runs, |&(case, order, t, out_f64, policy)| {
+        CONCRETE_VARIANTS.set(true);
+        compare(bin, case, order, t, out_f64, policy, Precision::Reproject)
+    });
     summary("kernel variants", &total);
     let families = |v: &HashSet<KernelVariant>| -> HashSet<_> {
         v.iter()
