@@ -13,9 +13,11 @@
 # VENV (default: <repo>/.venv, as scripts/test.sh) gets the test plugins reproject's suite
 # needs (pytest-arraydiff, pytest-astropy-header, pytest-doctestplus); SKIP_BUILD=1 reuses
 # the installed reproject_rs instead of rebuilding it; BASELINE=1 runs the same tests on
-# reproject's own functions, for comparison. scripts/test.sh runs it (about 4 minutes, most
-# of it reproject_exact itself in test_coadd.py's 'exact' cases, which reproject_rs's generic
-# mosaic path calls).
+# reproject's own functions, for comparison. scripts/test.sh runs it (about 4 minutes on
+# one core, most of it reproject_exact itself in test_coadd.py's 'exact' cases, which
+# reproject_rs's generic mosaic path calls); the tests are spread over the machine's cores
+# (pytest-xdist, at most 4 processes; UPSTREAM_PROCESSES sets the number, 0 runs them in this
+# process).
 #
 # numpy's global random generator is seeded before each test (tests/upstream/seed_random.py):
 # some of reproject's tests draw unseeded random inputs, and test_identity_projection misses
@@ -39,15 +41,19 @@ VENV="${VENV:-$root/.venv}"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 VENV="$(cd "$VENV" && pwd)"  # absolute: the tests run from another folder
 "$VENV/bin/pip" install -q maturin pytest numpy astropy "reproject==0.21.*" "dask[array,distributed]" \
-  pytest-arraydiff pytest-astropy-header pytest-doctestplus "sunpy[map]" asdf asdf-astropy gwcs shapely
+  pytest-arraydiff pytest-astropy-header pytest-doctestplus pytest-xdist "sunpy[map]" asdf asdf-astropy \
+  gwcs shapely
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   (cd "$root" && VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop --release -m python-bindings/Cargo.toml)
 fi
 
 plugin=(-p seed_random -p substitute_reproject_interp -p substitute_reproject_and_coadd)
+processes="${UPSTREAM_PROCESSES:-$(nproc 2>/dev/null || echo 1)}"
+[ "$processes" -gt 4 ] && processes=4
+[ "$processes" -le 1 ] && processes=0  # one core: no worker processes
 [ "${BASELINE:-0}" = 1 ] && plugin=(-p seed_random)
 cd "$here/tests/upstream"
 PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$here/tests/upstream${PYTHONPATH:+:$PYTHONPATH}" \
   exec "$VENV/bin/python" -m pytest -c pytest.ini --rootdir=. -p no:cacheprovider "${plugin[@]}" \
-  -k "not test_blocked_against_single" \
+  -k "not test_blocked_against_single" -n "$processes" \
   --pyargs reproject.interpolation reproject.tests.test_high_level reproject.mosaicking "$@"
