@@ -161,18 +161,27 @@ fn cubin_disagreements(
 type Compiled = reproject::Result<(Vec<u8>, Vec<KernelResources>)>;
 
 /// Each build's [`variant_resources`] and the seconds it took, in the order given, compiled on
-/// as many threads as there are cores.
+/// as many threads as there are cores: the longest first (the general kernel, then the sky
+/// variants, 10-25 s each; the homography variants take 1-2 s), so that no core waits at the
+/// end for a long build started last.
 fn compile_all(builds: &[(String, KernelVariant)]) -> Vec<(Compiled, f64)> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut queue: Vec<usize> = (0..builds.len()).collect();
+    queue.sort_by_key(|&i| match builds[i].1 {
+        KernelVariant::General => 0,
+        KernelVariant::Sky { .. } => 1,
+        _ => 2,
+    });
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((arch, variant)) = builds.get(i) else {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = queue.get(k) else {
                     break;
                 };
+                let (arch, variant) = &builds[i];
                 let started = std::time::Instant::now();
                 let r = variant_resources(arch, &variant.defines());
                 let seconds = started.elapsed().as_secs_f64();
