@@ -205,6 +205,15 @@ fn reproject_matches_the_library_exactly() {
     }
 }
 
+/// A FITS image of the target's grid (50 x 70 float32 zeros) with `header`: a `--to` target,
+/// whose pixels the commands never read.
+fn write_fits_target(path: &Path, header: &str) {
+    MappedOutput::create_fits(path, &[50, 70], OutputType::F32, header, true)
+        .unwrap()
+        .finish()
+        .unwrap();
+}
+
 #[test]
 fn fits_target_f32_separate_footprint_and_png() {
     let d = dir("fits_target");
@@ -213,10 +222,7 @@ fn fits_target_f32_separate_footprint_and_png() {
     // A FITS target: its header (less its data keywords) and NAXISn give the output.
     let target = d.join("target.fits");
     let header = TARGET.replace("END\n", "BUNIT   = 'Jy/beam'\nEXTNAME = 'SCI'\n");
-    let mut t =
-        MappedOutput::create_fits(&target, &[50, 70], OutputType::F32, &header, true).unwrap();
-    t.data_mut::<f32>().unwrap().fill(1.0);
-    t.finish().unwrap();
+    write_fits_target(&target, &header);
 
     let (out, foot, png) = (d.join("o.fits"), d.join("fp.fits"), d.join("o.png"));
     let o = run(&[
@@ -279,10 +285,7 @@ fn header_files_that_start_like_fits() {
     write_input(&input);
     let image = d.join("target.fits");
     let header = format!("SIMPLE  = T\nBITPIX  = -32\n{TARGET}");
-    MappedOutput::create_fits(&image, &[50, 70], OutputType::F32, &header, true)
-        .unwrap()
-        .finish()
-        .unwrap();
+    write_fits_target(&image, &header);
     let (lines, block) = (d.join("lines.hdr"), d.join("block.hdr"));
     std::fs::write(&lines, format!("{header}{}", " ".repeat(77))).unwrap();
     std::fs::write(&block, &std::fs::read(&image).unwrap()[..2880]).unwrap();
@@ -847,10 +850,7 @@ fn mosaic_header_from_a_fits_or_padded_target() {
     let cards = TARGET.trim_end().trim_end_matches("END");
     let fits_target = d.join("target.fits");
     let header = format!("{cards}DATAMIN = 0.0\nBUNIT   = 'Jy'");
-    MappedOutput::create_fits(&fits_target, &[50, 70], OutputType::F32, &header, true)
-        .unwrap()
-        .finish()
-        .unwrap();
+    write_fits_target(&fits_target, &header);
     let text_target = d.join("target.hdr");
     std::fs::write(&text_target, format!("{cards}END{}", " ".repeat(1000))).unwrap();
     let block_target = d.join("target_block.hdr");
