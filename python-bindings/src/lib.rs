@@ -23,7 +23,8 @@
 //! * [`check_plan`]: the engine's checks of a WCS pair and shapes, without data.
 //! * [`parse_device`], [`warmup`], [`gpu_info`], [`compile_kernels`]: the `device=` names,
 //!   and the GPUs opened (kernels compiled) ahead of the first job, or the kernels of a GPU
-//!   architecture compiled without one.
+//!   architecture compiled without one; [`set_compile_helper`]: the process that compiles
+//!   kernel variants in the background (`reproject_rs._compile_helper`).
 //! * [`optimal::optimal_celestial_wcs_header`]: the mosaic grid reproject's
 //!   `find_optimal_celestial_wcs` chooses, as header text and shape.
 //!
@@ -317,11 +318,30 @@ fn warmup(py: Python<'_>, device: &str) -> PyResult<Vec<String>> {
 
 /// Compiles the GPU kernels for GPUs of architecture ``arch`` (``'sm_90'``, ...) into the
 /// on-disk cache unless they are there, without a GPU (only libnvrtc): one line saying so and
-/// where (the core's ``gpu::warm_kernels``). ``InvalidArgumentError`` for an ``arch`` that is
-/// not one; ``DeviceUnavailableError`` without libnvrtc.
+/// where (the core's ``gpu::warm_build``). ``variant``: the NVRTC defines of a specialised
+/// build to compile instead of the general one (what the compile helper is asked for).
+/// ``InvalidArgumentError`` for an ``arch`` or defines that are not ones;
+/// ``DeviceUnavailableError`` without libnvrtc.
 #[pyfunction]
-fn compile_kernels(py: Python<'_>, arch: &str) -> PyResult<String> {
-    guard_panics(|| run_detached(py, || reproject::gpu::warm_kernels(arch)))
+#[pyo3(signature = (arch, variant=None))]
+fn compile_kernels(py: Python<'_>, arch: &str, variant: Option<&str>) -> PyResult<String> {
+    guard_panics(|| run_detached(py, || reproject::gpu::warm_build(arch, variant)))
+}
+
+/// Makes ``program`` with ``args`` (and ``env`` added to the environment) the process that
+/// compiles the GPU kernels this process would compile in the background (the core's
+/// ``gpu::set_compile_helper``): the package sets its interpreter running
+/// ``reproject_rs._compile_helper``, so that an interpreter that exits neither waits for a
+/// kernel variant nor loses it. ``program=None`` compiles them on threads again.
+#[pyfunction]
+#[pyo3(signature = (program, args=Vec::new(), env=Vec::new()))]
+fn set_compile_helper(program: Option<String>, args: Vec<String>, env: Vec<(String, String)>) {
+    reproject::gpu::set_compile_helper(program.map(|program| {
+        let helper = args
+            .into_iter()
+            .fold(reproject::gpu::CompileHelper::new(program), |h, a| h.arg(a));
+        env.into_iter().fold(helper, |h, (k, v)| h.env(k, v))
+    }));
 }
 
 /// Frees the GPU memory, page-locked host memory and streams the opened GPUs keep for the
@@ -655,8 +675,8 @@ mod _core {
     #[pymodule_export]
     use super::{
         check_header, check_plan, compile_kernels, gpu_info, parse_device, release_gpu_memory,
-        reproject_block, reproject_interp, reproject_positions, stop_background_compilations,
-        wait_for_compilations, warmup,
+        reproject_block, reproject_interp, reproject_positions, set_compile_helper,
+        stop_background_compilations, wait_for_compilations, warmup,
     };
 
     #[pymodule_init]

@@ -329,6 +329,41 @@ def test_warmup_compiles_an_architecture_without_a_gpu(tmp_path):
     assert len(cached) == 1 and cached[0].startswith("kernels-sm_90-"), cached
 
 
+def test_the_compile_helper_compiles_a_variant_into_the_cache(tmp_path):
+    """The package makes its interpreter the process that compiles kernel variants in the
+    background (``python -m reproject_rs._compile_helper``): run as registered, from another
+    folder with nothing else of this environment but libnvrtc and a fresh cache folder, it
+    compiles the build it is asked for into the on-disk cache (a process of its own, so an
+    interpreter that exits never waits for it); exit status 1 with the reason for a build
+    that is not one."""
+    from reproject_rs._warmup import compile_helper_command
+
+    program, args, env = compile_helper_command()
+    assert program == sys.executable and args == ["-m", "reproject_rs._compile_helper"]
+    assert dict(env)["PYTHONPATH"].split(os.pathsep)[0] == os.path.dirname(
+        os.path.dirname(reproject_rs.__file__))
+    nvrtc = pytest.importorskip("nvidia.cuda_nvrtc")
+    lib = os.path.join(list(nvrtc.__path__)[0], "lib")
+    clean = dict(env, PATH=os.environ.get("PATH", ""), XDG_CACHE_HOME=str(tmp_path),
+                 REPROJECT_RS_NVRTC=lib)
+    variant = "RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0"
+
+    def helper(*extra):
+        return subprocess.run([program, *args, *extra], env=clean, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+
+    done = helper("--arch", "sm_90", "--variant", variant)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"kernels for sm_90 [{variant}]: compiled in "), done.stdout
+    cached = [p.name for p in (tmp_path / "reproject-rs").iterdir()]
+    assert len(cached) == 1 and cached[0].startswith("kernels-sm_90-"), cached
+    again = helper("--arch", "sm_90", "--variant", variant)
+    assert again.returncode == 0 and "already compiled" in again.stdout, again.stdout
+    bad = helper("--arch", "sm_90", "--variant", "RP_V_ORDER=")
+    assert bad.returncode == 1 and "not a kernel define" in bad.stderr, bad.stderr
+    assert helper("--variant", variant).returncode == 2
+
+
 def test_release_gpu_memory_leaves_the_next_job_its_bits():
     """What a GPU job keeps for the next ones is freed on request; the next job allocates
     again and gives the same bits (without a GPU nothing happens)."""

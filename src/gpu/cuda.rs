@@ -66,13 +66,15 @@ pub(crate) struct CudaDriver {
 
 /// The kernel variants compiling in the background in a process: how many are queued or
 /// running, how many run (at most one per core and 8: NVRTC takes one core and a few hundred
-/// megabytes per program, and a job or a test suite may set off dozens), and whether the
-/// process is exiting.
+/// megabytes per program, and a job or a test suite may set off dozens), how many threads are
+/// inside NVRTC or the CUDA driver, and whether the process is exiting.
 ///
-/// At exit ([`Compilations::stop`], an `atexit` hook) the queued ones give up and the running
-/// ones are waited for: a compile thread still inside NVRTC or the CUDA driver while their
-/// libraries tear down corrupted the heap of Python processes on the H100 ("free(): invalid
-/// pointer" after the suite's last test).
+/// At exit ([`Compilations::stop`], an `atexit` hook) the queued ones give up and the threads
+/// inside NVRTC or the driver are waited for: one still there while their libraries tear down
+/// corrupted the heap of Python processes on the H100 ("free(): invalid pointer" after the
+/// suite's last test). A compilation that a [`super::CompileHelper`] process runs is not
+/// waited for: its thread only waits for that process, which finishes the build into the
+/// disk cache after this one has gone.
 struct Compilations {
     state: Mutex<CompileState>,
     changed: std::sync::Condvar,
@@ -83,11 +85,17 @@ struct CompileState {
     pending: usize,
     /// Holding a slot: compiling or loading.
     running: usize,
+    /// Inside NVRTC or the CUDA driver ([`Compilations::enter`]).
+    in_process: usize,
     stopping: bool,
 }
 
 /// A running compilation's slot, given back when dropped.
 struct CompileSlot<'a>(&'a Compilations);
+
+/// A compile thread's stay inside NVRTC or the CUDA driver, which an exiting process waits
+/// for; counted out when dropped.
+struct InProcess<'a>(&'a Compilations);
 
 impl Compilations {
     const fn new() -> Compilations {
@@ -95,6 +103,7 @@ impl Compilations {
             state: Mutex::new(CompileState {
                 pending: 0,
                 running: 0,
+                in_process: 0,
                 stopping: false,
             }),
             changed: std::sync::Condvar::new(),
@@ -130,6 +139,17 @@ impl Compilations {
         Some(CompileSlot(self))
     }
 
+    /// Counts this thread in as inside NVRTC or the CUDA driver until the result is dropped;
+    /// `None` once the process is exiting (it must not go in then).
+    fn enter(&self) -> Option<InProcess<'_>> {
+        let mut st = self.lock();
+        if st.stopping {
+            return None;
+        }
+        st.in_process += 1;
+        Some(InProcess(self))
+    }
+
     /// Blocks until none is queued or running.
     fn wait_idle(&self) {
         let mut st = self.lock();
@@ -138,15 +158,15 @@ impl Compilations {
         }
     }
 
-    /// For the process's exit: the queued ones give up, the running ones are waited for, at
-    /// most `limit` (a compilation that hangs must not hold the exit forever). Whether all
-    /// ended in time.
+    /// For the process's exit: the queued ones give up, and the threads inside NVRTC or the
+    /// driver are waited for, at most `limit` (a compilation that hangs must not hold the
+    /// exit forever); no thread goes in after this. Whether all came out in time.
     fn stop(&self, limit: std::time::Duration) -> bool {
         let deadline = std::time::Instant::now() + limit;
         let mut st = self.lock();
         st.stopping = true;
         self.changed.notify_all();
-        while st.pending > 0 {
+        while st.in_process > 0 {
             let now = std::time::Instant::now();
             if now >= deadline {
                 return false;
@@ -161,14 +181,22 @@ impl Compilations {
     }
 }
 
-/// How long the exit waits for running compilations: the general kernel, the longest, takes
-/// about 20 s on the H100 machine's NVRTC.
+/// How long the exit waits for a thread inside NVRTC or the driver: the general kernel, the
+/// longest compilation, takes about 20 s on the H100 machine's NVRTC.
 const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Drop for CompileSlot<'_> {
     fn drop(&mut self) {
         let mut st = self.0.lock();
         st.running = st.running.saturating_sub(1);
+        self.0.changed.notify_all();
+    }
+}
+
+impl Drop for InProcess<'_> {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        st.in_process = st.in_process.saturating_sub(1);
         self.0.changed.notify_all();
     }
 }
@@ -180,7 +208,9 @@ static COMPILATIONS: Compilations = Compilations::new();
 /// their registration, the exit handlers of a library (its static objects' destructors) among
 /// them: so the hook is registered before the first compilation and again after each one,
 /// after anything NVRTC or the driver set up during it (the hook does nothing the second
-/// time).
+/// time). What NVRTC registers during a compilation still running at the exit runs before
+/// the hook, which is why a program should stop the compilations itself before it exits
+/// ([`super::stop_background_compilations`]).
 fn stop_compilations_at_exit() {
     extern "C" fn stop() {
         COMPILATIONS.stop(EXIT_WAIT);
@@ -200,11 +230,12 @@ pub(crate) fn stop_background_compilations() {
 }
 
 /// Runs `build` on a background thread once one of the compilation slots is free (at most
-/// one per core and 8, see [`Compilations`]), then `finish` with its result, or with `None`
-/// when the process began exiting first (nothing is compiled then). Whether the thread
-/// started (when not, neither runs).
+/// one per core and 8, see [`Compilations`]), then `finish` with its result: `None` when the
+/// process began exiting first (nothing is compiled then) or `build` gave up because it did
+/// (it goes into NVRTC or the driver only through [`Compilations::enter`] of
+/// [`COMPILATIONS`]). Whether the thread started (when not, neither runs).
 fn spawn_compilation<R: 'static>(
-    build: impl FnOnce() -> R + Send + 'static,
+    build: impl FnOnce() -> Option<R> + Send + 'static,
     finish: impl FnOnce(Option<R>) + Send + 'static,
 ) -> bool {
     static BEFORE_THE_FIRST: std::sync::Once = std::sync::Once::new();
@@ -222,7 +253,7 @@ fn spawn_compilation<R: 'static>(
             }
             let _done = Done;
             let limit = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-            let built = COMPILATIONS.slot(limit).map(|_slot| {
+            let built = COMPILATIONS.slot(limit).and_then(|_slot| {
                 let built = build();
                 stop_compilations_at_exit();
                 built
@@ -263,13 +294,56 @@ pub(crate) fn compile_general_in_background(arch: &str) -> bool {
     let (target, finished) = (arch.to_string(), arch.to_string());
     // A failure is not reported here: the job that opens the GPU compiles again and says why.
     let spawned = spawn_compilation(
-        move || super::runtime::compile_into_cache(&target),
+        move || compile_in_background(&target, &KernelDefines::general()),
         move |_| done(&finished),
     );
     if !spawned {
         done(arch);
     }
     spawned
+}
+
+/// Compiles `build` for `arch` into the on-disk cache, for a background thread: by the
+/// [`super::CompileHelper`] in a process of its own when one is set (this process need not
+/// wait for it at exit), else, or when the helper fails, here (the general kernels unless
+/// another process compiles them already, see [`super::runtime::compile_into_cache`]).
+/// `None` when this process began exiting before it would compile here.
+fn compile_in_background(arch: &str, build: &KernelDefines) -> Option<()> {
+    if let Some(helper) = super::helper::compile_helper() {
+        if helper.compile(arch, build).is_ok() {
+            return Some(());
+        }
+    }
+    let _inside = COMPILATIONS.enter()?;
+    let compiled = if build.is_general() {
+        super::runtime::compile_into_cache(arch)
+    } else {
+        super::runtime::nvrtc_version()
+            .map_err(crate::Error::GpuUnavailable)
+            .and_then(|nvrtc| super::runtime::cached_compile(arch, nvrtc, build).map(|_| ()))
+    };
+    // A failure is not reported here: whoever needs the build compiles again and says why.
+    let _ = compiled;
+    Some(())
+}
+
+/// `variant` of the block kernel for the device of `ctx`, for [`Driver::prepare_variant`]'s
+/// thread: compiled into the disk cache ([`compile_in_background`]), then loaded; compiled
+/// here if it is not in the cache then. `None` when this process began exiting first.
+fn build_variant(
+    ctx: &Arc<CudaContext>,
+    arch: &str,
+    nvrtc: (i32, i32),
+    variant: &KernelDefines,
+) -> Option<VariantBuild> {
+    if super::helper::compile_helper().is_some() {
+        compile_in_background(arch, variant)?;
+    }
+    let _inside = COMPILATIONS.enter()?;
+    Some(match super::runtime::cached_image(arch, nvrtc, variant) {
+        Some(image) => super::runtime::load_image(ctx, image, variant),
+        None => super::runtime::load_variant(ctx, arch, nvrtc, variant),
+    })
 }
 
 /// A kernel argument as `cuLaunchKernel` takes it: the address of its value.
@@ -779,7 +853,7 @@ impl Driver for CudaDriver {
             variant.clone(),
         );
         let spawned = spawn_compilation(
-            move || super::runtime::load_variant(&ctx, &arch, nvrtc, &key),
+            move || build_variant(&ctx, &arch, nvrtc, &key),
             move |build| {
                 if let Some(build) = build {
                     variants
@@ -921,12 +995,14 @@ mod tests {
     use std::time::Duration;
 
     /// `n` stand-ins for background compilations of `ms` each on `queue`, at most `limit` at
-    /// once: (how many ran, the most that ran at once).
+    /// once, inside this process (NVRTC) or, `inside` false, waiting for a helper process:
+    /// (how many ran, the most that ran at once).
     fn spawn(
         queue: &'static Compilations,
         n: usize,
         limit: usize,
         ms: u64,
+        inside: bool,
     ) -> (Arc<AtomicUsize>, Arc<AtomicUsize>) {
         let (ran, peak, now) = (
             Arc::new(AtomicUsize::new(0)),
@@ -940,6 +1016,7 @@ mod tests {
                 if let Some(_slot) = queue.slot(limit) {
                     let at_once = now.fetch_add(1, SeqCst) + 1;
                     peak.fetch_max(at_once, SeqCst);
+                    let _inside = inside.then(|| queue.enter());
                     std::thread::sleep(Duration::from_millis(ms));
                     now.fetch_sub(1, SeqCst);
                     ran.fetch_add(1, SeqCst);
@@ -953,7 +1030,7 @@ mod tests {
     #[test]
     fn compilations_run_within_their_limit_and_can_all_be_waited_for() {
         static QUEUE: Compilations = Compilations::new();
-        let (ran, peak) = spawn(&QUEUE, 6, 2, 20);
+        let (ran, peak) = spawn(&QUEUE, 6, 2, 20, true);
         QUEUE.wait_idle();
         assert_eq!(ran.load(SeqCst), 6);
         assert!(peak.load(SeqCst) <= 2, "{} at once", peak.load(SeqCst));
@@ -962,12 +1039,15 @@ mod tests {
     #[test]
     fn at_exit_queued_compilations_give_up_and_running_ones_finish_first() {
         static QUEUE: Compilations = Compilations::new();
-        let (ran, _) = spawn(&QUEUE, 8, 1, 200);
+        let (ran, _) = spawn(&QUEUE, 8, 1, 200, true);
         // One is running (its slot taken), seven wait for the slot.
         std::thread::sleep(Duration::from_millis(50));
         assert!(QUEUE.stop(Duration::from_secs(30)));
-        // stop returned: every thread has ended, and the one that was running finished.
-        assert_eq!(QUEUE.lock().pending, 0);
+        // stop returned: no thread is inside NVRTC, the one that was running finished its
+        // compilation, and the others end without one.
+        assert_eq!(QUEUE.lock().in_process, 0);
+        assert!(ran.load(SeqCst) >= 1);
+        QUEUE.wait_idle();
         assert_eq!(QUEUE.lock().running, 0);
         let ran = ran.load(SeqCst);
         assert!((1..8).contains(&ran), "{ran} ran");
@@ -978,11 +1058,32 @@ mod tests {
     #[test]
     fn the_exit_waits_for_a_running_compilation_only_so_long() {
         static QUEUE: Compilations = Compilations::new();
-        let (ran, _) = spawn(&QUEUE, 1, 1, 400);
+        let (ran, _) = spawn(&QUEUE, 1, 1, 400, true);
         std::thread::sleep(Duration::from_millis(50));
         let t = std::time::Instant::now();
         assert!(!QUEUE.stop(Duration::from_millis(50)), "it ended in time");
         assert!(t.elapsed() < Duration::from_millis(350));
+        QUEUE.wait_idle();
+        assert_eq!(ran.load(SeqCst), 1);
+    }
+
+    /// A compilation that a helper process runs holds no exit: its thread only waits for
+    /// that process (which outlives this one), and may not go into NVRTC or the driver
+    /// afterwards (to load what the helper compiled).
+    #[test]
+    fn the_exit_does_not_wait_for_a_compilation_in_a_helper_process() {
+        static QUEUE: Compilations = Compilations::new();
+        let (ran, _) = spawn(&QUEUE, 1, 1, 400, false);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(QUEUE.lock().running, 1);
+        let t = std::time::Instant::now();
+        assert!(QUEUE.stop(Duration::from_secs(30)));
+        assert!(
+            t.elapsed() < Duration::from_millis(200),
+            "{:?}",
+            t.elapsed()
+        );
+        assert!(QUEUE.enter().is_none(), "a thread went in during the exit");
         QUEUE.wait_idle();
         assert_eq!(ran.load(SeqCst), 1);
     }

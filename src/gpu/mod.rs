@@ -33,6 +33,7 @@ mod cubin;
 #[cfg(feature = "cuda")]
 mod cuda;
 pub mod driver;
+mod helper;
 pub mod pool;
 pub mod profile;
 mod ptxas;
@@ -48,10 +49,11 @@ pub mod variant;
 use std::fmt;
 use std::str::FromStr;
 
+pub use helper::{set_compile_helper, CompileHelper};
 pub use registry::{
     cached_kernels, compile_kernels_in_background, drivers, kernels_cache_file, kernels_cached,
     parse_device, readiness, release_kept_memory, simulated_device, simulated_devices,
-    visible_devices, warm_kernels, warmup, Devices, Readiness,
+    visible_devices, warm_build, warm_kernels, warmup, Devices, Readiness,
 };
 pub(crate) use registry::{compile_for_in_background, driver_installed};
 
@@ -68,13 +70,19 @@ pub fn wait_for_compilations() {
     cuda::wait_for_compilations();
 }
 
-/// For a process about to exit: the kernel variants queued to compile in the background give
-/// up, and those compiling are waited for (a few seconds each, at most 60 s in all, so that a
-/// hung compilation cannot hold the exit); later ones do not start
-/// (their plans keep the general kernel, with the same values). A compile thread still inside
-/// NVRTC or the CUDA driver while their libraries tear down corrupts the heap, so the library
-/// also does this in an `atexit` hook; the Python package calls it from Python's `atexit`,
-/// which runs before any library is torn down.
+/// For a process about to exit: the kernel builds queued to compile in the background give
+/// up, later ones do not start (their plans keep the general kernel, with the same values),
+/// and a thread inside NVRTC or the CUDA driver (compiling here, or loading a build) is
+/// waited for, at most 60 s, so that a hung compilation cannot hold the exit. A build that a
+/// [`CompileHelper`] process compiles is not waited for: that process finishes it into the
+/// disk cache by itself.
+///
+/// Call it before the process exits (the command-line tool does at the end of `main`, the
+/// Python package from Python's `atexit`). The library also calls it from an `atexit` hook,
+/// but exit handlers run in the reverse order of their registration, and those NVRTC
+/// registers during a compilation still running then run before the hook: the compile
+/// thread then works on torn-down state (it died of a stack overflow in
+/// `tests/gpu_helper_exit.rs`; "free(): invalid pointer" in a Python process on the H100).
 ///
 /// ```
 /// reproject::gpu::stop_background_compilations();

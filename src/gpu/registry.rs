@@ -339,6 +339,24 @@ pub fn cached_kernels(arch: &str) -> Result<Vec<u8>> {
 /// assert!(reproject::gpu::warm_kernels("9.0").unwrap_err().to_string().contains("sm_90"));
 /// ```
 pub fn warm_kernels(arch: &str) -> Result<String> {
+    warm_build(arch, None)
+}
+
+/// [`warm_kernels`] for the build of the kernels that `variant` names (its NVRTC defines,
+/// space separated, as [`super::variant::KernelDefines`] prints them; `None` for the general
+/// kernels): what a [`super::CompileHelper`] runs (`reproject-rs warmup --arch ARCH --variant
+/// DEFINES`). A compilation of the same build already running in another process is waited
+/// for, and then read from the cache. The line names the build, e.g. `kernels for sm_90
+/// [RP_V_HOMOGRAPHY RP_V_ORDER=1]: compiled in 1.9 s, in ...`.
+///
+/// Errors: those of [`warm_kernels`]; [`Error::InvalidArgument`] for defines that are not
+/// `NAME` or `NAME=VALUE`; [`Error::Gpu`] when NVRTC rejects the build.
+///
+/// ```
+/// let e = reproject::gpu::warm_build("sm_90", Some("RP_V_ORDER=")).unwrap_err();
+/// assert!(e.to_string().contains("not a kernel define"), "{e}");
+/// ```
+pub fn warm_build(arch: &str, variant: Option<&str>) -> Result<String> {
     let digits = arch.strip_prefix("sm_").unwrap_or("");
     if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Error::InvalidArgument(format!(
@@ -346,16 +364,38 @@ pub fn warm_kernels(arch: &str) -> Result<String> {
              --query-gpu=compute_cap --format=csv` gives 9.0 for sm_90)"
         )));
     }
-    let was_cached = kernels_cached(arch)?;
-    let t = std::time::Instant::now();
-    cached_kernels(arch)?;
-    let how = if was_cached {
-        "already compiled".to_string()
-    } else {
-        format!("compiled in {:.1} s", t.elapsed().as_secs_f64())
+    let build = match variant {
+        Some(defines) => super::variant::KernelDefines::new(defines.split_whitespace())?,
+        None => super::variant::KernelDefines::general(),
     };
-    let file = kernels_cache_file(arch)?;
-    Ok(format!("kernels for {arch}: {how}, in {}", file.display()))
+    #[cfg(feature = "cuda")]
+    {
+        use super::runtime;
+        let nvrtc = runtime::nvrtc_version().map_err(Error::GpuUnavailable)?;
+        let was_cached = runtime::is_cached(arch, nvrtc, &build);
+        let t = std::time::Instant::now();
+        runtime::cached_build(arch, nvrtc, &build)?;
+        let how = if was_cached {
+            "already compiled".to_string()
+        } else {
+            format!("compiled in {:.1} s", t.elapsed().as_secs_f64())
+        };
+        let file = runtime::build_cache_file(arch, &build)?;
+        let name = if build.is_general() {
+            String::new()
+        } else {
+            format!(" [{build}]")
+        };
+        Ok(format!(
+            "kernels for {arch}{name}: {how}, in {}",
+            file.display()
+        ))
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = build;
+        Err(Error::GpuUnavailable(super::NO_CUDA_FEATURE.into()))
+    }
 }
 
 /// Compiles the kernels for GPUs of architecture `arch` (e.g. `sm_90`) into the on-disk cache

@@ -241,8 +241,14 @@ pub(crate) fn general_cached(arch: &str) -> std::result::Result<bool, String> {
 
 /// Where the on-disk cache keeps the general kernels built for `arch` by this process's NVRTC.
 pub(crate) fn general_cache_file(arch: &str) -> Result<PathBuf> {
+    build_cache_file(arch, &KernelDefines::general())
+}
+
+/// Where the on-disk cache keeps the kernels built for `arch` with `variant`'s defines by this
+/// process's NVRTC.
+pub(crate) fn build_cache_file(arch: &str, variant: &KernelDefines) -> Result<PathBuf> {
     let nvrtc = nvrtc_version().map_err(Error::GpuUnavailable)?;
-    cache_file(&kernel_source(), arch, nvrtc, &KernelDefines::general()).ok_or_else(|| {
+    cache_file(&kernel_source(), arch, nvrtc, variant).ok_or_else(|| {
         Error::GpuUnavailable("no cache folder: neither XDG_CACHE_HOME nor HOME is set".into())
     })
 }
@@ -261,19 +267,29 @@ pub(crate) fn compile_into_cache(arch: &str) -> Result<()> {
     cached_compile(arch, nvrtc, &KernelDefines::general()).map(|_| ())
 }
 
-/// How long [`general_kernels`] waits for a compilation of the same kernels that is already
+/// How long [`cached_build`] waits for a compilation of the same kernels that is already
 /// running before it compiles them itself: the general kernels take about 20 s on the H100
 /// machine's NVRTC.
 const COMPILATION_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// The general kernels' CUBIN for `arch` by NVRTC `nvrtc`, as opening a device gets it: from
+/// The general kernels' CUBIN for `arch` by NVRTC `nvrtc`, as opening a device gets it (see
+/// [`cached_build`]).
+pub(crate) fn general_kernels(arch: &str, nvrtc: (i32, i32)) -> Result<Vec<u8>> {
+    cached_build(arch, nvrtc, &KernelDefines::general())
+}
+
+/// The CUBIN of the kernels built for `arch` with `variant`'s defines by NVRTC `nvrtc`: from
 /// the on-disk cache, or compiled now and stored there. A compilation of them already running
 /// (in this process's background, or in another process: either holds the cache file's lock)
 /// is waited for, up to [`COMPILATION_WAIT`], rather than repeated; compiling here holds the
 /// lock, so that others wait in turn.
-pub(crate) fn general_kernels(arch: &str, nvrtc: (i32, i32)) -> Result<Vec<u8>> {
-    let compile = || cached_compile(arch, nvrtc, &KernelDefines::general());
-    let Ok(file) = general_cache_file(arch) else {
+pub(crate) fn cached_build(
+    arch: &str,
+    nvrtc: (i32, i32),
+    variant: &KernelDefines,
+) -> Result<Vec<u8>> {
+    let compile = || cached_compile(arch, nvrtc, variant);
+    let Ok(file) = build_cache_file(arch, variant) else {
         return compile();
     };
     let give_up = std::time::Instant::now() + COMPILATION_WAIT;
@@ -290,6 +306,16 @@ pub(crate) fn general_kernels(arch: &str, nvrtc: (i32, i32)) -> Result<Vec<u8>> 
             Err(_) => return compile(),
         }
     }
+}
+
+/// The kernels built for `arch` with `variant`'s defines by NVRTC `nvrtc` as the on-disk cache
+/// holds them, whole (`None` when it does not: nothing is compiled).
+pub(crate) fn cached_image(
+    arch: &str,
+    nvrtc: (i32, i32),
+    variant: &KernelDefines,
+) -> Option<Vec<u8>> {
+    read_cached(&cache_file(&kernel_source(), arch, nvrtc, variant)?)
 }
 
 /// Takes the lock of the cache file `file` (creating its folder): held while its kernels
@@ -435,13 +461,8 @@ pub(crate) fn cached(
     file: Option<&std::path::Path>,
     make: impl FnOnce() -> Result<Vec<u8>>,
 ) -> Result<Vec<u8>> {
-    if let Some(Ok(stored)) = file.map(std::fs::read) {
-        if stored.len() > 16 {
-            let (image, t) = stored.split_at(stored.len() - 16);
-            if t == trailer(image) {
-                return Ok(image.to_vec());
-            }
-        }
+    if let Some(image) = file.and_then(read_cached) {
+        return Ok(image);
     }
     let image = make()?;
     if let Some(file) = file {
@@ -456,6 +477,16 @@ pub(crate) fn cached(
         }
     }
     Ok(image)
+}
+
+/// The image a cache file holds, if it is whole (its trailer checks out).
+fn read_cached(file: &std::path::Path) -> Option<Vec<u8>> {
+    let stored = std::fs::read(file).ok()?;
+    if stored.len() <= 16 {
+        return None;
+    }
+    let (image, t) = stored.split_at(stored.len() - 16);
+    (t == trailer(image)).then(|| image.to_vec())
 }
 
 /// A light look at device 0 (no compilation): name, compute capability, memory, driver.
@@ -557,6 +588,16 @@ pub(crate) fn load_variant(
 ) -> std::result::Result<(Arc<CudaModule>, CudaFunction), String> {
     let image = cached_compile(arch, nvrtc, variant)
         .map_err(|e| format!("the kernel variant {variant} does not compile: {e}"))?;
+    load_image(ctx, image, variant)
+}
+
+/// The block kernel of `variant`'s compiled `image`, loaded into the context `ctx`, and its
+/// entry point.
+pub(crate) fn load_image(
+    ctx: &Arc<CudaContext>,
+    image: Vec<u8>,
+    variant: &KernelDefines,
+) -> std::result::Result<(Arc<CudaModule>, CudaFunction), String> {
     let module = guard("cuModuleLoadData", || {
         ctx.load_module(Ptx::from_binary(image))
     })?

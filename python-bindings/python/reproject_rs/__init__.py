@@ -42,11 +42,16 @@ from ._core import (
 )
 from ._high_level import reproject_interp
 from ._lazy import BlockHandle, LazyReprojection
+from ._warmup import register_compile_helper as _register_compile_helper
 from ._warmup import release_gpu_memory, warmup
 from ._core import stop_background_compilations as _stop_background_compilations
 
-# GPU kernel variants compile on background threads; at exit the queued ones give up and the
-# running ones are waited for, before any library they use is torn down.
+# GPU kernel variants are compiled into the disk cache by a process of their own (this
+# interpreter running reproject_rs._compile_helper), which the exit does not wait for. At
+# exit, compilations still queued give up, and a thread inside NVRTC or the CUDA driver (a
+# compilation here, where the helper failed, or a load) is waited for before any library it
+# uses is torn down.
+_register_compile_helper()
 _atexit.register(_stop_background_compilations)
 
 __all__ = [

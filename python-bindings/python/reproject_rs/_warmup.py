@@ -4,6 +4,8 @@ before the first job, e.g. once per dask worker process."""
 from __future__ import annotations
 
 import logging
+import os
+import sys
 
 from . import _core
 from ._engine import warmup_devices
@@ -110,3 +112,25 @@ def release_gpu_memory() -> None:
         reproject_rs.release_gpu_memory()
     """
     _core.release_gpu_memory()
+
+
+def compile_helper_command():
+    """The process that compiles this package's GPU kernels in the background, as
+    ``(program, args, env)``: this interpreter running ``reproject_rs._compile_helper``, with
+    this package's folder on its ``PYTHONPATH``. ``None`` when the interpreter's path is
+    unknown (Python embedded in another program)."""
+    if not sys.executable or not os.path.isfile(sys.executable):
+        return None
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
+    return sys.executable, ["-m", "reproject_rs._compile_helper"], [("PYTHONPATH", path)]
+
+
+def register_compile_helper() -> None:
+    """Makes :func:`compile_helper_command` the process that compiles the GPU kernels this
+    process would compile in the background (the core's ``gpu::set_compile_helper``), so
+    that an interpreter that exits neither waits for a kernel variant nor loses it. Without
+    one, the kernels are compiled on threads of this process."""
+    command = compile_helper_command()
+    if command is not None:
+        _core.set_compile_helper(*command)

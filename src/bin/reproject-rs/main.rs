@@ -220,6 +220,11 @@ struct WarmupArgs {
     /// cache, without opening any (only libnvrtc is needed)
     #[arg(long, value_name = "sm_XY", conflicts_with = "device")]
     arch: Option<String>,
+    /// With --arch: compile this specialised build of the kernels (its NVRTC defines, e.g.
+    /// "RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0") instead of the general one. Jobs start
+    /// this themselves, in a process of its own, for the variants they have not got yet
+    #[arg(long, value_name = "DEFINES", requires = "arch")]
+    variant: Option<String>,
 }
 
 /// Sample type of the output file.
@@ -520,7 +525,7 @@ fn run(cli: Cli) -> CliResult<()> {
                 .map(|_| ())
                 .map_err(|e| format!("worker ({}): {e}", a.job.display()))
         }
-        Command::Warmup(a) => warmup::run(&a.device, a.arch.as_deref()),
+        Command::Warmup(a) => warmup::run(&a.device, a.arch.as_deref(), a.variant.as_deref()),
     }
 }
 
@@ -579,7 +584,19 @@ fn main() -> ExitCode {
             };
         }
     };
-    match std::panic::catch_unwind(|| run(cli)) {
+    // Kernel variants (and kernels `auto` prepares) are compiled by this program in a
+    // process of its own, which finishes them into the disk cache after this one exits: no
+    // command waits at its end for a compilation its job no longer needs.
+    if let Ok(me) = std::env::current_exe() {
+        reproject::gpu::set_compile_helper(Some(
+            reproject::gpu::CompileHelper::new(me).arg("warmup"),
+        ));
+    }
+    let ran = std::panic::catch_unwind(|| run(cli));
+    // Before the exit handlers: a compilation still running here (where the helper failed)
+    // must end before NVRTC's own handlers tear it down (see gpu_helper_exit.rs).
+    reproject::gpu::stop_background_compilations();
+    match ran {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(msg)) => {
             progress::clear_line();

@@ -1,17 +1,20 @@
 //! `reproject-rs warmup`: a machine's GPUs opened and their kernels compiled into the disk
 //! cache once, so that the first job uses them (`auto` keeps a job on the CPU while the
-//! kernels compile, and a process that ends first waits for them); with `--arch`, the
-//! kernels of an architecture compiled without a GPU (a container image's build).
+//! kernels compile); with `--arch`, the kernels of an architecture compiled without a GPU (a
+//! container image's build), and with `--variant` one specialised build of them: the
+//! command's jobs run `warmup --arch ARCH [--variant DEFINES]` as their compile helper
+//! (`reproject::gpu::CompileHelper`), a process that finishes the build after they exit.
 
 use reproject::gpu::{self, Backend};
 
 use crate::{parse_device, CliResult};
 
 /// Opens the GPUs `device` names and prints a line per GPU, or, with `arch`, compiles the
-/// kernels for that architecture into the disk cache and prints where they are.
-pub fn run(device: &str, arch: Option<&str>) -> CliResult<()> {
+/// kernels for that architecture (the build `variant`'s defines name, or the general one) into
+/// the disk cache and prints where they are.
+pub fn run(device: &str, arch: Option<&str>, variant: Option<&str>) -> CliResult<()> {
     for line in match arch {
-        Some(arch) => vec![gpu::warm_kernels(arch).map_err(|e| e.to_string())?],
+        Some(arch) => vec![gpu::warm_build(arch, variant).map_err(|e| e.to_string())?],
         None => open(device)?,
     } {
         println!("{line}");
