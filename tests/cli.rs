@@ -664,6 +664,49 @@ fn processes_and_external_workers() {
     );
 }
 
+/// A job worth a GPU prepared where there is none (`--device auto`, no GPU here) keeps the
+/// GPU's blocks for its workers (1024 rows: 2 for a 2048² target, where this machine's CPU
+/// would cut 256): `--plan-only` and the run that publishes count those blocks, not the
+/// ones this machine would have cut.
+#[test]
+fn a_job_worth_a_gpu_prepared_without_one_counts_its_own_blocks() {
+    let d = dir("worth-a-gpu");
+    let (input, target) = (d.join("in.fits"), d.join("big.hdr"));
+    write_input(&input);
+    let big = TARGET
+        .replace("NAXIS1  = 70", "NAXIS1  = 2048")
+        .replace("NAXIS2  = 50", "NAXIS2  = 2048")
+        .replace("CRPIX1  = 30.0", "CRPIX1  = 1024.0")
+        .replace("CRPIX2  = 20.0", "CRPIX2  = 1024.0")
+        .replace("0.012\nCDELT2  = 0.012", "0.0005\nCDELT2  = 0.0005");
+    std::fs::write(&target, big).unwrap();
+    let out = d.join("out.fits");
+    let base = [
+        s(&input),
+        "--to",
+        s(&target),
+        "-o",
+        s(&out),
+        "--device",
+        "auto",
+        "--processes",
+        "2",
+    ];
+    let mut prepare = base.to_vec();
+    prepare.push("--plan-only");
+    let o = run(&prepare);
+    ok(&o);
+    let said = text(&o.stdout);
+    assert!(said.contains(": 2 of 2 blocks to compute"), "{said}");
+    let o = run(&base);
+    ok(&o);
+    let said = text(&o.stdout);
+    assert!(
+        said.contains("2 block(s) computed on 2 worker process(es)"),
+        "{said}"
+    );
+}
+
 /// A spectrum-by-slit image (WAVE in nm, PIXY) onto a target in Angstrom: the command line
 /// reprojects non-celestial WCS as the library does, with threads and with worker processes,
 /// and `info` names the axes.

@@ -506,10 +506,12 @@ fn with_processes(
     });
     let request = output_request(job, header_text);
     let out_err = |e: reproject::Error| output_error(&job.output, e);
-    let blocks = plan.blocks().len();
     if job.plan_only {
         let prepared = prepare_job(&spec, &request).map_err(out_err)?;
         let missing = missing_blocks(&prepared.job).map_err(out_err)?.len();
+        // The job's blocks, which need not be this machine's: a job worth a GPU prepared
+        // where none is keeps the GPU's blocks for its workers.
+        let blocks = prepared.job.blocks;
         let job_file = prepared.job_file.display();
         if !job.quiet {
             println!(
@@ -544,10 +546,13 @@ fn with_processes(
         args: vec!["worker".into()],
     };
     let t = Instant::now();
-    let bar = Progress::new(blocks as u64, "reprojecting", job.quiet);
-    let mut already = None;
-    let mut on_progress = |done: usize, _total: usize| {
+    // Counted in the job's blocks (see above), which the first report gives.
+    let bar = Progress::new(0, "reprojecting", job.quiet);
+    let (mut already, mut blocks) = (None, 0);
+    let mut on_progress = |done: usize, total: usize| {
         already.get_or_insert(done);
+        blocks = total;
+        bar.set_length(total as u64);
         bar.set(done as u64);
     };
     let run =
