@@ -266,78 +266,74 @@ fn spawn_compilation<R: 'static>(
     spawned.is_ok()
 }
 
-/// The architectures whose general kernels this process compiles in the background now.
-static COMPILING_GENERAL: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// The builds (architecture and defines) this process compiles into the cache in the
+/// background now.
+static COMPILING: Mutex<Vec<(String, KernelDefines)>> = Mutex::new(Vec::new());
 
-/// Compiles the general kernels for `arch` into the on-disk cache on a background thread, so
-/// that a later job (or process) opens the GPU without compiling: what [`Backend::Auto`]
-/// starts when a job would be faster on a GPU whose kernels were never compiled, while the
-/// job itself runs on the CPU. Does nothing while this process compiles them already (and
-/// [`super::runtime::compile_into_cache`] nothing while another process does). Whether a
-/// compilation started.
+/// Compiles the kernels for `arch` built with `build`'s defines into the on-disk cache on a
+/// background thread, so that a later job (or process) finds them there: what
+/// [`Backend::Auto`] starts for the general kernels when a job would be faster on a GPU whose
+/// kernels were never compiled, while the job itself runs on the CPU. Does nothing while this
+/// process compiles the same build already (and the thread nothing while another process
+/// does, see [`super::runtime::compile_into_cache`]). Whether a compilation started.
 ///
 /// [`Backend::Auto`]: super::Backend::Auto
-pub(crate) fn compile_general_in_background(arch: &str) -> bool {
+pub(crate) fn compile_in_background(arch: &str, build: &KernelDefines) -> bool {
+    let key = (arch.to_string(), build.clone());
     {
-        let mut compiling = COMPILING_GENERAL.lock().unwrap_or_else(|p| p.into_inner());
-        if compiling.iter().any(|a| a == arch) {
+        let mut compiling = COMPILING.lock().unwrap_or_else(|p| p.into_inner());
+        if compiling.contains(&key) {
             return false;
         }
-        compiling.push(arch.to_string());
+        compiling.push(key.clone());
     }
-    let done = |arch: &str| {
-        COMPILING_GENERAL
+    let done = |key: &(String, KernelDefines)| {
+        COMPILING
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .retain(|a| a != arch);
+            .retain(|k| k != key);
     };
-    let (target, finished) = (arch.to_string(), arch.to_string());
-    // A failure is not reported here: the job that opens the GPU compiles again and says why.
+    let finished = key.clone();
     let spawned = spawn_compilation(
-        move || compile_in_background(&target, &KernelDefines::general()),
+        move || compile_into_cache(&key.0, &key.1),
         move |_| done(&finished),
     );
     if !spawned {
-        done(arch);
+        done(&(arch.to_string(), build.clone()));
     }
     spawned
 }
 
 /// Compiles `build` for `arch` into the on-disk cache, for a background thread: by the
 /// [`super::CompileHelper`] in a process of its own when one is set (this process need not
-/// wait for it at exit), else, or when the helper fails, here (the general kernels unless
-/// another process compiles them already, see [`super::runtime::compile_into_cache`]).
-/// `None` when this process began exiting before it would compile here.
-fn compile_in_background(arch: &str, build: &KernelDefines) -> Option<()> {
+/// wait for it at exit), else, or when the helper fails, here (unless another process
+/// compiles it already, see [`super::runtime::compile_into_cache`]). `None` when this process
+/// began exiting before it would compile here.
+fn compile_into_cache(arch: &str, build: &KernelDefines) -> Option<()> {
     if let Some(helper) = super::helper::compile_helper() {
         if helper.compile(arch, build).is_ok() {
             return Some(());
         }
     }
     let _inside = COMPILATIONS.enter()?;
-    let compiled = if build.is_general() {
-        super::runtime::compile_into_cache(arch)
-    } else {
-        super::runtime::nvrtc_version()
-            .map_err(crate::Error::GpuUnavailable)
-            .and_then(|nvrtc| super::runtime::cached_compile(arch, nvrtc, build).map(|_| ()))
-    };
     // A failure is not reported here: whoever needs the build compiles again and says why.
-    let _ = compiled;
+    let _ = super::runtime::compile_into_cache(arch, build);
     Some(())
 }
 
 /// `variant` of the block kernel for the device of `ctx`, for [`Driver::prepare_variant`]'s
-/// thread: compiled into the disk cache ([`compile_in_background`]), then loaded; compiled
-/// here if it is not in the cache then. `None` when this process began exiting first.
+/// thread: compiled into the disk cache by the [`super::CompileHelper`] when one is set, then
+/// loaded; compiled here when there is no helper or it failed. `None` when this process began
+/// exiting first.
 fn build_variant(
     ctx: &Arc<CudaContext>,
     arch: &str,
     nvrtc: (i32, i32),
     variant: &KernelDefines,
 ) -> Option<VariantBuild> {
-    if super::helper::compile_helper().is_some() {
-        compile_in_background(arch, variant)?;
+    if let Some(helper) = super::helper::compile_helper() {
+        // A failure leaves the build to this process, below (which then says why).
+        let _ = helper.compile(arch, variant);
     }
     let _inside = COMPILATIONS.enter()?;
     Some(match super::runtime::cached_image(arch, nvrtc, variant) {

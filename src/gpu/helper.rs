@@ -99,6 +99,7 @@ impl CompileHelper {
 
     /// Runs the helper for `variant` (the general kernels when it has no defines) on `arch`
     /// and waits for it: `Ok` when it exited with status 0, else what went wrong.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))] // (only the GPU runtime compiles)
     pub(crate) fn compile(&self, arch: &str, variant: &KernelDefines) -> Result<(), String> {
         use std::os::unix::process::CommandExt;
         let defines = (!variant.is_general()).then(|| variant.to_string());
@@ -154,6 +155,7 @@ pub fn set_compile_helper(helper: Option<CompileHelper>) {
 }
 
 /// The helper set by [`set_compile_helper`].
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) fn compile_helper() -> Option<CompileHelper> {
     HELPER.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }

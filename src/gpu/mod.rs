@@ -51,9 +51,10 @@ use std::str::FromStr;
 
 pub use helper::{set_compile_helper, CompileHelper};
 pub use registry::{
-    cached_kernels, compile_kernels_in_background, drivers, kernels_cache_file, kernels_cached,
-    parse_device, readiness, release_kept_memory, simulated_device, simulated_devices,
-    visible_devices, warm_build, warm_kernels, warmup, Devices, Readiness,
+    cached_kernels, compile_build_in_background, compile_kernels_in_background, drivers,
+    kernels_cache_file, kernels_cached, parse_device, readiness, release_kept_memory,
+    simulated_device, simulated_devices, visible_devices, warm_build, warm_kernels, warmup,
+    Devices, Readiness,
 };
 pub(crate) use registry::{compile_for_in_background, driver_installed};
 

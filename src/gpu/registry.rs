@@ -364,10 +364,7 @@ pub fn warm_build(arch: &str, variant: Option<&str>) -> Result<String> {
              --query-gpu=compute_cap --format=csv` gives 9.0 for sm_90)"
         )));
     }
-    let build = match variant {
-        Some(defines) => super::variant::KernelDefines::new(defines.split_whitespace())?,
-        None => super::variant::KernelDefines::general(),
-    };
+    let build = named_build(variant)?;
     #[cfg(feature = "cuda")]
     {
         use super::runtime;
@@ -398,6 +395,15 @@ pub fn warm_build(arch: &str, variant: Option<&str>) -> Result<String> {
     }
 }
 
+/// The build of the kernels that `variant`'s defines (space separated) name, the general one
+/// for `None`.
+fn named_build(variant: Option<&str>) -> Result<super::variant::KernelDefines> {
+    match variant {
+        Some(defines) => super::variant::KernelDefines::new(defines.split_whitespace()),
+        None => Ok(super::variant::KernelDefines::general()),
+    }
+}
+
 /// Compiles the kernels for GPUs of architecture `arch` (e.g. `sm_90`) into the on-disk cache
 /// on a background thread: only libnvrtc is needed, no GPU (a container image can be given
 /// its kernels when it is built). Nothing starts while this process compiles them already;
@@ -418,14 +424,34 @@ pub fn warm_build(arch: &str, variant: Option<&str>) -> Result<String> {
 /// # Ok::<(), reproject::Error>(())
 /// ```
 pub fn compile_kernels_in_background(arch: &str) -> Result<bool> {
+    compile_build_in_background(arch, None)
+}
+
+/// [`compile_kernels_in_background`] for the build of the kernels that `variant` names (its
+/// NVRTC defines, as for [`warm_build`]; `None`: the general kernels), e.g. the variant of a
+/// kind of job a worker will run, compiled while it does other work. With a
+/// [`super::CompileHelper`] set, the helper compiles it in a process of its own, and a process
+/// that exits meanwhile neither waits for it nor loses it.
+///
+/// Errors: [`Error::InvalidArgument`] for defines that are not `NAME` or `NAME=VALUE`; those
+/// of [`compile_kernels_in_background`].
+///
+/// ```no_run
+/// let bilinear = "RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0";
+/// reproject::gpu::compile_build_in_background("sm_90", Some(bilinear))?;
+/// reproject::gpu::wait_for_compilations();
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn compile_build_in_background(arch: &str, variant: Option<&str>) -> Result<bool> {
+    let build = named_build(variant)?;
     #[cfg(feature = "cuda")]
     {
         super::runtime::nvrtc_version().map_err(Error::GpuUnavailable)?;
-        Ok(super::cuda::compile_general_in_background(arch))
+        Ok(super::cuda::compile_in_background(arch, &build))
     }
     #[cfg(not(feature = "cuda"))]
     {
-        let _ = arch;
+        let _ = (arch, build);
         Err(Error::GpuUnavailable(super::NO_CUDA_FEATURE.into()))
     }
 }

@@ -253,18 +253,18 @@ pub(crate) fn build_cache_file(arch: &str, variant: &KernelDefines) -> Result<Pa
     })
 }
 
-/// Compiles the general kernels for `arch` into the on-disk cache, unless they are there
-/// already or another process is compiling them (it holds the cache file's lock: see
-/// [`crate::io::OutputLock`]). No GPU is needed, only libnvrtc.
-pub(crate) fn compile_into_cache(arch: &str) -> Result<()> {
-    let file = general_cache_file(arch)?;
+/// Compiles the kernels for `arch` built with `build`'s defines into the on-disk cache,
+/// unless they are there already or another process is compiling them (it holds the cache
+/// file's lock: see [`crate::io::OutputLock`]). No GPU is needed, only libnvrtc.
+pub(crate) fn compile_into_cache(arch: &str, build: &KernelDefines) -> Result<()> {
+    let file = build_cache_file(arch, build)?;
     let _compiling = match lock_cache_file(&file) {
         Ok(lock) => lock,
         Err(Error::OutputBusy(_)) => return Ok(()),
         Err(e) => return Err(e),
     };
     let nvrtc = nvrtc_version().map_err(Error::GpuUnavailable)?;
-    cached_compile(arch, nvrtc, &KernelDefines::general()).map(|_| ())
+    cached_compile(arch, nvrtc, build).map(|_| ())
 }
 
 /// How long [`cached_build`] waits for a compilation of the same kernels that is already
