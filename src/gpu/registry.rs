@@ -409,8 +409,9 @@ fn named_build(variant: Option<&str>) -> Result<super::variant::KernelDefines> {
 /// its kernels when it is built). Nothing starts while this process compiles them already;
 /// the thread does nothing when they are cached or another process holds the cache file's
 /// lock ([`crate::io::OutputLock`]). Whether a compilation started;
-/// [`super::wait_for_compilations`] waits for it, and a process that exits first waits for
-/// it too (see [`super::stop_background_compilations`]).
+/// [`super::wait_for_compilations`] waits for it. A process that exits first waits for it
+/// only while it compiles on this process's thread: with a [`super::CompileHelper`] set, the
+/// helper's process finishes it (see [`super::stop_background_compilations`]).
 ///
 /// [`crate::engine::Plan`]s with [`super::Backend::Auto`] start this when a job would be
 /// faster on a GPU whose kernels were never compiled, and compute that job on the CPU.
