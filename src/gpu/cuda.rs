@@ -206,17 +206,59 @@ static COMPILATIONS: Compilations = Compilations::new();
 
 /// Registers the exit hook that stops them. `atexit` runs its handlers in the reverse order of
 /// their registration, the exit handlers of a library (its static objects' destructors) among
-/// them: so the hook is registered before the first compilation and again after each one,
-/// after anything NVRTC or the driver set up during it (the hook does nothing the second
-/// time). What NVRTC registers during a compilation still running at the exit runs before
-/// the hook, which is why a program should stop the compilations itself before it exits
-/// ([`super::stop_background_compilations`]).
+/// them, and the hook must run before NVRTC's: a compile thread that runs on after them died
+/// of a stack overflow or "LLVM ERROR: out of memory" (`tests/gpu_helper_exit.rs`). So the
+/// hook is registered before the first compilation, after NVRTC's handlers for each
+/// architecture ([`order_exit_before_nvrtc`]), and again after each compilation, after
+/// anything NVRTC or the driver set up during it (the hook does nothing the second time).
 fn stop_compilations_at_exit() {
     extern "C" fn stop() {
         COMPILATIONS.stop(EXIT_WAIT);
     }
     // SAFETY: `stop` is a plain function that lives as long as the process.
     unsafe { libc::atexit(stop) };
+}
+
+/// A small program for [`order_exit_before_nvrtc`]: it uses what the kernels use
+/// (double-precision library functions, shared memory, warp votes, launch bounds), so that
+/// compiling it sets up in NVRTC what compiling the kernels does.
+const NVRTC_PRIMER: &str = r#"
+extern "C" __global__ void __launch_bounds__(256) rp_primer(const double* in, float* out,
+                                                            long long n) {
+    __shared__ double ring[64];
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    double x = i < n ? in[i] : 0.0;
+    ring[threadIdx.x & 63] = x;
+    __syncwarp();
+    double y = atan2(sin(x), cos(x)) + asin(x) + pow(x, 0.25) + sqrt(x) + log(x) + exp(x);
+    y += floor(ring[(threadIdx.x + 1) & 63]);
+    if (__any_sync(0xffffffffu, y != y)) y = 0.0;
+    if (i < n) out[i] = (float)y;
+}
+"#;
+
+/// Orders the exit hook before NVRTC's own exit handlers for `arch`, once per architecture
+/// and process, before NVRTC compiles for it in the background. NVRTC registers its handlers
+/// while it compiles, the first time in a process (5 with NVRTC 12.9 and 13.0) and the first
+/// time for some architectures (11 to 18 more for sm_100 and sm_120), some of them seconds
+/// into the compilation: registered before them, the hook would run after them. So a small
+/// program ([`NVRTC_PRIMER`]: 0.1-0.5 s) is compiled for `arch` first, on the calling thread,
+/// and the hook registered after it; compiling the kernels then registered none (counted by
+/// interposing `__cxa_atexit`, for sm_80, sm_86, sm_90, sm_100 and sm_120). Called from the
+/// thread that queues the compilation when the compilation will run in this process, so that
+/// this process cannot begin exiting on that thread meanwhile, and again from the compile
+/// thread (where it does nothing unless the helper failed).
+fn order_exit_before_nvrtc(arch: &str) {
+    static PRIMED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut primed = PRIMED.lock().unwrap_or_else(|p| p.into_inner());
+    if primed.iter().any(|a| a == arch) {
+        return;
+    }
+    // A failure (no NVRTC, an architecture it does not know) is left to the compilation
+    // itself to report.
+    let _ = super::runtime::compile(NVRTC_PRIMER, arch);
+    stop_compilations_at_exit();
+    primed.push(arch.to_string());
 }
 
 /// Blocks until no kernel variant is compiling in the background in this process.
@@ -294,6 +336,11 @@ pub(crate) fn compile_in_background(arch: &str, build: &KernelDefines) -> bool {
             .retain(|k| k != key);
     };
     let finished = key.clone();
+    let compiles_here = super::helper::compile_helper().is_none()
+        && !super::runtime::build_cache_file(arch, build).is_ok_and(|f| f.is_file());
+    if compiles_here {
+        order_exit_before_nvrtc(arch);
+    }
     let spawned = spawn_compilation(
         move || compile_into_cache(&key.0, &key.1),
         move |_| done(&finished),
@@ -316,6 +363,7 @@ fn compile_into_cache(arch: &str, build: &KernelDefines) -> Option<()> {
         }
     }
     let _inside = COMPILATIONS.enter()?;
+    order_exit_before_nvrtc(arch);
     // A failure is not reported here: whoever needs the build compiles again and says why.
     let _ = super::runtime::compile_into_cache(arch, build);
     Some(())
@@ -338,7 +386,10 @@ fn build_variant(
     let _inside = COMPILATIONS.enter()?;
     Some(match super::runtime::cached_image(arch, nvrtc, variant) {
         Some(image) => super::runtime::load_image(ctx, image, variant),
-        None => super::runtime::load_variant(ctx, arch, nvrtc, variant),
+        None => {
+            order_exit_before_nvrtc(arch);
+            super::runtime::load_variant(ctx, arch, nvrtc, variant)
+        }
     })
 }
 
@@ -843,6 +894,11 @@ impl Driver for CudaDriver {
             self.info.nvrtc_version,
             variant.clone(),
         );
+        if super::helper::compile_helper().is_none()
+            && !super::runtime::is_cached(&arch, nvrtc, variant)
+        {
+            order_exit_before_nvrtc(&arch);
+        }
         let (variants, preparing, done) = (
             self.variants.clone(),
             self.preparing.clone(),

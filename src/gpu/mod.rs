@@ -78,12 +78,15 @@ pub fn wait_for_compilations() {
 /// [`CompileHelper`] process compiles is not waited for: that process finishes it into the
 /// disk cache by itself.
 ///
-/// Call it before the process exits (the command-line tool does at the end of `main`, the
-/// Python package from Python's `atexit`). The library also calls it from an `atexit` hook,
-/// but exit handlers run in the reverse order of their registration, and those NVRTC
-/// registers during a compilation still running then run before the hook: the compile
-/// thread then works on torn-down state (it died of a stack overflow in
-/// `tests/gpu_helper_exit.rs`; "free(): invalid pointer" in a Python process on the H100).
+/// The library calls it from an `atexit` hook, which must run before NVRTC's own exit
+/// handlers: a compile thread that ran on after them died of a stack overflow or "LLVM
+/// ERROR: out of memory" (`tests/gpu_helper_exit.rs`), and corrupted the heap of a Python
+/// process on the H100 ("free(): invalid pointer"). Exit handlers run in the reverse order of
+/// their registration, and NVRTC registers its handlers while it compiles, so before this
+/// process first compiles for an architecture in the background, it compiles a small program
+/// for it on the calling thread (0.1-0.5 s) and registers the hook after that. Calling this
+/// function before the process exits (the command-line tool does at the end of `main`, the
+/// Python package from Python's `atexit`) does not depend on that order at all.
 ///
 /// ```
 /// reproject::gpu::stop_background_compilations();
