@@ -196,7 +196,9 @@ fn compile_all(builds: &[(String, KernelVariant)]) -> Vec<(Compiled, f64)> {
 
 /// Sky variants (bilinear, float32) that compile each of the 28 projections once: projections
 /// 2k and 2k + 1 (a variant compiles both directions of both, for the round trip), with and
-/// without the frame change in turn; and TAN-SIP -> TAN, bilinear and bicubic.
+/// without the frame change in turn; CAR galactic -> TAN ICRS, the benchmark's and the command
+/// line probe's job (docs/measurements/h100-2026-11-27-session21; the cover's CAR pair has no
+/// frame change); and TAN-SIP -> TAN, bilinear and bicubic.
 fn projection_cover() -> Vec<KernelVariant> {
     (0..14u8)
         .map(|k| KernelVariant::Sky {
@@ -207,6 +209,14 @@ fn projection_cover() -> Vec<KernelVariant> {
             order: 1,
             input: VariantInput::F32,
         })
+        .chain([KernelVariant::Sky {
+            out_prj: TAN,
+            in_prj: CAR,
+            frame: true,
+            sip: false,
+            order: 1,
+            input: VariantInput::F32,
+        }])
         .chain([1, 3].map(|order| KernelVariant::Sky {
             out_prj: TAN,
             in_prj: TAN,
@@ -284,6 +294,7 @@ fn budget(variant: &KernelVariant) -> Budget {
 
 /// `RP_PRJ_TAN`.
 const TAN: u8 = reproject::wcs::projection::ProjectionCode::Tan as u8;
+const CAR: u8 = reproject::wcs::projection::ProjectionCode::Car as u8;
 
 /// The stack frame of CUDA's double-precision `sin` and `cos`: the Payne-Hanek reduction of
 /// huge arguments keeps its digits in a local array (a kernel that is one `sin` call has it).
