@@ -342,7 +342,7 @@ pub(crate) fn compile_in_background(arch: &str, build: &KernelDefines) -> bool {
         order_exit_before_nvrtc(arch);
     }
     let spawned = spawn_compilation(
-        move || compile_into_cache(&key.0, &key.1),
+        move || compile_by_helper_or_here(&key.0, &key.1),
         move |_| done(&finished),
     );
     if !spawned {
@@ -356,7 +356,7 @@ pub(crate) fn compile_in_background(arch: &str, build: &KernelDefines) -> bool {
 /// wait for it at exit), else, or when the helper fails, here (unless another process
 /// compiles it already, see [`super::runtime::compile_into_cache`]). `None` when this process
 /// began exiting before it would compile here.
-fn compile_into_cache(arch: &str, build: &KernelDefines) -> Option<()> {
+fn compile_by_helper_or_here(arch: &str, build: &KernelDefines) -> Option<()> {
     if let Some(helper) = super::helper::compile_helper() {
         if helper.compile(arch, build).is_ok() {
             return Some(());
