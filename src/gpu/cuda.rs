@@ -240,11 +240,12 @@ extern "C" __global__ void __launch_bounds__(256) rp_primer(const double* in, fl
 /// Orders the exit hook before NVRTC's own exit handlers for `arch`, once per architecture
 /// and process, before NVRTC compiles for it in the background. NVRTC registers its handlers
 /// while it compiles, the first time in a process (5 with NVRTC 12.9 and 13.0) and the first
-/// time for some architectures (11 to 18 more for sm_100 and sm_120), some of them seconds
+/// time for some architectures (18 or 19 more for sm_100 and sm_120), some of them seconds
 /// into the compilation: registered before them, the hook would run after them. So a small
-/// program ([`NVRTC_PRIMER`]: 0.1-0.5 s) is compiled for `arch` first, on the calling thread,
-/// and the hook registered after it; compiling the kernels then registered none (counted by
-/// interposing `__cxa_atexit`, for sm_80, sm_86, sm_90, sm_100 and sm_120). Called from the
+/// program ([`NVRTC_PRIMER`]: about 0.3 s) is compiled for `arch` first, on the calling
+/// thread, and the hook registered after it; compiling the kernels then registered none
+/// (sm_80, sm_86, sm_90, sm_100 and sm_120: docs/measurements/nvrtc-exit-handlers-2026-11-27,
+/// which counts them by interposing `__cxa_atexit`). Called from the
 /// thread that queues the compilation when the compilation will run in this process, so that
 /// this process cannot begin exiting on that thread meanwhile, and again from the compile
 /// thread (where it does nothing unless the helper failed).

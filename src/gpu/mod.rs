@@ -84,7 +84,7 @@ pub fn wait_for_compilations() {
 /// process on the H100 ("free(): invalid pointer"). Exit handlers run in the reverse order of
 /// their registration, and NVRTC registers its handlers while it compiles, so before this
 /// process first compiles for an architecture in the background, it compiles a small program
-/// for it on the calling thread (0.1-0.5 s) and registers the hook after that. Calling this
+/// for it on the calling thread (about 0.3 s) and registers the hook after that. Calling this
 /// function before the process exits (the command-line tool does at the end of `main`, the
 /// Python package from Python's `atexit`) does not depend on that order at all.
 ///
