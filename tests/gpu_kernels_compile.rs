@@ -294,6 +294,7 @@ fn budget(variant: &KernelVariant) -> Budget {
 
 /// `RP_PRJ_TAN`.
 const TAN: u8 = reproject::wcs::projection::ProjectionCode::Tan as u8;
+/// `RP_PRJ_CAR`.
 const CAR: u8 = reproject::wcs::projection::ProjectionCode::Car as u8;
 
 /// The stack frame of CUDA's double-precision `sin` and `cos`: the Payne-Hanek reduction of

@@ -206,11 +206,12 @@ static COMPILATIONS: Compilations = Compilations::new();
 
 /// Registers the exit hook that stops them. `atexit` runs its handlers in the reverse order of
 /// their registration, the exit handlers of a library (its static objects' destructors) among
-/// them, and the hook must run before NVRTC's: a compile thread that runs on after them died
-/// of a stack overflow or "LLVM ERROR: out of memory" (`tests/gpu_helper_exit.rs`). So the
-/// hook is registered before the first compilation, after NVRTC's handlers for each
-/// architecture ([`order_exit_before_nvrtc`]), and again after each compilation, after
-/// anything NVRTC or the driver set up during it (the hook does nothing the second time).
+/// them, and the hook must run before NVRTC's: a compile thread that ran on after them
+/// crashed the process (SIGSEGV, or SIGABRT after "LLVM ERROR: out of memory" or a stack
+/// overflow: `tests/gpu_helper_exit.rs`). So the hook is registered before the first
+/// compilation, after NVRTC's handlers for each architecture ([`order_exit_before_nvrtc`]),
+/// and again after each compilation, after anything NVRTC or the driver set up during it
+/// (the hook does nothing the second time).
 fn stop_compilations_at_exit() {
     extern "C" fn stop() {
         COMPILATIONS.stop(EXIT_WAIT);
@@ -245,10 +246,10 @@ extern "C" __global__ void __launch_bounds__(256) rp_primer(const double* in, fl
 /// program ([`NVRTC_PRIMER`]: about 0.3 s) is compiled for `arch` first, on the calling
 /// thread, and the hook registered after it; compiling the kernels then registered none
 /// (sm_80, sm_86, sm_90, sm_100 and sm_120: docs/measurements/nvrtc-exit-handlers-2026-11-27,
-/// which counts them by interposing `__cxa_atexit`). Called from the
-/// thread that queues the compilation when the compilation will run in this process, so that
-/// this process cannot begin exiting on that thread meanwhile, and again from the compile
-/// thread (where it does nothing unless the helper failed).
+/// which counts them by interposing `__cxa_atexit`). Called from the thread that queues the
+/// compilation when the compilation will run in this process, so that this process cannot
+/// begin exiting on that thread meanwhile, and again from the compile thread (where it does
+/// nothing unless the helper failed).
 fn order_exit_before_nvrtc(arch: &str) {
     static PRIMED: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let mut primed = PRIMED.lock().unwrap_or_else(|p| p.into_inner());

@@ -79,14 +79,15 @@ pub fn wait_for_compilations() {
 /// disk cache by itself.
 ///
 /// The library calls it from an `atexit` hook, which must run before NVRTC's own exit
-/// handlers: a compile thread that ran on after them died of a stack overflow or "LLVM
-/// ERROR: out of memory" (`tests/gpu_helper_exit.rs`), and corrupted the heap of a Python
-/// process on the H100 ("free(): invalid pointer"). Exit handlers run in the reverse order of
-/// their registration, and NVRTC registers its handlers while it compiles, so before this
-/// process first compiles for an architecture in the background, it compiles a small program
-/// for it on the calling thread (about 0.3 s) and registers the hook after that. Calling this
-/// function before the process exits (the command-line tool does at the end of `main`, the
-/// Python package from Python's `atexit`) does not depend on that order at all.
+/// handlers: a compile thread that ran on after them crashed the process (SIGSEGV, or SIGABRT
+/// after "LLVM ERROR: out of memory" or a stack overflow: `tests/gpu_helper_exit.rs`), and
+/// corrupted the heap of a Python process on the H100 ("free(): invalid pointer"). Exit
+/// handlers run in the reverse order of their registration, and NVRTC registers its handlers
+/// while it compiles, so before this process first compiles for an architecture in the
+/// background, it compiles a small program for it on the calling thread (about 0.3 s) and
+/// registers the hook after that. Calling this function before the process exits (the
+/// command-line tool does at the end of `main`, the Python package from Python's `atexit`)
+/// does not depend on that order at all.
 ///
 /// ```
 /// reproject::gpu::stop_background_compilations();
