@@ -263,6 +263,14 @@ fn order_exit_before_nvrtc(arch: &str) {
     primed.push(arch.to_string());
 }
 
+/// [`order_exit_before_nvrtc`] for `arch` on the thread that queues a compilation, when the
+/// compilation will run in this process: no helper is set, and the build is not `cached`.
+fn order_exit_before_queued_compilation(arch: &str, cached: impl FnOnce() -> bool) {
+    if super::helper::compile_helper().is_none() && !cached() {
+        order_exit_before_nvrtc(arch);
+    }
+}
+
 /// Blocks until no kernel variant is compiling in the background in this process.
 pub(crate) fn wait_for_compilations() {
     COMPILATIONS.wait_idle();
@@ -338,11 +346,9 @@ pub(crate) fn compile_in_background(arch: &str, build: &KernelDefines) -> bool {
             .retain(|k| k != key);
     };
     let finished = key.clone();
-    let compiles_here = super::helper::compile_helper().is_none()
-        && !super::runtime::build_cache_file(arch, build).is_ok_and(|f| f.is_file());
-    if compiles_here {
-        order_exit_before_nvrtc(arch);
-    }
+    order_exit_before_queued_compilation(arch, || {
+        super::runtime::build_cache_file(arch, build).is_ok_and(|f| f.is_file())
+    });
     let spawned = spawn_compilation(
         move || compile_by_helper_or_here(&key.0, &key.1),
         move |_| done(&finished),
@@ -896,11 +902,9 @@ impl Driver for CudaDriver {
             self.info.nvrtc_version,
             variant.clone(),
         );
-        if super::helper::compile_helper().is_none()
-            && !super::runtime::is_cached(&arch, nvrtc, variant)
-        {
-            order_exit_before_nvrtc(&arch);
-        }
+        order_exit_before_queued_compilation(&arch, || {
+            super::runtime::is_cached(&arch, nvrtc, variant)
+        });
         let (variants, preparing, done) = (
             self.variants.clone(),
             self.preparing.clone(),
