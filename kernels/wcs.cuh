@@ -192,6 +192,7 @@ RP_DEVICE const double* rp_rd_array(RpReader* r, long long n) {
 }
 
 RP_DEVICE void rp_rd_n(RpReader* r, double* out, int n) {
+    RP_ROLLED
     for (int i = 0; i < n; i++) out[i] = rp_rd(r);
 }
 

@@ -50,7 +50,8 @@ pub fn variant_resources(
 ) -> Result<(Vec<u8>, Vec<KernelResources>)> {
     #[cfg(feature = "cuda")]
     {
-        let (cubin, log) = super::runtime::compile_variant(&super::kernel_source(), arch, variant)?;
+        let (cubin, log) =
+            super::runtime::compile_variant(&super::build_source(variant), arch, variant)?;
         let kernels = super::cubin::build_resources(&cubin, &log);
         if !kernels.iter().any(|k| k.name == super::KERNEL_ENTRY) {
             return Err(crate::Error::Gpu {

@@ -14,7 +14,7 @@ use cudarc::nvrtc::{result as nresult, sys as nsys, Ptx};
 
 use super::variant::KernelDefines;
 use super::{
-    compile_options, kernel_source, GpuInfo, ACCUMULATE_ENTRY, KERNEL_ENTRY, SPLINE_FILTER_ENTRY,
+    build_source, compile_options, GpuInfo, ACCUMULATE_ENTRY, KERNEL_ENTRY, SPLINE_FILTER_ENTRY,
     SPLINE_VALUES_ENTRY,
 };
 use crate::error::{Error, Result};
@@ -226,7 +226,7 @@ pub(crate) fn cached_compile(
     nvrtc: (i32, i32),
     variant: &KernelDefines,
 ) -> Result<Vec<u8>> {
-    let src = kernel_source();
+    let src = build_source(variant);
     let file = cache_file(&src, arch, nvrtc, variant);
     cached(file.as_deref(), || {
         compile_variant(&src, arch, variant).map(|(image, _)| image)
@@ -248,7 +248,7 @@ pub(crate) fn general_cache_file(arch: &str) -> Result<PathBuf> {
 /// process's NVRTC.
 pub(crate) fn build_cache_file(arch: &str, variant: &KernelDefines) -> Result<PathBuf> {
     let nvrtc = nvrtc_version().map_err(Error::GpuUnavailable)?;
-    cache_file(&kernel_source(), arch, nvrtc, variant).ok_or_else(|| {
+    cache_file(&build_source(variant), arch, nvrtc, variant).ok_or_else(|| {
         Error::GpuUnavailable("no cache folder: neither XDG_CACHE_HOME nor HOME is set".into())
     })
 }
@@ -315,7 +315,7 @@ pub(crate) fn cached_image(
     nvrtc: (i32, i32),
     variant: &KernelDefines,
 ) -> Option<Vec<u8>> {
-    read_cached(&cache_file(&kernel_source(), arch, nvrtc, variant)?)
+    read_cached(&cache_file(&build_source(variant), arch, nvrtc, variant)?)
 }
 
 /// Takes the lock of the cache file `file` (creating its folder): held while its kernels
@@ -367,7 +367,7 @@ fn cache_file(
 /// Whether the on-disk cache holds the kernels built for `arch` with `variant`'s defines by
 /// NVRTC `nvrtc` (a file of that name: [`cached`] still checks it when it is read).
 pub(crate) fn is_cached(arch: &str, nvrtc: (i32, i32), variant: &KernelDefines) -> bool {
-    cache_file(&kernel_source(), arch, nvrtc, variant).is_some_and(|f| f.is_file())
+    cache_file(&build_source(variant), arch, nvrtc, variant).is_some_and(|f| f.is_file())
 }
 
 /// The launch bounds a specialised build may take, best first: `__launch_bounds__(256, n)`
