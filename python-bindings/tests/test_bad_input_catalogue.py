@@ -139,6 +139,37 @@ def test_bitpix_with_bscale_bzero_blank(tmp_path, dtype):
         assert np.isnan(ours[0]).any()
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "int64"])
+def test_unscaled_integers_with_blank_are_read_as_astropy_scales_them(tmp_path, dtype):
+    """An integer HDU with BLANK and no BSCALE/BZERO, from the HDU and from its path: astropy's
+    data (floats, NaN at the BLANK pixels) reprojected. reproject 0.21 differs here, wrongly: it
+    memory-maps the stored integers as floats (its hdu_to_numpy_memmap checks BSCALE and
+    BZERO, not BLANK), which gives garbage values or 'mmap length is greater than file size'.
+    The reference is therefore reproject given astropy's array."""
+    stored = (np.arange(24 * 30).reshape(24, 30) % 97).astype(dtype)
+    header = HEADER_IN.copy()
+    header["BLANK"] = 95
+    stored[5, 7] = stored[12, 20] = 95
+    path = tmp_path / "blank.fits"
+    fits.PrimaryHDU(stored, header=header).writeto(path)
+    with fits.open(path) as hdul:
+        data = np.array(hdul[0].data)
+        # astropy's reading, which the reference reprojects.
+        assert data.dtype.kind == "f"
+        assert np.array_equal(np.isnan(data), stored == 95)
+        for order in (0, 1, 3):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                expected = theirs((data, header), HEADER_OUT, order=order)
+            for given in (hdul[0], str(path)):
+                ours = reproject_rs.reproject_interp(given, HEADER_OUT, order=order)
+                assert_matches(ours, expected)
+                assert np.isnan(ours[0]).any()
+                # A NaN poisons the whole spline of orders >= 2 (scipy's prefilter, as in
+                # reproject).
+                assert np.isfinite(ours[0]).any() == (order < 2)
+
+
 # ------------------------------------------------------------------------------------------
 # Pixel values
 
