@@ -79,6 +79,19 @@ typedef struct {
     int plain;
 } RpWindow;
 
+// The low 32 bits of v. On the device through an opaque conversion, so that a product of two
+// such 32-bit values widened to 64 bits compiles to one wide multiply (IMAD.WIDE.U32); the
+// compiler sees (unsigned)v widened as v & 0xffffffff, a 64-bit factor (two more instructions).
+RP_DEVICE unsigned rp_low32(long long v) {
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+    unsigned u;
+    asm("cvt.u32.u64 %0, %1;" : "=r"(u) : "l"(v));
+    return u;
+#else
+    return (unsigned)v;
+#endif
+}
+
 // Whether the samples of a window read with `s` need no decoding.
 RP_DEVICE int rp_window_plain(const RpSampling* s, int big_endian) {
     return !big_endian && !s->has_scale && !s->has_blank && !s->values_f32;
@@ -244,23 +257,28 @@ RP_DEVICE double rp_nearest(const RpSampling* s, const RpWindow* w, double y, do
 #endif  // RP_WITH_NEAREST
 
 #if RP_WITH_BILINEAR
-// The two taps along an axis of n pixels at clamped coordinate c (0 <= c <= n - 1, so the
-// indices fit an int) and their weights.
+// The two taps along an axis of n pixels, and their weights, for a coordinate c of the valid
+// range (-0.5 <= c < n - 0.5). The CPU clamps c to [0, n - 1] first (`linear_axis` in
+// src/interp/kernel.rs); this gives the same bits without the clamp's selects. (int)c is
+// already the clamped tap (0 below 1, n - 1 from n - 1 on), and where the clamp would act the
+// clamped fraction is 0, so the weights are 1.0 and 0.0: below 0 the unclamped fraction is
+// negative, and from n - 1 on there is no next tap (i + 1 == n).
 RP_DEVICE void rp_linear_axis(double c, int n, int* i0, int* i1, double* w0, double* w1) {
     int i = (int)c;
-    *w0 = 1.0 - (c - (double)i);
+    double f = c - (double)i;
+    int inside = i + 1 < n;
+    *w0 = (inside && f > 0.0) ? 1.0 - f : 1.0;
     *w1 = 1.0 - *w0;
     *i0 = i;
-    *i1 = i + 1 < n ? i + 1 : (n >= 2 ? n - 2 : 0);
+    *i1 = inside ? i + 1 : (n >= 2 ? n - 2 : 0);
 }
 
 RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, double x,
                              int renormalize) {
-    double cy = rp_clamp(y, w->ny), cx = rp_clamp(x, w->nx);
     int iy0, iy1, ix0, ix1;
     double wy0, wy1, wx0, wx1;
-    rp_linear_axis(cy, w->ny, &iy0, &iy1, &wy0, &wy1);
-    rp_linear_axis(cx, w->nx, &ix0, &ix1, &wx0, &wx1);
+    rp_linear_axis(y, w->ny, &iy0, &iy1, &wy0, &wy1);
+    rp_linear_axis(x, w->nx, &ix0, &ix1, &wx0, &wx1);
     // Any tap outside the window gives NaN (as rp_tap): both rows and both columns checked
     // once, then the four elements read from two row offsets.
     if (!rp_in_window(iy0, iy1, w->y0, w->h) || !rp_in_window(ix0, ix1, w->x0, w->w))
@@ -269,7 +287,7 @@ RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, d
     // the block kernel before any load): 32-bit factors of 64-bit offsets.
     unsigned r0 = (unsigned)(iy0 - w->y0), r1 = (unsigned)(iy1 - w->y0);
     unsigned c0 = (unsigned)(ix0 - w->x0);
-    unsigned long long pitch = (unsigned)w->pitch;
+    unsigned long long pitch = rp_low32(w->pitch);
     long long i0 = (long long)(r0 * pitch + c0), i1 = (long long)(r1 * pitch + c0);
     long long dc = ix1 - ix0;
     long long at[4] = {i0, i0 + dc, i1, i1 + dc};

@@ -905,7 +905,10 @@ RP_DEVICE int rp_block_coord(const RpTransform* t, int in_ny, int in_nx, double 
                              double* px, double* py) {
     double x_hi = (double)in_nx - 0.5, y_hi = (double)in_ny - 0.5;
     const RpPixelTransform* f = &t->forward;
-    if (f->kind == 0) {
+    // A homography build's setup refuses any other forward transform, so it needs no test
+    // (bilinear: 40 registers instead of 48 on sm_90). The builds with nearest neighbour keep
+    // it: without it ptxas gives them 34 registers instead of 32 (75% occupancy, not 100%).
+    if ((!RP_WITH_SKY && !RP_WITH_NEAREST) || f->kind == 0) {
         // The block loop of block_coords: per-row constants, one reciprocal.
         const double* h = f->h;
         double cw = h[7] * y + h[8], ca = h[1] * y + h[2], cb = h[4] * y + h[5];
