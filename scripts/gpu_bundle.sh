@@ -41,6 +41,7 @@ echo "== building the benchmark and the CLI (release)"
 cargo build --release --example gpu_bench --bin reproject-rs
 cp target/release/examples/gpu_bench "$OUT/gpu_bench"
 cp target/release/reproject-rs "$OUT/reproject-rs"
+git describe --always --dirty >"$OUT/gpu_bench.rev"
 # Debug info is not needed there (and keeps the bundle small).
 for f in "$OUT"/*; do
   strip --strip-debug "$f" 2>/dev/null || true
@@ -106,6 +107,9 @@ cat >"$OUT/run.sh" <<'RUN'
 #   pytests   the Python package's GPU paths (python-paths.sh tests dask)
 #   pybench   the GPU benchmark from Python (python-paths.sh bench)
 #   bench     the GPU benchmark from Rust (gpu_bench)
+#   ab        gpu_bench as built at another revision (gpu_bench_base, added by scripts/gpu_ab.sh)
+#             and as built here, in turn, ROUNDS times (default 3), on BENCH_JOBS (default
+#             bilinear): a kernel change timed on one machine (not in the default list)
 #   profile   Nsight Compute on gpu_bench PROFILE_SIZE (default 4096): the block kernel and
 #             the spline prefilter's kernels, or those PROFILE_KERNELS names (not in the
 #             default list; needs ncu)
@@ -235,6 +239,18 @@ bench() {
   ./gpu_bench "${SIZE:-16384}" ${BENCH_JOBS:-} || status=1
   return $status
 }
+ab() {
+  status=0
+  [ -x ./gpu_bench_base ] || { echo "no gpu_bench_base here: scripts/gpu_ab.sh REV adds it"; return 1; }
+  for round in $(seq 1 "${ROUNDS:-3}"); do
+    for build in gpu_bench_base gpu_bench; do
+      echo "== round $round: $build, built at $(cat "$build.rev")"
+      # shellcheck disable=SC2086 # BENCH_JOBS is a list of words
+      ./"$build" "${SIZE:-16384}" ${BENCH_JOBS:-bilinear} | grep -E "^[0-9]+x|resident|pinned|D2D" || status=1
+    done
+  done
+  return $status
+}
 profile() {
   status=0
   ncu_bin="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -n 1)"
@@ -256,7 +272,7 @@ sections=("$@")
 failed=()
 for section in "${sections[@]}"; do
   case "$section" in
-    info | compile | parity | cli | pytests | pybench | bench | profile) ;;
+    info | compile | parity | cli | pytests | pybench | bench | ab | profile) ;;
     *) echo "unknown section $section" >&2; failed+=("$section"); continue ;;
   esac
   if [ -n "${LOGDIR:-}" ]; then
