@@ -5,7 +5,9 @@ taking each branch as the benchmark's launches take it (parsed parameters copied
 pixels, a plain window, float32 outputs, two pixels per thread). Branches that no source line
 decides are tried both ways; of the paths that make the benchmark's loads, stores and
 reciprocals, the shortest is reported. A rough count for comparing two versions of the kernel
-on one path, not a profile.
+on one path, not a profile. It compiles the kernel files itself instead of using
+`examples/variant_cubin.rs` (which builds the checkout's embedded sources) because it needs line
+info, and kernels of another revision without building that revision.
     python3 sass_path.py KERNELS_DIR LIBNVRTC NVDISASM
 (session 24: .venv's nvidia/cuda_nvrtc/lib/libnvrtc.so.12, NVRTC 12.9; nvdisasm from the
 `nvidia-cuda-nvdisasm` wheel, 13.x)
