@@ -32,6 +32,9 @@
 //                         distortion, no frame change, no general transform compiled)
 //   RP_V_ORDER=0..5       the interpolation order (the splines' loops then unroll)
 //   RP_V_INPUT=0..5       the input element type (input_type must be that)
+//   RP_V_OUT=0|1          the output type, float32 or float64 (homography orders 0 and 1;
+//                         a launch of the other type gets NaN values of its own type)
+//   RP_V_NAN=0|1          the NaN policy, Propagate or Renormalize (homography order 1)
 //   RP_V_SKY              the forward transform is the celestial one through native unit
 //                         vectors (kind 1), without TPV distortions or FK4 E-terms, as is the
 //                         backward one if any; with
@@ -42,8 +45,8 @@
 //   RP_V_MIN_BLOCKS=n     __launch_bounds__(256, n) (not part of a variant's key: the runtime
 //                         adds it where the compiler then reports no spill and no larger stack
 //                         frame; src/gpu/runtime.rs compile_variant)
-// The sky gates are used in expressions only, never in #if, so that the CUDA simulator's host
-// builds can take them at run time (kernels/variants.txt, `*` values).
+// The sky gates, RP_V_OUT and RP_V_NAN are used in expressions only, never in #if, so that the
+// CUDA simulator's host builds can take them at run time (kernels/variants.txt, `*` values).
 #ifdef RP_V_SKY
 #define RP_SKY_VARIANT 1
 #else
@@ -66,12 +69,13 @@
 // Output pixels each thread of the block kernel computes, in one row, a thread block's width
 // apart: a launch's grid covers blockDim.x * RP_PIXELS_PER_THREAD columns per thread block
 // (src/gpu/variant.rs `KernelDefines::pixels_per_thread`, which the launches use). In the
-// bilinear homography builds two: the per-thread work before the first pixel is shared and
-// the two pixels' loads interleave (16384² float32 on the H100: 2.4 ms). Elsewhere one: a
-// second spline pixel holds registers (bicubic 59 -> 78: 37.5% occupancy, 6.3 -> 8.3 ms on
-// the H100), a second celestial pixel spills (CAR -> CAR 56 -> 100 registers).
+// bilinear homography builds four: the per-thread work before the first pixel is shared and
+// the pixels' loads interleave; with the output type and NaN policy in their key (RP_V_OUT,
+// RP_V_NAN) four cost no register over two (sm_90 float32: 40). Elsewhere one: a second
+// spline pixel holds registers (bicubic 59 -> 78: 37.5% occupancy, 6.3 -> 8.3 ms on the
+// H100), a second celestial pixel spills (CAR -> CAR 56 -> 100 registers).
 #if defined(RP_V_HOMOGRAPHY) && defined(RP_V_ORDER) && RP_V_ORDER == 1
-#define RP_PIXELS_PER_THREAD 2
+#define RP_PIXELS_PER_THREAD 4
 #else
 #define RP_PIXELS_PER_THREAD 1
 #endif

@@ -49,6 +49,9 @@ RP_DEVICE int rp_sampling_setup(const double* s, RpSampling* out) {
 #ifdef RP_V_ORDER
     if (out->order != RP_V_ORDER) return 4;
 #endif
+#ifdef RP_V_NAN
+    if (out->renormalize != RP_V_NAN) return 4;
+#endif
     return 0;
 }
 
@@ -64,11 +67,19 @@ RP_DEVICE int rp_sampling_setup(const double* s, RpSampling* out) {
 #else
 #define RP_ORDER(s) ((s)->order)
 #endif
+// The NaN policy a variant is compiled for (RP_V_NAN), else the parameters'.
+#ifdef RP_V_NAN
+#define RP_RENORMALIZE(s) RP_V_NAN
+#else
+#define RP_RENORMALIZE(s) ((s)->renormalize)
+#endif
 
 
-// The input window: element (r, c) is pixel (y0 + r, x0 + c) of the ny_img x nx_img plane.
+// The input window: element (r, c) is pixel (y0 + r, x0 + c) of the ny x nx plane.
 // `plain`: the elements are the values (native byte order, no BZERO/BSCALE, no BLANK, no
-// float32 cast), so a load is one read and one conversion (rp_window_plain).
+// float32 cast), so a load is one read and one conversion (rp_window_plain). `whole`: the
+// window holds the whole plane, so every tap of a position in the plane's valid range is in
+// it (rp_make_window).
 typedef struct {
     const void* data;
     int type;
@@ -77,6 +88,7 @@ typedef struct {
     int y0, x0, h, w;
     int ny, nx;
     int plain;
+    int whole;
 } RpWindow;
 
 // The low 32 bits of v. On the device through an opaque conversion, so that a product of two
@@ -95,6 +107,27 @@ RP_DEVICE unsigned rp_low32(long long v) {
 // Whether the samples of a window read with `s` need no decoding.
 RP_DEVICE int rp_window_plain(const RpSampling* s, int big_endian) {
     return !big_endian && !s->has_scale && !s->has_blank && !s->values_f32;
+}
+
+// The window of `data` (element (r, c) at data[r * pitch + c]) that starts at pixel (y0, x0)
+// of an ny x nx plane and holds h x w pixels, read with `s`.
+RP_DEVICE RpWindow rp_make_window(const RpSampling* s, const void* data, int type, int big_endian,
+                                  long long pitch, int y0, int x0, int h, int w, int ny,
+                                  int nx) {
+    RpWindow win;
+    win.data = data;
+    win.type = type;
+    win.big_endian = big_endian;
+    win.pitch = pitch;
+    win.y0 = y0;
+    win.x0 = x0;
+    win.h = h;
+    win.w = w;
+    win.ny = ny;
+    win.nx = nx;
+    win.plain = rp_window_plain(s, big_endian);
+    win.whole = y0 == 0 && x0 == 0 && h >= ny && w >= nx;
+    return win;
 }
 
 RP_DEVICE unsigned int rp_bswap32(unsigned int u) {
@@ -280,8 +313,11 @@ RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, d
     rp_linear_axis(y, w->ny, &iy0, &iy1, &wy0, &wy1);
     rp_linear_axis(x, w->nx, &ix0, &ix1, &wx0, &wx1);
     // Any tap outside the window gives NaN (as rp_tap): both rows and both columns checked
-    // once, then the four elements read from two row offsets.
-    if (!rp_in_window(iy0, iy1, w->y0, w->h) || !rp_in_window(ix0, ix1, w->x0, w->w))
+    // once, then the four elements read from two row offsets. The taps of a position in the
+    // valid range lie in [0, n - 1] on each axis, so a window of the whole plane (the
+    // device-resident planes) holds them without a check.
+    if (!w->whole &&
+        (!rp_in_window(iy0, iy1, w->y0, w->h) || !rp_in_window(ix0, ix1, w->x0, w->w)))
         return RP_NAN;
     // Window rows and columns in range (checked above) times a pitch below 2^31 (checked by
     // the block kernel before any load): 32-bit factors of 64-bit offsets.
@@ -426,12 +462,12 @@ RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, dou
 RP_DEVICE double rp_sample(const RpSampling* s, const RpWindow* w, double y, double x) {
 #if !defined(RP_V_ORDER)
     if (s->order == 0) return rp_nearest(s, w, y, x);
-    if (s->order == 1) return rp_bilinear(s, w, y, x, s->renormalize);
+    if (s->order == 1) return rp_bilinear(s, w, y, x, RP_RENORMALIZE(s));
     return rp_spline(s, w, y, x);
 #elif RP_V_ORDER == 0
     return rp_nearest(s, w, y, x);
 #elif RP_V_ORDER == 1
-    return rp_bilinear(s, w, y, x, s->renormalize);
+    return rp_bilinear(s, w, y, x, RP_RENORMALIZE(s));
 #else
     return rp_spline(s, w, y, x);
 #endif

@@ -103,6 +103,34 @@ RP_DEVICE void rp_copy_params(const double* parsed, RpBlockParams* p) {
     for (int i = RP_COPY_FIRST; i < words; i += RP_COPY_STRIDE) to[i] = from[i];
 }
 
+// This thread's pixels of block row r, from column first_c a thread block's width apart
+// (RP_PIXELS_PER_THREAD): sampled where `readable`, else NaN; stored as float64 when `wide`,
+// else float32 (block element (r, c) at out[r * out_pitch + c], and so the footprint).
+RP_DEVICE void rp_thread_pixels(const RpBlockParams* p, const RpWindow* w, int readable, int wide,
+                                int r, unsigned first_c, int out_y0, int out_x0, int blk_nx,
+                                void* out, void* footprint, long long out_pitch) {
+    RP_PIXEL_LOOP
+    for (int k = 0; k < RP_PIXELS_PER_THREAD; k++) {
+        unsigned uc = first_c + (unsigned)k * blockDim.x;
+        if (uc >= (unsigned)blk_nx) break;
+        int c = (int)uc;
+        double px, py;
+        double raw = readable ? rp_pixel_sample(p, w, out_y0 + r, out_x0 + c, &px, &py) : RP_NAN;
+        // A block row and column (both >= 0) and a pitch below 2^31: 32-bit factors.
+        unsigned long long at = (unsigned long long)(unsigned)r * (unsigned)out_pitch + (unsigned)c;
+        if (wide) {
+            double v = rp_round_result(&p->sampling, raw);
+            ((double*)out)[at] = v;
+            ((double*)footprint)[at] = v != v ? 0.0 : 1.0;
+        } else {
+            // reproject's float32 rounding, then float32: the same float as rounding once.
+            float v = (float)raw;
+            ((float*)out)[at] = v;
+            ((float*)footprint)[at] = v != v ? 0.0f : 1.0f;
+        }
+    }
+}
+
 // `input` points at window element (0, 0), which is pixel (win_y0, win_x0) of the input
 // plane; element (r, c) is at input[r * in_pitch + c]. `out` and `footprint` point at block
 // element (0, 0), which is pixel (out_y0, out_x0) of the output plane; element (r, c) is at
@@ -143,18 +171,8 @@ RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const
     unsigned first_c = blockIdx.x * blockDim.x * RP_PIXELS_PER_THREAD + threadIdx.x;
     // Nothing is stored at a pitch the 32-bit offsets below cannot take (the host passes none).
     if (r >= blk_ny || first_c >= (unsigned)blk_nx || out_pitch > 0x7fffffffLL) return;
-    RpWindow w;
-    w.data = input;
-    w.type = input_type;
-    w.big_endian = big_endian;
-    w.pitch = in_pitch;
-    w.y0 = win_y0;
-    w.x0 = win_x0;
-    w.h = win_ny;
-    w.w = win_nx;
-    w.ny = in_ny;
-    w.nx = in_nx;
-    w.plain = rp_window_plain(&params.sampling, big_endian);
+    RpWindow w = rp_make_window(&params.sampling, input, input_type, big_endian, in_pitch, win_y0,
+                                win_x0, win_ny, win_nx, in_ny, in_nx);
     // An unknown element type, a pitch shorter than the window or of 2^31 elements or more (the
     // samplers' element offsets are 32-bit rows times a 32-bit pitch), or a window with a
     // negative origin or size reads nothing: checked before any load.
@@ -165,25 +183,18 @@ RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const
 #else
     int readable = input_type >= 0 && input_type <= 5 && window_ok;
 #endif
-    RP_PIXEL_LOOP
-    for (int k = 0; k < RP_PIXELS_PER_THREAD; k++) {
-        unsigned uc = first_c + (unsigned)k * blockDim.x;
-        if (uc >= (unsigned)blk_nx) break;
-        int c = (int)uc;
-        double px, py;
-        double raw =
-            readable ? rp_pixel_sample(&params, &w, out_y0 + r, out_x0 + c, &px, &py) : RP_NAN;
-        // A block row and column (both >= 0) and a pitch below 2^31: 32-bit factors.
-        unsigned long long at = (unsigned long long)(unsigned)r * (unsigned)out_pitch + (unsigned)c;
-        if (out_f64) {
-            double v = rp_round_result(&params.sampling, raw);
-            ((double*)out)[at] = v;
-            ((double*)footprint)[at] = v != v ? 0.0 : 1.0;
-        } else {
-            // reproject's float32 rounding, then float32: the same float as rounding once.
-            float v = (float)raw;
-            ((float*)out)[at] = v;
-            ((float*)footprint)[at] = v != v ? 0.0f : 1.0f;
-        }
+#ifdef RP_V_OUT
+    // A build for one output type stores that type. A launch for the other (a wrong pick)
+    // gets NaN values and zero footprints of its own type, and nothing stored past them.
+    if (out_f64 != RP_V_OUT) {
+        rp_thread_pixels(&params, &w, 0, out_f64, r, first_c, out_y0, out_x0, blk_nx, out,
+                         footprint, out_pitch);
+        return;
     }
+    rp_thread_pixels(&params, &w, readable, RP_V_OUT, r, first_c, out_y0, out_x0, blk_nx, out,
+                     footprint, out_pitch);
+#else
+    rp_thread_pixels(&params, &w, readable, out_f64, r, first_c, out_y0, out_x0, blk_nx, out,
+                     footprint, out_pitch);
+#endif
 }

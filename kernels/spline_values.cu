@@ -22,17 +22,6 @@ RP_GLOBAL void rp_spline_values(const void* input, int input_type, int big_endia
     s.scale = 1.0;
     s.has_blank = 0;
     s.blank = 0;
-    RpWindow w;
-    w.data = input;
-    w.type = input_type;
-    w.big_endian = big_endian;
-    w.pitch = pitch;
-    w.y0 = 0;
-    w.x0 = 0;
-    w.h = ny;
-    w.w = nx;
-    w.ny = ny;
-    w.nx = nx;
-    w.plain = rp_window_plain(&s, big_endian);
+    RpWindow w = rp_make_window(&s, input, input_type, big_endian, pitch, 0, 0, ny, nx, ny, nx);
     out[i] = rp_load(&s, &w, r, c);
 }

@@ -448,10 +448,12 @@ fn after_a_warm_up_job_no_page_locked_memory_is_allocated() {
             driver.stats().device_allocations,
             driver.stats().streams_created,
         );
+        // The plan readies both output types' builds (its executor cannot know which the
+        // caller's outputs will take).
         let compiled = driver.stats().compilations;
         assert_eq!(
-            compiled, 1,
-            "the warm-up compiles the homography variant once"
+            compiled, 2,
+            "the warm-up compiles the homography variants (float32, float64 outputs) once each"
         );
         for k in 0..3 {
             assert_same(&format!("job {k} after the warm-up"), &run(), &cpu);
@@ -926,7 +928,9 @@ fn scaled_fits_integers_are_decoded_on_the_device() {
 /// launches the general kernel.
 #[test]
 fn launches_name_the_variant_of_their_plan() {
-    use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
+    use reproject::engine::kernel_variant::{
+        KernelVariant, VariantInput, VariantNan, VariantOutput,
+    };
     use reproject::wcs::projection::ProjectionCode;
     use std::collections::HashSet;
     let all = cases();
@@ -967,7 +971,19 @@ fn launches_name_the_variant_of_their_plan() {
     };
     for (k, order) in Order::ALL.into_iter().enumerate() {
         let o = k as u8;
-        let h = |input| KernelVariant::Homography { order: o, input };
+        // Float64 outputs, unrounded (native byte order); NaN propagated.
+        let h = |input| KernelVariant::Homography {
+            order: o,
+            input,
+            output: match o {
+                0 | 1 => VariantOutput::F64,
+                _ => VariantOutput::Any,
+            },
+            nan: match o {
+                1 => VariantNan::Propagate,
+                _ => VariantNan::Any,
+            },
+        };
         // ZEA from CAR, with the galactic -> ICRS rotation compiled for the poles.
         let s = |input| KernelVariant::Sky {
             out_prj: ProjectionCode::Zea as u8,

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ndarray::Array3;
 use reproject::engine::blocks::Block;
 use reproject::engine::kernel_params::{host_parity_inputs, host_parity_transform, InputDecoding};
-use reproject::engine::kernel_variant::KernelVariant;
+use reproject::engine::kernel_variant::{KernelVariant, VariantNan, VariantOutput};
 use reproject::engine::{Options, Plan, Precision};
 use reproject::gpu::variant::KernelDefines;
 use reproject::interp::{NanPolicy, Order};
@@ -372,6 +372,13 @@ fn near_edge(c: f64, n: usize) -> bool {
     (c + 0.5).abs() <= PX_TOL || (c - (n as f64 - 0.5)).abs() <= PX_TOL
 }
 
+/// The bits of `x`, every NaN as one value.
+fn bit_list(x: &[f64]) -> Vec<u64> {
+    x.iter()
+        .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+        .collect()
+}
+
 /// The build of `variant`'s family (its pattern) and the values it runs `variant` with.
 fn family_build(variant: KernelVariant) -> (KernelDefines, Vec<i32>) {
     let family = variant.family();
@@ -553,7 +560,7 @@ fn compare(
             );
             // The variant the runtime launches for this block: the same bits as the general
             // kernel's (so the same comparison with the CPU below holds for it).
-            let variant = KernelVariant::choose(&p.transform, &p.sampling, code as i32);
+            let variant = KernelVariant::choose(&p.transform, &p.sampling, code as i32, out_f64);
             // The build of its family with the variant's values at run time, as the CUDA
             // simulator runs it; where asked (CONCRETE_VARIANTS), also the build NVRTC makes,
             // with the values compiled in.
@@ -585,11 +592,7 @@ fn compare(
             for (defines, values) in builds {
                 let v = run_build(&defines, &values);
                 assert!(!v.refused, "{tag}: [{defines}] refused the parameters");
-                let bits = |x: &[f64]| -> Vec<u64> {
-                    x.iter()
-                        .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
-                        .collect()
-                };
+                let bits = bit_list;
                 for (what, a, b) in [
                     ("values", &v.values, &host.values),
                     ("footprint", &v.footprint, &host.footprint),
@@ -600,6 +603,99 @@ fn compare(
                         bits(a),
                         bits(b),
                         "{tag}: {what} of [{defines}] {values:?} differ from the general kernel's",
+                    );
+                }
+            }
+            // A window of the whole plane (as device-resident planes are uploaded): the
+            // samplers then read without checking the window, with the same bits (in the
+            // variant test, which runs every family on every input type).
+            if CONCRETE_VARIANTS.get()
+                && p.coefficients.is_none()
+                && matches!(order, Order::NearestNeighbor | Order::Bilinear)
+            {
+                let (whole, whole_pitch) = (&input.bytes, input.shape.1);
+                let mut whole_builds = vec![(KernelDefines::general(), Vec::new())];
+                if variant != KernelVariant::General {
+                    whole_builds.push(family_build(variant));
+                }
+                for (defines, values) in whole_builds {
+                    let harness = match defines.is_general() {
+                        true => bin.to_path_buf(),
+                        false => variant_harness(bin, &defines),
+                    };
+                    let v = run_harness(
+                        &harness,
+                        &values,
+                        &p.transform,
+                        &p.sampling,
+                        whole,
+                        code,
+                        be,
+                        whole_pitch,
+                        (0, 0, case.shape_in.0, case.shape_in.1),
+                        case.shape_in,
+                        &block,
+                        out_f64,
+                        &format!("{tag} [{defines}] whole window"),
+                    );
+                    assert_eq!(
+                        bit_list(&v.values),
+                        bit_list(&host.values),
+                        "{tag}: [{defines}] with the whole plane as its window"
+                    );
+                }
+            }
+            // A homography build for the other output type writes NaN values and zero
+            // footprints of the launch's type; one for the other NaN policy refuses the
+            // parameters: never wrong values.
+            if let (
+                KernelVariant::Homography {
+                    order: o @ (0 | 1),
+                    input: vi,
+                    output,
+                    nan,
+                },
+                0,
+            ) = (variant, stats.blocks)
+            {
+                let other_output = match output {
+                    VariantOutput::F32 => VariantOutput::F64,
+                    _ => VariantOutput::F32,
+                };
+                let other_nan = match nan {
+                    VariantNan::Propagate => VariantNan::Renormalize,
+                    _ => VariantNan::Propagate,
+                };
+                let mut wrong = vec![(
+                    KernelVariant::Homography {
+                        order: o,
+                        input: vi,
+                        output: other_output,
+                        nan,
+                    },
+                    false,
+                )];
+                if o == 1 {
+                    wrong.push((
+                        KernelVariant::Homography {
+                            order: o,
+                            input: vi,
+                            output,
+                            nan: other_nan,
+                        },
+                        true,
+                    ));
+                }
+                for (wrong, refuses) in wrong {
+                    let (family, values) = family_build(wrong);
+                    let w = run_build(&family, &values);
+                    assert!(
+                        w.refused == refuses
+                            && w.values.iter().all(|v| v.is_nan())
+                            && w.footprint.iter().all(|f| *f == 0.0),
+                        "{tag}: [{}] computed pixels of a [{}] launch",
+                        wrong.defines(),
+                        variant.defines()
                     );
                 }
             }
@@ -1468,7 +1564,12 @@ fn every_variant_gives_the_general_kernels_bits() {
                     &[NanPolicy::Propagate]
                 };
                 for &policy in policies {
-                    runs.push((case, order, t, (k + i) % 2 == 0, policy));
+                    let out_f64 = (k + i) % 2 == 0;
+                    runs.push((case, order, t, out_f64, policy));
+                    // Orders 0 and 1 key the output type: float64 input into both.
+                    if k <= 1 && i == 0 {
+                        runs.push((case, order, t, !out_f64, policy));
+                    }
                 }
             }
         }
@@ -1488,9 +1589,152 @@ fn every_variant_gives_the_general_kernels_bits() {
     let ran = families(&total.variants);
     let missed: Vec<_> = every.difference(&ran).collect();
     assert!(missed.is_empty(), "variant families never run: {missed:?}");
+    // And every homography build, each output type and NaN policy its key has.
+    let missed: Vec<_> = KernelVariant::representatives()
+        .into_iter()
+        .filter(|v| v.is_homography() && !total.variants.contains(v))
+        .collect();
+    assert!(
+        missed.is_empty(),
+        "homography variants never run: {missed:?}"
+    );
     assert!(
         total.valid > 10_000,
         "too few valid pixels: {}",
         total.valid
     );
+}
+
+/// A window short of the plane (a row or a column less than it, on either side) makes NaN
+/// exactly the pixels whose bilinear taps leave it, and gives the whole window's bits
+/// elsewhere, in the general kernel and in the homography variant (whose samplers skip the
+/// check for a window of the whole plane only).
+#[test]
+fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
+    let Some(bin) = harness() else { return };
+    let wcs = |crpix: (f64, f64), crval: (f64, f64), cdelt: f64| {
+        Wcs::from_header_str(&format!(
+            "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {:?}\nCRPIX2 = {:?}\n\
+             CRVAL1 = {:?}\nCRVAL2 = {:?}\nCDELT1 = {:?}\nCDELT2 = {:?}\n",
+            crpix.0, crpix.1, crval.0, crval.1, -cdelt, cdelt
+        ))
+        .unwrap()
+    };
+    let (shape_in, shape_out) = ((30usize, 36usize), (34usize, 40usize));
+    // The output covers the input and a margin around it, at a slightly finer scale.
+    let wcs_in = wcs((18.5, 15.5), (150.0, 2.0), 0.01);
+    let wcs_out = wcs((20.5, 17.5), (150.001, 2.002), 0.0093);
+    let input = make_input(InType::F64Le, shape_in);
+    let source = RawSource::new(
+        &input.bytes,
+        input.sample,
+        input.order,
+        &[shape_in.0, shape_in.1],
+    )
+    .unwrap();
+    let options = Options {
+        order: Order::Bilinear,
+        ..Options::default()
+    };
+    let plan = Plan::new(
+        &source,
+        &wcs_in,
+        &wcs_out,
+        &[shape_out.0, shape_out.1],
+        &options,
+    )
+    .unwrap();
+    let block = Block {
+        rows: 0..shape_out.0,
+        cols: 0..shape_out.1,
+    };
+    let p = host_parity_inputs(&plan, &block, 0, &InputDecoding::default())
+        .unwrap()
+        .unwrap();
+    let variant = KernelVariant::choose(&p.transform, &p.sampling, input.code as i32, true);
+    assert!(variant.is_homography(), "{variant:?}");
+    let (ny, nx) = shape_in;
+    let row_bytes = nx * input.elem;
+    // Window (y0, x0, h, w) of the plane: its bytes, pitch w.
+    let window_bytes = |(y0, x0, h, w): (usize, usize, usize, usize)| -> Vec<u8> {
+        let mut b = Vec::new();
+        for r in y0..y0 + h {
+            let s = r * row_bytes + x0 * input.elem;
+            b.extend_from_slice(&input.bytes[s..s + w * input.elem]);
+        }
+        b
+    };
+    for (defines, values) in [
+        (KernelDefines::general(), Vec::new()),
+        family_build(variant),
+    ] {
+        let harness = match defines.is_general() {
+            true => bin.to_path_buf(),
+            false => variant_harness(bin, &defines),
+        };
+        let run = |window: (usize, usize, usize, usize)| {
+            run_harness(
+                &harness,
+                &values,
+                &p.transform,
+                &p.sampling,
+                &window_bytes(window),
+                input.code,
+                false,
+                window.3,
+                window,
+                shape_in,
+                &block,
+                true,
+                &format!("[{defines}] window {window:?}"),
+            )
+        };
+        let whole = run((0, 0, ny, nx));
+        for window in [
+            (1, 0, ny - 1, nx),
+            (0, 0, ny - 1, nx),
+            (0, 1, ny, nx - 1),
+            (0, 0, ny, nx - 1),
+        ] {
+            let short = run(window);
+            let (mut nan, mut same) = (0, 0);
+            for i in 0..whole.values.len() {
+                let (x, y) = (whole.xs[i], whole.ys[i]);
+                if x.is_nan() {
+                    assert!(short.values[i].is_nan(), "[{defines}] {window:?} pixel {i}");
+                    continue;
+                }
+                // The taps of position (x, y): rows and columns floor(c) and the next one,
+                // clamped to the plane (the edge rule).
+                let taps = |c: f64, n: usize| {
+                    let i = (c.max(0.0) as usize).min(n - 1);
+                    (i, (i + 1).min(n - 1))
+                };
+                let ((r0, r1), (c0, c1)) = (taps(y, ny), taps(x, nx));
+                let inside = r0 >= window.0
+                    && r1 < window.0 + window.2
+                    && c0 >= window.1
+                    && c1 < window.1 + window.3;
+                if inside {
+                    assert_eq!(
+                        short.values[i].to_bits(),
+                        whole.values[i].to_bits(),
+                        "[{defines}] {window:?} pixel {i} at ({x}, {y})"
+                    );
+                    same += 1;
+                } else {
+                    assert!(
+                        short.values[i].is_nan() && short.footprint[i] == 0.0,
+                        "[{defines}] {window:?} pixel {i} at ({x}, {y}): {}",
+                        short.values[i]
+                    );
+                    nan += 1;
+                }
+            }
+            assert!(
+                nan > 0 && same > 0,
+                "[{defines}] {window:?}: {nan} NaN, {same} same"
+            );
+        }
+    }
 }

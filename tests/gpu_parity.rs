@@ -950,7 +950,9 @@ fn mosaics_reproject_their_inputs_on_the_gpu() {
 /// records no other test shares) whenever the GPU backend is in use (the simulator in CI).
 #[test]
 fn plans_launch_the_variant_of_their_key() {
-    use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
+    use reproject::engine::kernel_variant::{
+        KernelVariant, VariantInput, VariantNan, VariantOutput,
+    };
     use reproject::engine::CudaExecutor;
     use reproject::gpu::driver::Driver;
     use reproject::gpu::sim::{SimConfig, SimDriver};
@@ -989,7 +991,20 @@ fn plans_launch_the_variant_of_their_key() {
         // A float64 input (spline coefficients for orders 2 and 3: float64 too).
         let input = VariantInput::F64;
         let want = if case.name.starts_with("TAN") {
-            KernelVariant::Homography { order, input }
+            KernelVariant::Homography {
+                order,
+                input,
+                // Float64 outputs; the output type and the NaN policy keyed for orders 0 and 1.
+                output: match order {
+                    0 | 1 => VariantOutput::F64,
+                    _ => VariantOutput::Any,
+                },
+                nan: match (order, case.nan_policy) {
+                    (1, NanPolicy::Propagate) => VariantNan::Propagate,
+                    (1, NanPolicy::Renormalize) => VariantNan::Renormalize,
+                    _ => VariantNan::Any,
+                },
+            }
         } else if case.name.starts_with("CAR") {
             // AIT from CAR.
             KernelVariant::Sky {

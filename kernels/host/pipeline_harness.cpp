@@ -91,18 +91,9 @@ int main(int argc, char** argv) {
     RpBlockParams params;
     rp_block_setup(transform.data(), sampling.data(), &params);
     if (params.status != 0) fprintf(stderr, "parameters rejected: status %d\n", params.status);
-    RpWindow w;
-    w.data = aligned.data();
-    w.type = (int)a[0];
-    w.big_endian = (int)a[1];
-    w.pitch = a[2];
-    w.y0 = (int)a[3];
-    w.x0 = (int)a[4];
-    w.h = (int)a[5];
-    w.w = (int)a[6];
-    w.ny = (int)a[7];
-    w.nx = (int)a[8];
-    w.plain = rp_window_plain(&params.sampling, w.big_endian);
+    RpWindow w = rp_make_window(&params.sampling, aligned.data(), (int)a[0], (int)a[1], a[2],
+                                (int)a[3], (int)a[4], (int)a[5], (int)a[6], (int)a[7],
+                                (int)a[8]);
     std::vector<double> res(4 * (npix > 0 ? npix : 1));
     for (int r = 0; r < blk_ny; r++)
         for (int c = 0; c < blk_nx; c++) {

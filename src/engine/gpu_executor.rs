@@ -34,9 +34,9 @@
 //! nothing of the input crosses to the host.
 //!
 //! Each launch runs the build of the block kernel specialised for the plan and the launch's
-//! input type ([`super::kernel_variant`]; the general kernel where the key does not cover it),
-//! loaded when the executor is made if it is compiled already (loaded, or in the on-disk
-//! cache). If it is not, its compilation runs in the background and the launches run the
+//! input and output types ([`super::kernel_variant`]; the general kernel where the key does
+//! not cover it), loaded when the executor is made if it is compiled already (loaded, or in
+//! the on-disk cache; both output types' builds where the plan may write either). If it is not, its compilation runs in the background and the launches run the
 //! general kernel, which gives the same values, until it is ready; a build that fails leaves
 //! them on the general kernel. So no job waits for NVRTC, which takes a few seconds per variant
 //! on the H100 machine.
@@ -898,7 +898,10 @@ impl Resident {
         let w = input.window;
         let elem = if out_f64 { 8 } else { 4 };
         let band = MAX_GRID_Y * THREADS.1 as usize;
-        let variant = ready_build(driver, self.kernel.variant(input.input_type).defines());
+        let variant = ready_build(
+            driver,
+            self.kernel.variant(input.input_type, out_f64).defines(),
+        );
         let grid_x = grid_dim(blk_nx, THREADS.0 * variant.pixels_per_thread())?;
         let parsed = self.parsed(driver, &variant)?;
         let mut launches = Vec::new();
@@ -1051,12 +1054,18 @@ impl CudaExecutor {
         // compiled (loaded, or in the on-disk cache); else its compilation starts in the
         // background, and the launches run the general kernel (the same values) until it is
         // ready ([`ready_build`]), as they do when the variant fails.
+        // The output type is the launch's: float32 where the plan rounds its results, else
+        // float32 or float64 as the caller's outputs are, so both are readied.
         let (input_type, _) = input_of(plan, 0, &decoding).kernel_type();
-        let variant = PlanKernel::from_params(&transform, &sampling)
-            .variant(input_type)
-            .defines();
+        let kernel = PlanKernel::from_params(&transform, &sampling);
+        let outputs: &[bool] = match plan.rounding.rounds_results() {
+            true => &[false],
+            false => &[false, true],
+        };
         for driver in &drivers {
-            ready_build(driver, variant.clone());
+            for &out_f64 in outputs {
+                ready_build(driver, kernel.variant(input_type, out_f64).defines());
+            }
         }
         Ok(CudaExecutor {
             devices: drivers

@@ -13,24 +13,37 @@
 //! | forward transform the homography (no backward) | no projection, distortion, frame or general transform code: 164 → 32-80 registers, no stack frame, 232 B of shared memory |
 //! | order 0, 1 (and 2-5 for the splines) | no spline code for 0 and 1; the splines' loops unroll (no stack frame) |
 //! | input float32 or float64 (orders 0 and 1) | one load path: 47 → 40 registers for bilinear (62.5% → 75% occupancy) |
+//! | output float32 or float64, and (order 1) the NaN policy: homography orders 0 and 1 | their pixels are short, so the per-pixel branches count: with four pixels per thread the float32 bilinear build goes from 177.5 to 137 instructions per pixel at 40 registers on sm_90 (it needs both fixed for 40) |
 //! | the celestial transform through native unit vectors, no TPV or E-terms: its projection pair, whether it has a frame change, whether it has SIP | two projections compiled, every step inlined, the parse out of line: 164 registers and a 528 B stack → 54 for bilinear TAN → TAN (12.5% → 50% occupancy); TAN-SIP → TAN 62 with `__launch_bounds__(256, 4)` and no spill (50%) |
 //!
-//! Not specialised (measured, no occupancy gained): the NaN policy (47 → 44 registers), the
-//! output type and the FITS decoding (no change). The general kernel keeps TPV, FK4 frames,
-//! linear planes and transforms given as tables.
+//! Not specialised: the output type and the NaN policy of the splines and sky variants (their
+//! pixels are long; keyed, they would multiply the sky variants' compilations), and the FITS
+//! decoding (no change in registers). The general kernel keeps TPV, FK4 frames, linear planes
+//! and transforms given as tables.
 //!
 //! [`encode_transform`]: super::kernel_params
 //! [`encode_sampling`]: super::kernel_params
 //!
 //! ```
-//! use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
+//! use reproject::engine::kernel_variant::{KernelVariant, VariantInput, VariantNan, VariantOutput};
 //! // A homography (version 1, length, no backward, kind 0, H) sampled bilinearly.
 //! let mut transform = vec![1.0, 13.0, 0.0, 0.0];
 //! transform.extend([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
 //! let sampling = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
-//! let v = KernelVariant::choose(&transform, &sampling, 0);
-//! assert_eq!(v, KernelVariant::Homography { order: 1, input: VariantInput::F32 });
-//! assert_eq!(v.defines().to_string(), "RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0");
+//! let v = KernelVariant::choose(&transform, &sampling, 0, false);
+//! assert_eq!(
+//!     v,
+//!     KernelVariant::Homography {
+//!         order: 1,
+//!         input: VariantInput::F32,
+//!         output: VariantOutput::F32,
+//!         nan: VariantNan::Propagate,
+//!     }
+//! );
+//! assert_eq!(
+//!     v.defines().to_string(),
+//!     "RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0 RP_V_OUT=0 RP_V_NAN=0"
+//! );
 //! ```
 
 use crate::gpu::variant::KernelDefines;
@@ -52,12 +65,61 @@ pub enum VariantInput {
     Any,
 }
 
+/// The output types a variant may be built for (`RP_V_OUT`).
+///
+/// ```
+/// use reproject::engine::kernel_variant::VariantOutput;
+/// assert_eq!(VariantOutput::of(true), VariantOutput::F64);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VariantOutput {
+    /// float32 values and footprint.
+    F32,
+    /// float64 values and footprint.
+    F64,
+    /// Either, chosen per launch.
+    Any,
+}
+
+impl VariantOutput {
+    /// The output type of a launch writing float64 (`out_f64`) or float32.
+    ///
+    /// ```
+    /// use reproject::engine::kernel_variant::VariantOutput;
+    /// assert_eq!(VariantOutput::of(false), VariantOutput::F32);
+    /// ```
+    pub fn of(out_f64: bool) -> VariantOutput {
+        if out_f64 {
+            VariantOutput::F64
+        } else {
+            VariantOutput::F32
+        }
+    }
+}
+
+/// The NaN policies a variant may be built for (`RP_V_NAN`).
+///
+/// ```
+/// use reproject::engine::kernel_variant::{KernelVariant, VariantNan};
+/// let r = KernelVariant::representatives();
+/// assert!(r.iter().any(|v| matches!(v, KernelVariant::Homography { nan: VariantNan::Renormalize, .. })));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VariantNan {
+    /// NaN taps make the sample NaN.
+    Propagate,
+    /// NaN taps are left out and the other weights renormalised.
+    Renormalize,
+    /// Either, chosen by the parameters.
+    Any,
+}
+
 /// A build of the block kernel (see the module documentation).
 ///
 /// ```
 /// use reproject::engine::kernel_variant::KernelVariant;
 /// assert!(KernelVariant::General.defines().is_general());
-/// assert_eq!(KernelVariant::representatives().len(), 21);
+/// assert_eq!(KernelVariant::representatives().len(), 33);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum KernelVariant {
@@ -65,12 +127,17 @@ pub enum KernelVariant {
     General,
     /// The forward transform is the homography and there is no backward one; interpolation
     /// of `order` (0 to 5) of inputs of type `input` (orders 2 to 5 read float64 spline
-    /// coefficients).
+    /// coefficients) into outputs of type `output` (orders 0 and 1; else `Any`) with NaN
+    /// policy `nan` (order 1; else `Any`).
     Homography {
         /// The interpolation order.
         order: u8,
         /// The input element type.
         input: VariantInput,
+        /// The output type.
+        output: VariantOutput,
+        /// The NaN policy.
+        nan: VariantNan,
     },
     /// The forward transform (and the backward one, if any) is celestial, through native unit
     /// vectors, without TPV distortions or FK4 E-terms, from projection `out_prj` to `in_prj`
@@ -219,6 +286,8 @@ pub(crate) struct PlanKernel {
     sky: Option<SkyKey>,
     /// The order (0..=5), or `None` when the sampling parameters do not say one.
     order: Option<u8>,
+    /// The NaN policy is Renormalize.
+    renormalize: bool,
 }
 
 impl PlanKernel {
@@ -238,11 +307,13 @@ impl PlanKernel {
             homography,
             sky,
             order,
+            renormalize: sampling.get(1).is_some_and(|&p| p != 0.0),
         }
     }
 
-    /// The variant of a launch reading inputs of kernel type code `input_type`.
-    pub(crate) fn variant(&self, input_type: i32) -> KernelVariant {
+    /// The variant of a launch reading inputs of kernel type code `input_type` and writing
+    /// float64 outputs (`out_f64`) or float32.
+    pub(crate) fn variant(&self, input_type: i32, out_f64: bool) -> KernelVariant {
         let Some(order) = self.order else {
             return KernelVariant::General;
         };
@@ -253,7 +324,19 @@ impl PlanKernel {
             _ => return KernelVariant::General,
         };
         match (self.homography, self.sky) {
-            (true, _) => KernelVariant::Homography { order, input },
+            (true, _) => KernelVariant::Homography {
+                order,
+                input,
+                output: match order {
+                    0 | 1 => VariantOutput::of(out_f64),
+                    _ => VariantOutput::Any,
+                },
+                nan: match (order, self.renormalize) {
+                    (1, false) => VariantNan::Propagate,
+                    (1, true) => VariantNan::Renormalize,
+                    _ => VariantNan::Any,
+                },
+            },
             (false, Some(k)) => KernelVariant::Sky {
                 out_prj: k.out_prj,
                 in_prj: k.in_prj,
@@ -269,21 +352,27 @@ impl PlanKernel {
 
 impl KernelVariant {
     /// The variant a launch with these kernel parameters (`encode_transform`'s and
-    /// `encode_sampling`'s arrays) reading inputs of kernel type code `input_type` runs: a
-    /// specialised one where the key covers the launch, else [`KernelVariant::General`].
+    /// `encode_sampling`'s arrays) reading inputs of kernel type code `input_type` and writing
+    /// float64 outputs (`out_f64`) or float32 runs: a specialised one where the key covers the
+    /// launch, else [`KernelVariant::General`].
     ///
     /// ```
     /// use reproject::engine::kernel_variant::KernelVariant;
     /// // Not a homography (forward kind 2): the general kernel.
     /// let transform = [1.0, 4.0, 0.0, 2.0];
     /// let sampling = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
-    /// assert_eq!(KernelVariant::choose(&transform, &sampling, 0), KernelVariant::General);
+    /// assert_eq!(KernelVariant::choose(&transform, &sampling, 0, true), KernelVariant::General);
     /// ```
-    pub fn choose(transform: &[f64], sampling: &[f64], input_type: i32) -> KernelVariant {
-        PlanKernel::from_params(transform, sampling).variant(input_type)
+    pub fn choose(
+        transform: &[f64],
+        sampling: &[f64],
+        input_type: i32,
+        out_f64: bool,
+    ) -> KernelVariant {
+        PlanKernel::from_params(transform, sampling).variant(input_type, out_f64)
     }
 
-    /// One variant of each build family, the general kernel first: every homography variant
+    /// Every build the encoder emits, the general kernel first: every homography variant
     /// and, per order and input type, the sky variant TAN → TAN without a frame change (the
     /// sky variants' projection pairs and frame are not enumerated: 28² pairs).
     ///
@@ -291,25 +380,39 @@ impl KernelVariant {
     /// use reproject::engine::kernel_variant::KernelVariant;
     /// let r = KernelVariant::representatives();
     /// assert_eq!(r[0], KernelVariant::General);
-    /// assert_eq!(r.len(), 21);
+    /// assert_eq!(r.len(), 33);
     /// ```
     pub fn representatives() -> Vec<KernelVariant> {
         let mut all = vec![KernelVariant::General];
-        for sky in [false, true] {
-            for (order, input) in Self::orders_and_inputs() {
-                all.push(if sky {
-                    KernelVariant::Sky {
-                        out_prj: TAN,
-                        in_prj: TAN,
-                        frame: false,
-                        sip: false,
+        for (order, input) in Self::orders_and_inputs() {
+            let outputs: &[VariantOutput] = match order {
+                0 | 1 => &[VariantOutput::F32, VariantOutput::F64],
+                _ => &[VariantOutput::Any],
+            };
+            let nans: &[VariantNan] = match order {
+                1 => &[VariantNan::Propagate, VariantNan::Renormalize],
+                _ => &[VariantNan::Any],
+            };
+            for &output in outputs {
+                for &nan in nans {
+                    all.push(KernelVariant::Homography {
                         order,
                         input,
-                    }
-                } else {
-                    KernelVariant::Homography { order, input }
-                });
+                        output,
+                        nan,
+                    });
+                }
             }
+        }
+        for (order, input) in Self::orders_and_inputs() {
+            all.push(KernelVariant::Sky {
+                out_prj: TAN,
+                in_prj: TAN,
+                frame: false,
+                sip: false,
+                order,
+                input,
+            });
         }
         all
     }
@@ -332,7 +435,7 @@ impl KernelVariant {
     /// ```
     /// use reproject::engine::kernel_variant::KernelVariant;
     /// let r = KernelVariant::representatives();
-    /// assert_eq!(r.iter().filter(|v| v.is_homography()).count(), 10);
+    /// assert_eq!(r.iter().filter(|v| v.is_homography()).count(), 22);
     /// ```
     pub fn is_homography(&self) -> bool {
         matches!(self, KernelVariant::Homography { .. })
@@ -341,8 +444,13 @@ impl KernelVariant {
     /// The NVRTC defines of this build (none for the general kernel).
     ///
     /// ```
-    /// use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
-    /// let v = KernelVariant::Homography { order: 3, input: VariantInput::F64 };
+    /// use reproject::engine::kernel_variant::{KernelVariant, VariantInput, VariantNan, VariantOutput};
+    /// let v = KernelVariant::Homography {
+    ///     order: 3,
+    ///     input: VariantInput::F64,
+    ///     output: VariantOutput::Any,
+    ///     nan: VariantNan::Any,
+    /// };
     /// assert_eq!(v.defines().to_string(), "RP_V_HOMOGRAPHY RP_V_ORDER=3 RP_V_INPUT=1");
     /// let v = KernelVariant::Sky {
     ///     out_prj: 11, in_prj: 2, frame: true, sip: false, order: 1, input: VariantInput::Any,
@@ -358,7 +466,8 @@ impl KernelVariant {
     }
 
     /// The pattern of this variant's host build in the CUDA simulator (`kernels/variants.txt`):
-    /// its defines, with a sky variant's projection pair, frame and SIP left open (`*`).
+    /// its defines, with a sky variant's projection pair, frame and SIP, and the output type
+    /// and NaN policy, left open (`*`).
     ///
     /// ```
     /// use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
@@ -372,7 +481,14 @@ impl KernelVariant {
     /// assert_eq!(v.defines().instance_of(&v.family()), Some(vec![11, 2, 0, 1]));
     /// ```
     pub fn family(&self) -> KernelDefines {
-        let open = ["RP_V_PRJ_OUT", "RP_V_PRJ_IN", "RP_V_FRAME", "RP_V_SIP"];
+        let open = [
+            "RP_V_PRJ_OUT",
+            "RP_V_PRJ_IN",
+            "RP_V_FRAME",
+            "RP_V_SIP",
+            "RP_V_OUT",
+            "RP_V_NAN",
+        ];
         let d = self.define_list(|name, value| match open.contains(&name) {
             true => format!("{name}=*"),
             false => format!("{name}={value}"),
@@ -382,10 +498,17 @@ impl KernelVariant {
 
     /// The defines in their fixed order, `NAME=VALUE` ones written by `valued`.
     fn define_list(&self, valued: impl Fn(&str, u32) -> String) -> Vec<String> {
-        let (order, input) = match *self {
+        let (order, input, output, nan) = match *self {
             KernelVariant::General => return Vec::new(),
-            KernelVariant::Homography { order, input } => (order, input),
-            KernelVariant::Sky { order, input, .. } => (order, input),
+            KernelVariant::Homography {
+                order,
+                input,
+                output,
+                nan,
+            } => (order, input, output, nan),
+            KernelVariant::Sky { order, input, .. } => {
+                (order, input, VariantOutput::Any, VariantNan::Any)
+            }
         };
         let mut d = Vec::new();
         if let KernelVariant::Sky {
@@ -409,6 +532,16 @@ impl KernelVariant {
             VariantInput::F32 => d.push(valued("RP_V_INPUT", 0)),
             VariantInput::F64 => d.push(valued("RP_V_INPUT", 1)),
             VariantInput::Any => {}
+        }
+        match output {
+            VariantOutput::F32 => d.push(valued("RP_V_OUT", 0)),
+            VariantOutput::F64 => d.push(valued("RP_V_OUT", 1)),
+            VariantOutput::Any => {}
+        }
+        match nan {
+            VariantNan::Propagate => d.push(valued("RP_V_NAN", 0)),
+            VariantNan::Renormalize => d.push(valued("RP_V_NAN", 1)),
+            VariantNan::Any => {}
         }
         d
     }
@@ -441,6 +574,7 @@ mod tests {
             .collect();
         let mut listed = crate::gpu::variant::listed_variants();
         emitted.sort();
+        emitted.dedup();
         listed.sort();
         assert_eq!(emitted, listed);
         assert_eq!(KernelVariant::representatives()[0], KernelVariant::General);
@@ -533,13 +667,16 @@ mod tests {
             Some(vector_pt(plain(2.0), plain(11.0), Some((false, false)))),
         );
         assert_eq!(
-            KernelVariant::choose(&car_tan, &s, 0),
+            KernelVariant::choose(&car_tan, &s, 0, false),
             sky(11, 2, true, false)
         );
         let tan = transform(vector_pt(plain(2.0), plain(2.0), None), None);
-        assert_eq!(KernelVariant::choose(&tan, &s, 0), sky(2, 2, false, false));
         assert_eq!(
-            KernelVariant::choose(&tan, &sampling(3.0), 1),
+            KernelVariant::choose(&tan, &s, 0, false),
+            sky(2, 2, false, false)
+        );
+        assert_eq!(
+            KernelVariant::choose(&tan, &sampling(3.0), 1, true),
             KernelVariant::Sky {
                 out_prj: 2,
                 in_prj: 2,
@@ -556,10 +693,13 @@ mod tests {
                 vector_pt(plain(2.0), sip, None),
                 Some(vector_pt(sip, plain(2.0), None)),
             );
-            assert_eq!(KernelVariant::choose(&t, &s, 0), sky(2, 2, false, true));
+            assert_eq!(
+                KernelVariant::choose(&t, &s, 0, false),
+                sky(2, 2, false, true)
+            );
         }
         // What the sky variants leave out: the general kernel.
-        let general = |t: &[f64]| KernelVariant::choose(t, &s, 0) == KernelVariant::General;
+        let general = |t: &[f64]| KernelVariant::choose(t, &s, 0, false) == KernelVariant::General;
         for eterms in [(true, false), (false, true)] {
             let t = transform(vector_pt(plain(2.0), plain(2.0), Some(eterms)), None);
             assert!(general(&t), "E-terms {eterms:?}");
@@ -589,7 +729,7 @@ mod tests {
         let mut long = tan.clone();
         long.push(0.0);
         assert!(general(&long), "longer than it says");
-        assert!(KernelVariant::choose(&tan, &s, 6) == KernelVariant::General);
+        assert!(KernelVariant::choose(&tan, &s, 6, false) == KernelVariant::General);
     }
 
     #[test]
@@ -597,33 +737,55 @@ mod tests {
         let h = homography(0.0);
         for order in 0..=5u8 {
             for input_type in -1..=6 {
-                let v = KernelVariant::choose(&h, &sampling(f64::from(order)), input_type);
-                let want_specialised = match order {
-                    0 | 1 => (0..=5).contains(&input_type),
-                    _ => input_type == 1,
-                };
-                assert_eq!(v.is_homography(), want_specialised, "{order} {input_type}");
-                assert!(KernelVariant::representatives().contains(&v));
+                for out_f64 in [false, true] {
+                    let v =
+                        KernelVariant::choose(&h, &sampling(f64::from(order)), input_type, out_f64);
+                    let want_specialised = match order {
+                        0 | 1 => (0..=5).contains(&input_type),
+                        _ => input_type == 1,
+                    };
+                    let what = format!("{order} {input_type} {out_f64}");
+                    assert_eq!(v.is_homography(), want_specialised, "{what}");
+                    assert!(KernelVariant::representatives().contains(&v), "{what}");
+                    if let KernelVariant::Homography { output, .. } = v {
+                        let keyed = if order <= 1 {
+                            VariantOutput::of(out_f64)
+                        } else {
+                            VariantOutput::Any
+                        };
+                        assert_eq!(output, keyed, "{what}");
+                    }
+                }
             }
         }
+        // The NaN policy is keyed for bilinear, whose build differs by it.
+        let mut renormalize = sampling(1.0);
+        renormalize[1] = 1.0;
+        let nan = |s: &[f64]| match KernelVariant::choose(&h, s, 0, false) {
+            KernelVariant::Homography { nan, .. } => nan,
+            v => panic!("{v:?}"),
+        };
+        assert_eq!(nan(&renormalize), VariantNan::Renormalize);
+        assert_eq!(nan(&sampling(1.0)), VariantNan::Propagate);
+        assert_eq!(nan(&sampling(0.0)), VariantNan::Any);
         // A backward transform, another forward kind, a malformed array or order: general.
         let s = sampling(1.0);
         assert_eq!(
-            KernelVariant::choose(&homography(1.0), &s, 0),
+            KernelVariant::choose(&homography(1.0), &s, 0, false),
             KernelVariant::General
         );
         let mut vector = homography(0.0);
         vector[3] = 1.0;
         assert_eq!(
-            KernelVariant::choose(&vector, &s, 0),
+            KernelVariant::choose(&vector, &s, 0, false),
             KernelVariant::General
         );
         assert_eq!(
-            KernelVariant::choose(&h[..5], &s, 0),
+            KernelVariant::choose(&h[..5], &s, 0, false),
             KernelVariant::General
         );
         for bad in [1.5, 6.0, -1.0, f64::NAN] {
-            let v = KernelVariant::choose(&h, &sampling(bad), 0);
+            let v = KernelVariant::choose(&h, &sampling(bad), 0, false);
             assert_eq!(v, KernelVariant::General, "order {bad}");
         }
     }

@@ -438,7 +438,7 @@ pub fn compile_kernels_in_background(arch: &str) -> Result<bool> {
 /// of [`compile_kernels_in_background`].
 ///
 /// ```no_run
-/// let bilinear = "RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0";
+/// let bilinear = "RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0 RP_V_OUT=0 RP_V_NAN=0";
 /// reproject::gpu::compile_build_in_background("sm_90", Some(bilinear))?;
 /// reproject::gpu::wait_for_compilations();
 /// # Ok::<(), reproject::Error>(())

@@ -159,14 +159,14 @@ impl KernelDefines {
     }
 
     /// Output pixels each thread of this build of the block kernel computes
-    /// (`RP_PIXELS_PER_THREAD` of `kernels/common.cuh`): two in a bilinear homography build,
+    /// (`RP_PIXELS_PER_THREAD` of `kernels/common.cuh`): four in a bilinear homography build,
     /// whose pixels are short, one in the others. A launch's grid has one thread block per
     /// `threads.0 * pixels_per_thread()` columns.
     ///
     /// ```
     /// use reproject::gpu::variant::KernelDefines;
     /// let bilinear = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=1", "RP_V_INPUT=0"])?;
-    /// assert_eq!(bilinear.pixels_per_thread(), 2);
+    /// assert_eq!(bilinear.pixels_per_thread(), 4);
     /// assert_eq!(KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=3"])?.pixels_per_thread(), 1);
     /// assert_eq!(KernelDefines::general().pixels_per_thread(), 1);
     /// # Ok::<(), reproject::Error>(())
@@ -174,7 +174,7 @@ impl KernelDefines {
     pub fn pixels_per_thread(&self) -> u32 {
         let has = |d: &str| self.0.iter().any(|x| x == d);
         if has("RP_V_HOMOGRAPHY") && has("RP_V_ORDER=1") {
-            2
+            4
         } else {
             1
         }

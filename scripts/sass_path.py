@@ -1,15 +1,21 @@
-"""Instructions per pixel of the float32 bilinear homography build on its benchmark path, read
+"""Instructions per pixel of a float32 bilinear homography build on the benchmark's path, read
 from its machine code (no GPU): compiles kernels/ with NVRTC as the runtime does (sm_90,
 --fmad=false), disassembles with nvdisasm (line info on), and walks the SASS from the entry,
 taking each branch as the benchmark's launches take it (parsed parameters copied, in-range
-pixels, a plain window, float32 outputs, two pixels per thread). Branches that no source line
-decides are tried both ways; of the paths that make the benchmark's loads, stores and
-reciprocals, the shortest is reported. A rough count for comparing two versions of the kernel
-on one path, not a profile. It compiles the kernel files itself instead of using
-`examples/variant_cubin.rs` (which builds the checkout's embedded sources) because it needs line
-info, and kernels of another revision without building that revision.
-    python3 sass_path.py KERNELS_DIR LIBNVRTC NVDISASM
-(session 24: .venv's nvidia/cuda_nvrtc/lib/libnvrtc.so.12, NVRTC 12.9; nvdisasm from the
+pixels, a plain window, float32 outputs, PIXELS pixels per thread). Branches that no source
+line decides are tried both ways (each visit of a loop's branch on its own); a path is dropped
+as soon as it makes a load or store the benchmark does not. Of the paths that make the
+benchmark's loads, stores and reciprocals, the shortest is reported. A rough count for
+comparing two versions of the kernel on one path, not a profile. It compiles the kernel files
+itself instead of using `examples/variant_cubin.rs` (which builds the checkout's embedded
+sources) because it needs line info, and kernels of another revision without building that
+revision.
+    python3 scripts/sass_path.py KERNELS_DIR LIBNVRTC NVDISASM [PIXELS [DEFINE...]] [--lines]
+PIXELS (default 4) is the build's RP_PIXELS_PER_THREAD; the defines default to the benchmark's
+build, RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0 RP_V_OUT=0 RP_V_NAN=0 (before session 25's
+key: PIXELS 2 and the first three). `--lines` also prints the count per source line and the
+path itself.
+(.venv's nvidia/cuda_nvrtc/lib/libnvrtc.so.12, NVRTC 12.9; nvdisasm from the
 `nvidia-cuda-nvdisasm` wheel, 13.x)
 """
 import collections
@@ -20,9 +26,11 @@ import subprocess
 import sys
 import tempfile
 
-kdir, libnvrtc, nvdisasm = sys.argv[1:4]
-PIXELS = 2
-DEFINES = ["RP_V_HOMOGRAPHY", "RP_V_ORDER=1", "RP_V_INPUT=0"]
+LINES = "--lines" in sys.argv
+ARGS = [a for a in sys.argv[1:] if a != "--lines"]
+kdir, libnvrtc, nvdisasm = ARGS[:3]
+PIXELS = int(ARGS[3]) if len(ARGS) > 3 else 4
+DEFINES = ARGS[4:] or ["RP_V_HOMOGRAPHY", "RP_V_ORDER=1", "RP_V_INPUT=0", "RP_V_OUT=0", "RP_V_NAN=0"]
 
 
 def compile_cubin():
@@ -86,13 +94,15 @@ def walk(ins, labels, idx, rules, decided):
             return path, "loop"
         path.append(x)
         op, body = x["op"], x["body"]
+        if not benchmark_so_far(path):
+            return path, "not the benchmark's"
         key = "%s:%d" % x["line"] if x["line"] else "?"
         if op == "EXIT":
             if x["pred"] is None:
                 return path, None
-            take = decided.get(x["a"], rules.get(key))
+            take = decided.get((x["a"], seen[x["a"]]), rules.get(key))
             if take is None:
-                return path, "need EXIT %x" % x["a"]
+                return path, "need EXIT %x %d" % (x["a"], seen[x["a"]])
             if take:
                 return path, None
             i += 1
@@ -103,14 +113,14 @@ def walk(ins, labels, idx, rules, decided):
             if not conditional:
                 i = t
                 continue
-            take = decided.get(x["a"])
+            take = decided.get((x["a"], seen[x["a"]]))
             # A short forward branch over a call (a slow path such as the division's) is taken.
             if take is None and 0 < t - i < 12 and any(y["op"].startswith("CALL") for y in ins[i + 1:t]):
                 take = True
             if take is None:
                 take = rules.get(key)
             if take is None:
-                return path, "need BRA %x" % x["a"]
+                return path, "need BRA %x %d" % (x["a"], seen[x["a"]])
             i = t if take else i + 1
             continue
         if op.startswith("CALL"):
@@ -126,6 +136,16 @@ DECIDED_BY_SOURCE = {
     "!rp_block_coord(": False, "if (!rp_in_window(": False, "f->kind == 0)": False,
     "readable ? rp_pixel_sample": False,
 }
+
+
+def benchmark_so_far(path):
+    """No load or store the benchmark does not make, and no NaN or byte-swap path (yet)."""
+    x = path[-1]
+    if x["op"] == "STG.E.64" or "DSETP.NAN" in x["op"] or "DSETP.NUM" in x["op"]:
+        return False
+    if "0xff00" in x["text"]:
+        return False
+    return x["op"] != "LDG.E" or sum(y["op"] == "LDG.E" for y in path) <= 4 * PIXELS
 
 
 def benchmark_like(path):
@@ -159,9 +179,9 @@ def search(decided, depth=0):
         if benchmark_like(path):
             paths.append(path)
         return
-    m = re.match(r"need (BRA|EXIT) ([0-9a-f]+)", why)
-    if m and depth <= 12:
-        a = int(m.group(2), 16)
+    m = re.match(r"need (BRA|EXIT) ([0-9a-f]+) (\d+)", why)
+    if m and depth <= 8 * PIXELS + 8:
+        a = (int(m.group(2), 16), int(m.group(3)))
         for take in (True, False):
             search({**decided, a: take}, depth + 1)
 
@@ -171,3 +191,14 @@ assert paths, "no path makes the benchmark's loads and stores"
 best = min(paths, key=lambda p: (sum(x["op"] == "F2F.F32.F64" for x in p), len(p)))
 print(f"{' '.join(DEFINES)}, sm_90: {regs} registers, {len(ins)} instructions in the CUBIN; "
       f"{len(best) / PIXELS} per pixel on the benchmark's path ({len(paths)} candidate paths)")
+if LINES:
+    source = {}
+    for name in os.listdir(kdir):
+        if name.endswith((".cu", ".cuh")):
+            for n, text in enumerate(open(os.path.join(kdir, name)).read().splitlines(), 1):
+                source[f"{name}:{n}"] = text.strip()[:80]
+    where = ["%s:%d" % x["line"] if x["line"] else "?" for x in best]
+    for key, count in collections.Counter(where).most_common():
+        print(f"{count:4d} {key:22s} {source.get(key, '')}")
+    for x, key in zip(best, where):
+        print("%05x %-22s %s" % (x["a"], key, x["text"]))
