@@ -346,7 +346,7 @@ def test_the_compile_helper_compiles_a_variant_into_the_cache(tmp_path):
     lib = os.path.join(list(nvrtc.__path__)[0], "lib")
     clean = dict(env, PATH=os.environ.get("PATH", ""), XDG_CACHE_HOME=str(tmp_path),
                  REPROJECT_RS_NVRTC=lib)
-    variant = "RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0"
+    variant = "RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0 RP_V_OUT=0 RP_V_NAN=0"
 
     def helper(*extra):
         return subprocess.run([program, *args, *extra], env=clean, cwd=tmp_path,
