@@ -51,9 +51,14 @@ use crate::gpu::variant::KernelDefines;
 /// The input element types a variant may be built for.
 ///
 /// ```
-/// use reproject::engine::kernel_variant::{KernelVariant, VariantInput};
-/// let v = KernelVariant::Homography { order: 0, input: VariantInput::Any };
-/// assert!(!v.defines().to_string().contains("RP_V_INPUT"));
+/// use reproject::engine::kernel_variant::{KernelVariant, VariantInput, VariantNan, VariantOutput};
+/// let v = KernelVariant::Homography {
+///     order: 0,
+///     input: VariantInput::Any,
+///     output: VariantOutput::F32,
+///     nan: VariantNan::Any,
+/// };
+/// assert_eq!(v.defines().to_string(), "RP_V_HOMOGRAPHY RP_V_ORDER=0 RP_V_OUT=0");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum VariantInput {

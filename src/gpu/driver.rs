@@ -866,7 +866,7 @@ pub trait Driver: Send + Sync {
     /// use reproject::gpu::sim::{SimConfig, SimDriver};
     /// use reproject::gpu::variant::KernelDefines;
     /// let sim = SimDriver::new(SimConfig { uncached_variants: true, ..SimConfig::default() });
-    /// let v = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=1"])?;
+    /// let v = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=1", "RP_V_OUT=0", "RP_V_NAN=0"])?;
     /// assert!(sim.variant_ready(&KernelDefines::general()));
     /// assert!(!sim.variant_ready(&v));
     /// sim.prepare_variant(&v);
