@@ -36,9 +36,10 @@
 //! Each launch runs the build of the block kernel specialised for the plan and the launch's
 //! input and output types ([`super::kernel_variant`]; the general kernel where the key does
 //! not cover it), loaded when the executor is made if it is compiled already (loaded, or in
-//! the on-disk cache; both output types' builds where the plan may write either). If it is not, its compilation runs in the background and the launches run the
-//! general kernel, which gives the same values, until it is ready; a build that fails leaves
-//! them on the general kernel. So no job waits for NVRTC, which takes a few seconds per variant
+//! the on-disk cache; both output types' builds where the plan may write either). If it is
+//! not, its compilation runs in the background and the launches run the general kernel,
+//! which gives the same values, until it is ready; a build that fails leaves them on the
+//! general kernel. So no job waits for NVRTC, which takes a few seconds per variant
 //! on the H100 machine.
 //! Blocks go round-robin over the devices. A GPU failure (out of memory, a sticky error, a
 //! launch failure) stops the GPU for the rest of the plan: that block and every later one are

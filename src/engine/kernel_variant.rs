@@ -25,7 +25,9 @@
 //! [`encode_sampling`]: super::kernel_params
 //!
 //! ```
-//! use reproject::engine::kernel_variant::{KernelVariant, VariantInput, VariantNan, VariantOutput};
+//! use reproject::engine::kernel_variant::{
+//!     KernelVariant, VariantInput, VariantNan, VariantOutput,
+//! };
 //! // A homography (version 1, length, no backward, kind 0, H) sampled bilinearly.
 //! let mut transform = vec![1.0, 13.0, 0.0, 0.0];
 //! transform.extend([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
@@ -51,7 +53,9 @@ use crate::gpu::variant::KernelDefines;
 /// The input element types a variant may be built for.
 ///
 /// ```
-/// use reproject::engine::kernel_variant::{KernelVariant, VariantInput, VariantNan, VariantOutput};
+/// use reproject::engine::kernel_variant::{
+///     KernelVariant, VariantInput, VariantNan, VariantOutput,
+/// };
 /// let v = KernelVariant::Homography {
 ///     order: 0,
 ///     input: VariantInput::Any,
@@ -107,7 +111,11 @@ impl VariantOutput {
 /// ```
 /// use reproject::engine::kernel_variant::{KernelVariant, VariantNan};
 /// let r = KernelVariant::representatives();
-/// assert!(r.iter().any(|v| matches!(v, KernelVariant::Homography { nan: VariantNan::Renormalize, .. })));
+/// let renormalizing = |v: &KernelVariant| match v {
+///     KernelVariant::Homography { nan, .. } => *nan == VariantNan::Renormalize,
+///     _ => false,
+/// };
+/// assert_eq!(r.iter().filter(|v| renormalizing(v)).count(), 6);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum VariantNan {
@@ -449,7 +457,9 @@ impl KernelVariant {
     /// The NVRTC defines of this build (none for the general kernel).
     ///
     /// ```
-    /// use reproject::engine::kernel_variant::{KernelVariant, VariantInput, VariantNan, VariantOutput};
+    /// use reproject::engine::kernel_variant::{
+    ///     KernelVariant, VariantInput, VariantNan, VariantOutput,
+    /// };
     /// let v = KernelVariant::Homography {
     ///     order: 3,
     ///     input: VariantInput::F64,
