@@ -592,7 +592,6 @@ fn compare(
             for (defines, values) in builds {
                 let v = run_build(&defines, &values);
                 assert!(!v.refused, "{tag}: [{defines}] refused the parameters");
-                let bits = bit_list;
                 for (what, a, b) in [
                     ("values", &v.values, &host.values),
                     ("footprint", &v.footprint, &host.footprint),
@@ -600,8 +599,8 @@ fn compare(
                     ("input y", &v.ys, &host.ys),
                 ] {
                     assert_eq!(
-                        bits(a),
-                        bits(b),
+                        bit_list(a),
+                        bit_list(b),
                         "{tag}: {what} of [{defines}] {values:?} differ from the general kernel's",
                     );
                 }
