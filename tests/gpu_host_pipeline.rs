@@ -20,6 +20,7 @@
 //! from elsewhere).
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -67,8 +68,12 @@ static PERTURBED: OnceLock<Option<PathBuf>> = OnceLock::new();
 
 /// The harness built with a kernel variant's defines (as the runtime compiles it), or with a
 /// pattern's (`*` values taken on the command line, as the CUDA simulator's host builds take
-/// them), with the libm of `bin` (the plain or the perturbed harness); built once each.
+/// them), with the libm of `bin` (the plain or the perturbed harness); built once each. For
+/// the general kernel, `bin` itself.
 fn variant_harness(bin: &Path, variant: &KernelDefines) -> PathBuf {
+    if variant.is_general() {
+        return bin.to_path_buf();
+    }
     // One cell per build, so that tests on other threads compile their builds meanwhile.
     type Built = Mutex<HashMap<(bool, KernelDefines), Arc<OnceLock<PathBuf>>>>;
     static BUILT: OnceLock<Built> = OnceLock::new();
@@ -372,6 +377,17 @@ fn near_edge(c: f64, n: usize) -> bool {
     (c + 0.5).abs() <= PX_TOL || (c - (n as f64 - 0.5)).abs() <= PX_TOL
 }
 
+/// The bytes of rows `rows` and columns `cols` of `input`'s plane (pitch `cols.len()`).
+fn window_of(input: &RawInput, rows: Range<usize>, cols: Range<usize>) -> Vec<u8> {
+    let row_bytes = input.shape.1 * input.elem;
+    let mut w = Vec::new();
+    for r in rows {
+        let s = r * row_bytes + cols.start * input.elem;
+        w.extend_from_slice(&input.bytes[s..s + cols.len() * input.elem]);
+    }
+    w
+}
+
 /// The bits of `x`, every NaN as one value.
 fn bit_list(x: &[f64]) -> Vec<u64> {
     x.iter()
@@ -529,15 +545,12 @@ fn compare(
                     false,
                     wc.len(),
                 ),
-                None => {
-                    let mut w = Vec::new();
-                    let row_bytes = input.shape.1 * input.elem;
-                    for r in wr.clone() {
-                        let s = r * row_bytes + wc.start * input.elem;
-                        w.extend_from_slice(&input.bytes[s..s + wc.len() * input.elem]);
-                    }
-                    (w, input.code, big_endian, wc.len())
-                }
+                None => (
+                    window_of(&input, wr.clone(), wc.clone()),
+                    input.code,
+                    big_endian,
+                    wc.len(),
+                ),
             };
             let host = run_harness(
                 bin,
@@ -618,12 +631,8 @@ fn compare(
                     whole_builds.push(family_build(variant));
                 }
                 for (defines, values) in whole_builds {
-                    let harness = match defines.is_general() {
-                        true => bin.to_path_buf(),
-                        false => variant_harness(bin, &defines),
-                    };
                     let v = run_harness(
-                        &harness,
+                        &variant_harness(bin, &defines),
                         &values,
                         &p.transform,
                         &p.sampling,
@@ -1653,31 +1662,22 @@ fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
     let variant = KernelVariant::choose(&p.transform, &p.sampling, input.code as i32, true);
     assert!(variant.is_homography(), "{variant:?}");
     let (ny, nx) = shape_in;
-    let row_bytes = nx * input.elem;
-    // Window (y0, x0, h, w) of the plane: its bytes, pitch w.
-    let window_bytes = |(y0, x0, h, w): (usize, usize, usize, usize)| -> Vec<u8> {
-        let mut b = Vec::new();
-        for r in y0..y0 + h {
-            let s = r * row_bytes + x0 * input.elem;
-            b.extend_from_slice(&input.bytes[s..s + w * input.elem]);
-        }
-        b
-    };
     for (defines, values) in [
         (KernelDefines::general(), Vec::new()),
         family_build(variant),
     ] {
-        let harness = match defines.is_general() {
-            true => bin.to_path_buf(),
-            false => variant_harness(bin, &defines),
-        };
+        let harness = variant_harness(bin, &defines);
         let run = |window: (usize, usize, usize, usize)| {
             run_harness(
                 &harness,
                 &values,
                 &p.transform,
                 &p.sampling,
-                &window_bytes(window),
+                &window_of(
+                    &input,
+                    window.0..window.0 + window.2,
+                    window.1..window.1 + window.3,
+                ),
                 input.code,
                 false,
                 window.3,
