@@ -24,6 +24,24 @@
 #define RP_D2R RP_PI / 180.0
 #define RP_R2D 180.0 / RP_PI
 
+// a / d rounded to nearest, as the division gives it, for a divisor d that is a whole number
+// whose odd part is below 2^40 (the spline weights divide by 6, 12, 24 and 120), with inv =
+// 1 / d rounded to nearest (the caller writes `1.0 / d`, which the compiler folds): a multiply
+// and two fused multiply-adds, where a division compiles to a reciprocal estimate, its
+// refinements, a range test and a slow-path branch. For +0 and for 2^-900 <= |a| <= 2^900,
+// which the callers ensure (-0 gives +0; NaN, infinities and subnormals are not promised).
+// Why: q = a * inv is within (2u + u^2) |a / d| of a / d (u = 2^-53), and the fused step
+// s = q + (a - d q) inv, with the remainder rounded once, within about 4 u^2 |a / d|, less than
+// 2^-51 ulp. The exact quotient a / d is M 2^j / m in ulps of it (M the 53-bit significand of
+// a, m the odd part of d), whose fraction is a multiple of 1 / m: at least 1 / (2 m) ulp from
+// a rounding midpoint, far beyond 2^-51. So s rounds as a / d does. a * inv alone rounds
+// otherwise for about a third of dividends. tests/gpu_host_division.rs compares both with the
+// division (kernels/host/division_harness.cpp).
+RP_DEVICE double rp_div_const(double a, double d, double inv) {
+    double q = a * inv;
+    return fma(fma(-q, d, a), inv, q);
+}
+
 // Kernel variants. With no RP_V_* define the block kernel is the general one, which chooses
 // everything at run time. src/engine/kernel_variant.rs picks a specialised variant per plan and
 // launch, passed as NVRTC -D options (the host builds #define them); the parameters must then

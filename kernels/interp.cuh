@@ -363,7 +363,12 @@ RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, d
 #endif  // RP_WITH_BILINEAR
 
 #if RP_WITH_SPLINE
-// scipy's spline weights of order o (2..5) at clamped coordinate cc with knot fl.
+// scipy's spline weights of order o (2..5) at clamped coordinate cc with knot fl, as
+// `weights` in src/interp/kernel.rs computes them. Its divisions by constants are
+// rp_div_const's, which gives the division's bits for every dividend here: x = cc - fl lies
+// in [0, 1) (odd orders) or about [-0.5, 0.5) (even), so each dividend is +0 (x itself, at a
+// whole-pixel position) or between (2^-53)^5 = 2^-265 (y t t for order 5, with y = 1 - x no
+// smaller than 2^-53) and 8.
 RP_DEVICE void rp_spline_weights(int o, double cc, double fl, double* w) {
     for (int i = 0; i < 6; i++) w[i] = 0.0;
     double x = cc - fl;
@@ -377,32 +382,38 @@ RP_DEVICE void rp_spline_weights(int o, double cc, double fl, double* w) {
         w[0] = 0.5 * y * y;
         break;
     case 3:
-        w[1] = (y * y * (y - 2.0) * 3.0 + 4.0) / 6.0;
-        w[2] = (z * z * (z - 2.0) * 3.0 + 4.0) / 6.0;
-        w[0] = z * z * z / 6.0;
+        w[1] = rp_div_const(y * y * (y - 2.0) * 3.0 + 4.0, 6.0, 1.0 / 6.0);
+        w[2] = rp_div_const(z * z * (z - 2.0) * 3.0 + 4.0, 6.0, 1.0 / 6.0);
+        w[0] = rp_div_const(z * z * z, 6.0, 1.0 / 6.0);
         break;
     case 4:
         t = x * x;
         w[2] = t * (t * 0.25 - 0.625) + 115.0 / 192.0;
         y = 1.0 + x;
-        w[1] = y * (y * (y * (5.0 - y) / 6.0 - 1.25) + 5.0 / 24.0) + 55.0 / 96.0;
-        w[3] = z * (z * (z * (5.0 - z) / 6.0 - 1.25) + 5.0 / 24.0) + 55.0 / 96.0;
+        w[1] = y * (y * (rp_div_const(y * (5.0 - y), 6.0, 1.0 / 6.0) - 1.25) + 5.0 / 24.0) +
+               55.0 / 96.0;
+        w[3] = z * (z * (rp_div_const(z * (5.0 - z), 6.0, 1.0 / 6.0) - 1.25) + 5.0 / 24.0) +
+               55.0 / 96.0;
         y = 0.5 - x;
         t = y * y;
-        w[0] = t * t / 24.0;
+        w[0] = rp_div_const(t * t, 24.0, 1.0 / 24.0);
         break;
     default:
         t = y * y;
-        w[2] = t * (t * (0.25 - y / 12.0) - 0.5) + 0.55;
+        w[2] = t * (t * (0.25 - rp_div_const(y, 12.0, 1.0 / 12.0)) - 0.5) + 0.55;
         t = z * z;
-        w[3] = t * (t * (0.25 - z / 12.0) - 0.5) + 0.55;
+        w[3] = t * (t * (0.25 - rp_div_const(z, 12.0, 1.0 / 12.0)) - 0.5) + 0.55;
         y += 1.0;
-        w[1] = y * (y * (y * (y * (y / 24.0 - 0.375) + 1.25) - 1.75) + 0.625) + 0.425;
+        w[1] = y * (y * (y * (y * (rp_div_const(y, 24.0, 1.0 / 24.0) - 0.375) + 1.25) - 1.75) +
+                    0.625) +
+               0.425;
         z += 1.0;
-        w[4] = z * (z * (z * (z * (z / 24.0 - 0.375) + 1.25) - 1.75) + 0.625) + 0.425;
+        w[4] = z * (z * (z * (z * (rp_div_const(z, 24.0, 1.0 / 24.0) - 0.375) + 1.25) - 1.75) +
+                    0.625) +
+               0.425;
         y = 1.0 - x;
         t = y * y;
-        w[0] = y * t * t / 120.0;
+        w[0] = rp_div_const(y * t * t, 120.0, 1.0 / 120.0);
         break;
     }
     double last = 1.0;
@@ -428,23 +439,32 @@ RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, dou
     long long ry[6], rx[6];
     rp_spline_taps(o, ky, w->ny, ry);
     rp_spline_taps(o, kx, w->nx, rx);
-    RP_UNROLL
-    for (int k = 0; k <= o; k++) {
-        if (ry[k] < w->y0 || ry[k] >= (long long)w->y0 + w->h) return RP_NAN;
-        if (rx[k] < w->x0 || rx[k] >= (long long)w->x0 + w->w) return RP_NAN;
+    // Any tap outside the window gives NaN (as rp_tap). The taps are mirrored into [0, n - 1]
+    // on each axis, so a window of the whole plane holds them without a check.
+    if (!w->whole) {
+        RP_UNROLL
+        for (int k = 0; k <= o; k++) {
+            if (ry[k] < w->y0 || ry[k] >= (long long)w->y0 + w->h) return RP_NAN;
+            if (rx[k] < w->x0 || rx[k] >= (long long)w->x0 + w->w) return RP_NAN;
+        }
     }
     double wy[6], wx[6];
     rp_spline_weights(o, cy, (double)ky, wy);
     rp_spline_weights(o, cx, (double)kx, wx);
     double t = 0.0;
-    // Every tap is in the window (checked above): read from row offsets.
+    // Window rows and columns in range (checked above) times a pitch below 2^31 (checked by
+    // the block kernel before any load): 32-bit factors of 64-bit offsets, as rp_bilinear's.
+    // (The columns in place: a general build keeps these arrays in its stack frame.)
+    unsigned long long pitch = rp_low32(w->pitch);
+    RP_UNROLL
+    for (int k = 0; k <= o; k++) rx[k] -= w->x0;
     RP_UNROLL
     for (int k0 = 0; k0 <= o; k0++) {
         double w0 = wy[k0];
-        long long row = (ry[k0] - w->y0) * w->pitch - w->x0;
+        long long row = (long long)((unsigned)(ry[k0] - w->y0) * pitch);
         RP_UNROLL
         for (int k1 = 0; k1 <= o; k1++) {
-            double coeff = rp_load_at(s, w, row + rx[k1]);
+            double coeff = rp_load_at(s, w, row + (unsigned)rx[k1]);
             coeff *= w0;
             coeff *= wx[k1];
             t += coeff;

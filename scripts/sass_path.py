@@ -1,8 +1,9 @@
-"""Instructions per pixel of a float32 bilinear homography build on the benchmark's path, read
-from its machine code (no GPU): compiles kernels/ with NVRTC as the runtime does (sm_90,
+"""Instructions per pixel of a homography build into float32 outputs on the benchmark's path,
+read from its machine code (no GPU): compiles kernels/ with NVRTC as the runtime does (sm_90,
 --fmad=false), disassembles with nvdisasm (line info on), and walks the SASS from the entry,
 taking each branch as the benchmark's launches take it (parsed parameters copied, in-range
-pixels, a plain window, float32 outputs, PIXELS pixels per thread). Branches that no source
+pixels, a plain window, float32 outputs, PIXELS pixels per thread): for orders 0 and 1 from
+float32 input, for the splines (RP_V_ORDER=2..5) from their float64 coefficients. Branches that no source
 line decides are tried both ways (each visit of a loop's branch on its own); a path is dropped
 as soon as it makes a load or store the benchmark does not. Of the paths that make the
 benchmark's loads, stores and reciprocals, the shortest is reported. A rough count for
@@ -13,7 +14,8 @@ revision.
     python3 scripts/sass_path.py KERNELS_DIR LIBNVRTC NVDISASM [PIXELS [DEFINE...]] [--lines]
 PIXELS (default 4) is the build's RP_PIXELS_PER_THREAD; the defines default to the benchmark's
 build, RP_V_HOMOGRAPHY RP_V_ORDER=1 RP_V_INPUT=0 RP_V_OUT=0 RP_V_NAN=0 (before session 25's
-key: PIXELS 2 and the first three). `--lines` also prints the count per source line and the
+key: PIXELS 2 and the first three). The bicubic benchmark's build: PIXELS 1, RP_V_HOMOGRAPHY
+RP_V_ORDER=3 RP_V_INPUT=1. `--lines` also prints the count per source line and the
 path itself.
 (.venv's nvidia/cuda_nvrtc/lib/libnvrtc.so.12, NVRTC 12.9; nvdisasm from the
 `nvidia-cuda-nvdisasm` wheel, 13.x)
@@ -31,6 +33,12 @@ ARGS = [a for a in sys.argv[1:] if a != "--lines"]
 kdir, libnvrtc, nvdisasm = ARGS[:3]
 PIXELS = int(ARGS[3]) if len(ARGS) > 3 else 4
 DEFINES = ARGS[4:] or ["RP_V_HOMOGRAPHY", "RP_V_ORDER=1", "RP_V_INPUT=0", "RP_V_OUT=0", "RP_V_NAN=0"]
+ORDER = int(next((d.split("=")[1] for d in DEFINES if d.startswith("RP_V_ORDER=")), "1"))
+# The benchmark's loads of one pixel: float32 input (LDG.E), four taps for bilinear, one for
+# nearest; the splines' (order + 1)^2 float64 coefficients (LDG.E.64).
+SPLINE = ORDER >= 2
+LOAD = "LDG.E.64" if SPLINE else "LDG.E"
+TAPS = (ORDER + 1) ** 2 if SPLINE else (4 if ORDER == 1 else 1)
 
 
 def compile_cubin():
@@ -145,13 +153,18 @@ def benchmark_so_far(path):
         return False
     if "0xff00" in x["text"]:
         return False
-    return x["op"] != "LDG.E" or sum(y["op"] == "LDG.E" for y in path) <= 4 * PIXELS
+    if SPLINE and x["op"] == "LDG.E":
+        return False
+    return x["op"] != LOAD or sum(y["op"] == LOAD for y in path) <= TAPS * PIXELS
 
 
 def benchmark_like(path):
     ops = collections.Counter(x["op"] for x in path)
-    return (ops["LDG.E"] == 4 * PIXELS and ops["STG.E"] + ops["ST.E"] == 2 * PIXELS
-            and ops["STG.E.64"] == 0 and ops["MUFU.RCP64H"] == PIXELS
+    # The homography's reciprocal once per pixel (spline builds may divide more: the weights'
+    # divisions before rp_div_const).
+    rcp = ops["MUFU.RCP64H"] >= PIXELS if SPLINE else ops["MUFU.RCP64H"] == PIXELS
+    return (ops[LOAD] == TAPS * PIXELS and ops["STG.E"] + ops["ST.E"] == 2 * PIXELS
+            and ops["STG.E.64"] == 0 and rcp
             and not any("0xff00" in x["text"] for x in path)
             and not any("DSETP.NAN" in x["op"] or "DSETP.NUM" in x["op"] for x in path))
 

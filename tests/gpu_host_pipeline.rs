@@ -32,6 +32,7 @@ use reproject::engine::kernel_params::{host_parity_inputs, host_parity_transform
 use reproject::engine::kernel_variant::{KernelVariant, VariantNan, VariantOutput};
 use reproject::engine::{Options, Plan, Precision};
 use reproject::gpu::variant::KernelDefines;
+use reproject::interp::kernel::mirror_index;
 use reproject::interp::{NanPolicy, Order};
 use reproject::io::{ByteOrder, ImageSource, RawSource, SampleType};
 use reproject::pixel_transform::PixelTransform;
@@ -164,6 +165,7 @@ fn build_harness(perturbed: bool, variant: &KernelDefines) -> Option<PathBuf> {
 }
 
 /// The raw input: bytes of the whole plane and how they are stored.
+#[derive(Clone)]
 struct RawInput {
     bytes: Vec<u8>,
     sample: SampleType,
@@ -618,14 +620,20 @@ fn compare(
                     );
                 }
             }
-            // A window of the whole plane (as device-resident planes are uploaded): the
-            // samplers then read without checking the window, with the same bits (in the
-            // variant test, which runs every family on every input type).
+            // A window of the whole plane (as device-resident planes are uploaded, and the
+            // coefficients the device prefilters): the samplers then read without checking
+            // the window, with the same bits (in the variant test, which runs every family on
+            // every input type and every order).
+            let plane_bytes = p
+                .plane_coefficients
+                .as_ref()
+                .map(|c| c.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>());
             if CONCRETE_VARIANTS.get()
-                && p.coefficients.is_none()
-                && matches!(order, Order::NearestNeighbor | Order::Bilinear)
+                && (matches!(order, Order::NearestNeighbor | Order::Bilinear)
+                    || plane_bytes.is_some())
             {
-                let (whole, whole_pitch) = (&input.bytes, input.shape.1);
+                let whole = plane_bytes.as_deref().unwrap_or(&input.bytes);
+                let whole_pitch = input.shape.1;
                 let mut whole_builds = vec![(KernelDefines::general(), Vec::new())];
                 if variant != KernelVariant::General {
                     whole_builds.push(family_build(variant));
@@ -1564,7 +1572,14 @@ fn every_variant_gives_the_general_kernels_bits() {
     let mut runs = Vec::new();
     for case in &cases {
         for (k, order) in Order::ALL.into_iter().enumerate() {
-            let types: &[InType] = if k <= 1 { &TYPES } else { &TYPES[..2] };
+            // The splines' coefficients are float64 whatever the input type: one input with
+            // NaN pixels (every coefficient NaN, as on the CPU) and one without (I16Be), so
+            // that their values are compared too.
+            let types: &[InType] = if k <= 1 {
+                &TYPES
+            } else {
+                &[InType::F64Le, InType::I16Be]
+            };
             for (i, &t) in types.iter().enumerate() {
                 let policies: &[NanPolicy] = if k <= 1 {
                     &[NanPolicy::Propagate, NanPolicy::Renormalize]
@@ -1614,9 +1629,10 @@ fn every_variant_gives_the_general_kernels_bits() {
 }
 
 /// A window short of the plane (a row or a column less than it, on either side) makes NaN
-/// exactly the pixels whose bilinear taps leave it, and gives the whole window's bits
-/// elsewhere, in the general kernel and in the homography variant (whose samplers skip the
-/// check for a window of the whole plane only).
+/// exactly the pixels whose taps leave it, and gives the whole window's bits elsewhere, in the
+/// general kernel and in the homography variant (whose samplers skip the check for a window of
+/// the whole plane only): bilinear from the input's values, the splines of orders 2, 3 and 5
+/// from the plan's coefficients.
 #[test]
 fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
     let Some(bin) = harness() else { return };
@@ -1640,100 +1656,127 @@ fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
         &[shape_in.0, shape_in.1],
     )
     .unwrap();
-    let options = Options {
-        order: Order::Bilinear,
-        ..Options::default()
-    };
-    let plan = Plan::new(
-        &source,
-        &wcs_in,
-        &wcs_out,
-        &[shape_out.0, shape_out.1],
-        &options,
-    )
-    .unwrap();
-    let block = Block {
-        rows: 0..shape_out.0,
-        cols: 0..shape_out.1,
-    };
-    let p = host_parity_inputs(&plan, &block, 0, &InputDecoding::default())
-        .unwrap()
-        .unwrap();
-    let variant = KernelVariant::choose(&p.transform, &p.sampling, input.code as i32, true);
-    assert!(variant.is_homography(), "{variant:?}");
     let (ny, nx) = shape_in;
-    for (defines, values) in [
-        (KernelDefines::general(), Vec::new()),
-        family_build(variant),
+    for order in [
+        Order::Bilinear,
+        Order::Biquadratic,
+        Order::Bicubic,
+        Order::Quintic,
     ] {
-        let harness = variant_harness(bin, &defines);
-        let run = |window: (usize, usize, usize, usize)| {
-            run_harness(
-                &harness,
-                &values,
-                &p.transform,
-                &p.sampling,
-                &window_of(
-                    &input,
-                    window.0..window.0 + window.2,
-                    window.1..window.1 + window.3,
-                ),
-                input.code,
-                false,
-                window.3,
-                window,
-                shape_in,
-                &block,
-                true,
-                &format!("[{defines}] window {window:?}"),
-            )
+        let options = Options {
+            order,
+            ..Options::default()
         };
-        let whole = run((0, 0, ny, nx));
-        for window in [
-            (1, 0, ny - 1, nx),
-            (0, 0, ny - 1, nx),
-            (0, 1, ny, nx - 1),
-            (0, 0, ny, nx - 1),
-        ] {
-            let short = run(window);
-            let (mut nan, mut same) = (0, 0);
-            for i in 0..whole.values.len() {
-                let (x, y) = (whole.xs[i], whole.ys[i]);
-                if x.is_nan() {
-                    assert!(short.values[i].is_nan(), "[{defines}] {window:?} pixel {i}");
-                    continue;
-                }
-                // The taps of position (x, y): rows and columns floor(c) and the next one,
-                // clamped to the plane (the edge rule).
-                let taps = |c: f64, n: usize| {
-                    let i = (c.max(0.0) as usize).min(n - 1);
-                    (i, (i + 1).min(n - 1))
-                };
-                let ((r0, r1), (c0, c1)) = (taps(y, ny), taps(x, nx));
-                let inside = r0 >= window.0
-                    && r1 < window.0 + window.2
-                    && c0 >= window.1
-                    && c1 < window.1 + window.3;
-                if inside {
-                    assert_eq!(
-                        short.values[i].to_bits(),
-                        whole.values[i].to_bits(),
-                        "[{defines}] {window:?} pixel {i} at ({x}, {y})"
-                    );
-                    same += 1;
-                } else {
-                    assert!(
-                        short.values[i].is_nan() && short.footprint[i] == 0.0,
-                        "[{defines}] {window:?} pixel {i} at ({x}, {y}): {}",
-                        short.values[i]
-                    );
-                    nan += 1;
+        let plan = Plan::new(
+            &source,
+            &wcs_in,
+            &wcs_out,
+            &[shape_out.0, shape_out.1],
+            &options,
+        )
+        .unwrap();
+        let block = Block {
+            rows: 0..shape_out.0,
+            cols: 0..shape_out.1,
+        };
+        let p = host_parity_inputs(&plan, &block, 0, &InputDecoding::default())
+            .unwrap()
+            .unwrap();
+        // The plane the kernel samples: the values, or the splines' coefficients (float64).
+        let plane = RawInput {
+            bytes: match &p.plane_coefficients {
+                Some(c) => c.iter().flat_map(|v| v.to_ne_bytes()).collect(),
+                None => input.bytes.clone(),
+            },
+            ..input.clone()
+        };
+        let variant = KernelVariant::choose(&p.transform, &p.sampling, plane.code as i32, true);
+        assert!(variant.is_homography(), "{order:?}: {variant:?}");
+        // The rows (or columns) that the taps of coordinate c read on an axis of n pixels:
+        // floor(c) and the next one clamped to the plane (the edge rule) for bilinear, the
+        // spline's o + 1 from its knot mirrored into the plane for order o.
+        let taps = |c: f64, n: usize| -> Vec<usize> {
+            let cc = c.clamp(0.0, n as f64 - 1.0);
+            match order.degree() {
+                1 => vec![cc as usize, (cc as usize + 1).min(n - 1)],
+                o => {
+                    let knot = if o % 2 == 1 { cc } else { cc + 0.5 }.floor() as isize;
+                    let start = knot - o as isize / 2;
+                    (start..=start + o as isize)
+                        .map(|i| mirror_index(i, n as isize) as usize)
+                        .collect()
                 }
             }
-            assert!(
-                nan > 0 && same > 0,
-                "[{defines}] {window:?}: {nan} NaN, {same} same"
-            );
+        };
+        for (defines, values) in [
+            (KernelDefines::general(), Vec::new()),
+            family_build(variant),
+        ] {
+            let harness = variant_harness(bin, &defines);
+            let run = |window: (usize, usize, usize, usize)| {
+                run_harness(
+                    &harness,
+                    &values,
+                    &p.transform,
+                    &p.sampling,
+                    &window_of(
+                        &plane,
+                        window.0..window.0 + window.2,
+                        window.1..window.1 + window.3,
+                    ),
+                    plane.code,
+                    false,
+                    window.3,
+                    window,
+                    shape_in,
+                    &block,
+                    true,
+                    &format!("{order:?} [{defines}] window {window:?}"),
+                )
+            };
+            let whole = run((0, 0, ny, nx));
+            for window in [
+                (1, 0, ny - 1, nx),
+                (0, 0, ny - 1, nx),
+                (0, 1, ny, nx - 1),
+                (0, 0, ny, nx - 1),
+            ] {
+                let short = run(window);
+                let (mut nan, mut same) = (0, 0);
+                for i in 0..whole.values.len() {
+                    let (x, y) = (whole.xs[i], whole.ys[i]);
+                    let what = format!("{order:?} [{defines}] {window:?} pixel {i} at ({x}, {y})");
+                    if x.is_nan() {
+                        assert!(short.values[i].is_nan(), "{what}");
+                        continue;
+                    }
+                    let inside = taps(y, ny)
+                        .iter()
+                        .all(|r| (window.0..window.0 + window.2).contains(r))
+                        && taps(x, nx)
+                            .iter()
+                            .all(|c| (window.1..window.1 + window.3).contains(c));
+                    if inside {
+                        assert_eq!(
+                            short.values[i].to_bits(),
+                            whole.values[i].to_bits(),
+                            "{what}"
+                        );
+                        same += 1;
+                    } else {
+                        assert!(
+                            short.values[i].is_nan() && short.footprint[i] == 0.0,
+                            "{what}: {}",
+                            short.values[i]
+                        );
+                        nan += 1;
+                    }
+                }
+                assert!(
+                    nan > 0 && same > 0,
+                    "{order:?} [{defines}] {window:?}: {nan} NaN, {same} same"
+                );
+            }
         }
     }
 }

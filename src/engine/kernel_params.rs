@@ -336,6 +336,9 @@ pub struct HostParityInputs {
     pub window_cols: Range<usize>,
     /// The plan's spline coefficients over the window, row-major (orders ≥ 2).
     pub coefficients: Option<Vec<f64>>,
+    /// The plan's spline coefficients over the whole plane, row-major (orders ≥ 2, where a
+    /// pixel of the block sees the input): what a device-resident plane's window holds.
+    pub plane_coefficients: Option<Vec<f64>>,
     /// The CPU engine's input columns of the block's pixels, row-major (NaN: none).
     pub xs: Vec<f64>,
     /// The CPU engine's input rows.
@@ -374,17 +377,18 @@ pub fn host_parity_inputs(
     let n = block.len();
     let (mut xs, mut ys) = (vec![0.0; n], vec![0.0; n]);
     let bounds = coords.block_coords(block, &mut xs, &mut ys);
-    let (window_rows, window_cols, coefficients) = match bounds {
-        None => (0..0, 0..0, None),
+    let (window_rows, window_cols, coefficients, plane_coefficients) = match bounds {
+        None => (0..0, 0..0, None, None),
         Some(b) => {
             let (w, c) = plan.gpu_window(b, plane)?;
-            let coefficients = c.map(|c| {
+            let coefficients = c.as_ref().map(|c| {
                 c.slice(ndarray::s![w.rows.clone(), w.cols.clone()])
                     .iter()
                     .copied()
                     .collect()
             });
-            (w.rows, w.cols, coefficients)
+            let plane_coefficients = c.map(|c| c.iter().copied().collect());
+            (w.rows, w.cols, coefficients, plane_coefficients)
         }
     };
     Ok(Some(HostParityInputs {
@@ -393,6 +397,7 @@ pub fn host_parity_inputs(
         window_rows,
         window_cols,
         coefficients,
+        plane_coefficients,
         xs,
         ys,
     }))
