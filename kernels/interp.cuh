@@ -422,21 +422,25 @@ RP_DEVICE void rp_spline_weights(int o, double cc, double fl, double* w) {
 }
 
 // The o + 1 taps along an axis of n pixels for knot `knot`, mirrored into the image.
-RP_DEVICE void rp_spline_taps(int o, long long knot, int n, long long* idx) {
-    long long start = knot - o / 2;
-    if (start >= 0 && start + o < n) {
+// 32-bit: the knot lies in [0, n - 1] (of a clamped coordinate), so start + k lies in
+// [-2, n + 4], and the block kernel reads nothing from a plane with a side within 256 of 2^31
+// (32-bit tap indices: 17 instructions fewer per bicubic pixel than 64-bit ones, and 8
+// registers fewer).
+RP_DEVICE void rp_spline_taps(int o, int knot, int n, int* idx) {
+    int start = knot - o / 2;
+    if (start >= 0 && (unsigned)start + o < (unsigned)n) {
         for (int k = 0; k <= o; k++) idx[k] = start + k;
     } else {
-        for (int k = 0; k <= o; k++) idx[k] = rp_mirror(start + k, n);
+        for (int k = 0; k <= o; k++) idx[k] = (int)rp_mirror(start + k, n);
     }
 }
 
 RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, double x) {
     int o = RP_ORDER(s);
     double cy = rp_clamp(y, w->ny), cx = rp_clamp(x, w->nx);
-    long long ky = (o & 1) ? (long long)cy : (long long)(cy + 0.5);
-    long long kx = (o & 1) ? (long long)cx : (long long)(cx + 0.5);
-    long long ry[6], rx[6];
+    int ky = (o & 1) ? (int)cy : (int)(cy + 0.5);
+    int kx = (o & 1) ? (int)cx : (int)(cx + 0.5);
+    int ry[6], rx[6];
     rp_spline_taps(o, ky, w->ny, ry);
     rp_spline_taps(o, kx, w->nx, rx);
     // Any tap outside the window gives NaN (as rp_tap). The taps are mirrored into [0, n - 1]

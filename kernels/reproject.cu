@@ -174,10 +174,15 @@ RP_GLOBAL void RP_BLOCK_BOUNDS rp_reproject_block(const double* transform, const
     RpWindow w = rp_make_window(&params.sampling, input, input_type, big_endian, in_pitch, win_y0,
                                 win_x0, win_ny, win_nx, in_ny, in_nx);
     // An unknown element type, a pitch shorter than the window or of 2^31 elements or more (the
-    // samplers' element offsets are 32-bit rows times a 32-bit pitch), or a window with a
-    // negative origin or size reads nothing: checked before any load.
+    // samplers' element offsets are 32-bit rows times a 32-bit pitch), a window with a
+    // negative origin or size, or (where splines are compiled) a plane side within 256 of
+    // 2^31 (the spline taps' 32-bit indices run a few past a side) reads nothing: checked
+    // before any load.
     int window_ok = in_pitch >= win_nx && in_pitch <= 0x7fffffffLL && win_y0 >= 0 && win_x0 >= 0 &&
                     win_ny >= 0 && win_nx >= 0;
+#if RP_WITH_SPLINE
+    window_ok = window_ok && in_ny <= 0x7fffff00 && in_nx <= 0x7fffff00;
+#endif
 #ifdef RP_V_INPUT
     int readable = input_type == RP_V_INPUT && window_ok;
 #else

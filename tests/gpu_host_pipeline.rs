@@ -1632,7 +1632,8 @@ fn every_variant_gives_the_general_kernels_bits() {
 /// exactly the pixels whose taps leave it, and gives the whole window's bits elsewhere, in the
 /// general kernel and in the homography variant (whose samplers skip the check for a window of
 /// the whole plane only): bilinear from the input's values, the splines of orders 2, 3 and 5
-/// from the plan's coefficients.
+/// from the plan's coefficients. Builds with splines also refuse a plane side within 256 of
+/// 2^31.
 #[test]
 fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
     let Some(bin) = harness() else { return };
@@ -1648,7 +1649,14 @@ fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
     // The output covers the input and a margin around it, at a slightly finer scale.
     let wcs_in = wcs((18.5, 15.5), (150.0, 2.0), 0.01);
     let wcs_out = wcs((20.5, 17.5), (150.001, 2.002), 0.0093);
-    let input = make_input(InType::F64Le, shape_in);
+    let (ny, nx) = shape_in;
+    // No NaN pixels: a spline's coefficients would all be NaN.
+    let input = RawInput {
+        bytes: (0..ny)
+            .flat_map(|y| (0..nx).flat_map(move |x| value_at(y, x).to_le_bytes()))
+            .collect(),
+        ..make_input(InType::F64Le, shape_in)
+    };
     let source = RawSource::new(
         &input.bytes,
         input.sample,
@@ -1656,7 +1664,6 @@ fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
         &[shape_in.0, shape_in.1],
     )
     .unwrap();
-    let (ny, nx) = shape_in;
     for order in [
         Order::Bilinear,
         Order::Biquadratic,
@@ -1757,6 +1764,7 @@ fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
                             .iter()
                             .all(|c| (window.1..window.1 + window.3).contains(c));
                     if inside {
+                        assert!(whole.values[i].is_finite(), "{what}");
                         assert_eq!(
                             short.values[i].to_bits(),
                             whole.values[i].to_bits(),
@@ -1776,6 +1784,35 @@ fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
                     nan > 0 && same > 0,
                     "{order:?} [{defines}] {window:?}: {nan} NaN, {same} same"
                 );
+            }
+            // A build with splines reads nothing from a plane with a side within 256 of 2^31
+            // (their taps' indices are 32-bit): every value NaN, every footprint 0; at the
+            // limit it reads.
+            if order.degree() >= 2 {
+                for (side, reads) in [(0x7fff_ff00usize, true), (0x7fff_ff01, false)] {
+                    let v = run_harness(
+                        &harness,
+                        &values,
+                        &p.transform,
+                        &p.sampling,
+                        &window_of(&plane, 0..ny, 0..nx),
+                        plane.code,
+                        false,
+                        nx,
+                        (0, 0, ny, nx),
+                        (side, nx),
+                        &block,
+                        true,
+                        &format!("{order:?} [{defines}] {side} rows"),
+                    );
+                    let finite = v.values.iter().filter(|x| x.is_finite()).count();
+                    assert_eq!(finite > 0, reads, "{order:?} [{defines}] {side} rows");
+                    assert_eq!(
+                        v.footprint.iter().any(|&f| f != 0.0),
+                        reads,
+                        "{order:?} [{defines}] {side} rows"
+                    );
+                }
             }
         }
     }
