@@ -423,9 +423,9 @@ RP_DEVICE void rp_spline_weights(int o, double cc, double fl, double* w) {
 
 // The o + 1 taps along an axis of n pixels for knot `knot`, mirrored into the image.
 // 32-bit: the knot lies in [0, n - 1] (of a clamped coordinate), so start + k lies in
-// [-2, n + 4], and the block kernel reads nothing from a plane with a side within 256 of 2^31
-// (32-bit tap indices: 17 instructions fewer per bicubic pixel than 64-bit ones, and 8
-// registers fewer).
+// [-2, n + 2], and the block kernel reads nothing from a plane with a side within 256 of 2^31
+// (32-bit tap indices took 17 instructions and 8 registers off the bicubic build's pixel:
+// docs/measurements/sass-2026-11-28-session26).
 RP_DEVICE void rp_spline_taps(int o, int knot, int n, int* idx) {
     int start = knot - o / 2;
     if (start >= 0 && (unsigned)start + o < (unsigned)n) {
@@ -433,6 +433,29 @@ RP_DEVICE void rp_spline_taps(int o, int knot, int n, int* idx) {
     } else {
         for (int k = 0; k <= o; k++) idx[k] = (int)rp_mirror(start + k, n);
     }
+}
+
+// The sum of the taps' coefficients times their weights, in the CPU's order: rows ry (plane
+// rows), window columns rx; `consecutive`: rx[k] is rx[0] + k (a constant where inlined).
+RP_DEVICE double rp_spline_sum(const RpSampling* s, const RpWindow* w, int o, const int* ry,
+                               const int* rx, const double* wy, const double* wx,
+                               int consecutive) {
+    unsigned long long pitch = rp_low32(w->pitch);
+    double t = 0.0;
+    RP_UNROLL
+    for (int k0 = 0; k0 <= o; k0++) {
+        double w0 = wy[k0];
+        long long row = (long long)((unsigned)(ry[k0] - w->y0) * pitch);
+        RP_UNROLL
+        for (int k1 = 0; k1 <= o; k1++) {
+            long long at = consecutive ? row + (unsigned)rx[0] + k1 : row + (unsigned)rx[k1];
+            double coeff = rp_load_at(s, w, at);
+            coeff *= w0;
+            coeff *= wx[k1];
+            t += coeff;
+        }
+    }
+    return t;
 }
 
 RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, double x) {
@@ -455,26 +478,15 @@ RP_DEVICE double rp_spline(const RpSampling* s, const RpWindow* w, double y, dou
     double wy[6], wx[6];
     rp_spline_weights(o, cy, (double)ky, wy);
     rp_spline_weights(o, cx, (double)kx, wx);
-    double t = 0.0;
     // Window rows and columns in range (checked above) times a pitch below 2^31 (checked by
     // the block kernel before any load): 32-bit factors of 64-bit offsets, as rp_bilinear's.
     // (The columns in place: a general build keeps these arrays in its stack frame.)
-    unsigned long long pitch = rp_low32(w->pitch);
     RP_UNROLL
     for (int k = 0; k <= o; k++) rx[k] -= w->x0;
-    RP_UNROLL
-    for (int k0 = 0; k0 <= o; k0++) {
-        double w0 = wy[k0];
-        long long row = (long long)((unsigned)(ry[k0] - w->y0) * pitch);
-        RP_UNROLL
-        for (int k1 = 0; k1 <= o; k1++) {
-            double coeff = rp_load_at(s, w, row + (unsigned)rx[k1]);
-            coeff *= w0;
-            coeff *= wx[k1];
-            t += coeff;
-        }
-    }
-    return t;
+    // The taps of an interior position are consecutive columns: each load is then an offset
+    // from the row's first (one address per row, not per tap).
+    if (rx[o] == rx[0] + o) return rp_spline_sum(s, w, o, ry, rx, wy, wx, 1);
+    return rp_spline_sum(s, w, o, ry, rx, wy, wx, 0);
 }
 
 // The sample at input position (y row, x column), before result rounding. Taps outside the
