@@ -88,6 +88,10 @@ pub(crate) fn encode_transform(plan: &Plan) -> Option<Vec<f64>> {
     encode_transform_checked(plan).ok()
 }
 
+/// The longest input plane side the block kernel reads (`kernels/reproject.cu` reads nothing
+/// from a longer one: 2^31 - 256, so that the spline taps' 32-bit indices cannot overflow).
+const MAX_INPUT_SIDE: usize = 0x7fff_ff00;
+
 /// [`kernel_support`]'s checks, and the transform array when they pass (encoded once).
 fn encode_transform_checked(plan: &Plan) -> std::result::Result<Vec<f64>, String> {
     let view = plan.kernel_view();
@@ -100,6 +104,12 @@ fn encode_transform_checked(plan: &Plan) -> std::result::Result<Vec<f64>, String
         return Err(format!(
             "planes of {in_ny}x{in_nx} (input) and {ny}x{nx} (output) pixels: the kernels \
              index rows and columns with 32-bit integers"
+        ));
+    }
+    if in_ny.max(in_nx) > MAX_INPUT_SIDE {
+        return Err(format!(
+            "an input plane of {in_ny}x{in_nx} pixels: the kernels read sides of up to \
+             {MAX_INPUT_SIDE} pixels (32-bit spline tap indices run a few past a side)"
         ));
     }
     if view.interpolates_beyond_plane {
@@ -466,5 +476,42 @@ mod tests {
         assert!(kernel_support(&tall).unwrap_err().contains("32-bit"));
         let fits = Plan::new(&source, &w_in, &w_out, &[(1 << 31) - 1, 1], &options).unwrap();
         assert_eq!(kernel_support(&fits), Ok(()));
+        // An input plane with a side past the kernels' limit (no pixels needed to plan it).
+        for (side, ok) in [(MAX_INPUT_SIDE, true), (MAX_INPUT_SIDE + 1, false)] {
+            let long = ShapeOnly(vec![1, side]);
+            let plan = Plan::new(&long, &w_in, &w_out, &[6, 6], &options).unwrap();
+            let support = kernel_support(&plan);
+            assert_eq!(support.is_ok(), ok, "{side}: {support:?}");
+            if !ok {
+                assert!(support.unwrap_err().contains("sides of up to"));
+            }
+        }
+    }
+
+    /// A float64 source of a shape and no pixels.
+    struct ShapeOnly(Vec<usize>);
+
+    impl crate::io::ImageSource for ShapeOnly {
+        fn shape(&self) -> &[usize] {
+            &self.0
+        }
+
+        fn stored_type(&self) -> crate::io::StoredType {
+            crate::io::StoredType {
+                sample: crate::io::SampleType::F64,
+                big_endian: false,
+                scaled: false,
+            }
+        }
+
+        fn read_window(
+            &self,
+            _plane: usize,
+            _rows: std::ops::Range<usize>,
+            _cols: std::ops::Range<usize>,
+            _out: &mut [f64],
+        ) -> crate::error::Result<()> {
+            unreachable!("planning reads no pixels")
+        }
     }
 }
