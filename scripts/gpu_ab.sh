@@ -3,7 +3,7 @@
 # (gpu_bench_base), for the `ab` section of the bundle's run.sh: the two builds run in turn on
 # one machine, so a kernel change is timed against its base in one device call.
 #   scripts/gpu_ab.sh REV [BUNDLE]          # here, after scripts/gpu_bundle.sh (gpu-bundle)
-#   ROUNDS=3 gpu-bundle/run.sh ab           # there (BENCH_JOBS, default bilinear; SIZE)
+#   ROUNDS=3 gpu-bundle/run.sh ab           # there (BENCH_JOBS, default bilinear, or all; SIZE)
 # The base is built in a worktree of REV with a target folder of its own (target/gpu-ab), so
 # this checkout's release builds are left as they are.
 set -euo pipefail

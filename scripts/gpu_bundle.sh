@@ -109,7 +109,8 @@ cat >"$OUT/run.sh" <<'RUN'
 #   bench     the GPU benchmark from Rust (gpu_bench)
 #   ab        gpu_bench as built at another revision (gpu_bench_base, added by scripts/gpu_ab.sh)
 #             and as built here, in turn, ROUNDS times (default 3), on BENCH_JOBS (default
-#             bilinear): a kernel change timed on one machine (not in the default list)
+#             bilinear: its first job only; `all`: every job, bicubic included): a kernel
+#             change timed on one machine (not in the default list)
 #   profile   Nsight Compute on gpu_bench PROFILE_SIZE (default 4096): the block kernel and
 #             the spline prefilter's kernels, or those PROFILE_KERNELS names (not in the
 #             default list; needs ncu)
