@@ -379,6 +379,22 @@ fn near_edge(c: f64, n: usize) -> bool {
     (c + 0.5).abs() <= PX_TOL || (c - (n as f64 - 0.5)).abs() <= PX_TOL
 }
 
+/// The float64 plane of spline coefficients `c` of `input`'s shape, as the kernel reads it.
+fn coefficient_plane(input: &RawInput, c: &[f64]) -> RawInput {
+    RawInput {
+        bytes: c.iter().flat_map(|v| v.to_ne_bytes()).collect(),
+        sample: SampleType::F64,
+        order: if cfg!(target_endian = "big") {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        },
+        code: 1,
+        elem: 8,
+        shape: input.shape,
+    }
+}
+
 /// The bytes of rows `rows` and columns `cols` of `input`'s plane (pitch `cols.len()`).
 fn window_of(input: &RawInput, rows: Range<usize>, cols: Range<usize>) -> Vec<u8> {
     let row_bytes = input.shape.1 * input.elem;
@@ -540,20 +556,20 @@ fn compare(
                 .unwrap()
                 .unwrap_or_else(|| panic!("{tag}: the encoder declined the plan"));
             let (wr, wc) = (p.window_rows.clone(), p.window_cols.clone());
-            let (window_bytes, code, be, pitch) = match &p.coefficients {
-                Some(c) => (
-                    c.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>(),
-                    1,
-                    false,
-                    wc.len(),
-                ),
-                None => (
-                    window_of(&input, wr.clone(), wc.clone()),
-                    input.code,
-                    big_endian,
-                    wc.len(),
-                ),
+            // The plane the kernel samples: the values, or the splines' coefficients.
+            let coefficients = p
+                .plane_coefficients
+                .as_deref()
+                .map(|c| coefficient_plane(&input, c));
+            let (plane, be) = match &coefficients {
+                Some(c) => (c, false),
+                None => (&input, big_endian),
             };
+            let (window_bytes, code, pitch) = (
+                window_of(plane, wr.clone(), wc.clone()),
+                plane.code,
+                wc.len(),
+            );
             let host = run_harness(
                 bin,
                 &[],
@@ -624,16 +640,11 @@ fn compare(
             // coefficients the device prefilters): the samplers then read without checking
             // the window, with the same bits (in the variant test, which runs every family on
             // every input type and every order).
-            let plane_bytes = p
-                .plane_coefficients
-                .as_ref()
-                .map(|c| c.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>());
             if CONCRETE_VARIANTS.get()
                 && (matches!(order, Order::NearestNeighbor | Order::Bilinear)
-                    || plane_bytes.is_some())
+                    || coefficients.is_some())
             {
-                let whole = plane_bytes.as_deref().unwrap_or(&input.bytes);
-                let whole_pitch = input.shape.1;
+                let (whole, whole_pitch) = (&plane.bytes, input.shape.1);
                 let mut whole_builds = vec![(KernelDefines::general(), Vec::new())];
                 if variant != KernelVariant::General {
                     whole_builds.push(family_build(variant));
@@ -1690,12 +1701,9 @@ fn a_window_short_of_the_plane_gives_nan_where_the_taps_leave_it() {
             .unwrap()
             .unwrap();
         // The plane the kernel samples: the values, or the splines' coefficients (float64).
-        let plane = RawInput {
-            bytes: match &p.plane_coefficients {
-                Some(c) => c.iter().flat_map(|v| v.to_ne_bytes()).collect(),
-                None => input.bytes.clone(),
-            },
-            ..input.clone()
+        let plane = match &p.plane_coefficients {
+            Some(c) => coefficient_plane(&input, c),
+            None => input.clone(),
         };
         let variant = KernelVariant::choose(&p.transform, &p.sampling, plane.code as i32, true);
         assert!(variant.is_homography(), "{order:?}: {variant:?}");

@@ -331,8 +331,8 @@ fn encode_celestial(c: &CelestialTransform, v: &mut Vec<f64>) {
 }
 
 /// What the GPU-free parity test (tests/gpu_host_pipeline.rs) feeds the host build of the
-/// kernels for one block: both flat arrays, the input window the CPU engine reads, the spline
-/// coefficients of that window (orders ≥ 2) and the CPU engine's input positions.
+/// kernels for one block: both flat arrays, the input window the CPU engine reads, the plane's
+/// spline coefficients (orders ≥ 2) and the CPU engine's input positions.
 #[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct HostParityInputs {
@@ -344,10 +344,9 @@ pub struct HostParityInputs {
     pub window_rows: Range<usize>,
     /// Input columns of the window.
     pub window_cols: Range<usize>,
-    /// The plan's spline coefficients over the window, row-major (orders ≥ 2).
-    pub coefficients: Option<Vec<f64>>,
     /// The plan's spline coefficients over the whole plane, row-major (orders ≥ 2, where a
-    /// pixel of the block sees the input): what a device-resident plane's window holds.
+    /// pixel of the block sees the input): the window is cut from it, and a device-resident
+    /// plane's window is all of it.
     pub plane_coefficients: Option<Vec<f64>>,
     /// The CPU engine's input columns of the block's pixels, row-major (NaN: none).
     pub xs: Vec<f64>,
@@ -387,18 +386,11 @@ pub fn host_parity_inputs(
     let n = block.len();
     let (mut xs, mut ys) = (vec![0.0; n], vec![0.0; n]);
     let bounds = coords.block_coords(block, &mut xs, &mut ys);
-    let (window_rows, window_cols, coefficients, plane_coefficients) = match bounds {
-        None => (0..0, 0..0, None, None),
+    let (window_rows, window_cols, plane_coefficients) = match bounds {
+        None => (0..0, 0..0, None),
         Some(b) => {
             let (w, c) = plan.gpu_window(b, plane)?;
-            let coefficients = c.as_ref().map(|c| {
-                c.slice(ndarray::s![w.rows.clone(), w.cols.clone()])
-                    .iter()
-                    .copied()
-                    .collect()
-            });
-            let plane_coefficients = c.map(|c| c.iter().copied().collect());
-            (w.rows, w.cols, coefficients, plane_coefficients)
+            (w.rows, w.cols, c.map(|c| c.iter().copied().collect()))
         }
     };
     Ok(Some(HostParityInputs {
@@ -406,7 +398,6 @@ pub fn host_parity_inputs(
         sampling,
         window_rows,
         window_cols,
-        coefficients,
         plane_coefficients,
         xs,
         ys,
