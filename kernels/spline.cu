@@ -30,8 +30,9 @@
 // the warp covers 32 neighbouring elements of one row.
 //
 // The operations and their order are those of the CPU's filter: only where the operands wait
-// changes. Host builds copy at once; RP_HOST_WARP builds run a warp as host threads
-// (kernels/host/spline_harness.cpp).
+// changes, and the anticausal pass computes the causal values again from a checkpoint per
+// chunk instead of reading them back (rp_spline_pole). Host builds copy at once; RP_HOST_WARP
+// builds run a warp as host threads (kernels/host/spline_harness.cpp).
 #define RP_RING_LEN 32
 // Threads of a filter launch (src/gpu/driver.rs FILTER_THREADS): one warp, a lane of the
 // ring each (RP_RING_LEN must not exceed it: slots are swizzled by lane ^ k).
@@ -62,8 +63,9 @@ RP_DEVICE int rp_warp_any(int v) { return __any_sync(0xffffffffu, v); }
 #define RP_SPLINE_NAN __longlong_as_double(0x7ff8000000000000LL)
 // At most 96 registers (20 blocks of a warp per SM). The ring's shared memory limits the
 // blocks per SM to 6, so registers would matter only beyond 341. With the row path and the
-// early stop of the initial sum NVRTC 12.9 takes 80 (sm_80) and 96 (sm_90) without bounds,
-// 95 with these; a cap of 64 spilled 4 B on sm_90 (tests/gpu_kernels_compile.rs holds it).
+// early stop of the initial sum NVRTC 12.9 takes 80 (sm_80) and 96 (sm_90) without bounds;
+// with these, and the anticausal pass's checkpoints, 92 and 96 (94 and 94 without them); a
+// cap of 64 spilled 4 B on sm_90 (tests/gpu_kernels_compile.rs holds it).
 #define RP_FILTER_BOUNDS __launch_bounds__(RP_RING_LANES, 20)
 #elif defined(RP_HOST_WARP)
 // A warp run as RP_RING_LANES host threads: one ring for all, a barrier for __syncwarp.
@@ -113,10 +115,11 @@ RP_DEVICE double* rp_ring_slot(int stream, int stage, int k, int lane) {
 }
 
 // Starts copying the `count` (<= RP_RING_LEN) elements first + dir * k of the line (of every
-// row of the warp, `kRows`) into stage `stage` of ring stream `stream`, as one commit.
+// row of the warp, `kRows`) into stage `stage` of ring stream `stream` (committed by the
+// caller).
 template <bool kRows>
-RP_DEVICE void rp_ring_fetch(const RpLine& l, int stream, int stage, long long first, int dir,
-                             int count) {
+RP_DEVICE void rp_ring_copy(const RpLine& l, int stream, int stage, long long first, int dir,
+                            int count) {
     if (kRows) {
         int j = RP_RING_LANE;
         if (j < count) {
@@ -129,6 +132,13 @@ RP_DEVICE void rp_ring_fetch(const RpLine& l, int stream, int stage, long long f
             rp_copy_async(rp_ring_slot(stream, stage, k, RP_RING_LANE),
                           l.b + (first + (long long)dir * k) * l.step);
     }
+}
+
+// rp_ring_copy as one commit.
+template <bool kRows>
+RP_DEVICE void rp_ring_fetch(const RpLine& l, int stream, int stage, long long first, int dir,
+                             int count) {
+    rp_ring_copy<kRows>(l, stream, stage, first, dir, count);
     rp_copies_commit();
 }
 
@@ -151,35 +161,38 @@ RP_DEVICE void rp_ring_store(const RpLine& l, int stage, long long first, int di
     }
 }
 
-// Replaces each of the `count` elements v = b[(first + dir * i) * step], i = 0, 1, ..., in that
-// order, by f(i, v), streamed through ring stream 0 (`kRows`: the warp's rows together). f
-// may read elements stored before.
+// The causal pass's chunks: chunk j holds the elements 1 + j L .. min((j + 1) L, n - 1) of a
+// line of n, L = RP_RING_LEN (the elements after the first, whose value the initialisation
+// gives).
+RP_DEVICE int rp_chunks(int n) { return (n - 2) / RP_RING_LEN + 1; }
+RP_DEVICE int rp_chunk_len(int j, int n) {
+    int left = n - 1 - j * RP_RING_LEN;
+    return left < RP_RING_LEN ? left : RP_RING_LEN;
+}
+
+// Calls v = f(b[i * step]) for the elements i = 1 .. n - 1 of the line, in that order, streamed
+// through ring stream 0 chunk by chunk (`kRows`: the warp's rows together), and stores only
+// the last v of each whole chunk (element (j + 1) L), in place of its value: the checkpoints
+// the anticausal pass (rp_spline_anticausal) starts each chunk from.
 template <bool kRows, typename F>
-RP_DEVICE void rp_stream(const RpLine& l, long long first, int dir, int count, F f) {
+RP_DEVICE void rp_stream_checkpoints(const RpLine& l, int n, F f) {
     const int L = RP_RING_LEN;
-    if (count <= 0) return;
-    rp_ring_fetch<kRows>(l, 0, 0, first, dir, count < L ? count : L);
-    for (int start = 0, stage = 0; start < count; start += L, stage ^= 1) {
-        int n = count - start < L ? count - start : L;
-        int ahead = count - start - L;
-        if (ahead > 0) {
+    int chunks = rp_chunks(n);
+    rp_ring_fetch<kRows>(l, 0, 0, 1, 1, rp_chunk_len(0, n));
+    for (int j = 0, stage = 0; j < chunks; j++, stage ^= 1) {
+        int m = rp_chunk_len(j, n);
+        bool ahead = j + 1 < chunks;
+        if (ahead) {
             if (kRows) rp_warp_sync();  // the stage refilled is read by every lane
-            rp_ring_fetch<kRows>(l, 0, stage ^ 1, first + (long long)dir * (start + L), dir,
-                          ahead < L ? ahead : L);
+            rp_ring_fetch<kRows>(l, 0, stage ^ 1, 1 + (long long)(j + 1) * L, 1,
+                                 rp_chunk_len(j + 1, n));
         }
-        rp_ring_ready<kRows>(ahead > 0);
-        long long at = first + (long long)dir * start;
-        for (int k = 0; k < n; k++) {
-            double* slot = rp_ring_slot(0, stage, k, RP_RING_LANE);
-            double v = f(start + k, *slot);
-            if (kRows)
-                *slot = v;
-            else
-                l.b[(at + (long long)dir * k) * l.step] = v;
-        }
-        if (kRows) rp_ring_store(l, stage, at, dir, n);
+        rp_ring_ready<kRows>(ahead);
+        double v = 0.0;
+        for (int k = 0; k < m; k++) v = f(*rp_ring_slot(0, stage, k, RP_RING_LANE));
+        if (m == L && l.active) l.b[(long long)(j + 1) * L * l.step] = v;
     }
-    if (kRows) rp_warp_sync();  // the stores are the warp's before anything reads them
+    if (kRows) rp_warp_sync();  // the checkpoints are the warp's before anything reads them
 }
 
 // Calls f(i, b[(first_a + dir_a * i) * step], b[(first_b + dir_b * i) * step]) for the `count`
@@ -225,9 +238,78 @@ RP_DEVICE double rp_spline_gained(double v, bool scale, double gain) {
     return scale ? v * gain : v;
 }
 
+// Starts copying chunk j of the line (of every row of the warp, `kRows`) into stage `stage` of
+// ring stream 0 and, but for the first chunk, the checkpoint before it (element j L, this
+// lane's line) into ring stream 1, as one commit.
+template <bool kRows>
+RP_DEVICE void rp_chunk_fetch(const RpLine& l, int stage, int j, int n) {
+    long long first = 1 + (long long)j * RP_RING_LEN;
+    rp_ring_copy<kRows>(l, 0, stage, first, 1, rp_chunk_len(j, n));
+    if (j > 0) rp_copy_async(rp_ring_slot(1, stage, 0, RP_RING_LANE), l.b + (first - 1) * l.step);
+    rp_copies_commit();
+}
+
+// The anticausal pass of a pole, after rp_stream_checkpoints: the chunks last first, each
+// fetched with the checkpoint before it (`c0`, the causal value of element 0, for the first).
+// The chunk's causal values are computed again from that checkpoint with the operations of the
+// causal pass, so with the same bits (a whole chunk's last one is its stored checkpoint). Then
+// the anticausal recursion runs down the chunk, and the chunk is stored. `nan`: the anticausal
+// initialisation is NaN (see rp_spline_pole).
+template <bool kRows>
+RP_DEVICE void rp_spline_anticausal(const RpLine& l, int n, double z, double zz1, bool scale,
+                                    double gain, double c0, bool nan) {
+    const int L = RP_RING_LEN;
+    const int lane = RP_RING_LANE;
+    int chunks = rp_chunks(n);
+    double next = 0.0;
+    rp_chunk_fetch<kRows>(l, 0, chunks - 1, n);
+    for (int j = chunks - 1, stage = 0; j >= 0; j--, stage ^= 1) {
+        int m = rp_chunk_len(j, n);
+        if (j > 0) {
+            if (kRows) rp_warp_sync();  // the stage refilled is read by every lane
+            rp_chunk_fetch<kRows>(l, stage ^ 1, j - 1, n);
+        }
+        rp_ring_ready<kRows>(j > 0);
+        // the chunk's causal values
+        double before = j > 0 ? *rp_ring_slot(1, stage, 0, lane) : c0;
+        double prev = before;
+        for (int k = 0; k < m && k < L - 1; k++) {
+            double* slot = rp_ring_slot(0, stage, k, lane);
+            prev = rp_spline_gained(*slot, scale, gain) + z * prev;
+            *slot = prev;
+        }
+        // the anticausal recursion, from its initialisation (mirror boundary) at the line's end
+        int k = m - 1;
+        if (j == chunks - 1) {
+            double* last = rp_ring_slot(0, stage, m - 1, lane);
+            double before_last = m >= 2 ? *rp_ring_slot(0, stage, m - 2, lane) : before;
+            next = nan ? RP_SPLINE_NAN : (z * before_last + *last) * z / zz1;
+            *last = next;
+            k = m - 2;
+        }
+        for (; k >= 0; k--) {
+            double* slot = rp_ring_slot(0, stage, k, lane);
+            next = z * (next - *slot);
+            *slot = next;
+        }
+        long long first = 1 + (long long)j * L;
+        if (kRows)
+            rp_ring_store(l, stage, first, 1, m);
+        else
+            for (int i = 0; i < m; i++)
+                l.b[(first + i) * l.step] = *rp_ring_slot(0, stage, i, lane);
+    }
+    if (l.active) l.b[0] = z * (next - c0);
+    if (kRows) rp_warp_sync();  // the stores are the warp's before anything reads them
+}
+
 // One pole of the filter on the line: causal initialisation and recursion, then the
 // anticausal ones (the order of `filter_lanes` in src/interp/spline.rs). `scale`: the values
 // are still to be multiplied by `gain` (the first pole). `kRows`: the warp streams its rows.
+//
+// The causal pass stores only a checkpoint per chunk of RP_RING_LEN elements, and the
+// anticausal pass computes each chunk's causal values again from it: the line is read twice
+// and written once, where storing every causal value would read it twice and write it twice.
 template <bool kRows>
 RP_DEVICE void rp_spline_pole(const RpLine& l, int n, const double* pole, bool scale,
                               double gain) {
@@ -243,8 +325,8 @@ RP_DEVICE void rp_spline_pole(const RpLine& l, int n, const double* pole, bool s
     // has underflowed to 0 (past about 420-890 terms for orders 2-5), on a line whose
     // z^(n-1) is 0 too, every remaining term z_i * (a + 0 * r) is a zero when the values are
     // finite, and adding a zero leaves a nonzero c0 as it is (a zero c0 could change sign:
-    // the sum goes on). That saves reading most of the line twice (a third of the filter's
-    // bytes). Whether the values were finite is known once the causal pass has read them all.
+    // the sum goes on). That saves reading most of the line twice. Whether the values were
+    // finite is known once the causal pass has read them all.
     bool cut = false, may_cut = z_n_1 == 0.0;
     rp_stream2<kRows>(l, 1, 1, n - 2, -1, n - 2, [&](int, double a, double r) {
         if (cut) return false;
@@ -253,27 +335,18 @@ RP_DEVICE void rp_spline_pole(const RpLine& l, int n, const double* pole, bool s
         cut = may_cut && z_i == 0.0 && c0 != 0.0;
         return !cut;
     });
-    double prev = c0 / div;
-    if (l.active) b[0] = prev;
-    // causal recursion
+    double prev = c0 / div, first = prev;
+    // causal recursion, storing the checkpoints
     bool finite = true;
-    rp_stream<kRows>(l, 1, 1, n - 1, [&](int, double v) {
+    rp_stream_checkpoints<kRows>(l, n, [&](double v) {
         double g = rp_spline_gained(v, scale, gain);
         finite = finite && g - g == 0.0;
         prev = g + z * prev;
         return prev;
     });
-    // anticausal initialisation, mirror boundary
-    double next = (z * b[(n - 2) * step] + prev) * z / zz1;
     // A value that is not finite makes a term the sum left out NaN on the CPU (0 * inf, NaN):
     // its c0, and so every element of the line from this pole on, is NaN.
-    if (cut && !finite) next = RP_SPLINE_NAN;
-    if (l.active) b[(n - 1) * step] = next;
-    // anticausal recursion
-    rp_stream<kRows>(l, n - 2, -1, n - 1, [&](int, double v) {
-        next = z * (next - v);
-        return next;
-    });
+    rp_spline_anticausal<kRows>(l, n, z, zz1, scale, gain, first, cut && !finite);
 }
 
 // Filters the line `l` of `n` elements in place. Lines of fewer than 2 elements are left as

@@ -122,6 +122,14 @@ fn the_device_prefilter_gives_the_cpu_coefficients_bit_for_bit() {
         (131, 70),
         (33, 16),
         (70, 131),
+        // Lines whose last chunk of the anticausal pass (elements 1 + 32 j ..) is whole (33,
+        // 65, 97), or one element whose neighbour is the previous chunk's checkpoint (34, 66),
+        // or one short (32, 64).
+        (34, 65),
+        (65, 34),
+        (33, 97),
+        (97, 66),
+        (32, 64),
     ];
     let orders = [
         Order::Biquadratic,
