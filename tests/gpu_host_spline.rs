@@ -282,3 +282,28 @@ fn the_lanes_of_a_warp_stop_the_initial_sum_apart() {
         assert_same_coefficients(&cpu, &device, &tag);
     }
 }
+
+#[test]
+fn every_line_length_up_to_three_chunks_gives_the_cpu_bits() {
+    let Some(bin) = harness() else { return };
+    // Each pole's passes take a line in chunks of 32 elements after the first (elements
+    // 1 + 32 j ..): the causal pass stores the last of each whole chunk, and the anticausal
+    // pass takes the chunks last first, from the checkpoint before each. Square planes of
+    // every side from 2 to 99 give lines ending at every position of a chunk, along the
+    // columns and along the rows (by warps, the last one with spare lanes).
+    for n in 2..100 {
+        let plane = Array2::from_shape_fn((n, n), |(y, x)| {
+            ((y * 7 + x * 13) % 19) as f64 - 9.0 + (y as f64 * 0.29 - x as f64 * 0.11).cos()
+        });
+        for order in [Order::Bicubic, Order::Quintic] {
+            let mut cpu = plane.clone();
+            prefilter(cpu.view_mut(), order);
+            assert!(cpu.iter().all(|v| v.is_finite()), "{n} {order:?}");
+            for mode in ["lines", "warps"] {
+                let tag = format!("side-{n}-{order:?}-{mode}");
+                let device = device_filter(&bin, &plane, order, mode, &tag);
+                assert_same_coefficients(&cpu, &device, &tag);
+            }
+        }
+    }
+}
