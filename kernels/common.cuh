@@ -14,6 +14,7 @@
 // Host build for tests: the same code as ordinary inline C++ functions.
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #define RP_DEVICE static inline
 #define RP_GLOBAL extern "C"
 #define __shared__
@@ -40,6 +41,20 @@
 RP_DEVICE double rp_div_const(double a, double d, double inv) {
     double q = a * inv;
     return fma(fma(-q, d, a), inv, q);
+}
+
+// Byte swaps (big-endian samples).
+RP_DEVICE unsigned int rp_bswap32(unsigned int u) {
+    return (u >> 24) | ((u >> 8) & 0xff00u) | ((u << 8) & 0xff0000u) | (u << 24);
+}
+
+RP_DEVICE unsigned long long rp_bswap64(unsigned long long u) {
+    return ((unsigned long long)rp_bswap32((unsigned int)u) << 32) |
+           rp_bswap32((unsigned int)(u >> 32));
+}
+
+RP_DEVICE unsigned short rp_bswap16(unsigned short u) {
+    return (unsigned short)((u >> 8) | (u << 8));
 }
 
 // Kernel variants. With no RP_V_* define the block kernel is the general one, which chooses

@@ -130,19 +130,6 @@ RP_DEVICE RpWindow rp_make_window(const RpSampling* s, const void* data, int typ
     return win;
 }
 
-RP_DEVICE unsigned int rp_bswap32(unsigned int u) {
-    return (u >> 24) | ((u >> 8) & 0xff00u) | ((u << 8) & 0xff0000u) | (u << 24);
-}
-
-RP_DEVICE unsigned long long rp_bswap64(unsigned long long u) {
-    return ((unsigned long long)rp_bswap32((unsigned int)u) << 32) |
-           rp_bswap32((unsigned int)(u >> 32));
-}
-
-RP_DEVICE unsigned short rp_bswap16(unsigned short u) {
-    return (unsigned short)((u >> 8) | (u << 8));
-}
-
 // Element i of a plain window's data (in range; element (r, c) is r * pitch + c): its value.
 RP_DEVICE double rp_plain_at(const RpWindow* w, long long i) {
     switch (RP_INPUT_TYPE(w->type)) {

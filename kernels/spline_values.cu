@@ -1,8 +1,10 @@
-// The values the spline prefilter starts from, made on the device from a device-resident input
-// (CuPy arrays): each sample read as the CPU reads it (type, byte order; device inputs are
-// values, so no BZERO/BSCALE or BLANK), rounded to float32 when the plan rounds values
-// (reproject's cast of integer input), as float64. One thread per pixel of an ny x nx plane:
-// `out` is row-major (nx per row), `input` has `pitch` elements per row.
+// The values the spline prefilter starts from, made on the device from samples there (a
+// device-resident input, or a host input's stored samples) of 1 or 2 bytes, or of a plane of
+// one row (the column pass, rp_spline_filter_from, reads the others itself): each sample read
+// as the CPU reads it (type, byte order; device inputs are values, so no BZERO/BSCALE or
+// BLANK), rounded to float32 when the plan rounds values (reproject's cast of integer input),
+// as float64. One thread per pixel of an ny x nx plane: `out` is row-major (nx per row),
+// `input` has `pitch` elements per row.
 //
 // Needs common.cuh and interp.cuh (rp_load) before it. Launched from the general module only:
 // a variant's RP_V_INPUT would fix the input type.

@@ -258,7 +258,9 @@ profile() {
   [ -n "$ncu_bin" ] || { echo "no ncu on this machine"; return 1; }
   sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis"
   size="${PROFILE_SIZE:-4096}"
-  for probe in "rp_reproject_block 40 3" "rp_spline_values 1 1" "rp_spline_filter 2 2"; do
+  # The bicubic job's second prefilter: float32 samples, so its columns from the samples
+  # (rp_spline_filter_from), then its rows (no rp_spline_values since session 27).
+  for probe in "rp_reproject_block 40 3" "rp_spline_filter_from 1 1" "rp_spline_filter 1 1"; do
     set -- $probe
     case " ${PROFILE_KERNELS:-$1} " in *" $1 "*) ;; *) continue ;; esac
     echo "== Nsight Compute: $1 (launches $2 to $(( $2 + $3 - 1 )) of gpu_bench $size)"

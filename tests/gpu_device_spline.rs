@@ -1,7 +1,9 @@
 //! Device-resident jobs (CuPy inputs) of spline orders 2-5 on the CUDA simulator: the input
-//! stays on the device. The first block makes the values the CPU's prefilter starts from out of
-//! the device input (`rp_spline_values`: the sample type, the float32 rounding of integer
-//! input) and prefilters them there; every block then samples those coefficients. The plan's
+//! stays on the device. The first block prefilters the values the CPU's prefilter starts from,
+//! read from the device input as the CPU reads them (the sample type, the float32 rounding of
+//! integer input): the column pass reads float32, float64 and int64 samples itself, and
+//! `rp_spline_values` first makes the values of int16 and uint8 ones. Every block then
+//! samples those coefficients. The plan's
 //! source has no pixels on the host (reading it is an error, as for the Python bindings'
 //! device inputs), so nothing but the device input can give the CPU engine's bits, which every
 //! order and sample type gets, whole and block by block; no byte goes to the host but the

@@ -307,3 +307,56 @@ fn every_line_length_up_to_three_chunks_gives_the_cpu_bits() {
         }
     }
 }
+
+#[test]
+fn the_columns_read_device_samples_with_the_cpu_bits() {
+    let Some(bin) = harness() else { return };
+    // The column pass reads its values from the samples of a device input (`RpSource`: the
+    // values kernel skipped), of each 4- and 8-byte type, in either byte order, with and
+    // without the float32 rounding of integer input; the rows then filter the plane it wrote.
+    // Integers near 2^24 are not all float32 values, so the rounding shows; a one-row plane's
+    // column pass only copies its values, a one-column plane's reads its only column.
+    let shapes = [(70, 131), (33, 40), (1, 9), (9, 1), (2, 2)];
+    for (ny, nx) in shapes {
+        for (type_name, integer) in [("f32", false), ("f64", false), ("i32", true), ("i64", true)] {
+            let plane = Array2::from_shape_fn((ny, nx), |(y, x)| {
+                let k = ((y * 31 + x * 17) % 23) as f64 - 11.0;
+                if integer {
+                    16_777_217.0 + 2.0 * k
+                } else {
+                    k * 1.37 + (x as f64 * 0.41).sin() / 3.0
+                }
+            });
+            for big_endian in [false, true] {
+                for rounded in [false, true] {
+                    let read = |v: f64| {
+                        let v = match type_name {
+                            "f32" => v as f32 as f64,
+                            "i32" => v as i32 as f64,
+                            "i64" => v as i64 as f64,
+                            _ => v,
+                        };
+                        if rounded {
+                            v as f32 as f64
+                        } else {
+                            v
+                        }
+                    };
+                    for order in [Order::Bicubic, Order::Quintic] {
+                        let mut cpu = plane.mapv(read);
+                        prefilter(cpu.view_mut(), order);
+                        assert!(cpu.iter().all(|v| v.is_finite()));
+                        let mode = format!(
+                            "from-{type_name}{}{}",
+                            if big_endian { "-be" } else { "" },
+                            if rounded { "-f32" } else { "" }
+                        );
+                        let tag = format!("{ny}x{nx}-{order:?}-{mode}");
+                        let device = device_filter(&bin, &plane, order, &mode, &tag);
+                        assert_same_coefficients(&cpu, &device, &tag);
+                    }
+                }
+            }
+        }
+    }
+}

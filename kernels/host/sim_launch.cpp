@@ -46,3 +46,18 @@ extern "C" void rp_sim_spline_filter(unsigned grid_x, unsigned block_x, double* 
         rp_spline_filter(data, lines, n, line_step, elem_step, poles, npoles, gain);
     });
 }
+
+// `rp_spline_filter_from` over the launch's one-dimensional grid, thread by thread.
+extern "C" void rp_sim_spline_filter_from(unsigned grid_x, unsigned block_x, double* data,
+                                          long long lines, int n, long long line_step,
+                                          long long elem_step, const double* poles, int npoles,
+                                          double gain, const void* source,
+                                          long long source_line_step,
+                                          long long source_elem_step, int source_type,
+                                          int big_endian, int values_f32) {
+    rp_for_each_thread(grid_x, 1, block_x, 1, [&] {
+        rp_spline_filter_from(data, lines, n, line_step, elem_step, poles, npoles, gain, source,
+                              source_line_step, source_elem_step, source_type, big_endian,
+                              values_f32);
+    });
+}

@@ -64,7 +64,7 @@ use super::{in_row_bands, OutputSample, Parallel, Plan};
 use crate::error::{Error, Result};
 use crate::gpu::driver::{
     BlockLaunch, DevicePtr, Driver, DriverFault, FaultKind, HostBuffer, SplineLaunch, SplineOp,
-    StreamId,
+    SplineSamples, StreamId,
 };
 use crate::gpu::variant::KernelDefines;
 use crate::interp::spline::{filter_gain, filter_poles, spline_pole_params};
@@ -276,7 +276,7 @@ fn stored_input<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> I
 /// What of input plane `plane` crosses the bus to the resident planes: what the kernels read
 /// ([`input_of`]), except for the spline orders, whose plain stored samples (no scaling, no
 /// blank value) go up as they are and become the prefilter's values on the device
-/// ([`SplineOp::Values`]: half the bytes of float64 values for float32 inputs).
+/// ([`SplineSamples`]: half the bytes of float64 values for float32 inputs).
 fn sent_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input<'a> {
     if plan.options.order.needs_prefilter() {
         stored_input(plan, plane, &InputDecoding::default())
@@ -724,18 +724,27 @@ impl SplinePoles {
         }))
     }
 
-    /// Queues on `stream` the prefilter of the plane of values at `plane` in place: every
-    /// column, then every row (scipy's order, the CPU's), skipping an axis whose lines have
-    /// fewer than 2 values (which the filter leaves as they are).
+    /// Queues on `stream` the prefilter of the plane at `plane` in place: every column, then
+    /// every row (scipy's order, the CPU's), skipping an axis whose lines have fewer than 2
+    /// values (which the filter leaves as they are). With `samples`, the plane's values are
+    /// those device samples: the column pass reads them itself where it can (4- and 8-byte
+    /// samples, columns of at least 2), else the values kernel writes them into the plane first.
     fn queue(
         &self,
         driver: &Arc<dyn Driver>,
         stream: StreamId,
         plane: DevicePtr,
+        samples: Option<SplineSamples>,
     ) -> std::result::Result<(), DriverFault> {
         let (ny, nx) = self.plane;
         if ny == 0 || nx == 0 {
             return Ok(());
+        }
+        let source = samples.filter(|s| ny >= 2 && s.filter_reads());
+        if let (Some(s), None) = (samples, source) {
+            let launch = SplineLaunch::new(plane, self.plane, SplineOp::Values(s))?;
+            // SAFETY: the caller vouches for the samples; the plane holds ny × nx values.
+            unsafe { driver.launch_spline(stream, &launch)? };
         }
         for (axis, n) in [(0u8, ny), (1u8, nx)] {
             if n < 2 {
@@ -749,36 +758,30 @@ impl SplinePoles {
                     .offset(usize::from(axis) * self.npoles * 4 * 8),
                 npoles: self.npoles as i32,
                 gain: self.gain,
+                source: source.filter(|_| axis == 0),
             };
             let launch = SplineLaunch::new(plane, self.plane, op)?;
-            // SAFETY: the plane holds ny × nx values, the constants 4 × npoles per axis.
+            // SAFETY: the plane holds ny × nx values, the constants 4 × npoles per axis; the
+            // caller vouches for the samples.
             unsafe { driver.launch_spline(stream, &launch)? };
         }
         Ok(())
     }
 
-    /// Prefilters every plane of values of `planes` in place on a stream of its own, and
-    /// waits for it; a plane with a [`SplineOp::Values`] in `values` first gets its values
-    /// made from those device samples.
+    /// Prefilters every plane of `planes` in place on a stream of its own, and waits for it;
+    /// a plane with samples in `values` gets its values from those device samples.
     ///
     /// # Safety
-    /// The samples the `values` operations name must be on the device, each a whole plane.
+    /// The samples `values` names must be on the device, each a whole plane.
     unsafe fn run(
         &self,
         driver: &Arc<dyn Driver>,
         planes: &[DevicePtr],
-        values: &[Option<SplineOp>],
+        values: &[Option<SplineSamples>],
     ) -> std::result::Result<(), DriverFault> {
-        let (ny, nx) = self.plane;
         on_stream(driver, |stream| {
             for (k, &plane) in planes.iter().enumerate() {
-                if let Some(op) = values.get(k).copied().flatten().filter(|_| ny * nx > 0) {
-                    let launch = SplineLaunch::new(plane, (ny, nx), op)?;
-                    // SAFETY: the caller vouches for the samples; the plane holds ny × nx
-                    // values.
-                    unsafe { driver.launch_spline(stream, &launch)? };
-                }
-                self.queue(driver, stream, plane)?;
+                self.queue(driver, stream, plane, values.get(k).copied().flatten())?;
             }
             Ok(())
         })
@@ -839,7 +842,7 @@ const MAX_GRID_Y: usize = 65_535;
 impl Resident {
     /// Device-resident jobs of orders ≥ 2: the spline coefficients of every input plane, made
     /// on the device from the caller's `input` (of kernel type `input_type`) on the first call
-    /// ([`SplineOp::Values`], then the prefilter) and kept; `None` for orders 0 and 1.
+    /// (from its samples, [`SplineSamples`]) and kept; `None` for orders 0 and 1.
     fn coefficients_from_device(
         &self,
         driver: &Arc<dyn Driver>,
@@ -860,7 +863,7 @@ impl Resident {
             let planes = (0..plan.planes_in)
                 .map(|_| DeviceAlloc::new(driver, (ny * nx * 8).max(8)))
                 .collect::<std::result::Result<Vec<_>, _>>()?;
-            let values = |p: usize| SplineOp::Values {
+            let values = |p: usize| SplineSamples {
                 input: DevicePtr(input.ptr).offset(p * ny * input.pitch * elem),
                 input_type,
                 big_endian: i32::from(input.big_endian),
@@ -868,7 +871,8 @@ impl Resident {
                 values_f32: i32::from(plan.rounding.rounds_values()),
             };
             let ptrs: Vec<DevicePtr> = planes.iter().map(|p| p.ptr).collect();
-            let ops: Vec<Option<SplineOp>> = (0..planes.len()).map(|p| Some(values(p))).collect();
+            let ops: Vec<Option<SplineSamples>> =
+                (0..planes.len()).map(|p| Some(values(p))).collect();
             // SAFETY: the caller vouches for the input (compute_block_on_device's contract).
             unsafe { spline.run(driver, &ptrs, &ops)? };
             *made = Some(planes);
@@ -1319,11 +1323,11 @@ impl CudaExecutor {
             if let Some(spline) = spline {
                 let values_f32 = i32::from(plan.rounding.rounds_values());
                 let pitch = i64::from(kernel_i32(nx)?);
-                let ops: Vec<Option<SplineOp>> = samples
+                let ops: Vec<Option<SplineSamples>> = samples
                     .iter()
                     .map(|s| {
                         s.as_ref()
-                            .map(|(buffer, input_type, big_endian)| SplineOp::Values {
+                            .map(|(buffer, input_type, big_endian)| SplineSamples {
                                 input: buffer.ptr,
                                 input_type: *input_type,
                                 big_endian: *big_endian,

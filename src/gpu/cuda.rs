@@ -15,7 +15,7 @@ use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaStr
 
 use super::driver::{
     AccumulateLaunch, BlockLaunch, CallCount, DevicePtr, Driver, DriverFault, DriverResult,
-    FaultKind, HostBuffer, SplineLaunch, SplineOp, StreamId,
+    FaultKind, HostBuffer, SplineLaunch, SplineOp, SplineSamples, StreamId,
 };
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::runtime::guard;
@@ -33,6 +33,8 @@ pub(crate) struct Kernels {
     pub(crate) accumulate: CudaFunction,
     /// The spline prefilter (`rp_spline_filter`).
     pub(crate) spline_filter: CudaFunction,
+    /// The spline prefilter reading a device input's samples (`rp_spline_filter_from`).
+    pub(crate) spline_filter_from: CudaFunction,
     /// The spline prefilter's values from a device input (`rp_spline_values`).
     pub(crate) spline_values: CudaFunction,
 }
@@ -981,16 +983,14 @@ impl Driver for CudaDriver {
         let mut data = l.data.0;
         let (mut ny, mut nx) = l.plane;
         match (l.op, l.filter_lines()) {
-            (
-                SplineOp::Values {
+            (SplineOp::Values(samples), _) => {
+                let SplineSamples {
                     input,
                     mut input_type,
                     mut big_endian,
                     mut pitch,
                     mut values_f32,
-                },
-                _,
-            ) => {
+                } = samples;
                 let mut input = input.0;
                 let mut params = [
                     arg(&mut input),
@@ -1012,12 +1012,13 @@ impl Driver for CudaDriver {
                     poles,
                     mut npoles,
                     mut gain,
+                    source,
                     ..
                 },
                 Some((mut lines, mut n, mut line_step, mut elem_step)),
             ) => {
                 let mut poles = poles.0;
-                let mut params = [
+                let mut params = vec![
                     arg(&mut data),
                     arg(&mut lines),
                     arg(&mut n),
@@ -1027,9 +1028,33 @@ impl Driver for CudaDriver {
                     arg(&mut npoles),
                     arg(&mut gain),
                 ];
-                // SAFETY: the list matches rp_spline_filter's signature (kernels/spline.cu)
-                // in order and types; the caller vouches for the pointers.
-                unsafe { self.launch_1d(&self.kernels.spline_filter, l, &s, &mut params) }
+                let (Some(samples), Some(((input, _), (line, elem)))) = (source, l.source_reads())
+                else {
+                    // SAFETY: the list matches rp_spline_filter's signature
+                    // (kernels/spline.cu) in order and types; the caller vouches for the
+                    // pointers.
+                    return unsafe {
+                        self.launch_1d(&self.kernels.spline_filter, l, &s, &mut params)
+                    };
+                };
+                let (mut input, mut line, mut elem) = (input.0, line, elem);
+                let SplineSamples {
+                    mut input_type,
+                    mut big_endian,
+                    mut values_f32,
+                    ..
+                } = samples;
+                params.extend([
+                    arg(&mut input),
+                    arg(&mut line),
+                    arg(&mut elem),
+                    arg(&mut input_type),
+                    arg(&mut big_endian),
+                    arg(&mut values_f32),
+                ]);
+                // SAFETY: the list matches rp_spline_filter_from's signature
+                // (kernels/spline.cu) in order and types; the caller vouches for the pointers.
+                unsafe { self.launch_1d(&self.kernels.spline_filter_from, l, &s, &mut params) }
             }
             (SplineOp::Filter { .. }, None) => Err(DriverFault::new(
                 "cuLaunchKernel",

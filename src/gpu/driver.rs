@@ -534,36 +534,72 @@ impl AccumulateLaunch {
     }
 }
 
+/// The samples of a device input plane as the spline prefilter reads them: no decoding (device
+/// inputs are values), rounded to float32 where `values_f32` is set.
+///
+/// ```
+/// use reproject::gpu::driver::{DevicePtr, SplineSamples};
+/// // A float32 plane of 4 rows of 5 samples, 6 per row in memory.
+/// let s = SplineSamples { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 6, values_f32: 0 };
+/// assert_eq!(s.bytes((4, 5)), (3 * 6 + 5) * 4);
+/// assert!(s.filter_reads());
+/// assert!(!SplineSamples { input_type: 3, ..s }.filter_reads()); // int16: by the values kernel
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SplineSamples {
+    /// The input's element (0, 0).
+    pub input: DevicePtr,
+    /// Input element type code (as [`BlockLaunch::input_type`]).
+    pub input_type: i32,
+    /// Whether input samples are big-endian.
+    pub big_endian: i32,
+    /// Input elements per row.
+    pub pitch: i64,
+    /// Whether values are rounded to float32 (reproject's cast of integer input).
+    pub values_f32: i32,
+}
+
+impl SplineSamples {
+    /// The bytes from the plane's first sample to its last, for a plane of `plane` (rows,
+    /// columns); 0 for an empty one or an unknown type.
+    pub fn bytes(&self, plane: (usize, usize)) -> usize {
+        let (ny, nx) = plane;
+        if ny == 0 || nx == 0 {
+            return 0;
+        }
+        let pitch = usize::try_from(self.pitch).unwrap_or(0);
+        ((ny - 1) * pitch + nx) * input_elem(self.input_type)
+    }
+
+    /// Whether the filter's column pass reads these samples itself ([`SplineOp::Filter`]'s
+    /// `source`): 4- and 8-byte types (float32, float64, int32, int64), which `cp.async`
+    /// copies whole. The others go through [`SplineOp::Values`] first.
+    pub fn filter_reads(&self) -> bool {
+        matches!(self.input_type, 0 | 1 | 4 | 5)
+    }
+}
+
 /// What one launch of the spline prefilter's kernels does (`kernels/spline_values.cu`,
 /// `kernels/spline.cu`) to a plane of float64 values.
 ///
 /// ```
-/// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+/// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};
 /// // The values of a 4 x 5 float32 input (5 elements per row), not rounded.
-/// let op = SplineOp::Values { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 5, values_f32: 0 };
-/// let launch = SplineLaunch::new(DevicePtr(4096), (4, 5), op)?;
+/// let s = SplineSamples { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 5, values_f32: 0 };
+/// let launch = SplineLaunch::new(DevicePtr(4096), (4, 5), SplineOp::Values(s))?;
 /// assert_eq!(launch.reads(), (DevicePtr(1 << 20), 4 * 5 * 4));
 /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SplineOp {
-    /// `rp_spline_values`: writes the plane from a device input's samples, read as the CPU
-    /// reads them (no decoding) and rounded to float32 when `values_f32` is not 0.
-    Values {
-        /// The input's element (0, 0).
-        input: DevicePtr,
-        /// Input element type code (as [`BlockLaunch::input_type`]).
-        input_type: i32,
-        /// Whether input samples are big-endian.
-        big_endian: i32,
-        /// Input elements per row.
-        pitch: i64,
-        /// Whether values are rounded to float32 (reproject's cast of integer input).
-        values_f32: i32,
-    },
+    /// `rp_spline_values`: writes the plane from a device input's samples.
+    Values(SplineSamples),
     /// `rp_spline_filter`: filters every line along `axis` (0: the columns, 1: the rows) in
     /// place, with the pole constants of that axis (`4 × npoles` doubles, see
-    /// `spline_pole_params` in `src/interp/spline.rs`) and the filter's gain.
+    /// `spline_pole_params` in `src/interp/spline.rs`) and the filter's gain; with a `source`,
+    /// the lines' values are read from those samples (4- and 8-byte types,
+    /// [`SplineSamples::filter_reads`]) and the plane is only written, so no values launch
+    /// precedes it.
     Filter {
         /// 0 (columns) or 1 (rows).
         axis: u8,
@@ -573,6 +609,8 @@ pub enum SplineOp {
         npoles: i32,
         /// The filter's gain.
         gain: f64,
+        /// The samples the values are read from, if not the plane's.
+        source: Option<SplineSamples>,
     },
 }
 
@@ -582,7 +620,7 @@ pub enum SplineOp {
 ///
 /// ```
 /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
-/// let filter = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0 };
+/// let filter = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: None };
 /// let launch = SplineLaunch::new(DevicePtr(4096), (100, 300), filter)?;
 /// assert_eq!(launch.filter_lines(), Some((300, 100, 1, 300))); // 300 columns of 100
 /// assert_eq!(launch.data_bytes(), 100 * 300 * 8);
@@ -622,6 +660,17 @@ impl SplineLaunch {
             i32::try_from(v).map_err(|_| fault(format!("{v} exceeds the kernels' 32-bit indices")))
         };
         let plane32 = (int(plane.0)?, int(plane.1)?);
+        if let SplineOp::Filter {
+            source: Some(s), ..
+        } = op
+        {
+            if !s.filter_reads() {
+                return Err(fault(format!(
+                    "the filter reads 4- and 8-byte samples, not input type {}",
+                    s.input_type
+                )));
+            }
+        }
         let threads = match op {
             SplineOp::Values { .. } => plane.0 * plane.1,
             SplineOp::Filter { axis: 0, .. } => plane.1,
@@ -646,7 +695,7 @@ impl SplineLaunch {
     ///
     /// ```
     /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
-    /// let op = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0 };
+    /// let op = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: None };
     /// let mut launch = SplineLaunch::new(DevicePtr(4096), (8, 8), op)?;
     /// assert_eq!(launch.invalid_configuration(), None);
     /// launch.threads = 2048;
@@ -671,41 +720,100 @@ impl SplineLaunch {
 
     /// The bytes of the plane of values (read and written).
     pub fn data_bytes(&self) -> usize {
-        let n = |v: i32| usize::try_from(v).unwrap_or(0);
-        n(self.plane.0) * n(self.plane.1) * 8
+        let (ny, nx) = self.plane_size();
+        ny * nx * 8
     }
 
     /// The other device memory the launch reads: (address, bytes) of the input samples
-    /// ([`SplineOp::Values`]) or of the pole constants ([`SplineOp::Filter`]).
+    /// ([`SplineOp::Values`]) or of the pole constants ([`SplineOp::Filter`]; its source's
+    /// samples are [`SplineLaunch::source_reads`]).
     ///
     /// ```
     /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
-    /// let filter = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 2, gain: 1.0 };
+    /// let filter = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 2, gain: 1.0, source: None };
     /// let launch = SplineLaunch::new(DevicePtr(4096), (3, 7), filter)?;
     /// assert_eq!(launch.reads(), (DevicePtr(256), 2 * 4 * 8));
     /// assert_eq!(launch.filter_lines(), Some((3, 7, 7, 1))); // 3 rows of 7
+    /// assert_eq!(launch.source_reads(), None);
     /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
     /// ```
     pub fn reads(&self) -> (DevicePtr, usize) {
-        let n = |v: i64| usize::try_from(v).unwrap_or(0);
         match self.op {
-            SplineOp::Values {
-                input,
-                input_type,
-                pitch,
+            SplineOp::Values(s) => (s.input, s.bytes(self.plane_size())),
+            SplineOp::Filter { poles, npoles, .. } => {
+                (poles, usize::try_from(npoles).unwrap_or(0) * 4 * 8)
+            }
+        }
+    }
+
+    /// The samples a [`SplineOp::Filter`] launch with a source reads its values from:
+    /// (address, bytes), and `rp_spline_filter`'s steps of the source's lines (samples between
+    /// line starts, between a line's elements).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};
+    /// let s = SplineSamples { input: DevicePtr(1 << 20), input_type: 1, big_endian: 0, pitch: 9, values_f32: 0 };
+    /// let columns = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: Some(s) };
+    /// let launch = SplineLaunch::new(DevicePtr(4096), (3, 7), columns)?;
+    /// assert_eq!(launch.source_reads(), Some(((DevicePtr(1 << 20), (2 * 9 + 7) * 8), (1, 9))));
+    /// // int16 samples go through the values kernel: a filter reading them is refused.
+    /// let int16 = SplineSamples { input_type: 3, ..s };
+    /// let refused = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: Some(int16) };
+    /// assert!(SplineLaunch::new(DevicePtr(4096), (3, 7), refused).is_err());
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
+    pub fn source_reads(&self) -> Option<((DevicePtr, usize), (i64, i64))> {
+        match self.op {
+            SplineOp::Filter {
+                axis,
+                source: Some(s),
                 ..
             } => {
-                let (ny, nx) = (n(self.plane.0.into()), n(self.plane.1.into()));
-                let elem = input_elem(input_type);
-                let bytes = if ny == 0 || nx == 0 {
+                let steps = if axis == 0 {
+                    (1, s.pitch)
+                } else {
+                    (s.pitch, 1)
+                };
+                Some(((s.input, s.bytes(self.plane_size())), steps))
+            }
+            _ => None,
+        }
+    }
+
+    /// The bytes the launch reads and writes in device memory, as its kernel moves them: the
+    /// values kernel reads the samples and writes the plane; each pole of the filter reads its
+    /// values twice (the source's samples for the first pole of a launch with a source) and
+    /// writes the plane once, plus its checkpoints (1/32 written, read again). The initial
+    /// sum's reads, which stop early on long lines, are left out.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+    /// let rows = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: None };
+    /// let launch = SplineLaunch::new(DevicePtr(4096), (64, 64), rows)?;
+    /// assert_eq!(launch.traffic_bytes(), 3 * 64 * 64 * 8 + 2 * 64 * 64 * 8 / 32);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
+    pub fn traffic_bytes(&self) -> usize {
+        let plane = self.data_bytes();
+        match self.op {
+            SplineOp::Values(s) => s.bytes(self.plane_size()) + plane,
+            SplineOp::Filter { npoles, source, .. } => {
+                let poles = usize::try_from(npoles).unwrap_or(0);
+                let first = source.map_or(plane, |s| s.bytes(self.plane_size()));
+                let reads = if poles == 0 {
                     0
                 } else {
-                    ((ny - 1) * n(pitch) + nx) * elem
+                    2 * first + 2 * (poles - 1) * plane
                 };
-                (input, bytes)
+                reads + poles * (plane + 2 * plane / 32)
             }
-            SplineOp::Filter { poles, npoles, .. } => (poles, n(npoles.into()) * 4 * 8),
         }
+    }
+
+    /// The plane's (rows, columns) as sizes.
+    fn plane_size(&self) -> (usize, usize) {
+        let n = |v: i32| usize::try_from(v).unwrap_or(0);
+        (n(self.plane.0), n(self.plane.1))
     }
 }
 
@@ -923,7 +1031,7 @@ pub trait Driver: Send + Sync {
     /// let z = reproject::interp::spline::spline_pole_params(reproject::interp::Order::Bicubic, 3);
     /// sim.upload_now(&z.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>(), poles)?;
     /// // The rows of a 1 x 3 plane, filtered in place.
-    /// let op = SplineOp::Filter { axis: 1, poles, npoles: 1, gain: 6.0 };
+    /// let op = SplineOp::Filter { axis: 1, poles, npoles: 1, gain: 6.0, source: None };
     /// let stream = sim.create_stream()?;
     /// unsafe { sim.launch_spline(stream, &SplineLaunch::new(plane, (1, 3), op)?)? };
     /// sim.synchronize(stream)?;

@@ -196,6 +196,16 @@ pub const ACCUMULATE_ENTRY: &str = "rp_accumulate";
 /// ```
 pub const SPLINE_FILTER_ENTRY: &str = "rp_spline_filter";
 
+/// Name of the spline prefilter's entry point in [`KERNEL_FILES`] that reads the values from a
+/// device input's samples (`kernels/spline.cu`: the column pass of a plane whose values are
+/// not made first).
+///
+/// ```
+/// use reproject::gpu::{kernel_source, SPLINE_FILTER_FROM_ENTRY};
+/// assert!(kernel_source().contains(&format!("RP_FILTER_BOUNDS {SPLINE_FILTER_FROM_ENTRY}(")));
+/// ```
+pub const SPLINE_FILTER_FROM_ENTRY: &str = "rp_spline_filter_from";
+
 /// Name of the entry point in [`KERNEL_FILES`] that makes the values the spline prefilter
 /// starts from out of a device-resident input (`kernels/spline_values.cu`).
 ///

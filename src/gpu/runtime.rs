@@ -15,7 +15,7 @@ use cudarc::nvrtc::{result as nresult, sys as nsys, Ptx};
 use super::variant::KernelDefines;
 use super::{
     build_source, compile_options, GpuInfo, ACCUMULATE_ENTRY, KERNEL_ENTRY, SPLINE_FILTER_ENTRY,
-    SPLINE_VALUES_ENTRY,
+    SPLINE_FILTER_FROM_ENTRY, SPLINE_VALUES_ENTRY,
 };
 use crate::error::{Error, Result};
 
@@ -555,6 +555,10 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
         module.load_function(SPLINE_FILTER_ENTRY)
     })?
     .map_err(|e| format!("no {SPLINE_FILTER_ENTRY} in the compiled kernels: {e}"))?;
+    let spline_filter_from = guard("cuModuleGetFunction", || {
+        module.load_function(SPLINE_FILTER_FROM_ENTRY)
+    })?
+    .map_err(|e| format!("no {SPLINE_FILTER_FROM_ENTRY} in the compiled kernels: {e}"))?;
     let spline_values = guard("cuModuleGetFunction", || {
         module.load_function(SPLINE_VALUES_ENTRY)
     })?
@@ -571,6 +575,7 @@ pub(crate) fn open_device(ordinal: usize) -> std::result::Result<super::cuda::Cu
         block: func,
         accumulate,
         spline_filter,
+        spline_filter_from,
         spline_values,
     };
     Ok(super::cuda::CudaDriver::new(

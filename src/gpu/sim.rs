@@ -247,10 +247,14 @@ impl Op {
             }
             Op::Spline(l) => {
                 let (read, bytes) = l.reads();
-                vec![
+                let mut touched = vec![
                     a(true, l.data.0, l.data_bytes(), true),
                     a(true, read.0, bytes, false),
-                ]
+                ];
+                if let Some(((source, bytes), _)) = l.source_reads() {
+                    touched.push(a(true, source.0, bytes, false));
+                }
+                touched
             }
         }
     }
@@ -272,10 +276,7 @@ impl Op {
                 let bytes = 2 * l.block_bytes() + 2 * l.part_bytes();
                 (timeline::Kind::Accumulate, bytes, 0, false)
             }
-            Op::Spline(l) => {
-                let bytes = 2 * l.data_bytes() + l.reads().1;
-                (timeline::Kind::Prefilter, bytes, 0, false)
-            }
+            Op::Spline(l) => (timeline::Kind::Prefilter, l.traffic_bytes(), 0, false),
         };
         let (mut reads, mut writes) = (Vec::new(), Vec::new());
         for a in self
@@ -813,7 +814,12 @@ impl SimDriver {
         let (read, bytes) = l.reads();
         let read = Self::resolve(st, read.0, bytes.max(1))
             .ok_or_else(|| format!("the spline kernel's input at {:#x}", read.0))?;
-        spline_host(l, data, read)
+        let source = match l.source_reads() {
+            Some(((source, bytes), _)) => Self::resolve(st, source.0, bytes.max(1))
+                .ok_or_else(|| format!("the spline filter's samples at {:#x}", source.0))?,
+            None => std::ptr::null_mut(),
+        };
+        spline_host(l, data, read, source)
     }
 
     fn enqueue(&self, st: &mut State, stream: StreamId, op: Op) -> DriverResult<()> {
@@ -1022,7 +1028,12 @@ fn accumulate_host(
 }
 
 #[cfg(rp_sim_kernels)]
-fn spline_host(l: &SplineLaunch, data: *mut u8, read: *mut u8) -> std::result::Result<(), String> {
+fn spline_host(
+    l: &SplineLaunch,
+    data: *mut u8,
+    read: *mut u8,
+    source: *mut u8,
+) -> std::result::Result<(), String> {
     use std::ffi::{c_int, c_uint, c_void};
     extern "C" {
         fn rp_sim_spline_values(
@@ -1049,18 +1060,30 @@ fn spline_host(l: &SplineLaunch, data: *mut u8, read: *mut u8) -> std::result::R
             npoles: c_int,
             gain: f64,
         );
+        fn rp_sim_spline_filter_from(
+            grid_x: c_uint,
+            block_x: c_uint,
+            data: *mut f64,
+            lines: i64,
+            n: c_int,
+            line_step: i64,
+            elem_step: i64,
+            poles: *const f64,
+            npoles: c_int,
+            gain: f64,
+            source: *const c_void,
+            source_line_step: i64,
+            source_elem_step: i64,
+            source_type: c_int,
+            big_endian: c_int,
+            values_f32: c_int,
+        );
     }
     let (ny, nx) = l.plane;
     match l.op {
-        SplineOp::Values {
-            input_type,
-            big_endian,
-            pitch,
-            values_f32,
-            ..
-        } => {
-            if !(0..=5).contains(&input_type) || pitch < i64::from(nx) {
-                return Err(format!("input type {input_type}, pitch {pitch}"));
+        SplineOp::Values(s) => {
+            if !(0..=5).contains(&s.input_type) || s.pitch < i64::from(nx) {
+                return Err(format!("input type {}, pitch {}", s.input_type, s.pitch));
             }
             // SAFETY: the input and the plane were resolved inside allocations of the sizes
             // the kernel reads and writes (SplineLaunch::reads, data_bytes); allocations are
@@ -1070,34 +1093,62 @@ fn spline_host(l: &SplineLaunch, data: *mut u8, read: *mut u8) -> std::result::R
                     l.grid,
                     l.threads,
                     read as *const c_void,
-                    input_type,
-                    big_endian,
-                    pitch,
+                    s.input_type,
+                    s.big_endian,
+                    s.pitch,
                     ny,
                     nx,
-                    values_f32,
+                    s.values_f32,
                     data as *mut f64,
                 )
             }
         }
-        SplineOp::Filter { npoles, gain, .. } => {
+        SplineOp::Filter {
+            npoles,
+            gain,
+            source: samples,
+            ..
+        } => {
             let Some((lines, n, line_step, elem_step)) = l.filter_lines() else {
                 return Err("a filter launch without lines".into());
             };
-            // SAFETY: as above: the lines lie in the plane (filter_lines), the constants in
-            // their allocation (4 × npoles doubles, SplineLaunch::reads).
+            let data = data as *mut f64;
+            let (poles, grid, threads) = (read as *const f64, l.grid, l.threads);
+            let (Some(samples), Some((_, (source_line, source_elem)))) =
+                (samples, l.source_reads())
+            else {
+                // SAFETY: as above: the lines lie in the plane (filter_lines), the constants in
+                // their allocation (4 × npoles doubles, SplineLaunch::reads).
+                unsafe {
+                    rp_sim_spline_filter(
+                        grid, threads, data, lines, n, line_step, elem_step, poles, npoles, gain,
+                    )
+                };
+                return Ok(());
+            };
+            if samples.pitch < i64::from(nx) {
+                return Err("a filter source with a pitch below the plane's width".into());
+            }
+            // SAFETY: as above, and the source's lines lie in its samples
+            // (SplineLaunch::source_reads), resolved inside an allocation.
             unsafe {
-                rp_sim_spline_filter(
-                    l.grid,
-                    l.threads,
-                    data as *mut f64,
+                rp_sim_spline_filter_from(
+                    grid,
+                    threads,
+                    data,
                     lines,
                     n,
                     line_step,
                     elem_step,
-                    read as *const f64,
+                    poles,
                     npoles,
                     gain,
+                    source as *const c_void,
+                    source_line,
+                    source_elem,
+                    samples.input_type,
+                    samples.big_endian,
+                    samples.values_f32,
                 )
             }
         }
@@ -1106,7 +1157,12 @@ fn spline_host(l: &SplineLaunch, data: *mut u8, read: *mut u8) -> std::result::R
 }
 
 #[cfg(not(rp_sim_kernels))]
-fn spline_host(_: &SplineLaunch, _: *mut u8, _: *mut u8) -> std::result::Result<(), String> {
+fn spline_host(
+    _: &SplineLaunch,
+    _: *mut u8,
+    _: *mut u8,
+    _: *mut u8,
+) -> std::result::Result<(), String> {
     Err("the CUDA simulator was built without its host kernels (no C++ compiler)".into())
 }
 
