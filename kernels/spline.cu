@@ -266,10 +266,11 @@ RP_DEVICE int rp_chunk_len(int j, int n) {
     return left < RP_RING_LEN ? left : RP_RING_LEN;
 }
 
-// Calls v = f(b[i * step]) for the elements i = 1 .. n - 1 of the line, in that order, streamed
-// through ring stream 0 chunk by chunk (`kRows`: the warp's rows together), and stores only
-// the last v of each whole chunk (element (j + 1) L), in place of its value: the checkpoints
-// the anticausal pass (rp_spline_anticausal) starts each chunk from.
+// Calls v = f(value of element i) for the elements i = 1 .. n - 1 of the line, in that order
+// (the plane's values, or kSource the samples'), streamed through ring stream 0 chunk by chunk
+// (`kRows`: the warp's rows together), and stores only the last v of each whole chunk (element
+// (j + 1) L) in the plane: the checkpoints the anticausal pass (rp_spline_anticausal) starts
+// each chunk from.
 template <bool kRows, bool kSource, typename F>
 RP_DEVICE void rp_stream_checkpoints(const RpLine& l, int n, F f) {
     const int L = RP_RING_LEN;

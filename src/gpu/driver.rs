@@ -788,9 +788,16 @@ impl SplineLaunch {
     ///
     /// ```
     /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+    /// use reproject::gpu::driver::SplineSamples;
+    /// let plane = 64 * 64 * 8;
     /// let rows = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: None };
     /// let launch = SplineLaunch::new(DevicePtr(4096), (64, 64), rows)?;
-    /// assert_eq!(launch.traffic_bytes(), 3 * 64 * 64 * 8 + 2 * 64 * 64 * 8 / 32);
+    /// assert_eq!(launch.traffic_bytes(), 3 * plane + 2 * plane / 32);
+    /// // The columns from float32 samples read half the bytes of float64 values, twice.
+    /// let f32s = SplineSamples { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 64, values_f32: 0 };
+    /// let columns = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: Some(f32s) };
+    /// let launch = SplineLaunch::new(DevicePtr(4096), (64, 64), columns)?;
+    /// assert_eq!(launch.traffic_bytes(), 2 * plane / 2 + plane + 2 * plane / 32);
     /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
     /// ```
     pub fn traffic_bytes(&self) -> usize {
