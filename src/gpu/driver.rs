@@ -747,8 +747,8 @@ impl SplineLaunch {
     }
 
     /// The samples a [`SplineOp::Filter`] launch with a source reads its values from:
-    /// (address, bytes), and `rp_spline_filter`'s steps of the source's lines (samples between
-    /// line starts, between a line's elements).
+    /// (address, bytes), and `rp_spline_filter_from`'s steps of the source's lines (samples
+    /// between line starts, between a line's elements).
     ///
     /// ```
     /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};

@@ -4,9 +4,9 @@
 //! - **Memory**: device allocations are host vectors at made-up device addresses; a fixed
 //!   amount of device memory (1 GiB unless configured) runs out as a GPU's would.
 //! - **Kernels**: a launch runs `rp_reproject_block` (or `rp_accumulate`, or the spline
-//!   prefilter's `rp_spline_values` and `rp_spline_filter`) compiled as host C++
-//!   (build.rs compiles `kernels/host/sim_launch.cpp` into the library), thread by thread: for
-//!   the block kernel, the build of the kernel variant the launch names
+//!   prefilter's `rp_spline_values`, `rp_spline_filter` and `rp_spline_filter_from`) compiled
+//!   as host C++ (build.rs compiles `kernels/host/sim_launch.cpp` into the library), thread by
+//!   thread: for the block kernel, the build of the kernel variant the launch names
 //!   (`BlockLaunch::variant`, one host build per line of `kernels/variants.txt`; a variant it
 //!   has no build of is a fault, never run by another build); a launch whose pointers reach
 //!   outside their allocations is an illegal address, a sticky error.
