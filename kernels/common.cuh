@@ -57,6 +57,41 @@ RP_DEVICE unsigned short rp_bswap16(unsigned short u) {
     return (unsigned short)((u >> 8) | (u << 8));
 }
 
+// A sample's value from its stored bits, in the byte order it was stored in: the one decoding
+// of 2-, 4- and 8-byte samples, shared by the block kernel's loads (interp.cuh's rp_load_at)
+// and the spline filter's reads of device samples (spline.cu's rp_sample_value).
+RP_DEVICE double rp_float32_value(unsigned int u, int big_endian) {
+    if (big_endian) u = rp_bswap32(u);
+    union {
+        unsigned int u;
+        float f;
+    } p;
+    p.u = u;
+    return (double)p.f;
+}
+
+RP_DEVICE double rp_float64_value(unsigned long long u, int big_endian) {
+    if (big_endian) u = rp_bswap64(u);
+    union {
+        unsigned long long u;
+        double d;
+    } p;
+    p.u = u;
+    return p.d;
+}
+
+RP_DEVICE long long rp_int16_value(unsigned short u, int big_endian) {
+    return (short)(big_endian ? rp_bswap16(u) : u);
+}
+
+RP_DEVICE long long rp_int32_value(unsigned int u, int big_endian) {
+    return (int)(big_endian ? rp_bswap32(u) : u);
+}
+
+RP_DEVICE long long rp_int64_value(unsigned long long u, int big_endian) {
+    return (long long)(big_endian ? rp_bswap64(u) : u);
+}
+
 // Kernel variants. With no RP_V_* define the block kernel is the general one, which chooses
 // everything at run time. src/engine/kernel_variant.rs picks a specialised variant per plan and
 // launch, passed as NVRTC -D options (the host builds #define them); the parameters must then

@@ -156,55 +156,30 @@ RP_DEVICE double rp_load_at(const RpSampling* s, const RpWindow* w, long long i)
     int integer = 1;
     long long key = 0;
     switch (RP_INPUT_TYPE(w->type)) {
-    case 0: {
-        unsigned int u = ((const unsigned int*)w->data)[i];
-        if (w->big_endian) u = rp_bswap32(u);
-        union {
-            unsigned int u;
-            float f;
-        } p;
-        p.u = u;
-        v = (double)p.f;
+    case 0:
+        v = rp_float32_value(((const unsigned int*)w->data)[i], w->big_endian);
         integer = 0;
         break;
-    }
-    case 1: {
-        unsigned long long u = ((const unsigned long long*)w->data)[i];
-        if (w->big_endian) u = rp_bswap64(u);
-        union {
-            unsigned long long u;
-            double d;
-        } p;
-        p.u = u;
-        v = p.d;
+    case 1:
+        v = rp_float64_value(((const unsigned long long*)w->data)[i], w->big_endian);
         integer = 0;
         break;
-    }
     case 2:
         key = ((const unsigned char*)w->data)[i];
         v = (double)key;
         break;
-    case 3: {
-        unsigned short u = ((const unsigned short*)w->data)[i];
-        if (w->big_endian) u = rp_bswap16(u);
-        key = (short)u;
+    case 3:
+        key = rp_int16_value(((const unsigned short*)w->data)[i], w->big_endian);
         v = (double)key;
         break;
-    }
-    case 4: {
-        unsigned int u = ((const unsigned int*)w->data)[i];
-        if (w->big_endian) u = rp_bswap32(u);
-        key = (int)u;
+    case 4:
+        key = rp_int32_value(((const unsigned int*)w->data)[i], w->big_endian);
         v = (double)key;
         break;
-    }
-    default: {
-        unsigned long long u = ((const unsigned long long*)w->data)[i];
-        if (w->big_endian) u = rp_bswap64(u);
-        key = (long long)u;
+    default:
+        key = rp_int64_value(((const unsigned long long*)w->data)[i], w->big_endian);
         v = (double)key;
         break;
-    }
     }
     if (integer && s->has_blank && key == s->blank) {
         v = RP_NAN;

@@ -161,25 +161,10 @@ RP_DEVICE int rp_source_bytes(int type) {
 // The value of a sample's bits `u` (the low 4 bytes for 4-byte types), as rp_load_at reads a
 // device input (no BLANK, no scaling), rounded to float32 where `f32` is set.
 RP_DEVICE double rp_sample_value(unsigned long long u, int type, int big_endian, int f32) {
-    double v;
-    if (type == 0 || type == 4) {
-        unsigned int w = (unsigned int)u;
-        if (big_endian) w = rp_bswap32(w);
-        union {
-            unsigned int u;
-            float f;
-        } p;
-        p.u = w;
-        v = type == 0 ? (double)p.f : (double)(int)w;
-    } else {
-        if (big_endian) u = rp_bswap64(u);
-        union {
-            unsigned long long u;
-            double d;
-        } p;
-        p.u = u;
-        v = type == 1 ? p.d : (double)(long long)u;
-    }
+    double v = type == 0   ? rp_float32_value((unsigned int)u, big_endian)
+               : type == 1 ? rp_float64_value(u, big_endian)
+               : type == 4 ? (double)rp_int32_value((unsigned int)u, big_endian)
+                           : (double)rp_int64_value(u, big_endian);
     if (f32) v = (double)(float)v;
     return v;
 }
