@@ -48,7 +48,7 @@ if [ -f python-bindings/pyproject.toml ]; then
   "$VENV/bin/pip" install -q maturin pytest numpy astropy "reproject==0.21.*" "dask[array,distributed]" shapely nvidia-cuda-nvrtc-cu12
   step "every kernel compiles with NVRTC, and compiles in the background and in helper processes (no GPU needed; libnvrtc from the nvidia-cuda-nvrtc-cu12 wheel)"
   NVRTC_LIB="$("$VENV/bin/python" -c 'import nvidia.cuda_nvrtc, os; print(os.path.join(list(nvidia.cuda_nvrtc.__path__)[0], "lib"))')"
-  REPROJECT_RS_NVRTC="$NVRTC_LIB" REPROJECT_RS_REQUIRE_NVRTC=1 cargo test --test gpu_kernels_compile --test gpu_background_compile --test gpu_helper_exit -- --nocapture
+  REPROJECT_RS_NVRTC="$NVRTC_LIB" REPROJECT_RS_REQUIRE_NVRTC=1 cargo test --test gpu_kernels_compile --test gpu_kernel_args --test gpu_background_compile --test gpu_helper_exit -- --nocapture
   step "python tests (the bindings built in release)"
   "$VENV/bin/maturin" develop --release -m python-bindings/Cargo.toml
   "$VENV/bin/python" -m pytest -q python-bindings/tests

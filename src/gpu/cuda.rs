@@ -15,12 +15,13 @@ use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaStr
 
 use super::driver::{
     AccumulateLaunch, BlockLaunch, CallCount, DevicePtr, Driver, DriverFault, DriverResult,
-    FaultKind, HostBuffer, SplineLaunch, SplineOp, SplineSamples, StreamId,
+    FaultKind, HostBuffer, SplineLaunch, StreamId,
 };
+use super::kernel_args::KernelArg;
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::runtime::guard;
 use super::variant::KernelDefines;
-use super::GpuInfo;
+use super::{GpuInfo, SPLINE_FILTER_FROM_ENTRY, SPLINE_VALUES_ENTRY};
 
 /// A variant's module (kept loaded) and entry point, or why it cannot be had.
 type VariantBuild = std::result::Result<(Arc<CudaModule>, CudaFunction), String>;
@@ -404,8 +405,17 @@ fn build_variant(
 }
 
 /// A kernel argument as `cuLaunchKernel` takes it: the address of its value.
-fn arg<T>(v: &mut T) -> *mut c_void {
-    v as *mut T as *mut c_void
+/// The addresses of `args`' values, as `cuLaunchKernel` takes a kernel's parameters (valid while
+/// `args` is neither moved nor dropped).
+fn params(args: &mut [(&str, KernelArg)]) -> Vec<*mut c_void> {
+    args.iter_mut()
+        .map(|(_, a)| match a {
+            KernelArg::Pointer(v) => v as *mut u64 as *mut c_void,
+            KernelArg::Int(v) => v as *mut i32 as *mut c_void,
+            KernelArg::Long(v) => v as *mut i64 as *mut c_void,
+            KernelArg::Double(v) => v as *mut f64 as *mut c_void,
+        })
+        .collect()
 }
 
 /// Whether a driver error leaves the context unusable.
@@ -810,41 +820,12 @@ impl Driver for CudaDriver {
 
     unsafe fn launch(&self, stream: StreamId, l: &BlockLaunch) -> DriverResult<()> {
         let s = self.stream(stream, "cuLaunchKernel")?;
-        let (mut transform, mut sampling, mut input) = (l.transform.0, l.sampling.0, l.input.0);
-        let (mut input_type, mut big_endian, mut in_pitch) =
-            (l.input_type, l.big_endian, l.in_pitch);
-        let mut ints = [
-            l.window.0,
-            l.window.1,
-            l.window.2,
-            l.window.3,
-            l.plane.0,
-            l.plane.1,
-            l.out_origin.0,
-            l.out_origin.1,
-            l.block.0,
-            l.block.1,
-        ];
-        let (mut out, mut footprint, mut out_f64, mut out_pitch) =
-            (l.out.0, l.footprint.0, l.out_f64, l.out_pitch);
-        let mut params: Vec<*mut c_void> = vec![
-            arg(&mut transform),
-            arg(&mut sampling),
-            arg(&mut input),
-            arg(&mut input_type),
-            arg(&mut big_endian),
-            arg(&mut in_pitch),
-        ];
-        params.extend(ints.iter_mut().map(arg));
-        params.extend([
-            arg(&mut out),
-            arg(&mut footprint),
-            arg(&mut out_f64),
-            arg(&mut out_pitch),
-        ]);
+        let mut args = l.kernel_args();
+        let mut params = params(&mut args);
         let func = self.function(&l.variant)?;
-        // SAFETY: the argument list matches rp_reproject_block's signature (kernels/
-        // reproject.cu, every variant) in order and types; the caller vouches for the pointers.
+        // SAFETY: the argument list is rp_reproject_block's (`BlockLaunch::kernel_args`, held
+        // to the kernel's PTX by tests/gpu_kernels_compile.rs); the caller vouches for the
+        // pointers.
         self.call("cuLaunchKernel", || unsafe {
             result::launch_kernel(
                 func,
@@ -939,32 +920,10 @@ impl Driver for CudaDriver {
 
     unsafe fn launch_accumulate(&self, stream: StreamId, l: &AccumulateLaunch) -> DriverResult<()> {
         let s = self.stream(stream, "cuLaunchKernel")?;
-        let (mut values, mut weights) = (l.values.map_or(0, |v| v.0), l.weights.map_or(0, |w| w.0));
-        let (mut op, mut correction) = (l.op.code(), l.correction);
-        let mut constants = [l.constants.0, l.constants.1, l.constants.2];
-        let mut ints = [
-            l.planes,
-            l.part.0,
-            l.part.1,
-            l.part_origin.0,
-            l.part_origin.1,
-            l.in_block.0,
-            l.in_block.1,
-            l.block.0,
-            l.block.1,
-        ];
-        let (mut data, mut footprint) = (l.data.0, l.footprint.0);
-        let mut params: Vec<*mut c_void> = vec![
-            arg(&mut values),
-            arg(&mut weights),
-            arg(&mut op),
-            arg(&mut correction),
-        ];
-        params.extend(constants.iter_mut().map(arg));
-        params.extend(ints.iter_mut().map(arg));
-        params.extend([arg(&mut data), arg(&mut footprint)]);
-        // SAFETY: the argument list matches rp_accumulate's signature (kernels/accumulate.cu)
-        // in order and types (a null pointer is 0); the caller vouches for the
+        let mut args = l.kernel_args();
+        let mut params = params(&mut args);
+        // SAFETY: the argument list is rp_accumulate's (`AccumulateLaunch::kernel_args`, held
+        // to the kernel's PTX by tests/gpu_kernels_compile.rs); the caller vouches for the
         // pointers.
         self.call("cuLaunchKernel", || unsafe {
             result::launch_kernel(
@@ -980,88 +939,15 @@ impl Driver for CudaDriver {
 
     unsafe fn launch_spline(&self, stream: StreamId, l: &SplineLaunch) -> DriverResult<()> {
         let s = self.stream(stream, "cuLaunchKernel")?;
-        let mut data = l.data.0;
-        let (mut ny, mut nx) = l.plane;
-        match (l.op, l.filter_lines()) {
-            (SplineOp::Values(samples), _) => {
-                let SplineSamples {
-                    input,
-                    mut input_type,
-                    mut big_endian,
-                    mut pitch,
-                    mut values_f32,
-                } = samples;
-                let mut input = input.0;
-                let mut params = [
-                    arg(&mut input),
-                    arg(&mut input_type),
-                    arg(&mut big_endian),
-                    arg(&mut pitch),
-                    arg(&mut ny),
-                    arg(&mut nx),
-                    arg(&mut values_f32),
-                    arg(&mut data),
-                ];
-                // SAFETY: the list matches rp_spline_values's signature
-                // (kernels/spline_values.cu) in order and types; the caller vouches for the
-                // pointers.
-                unsafe { self.launch_1d(&self.kernels.spline_values, l, &s, &mut params) }
-            }
-            (
-                SplineOp::Filter {
-                    poles,
-                    mut npoles,
-                    mut gain,
-                    source,
-                    ..
-                },
-                Some((mut lines, mut n, mut line_step, mut elem_step)),
-            ) => {
-                let mut poles = poles.0;
-                let mut params = vec![
-                    arg(&mut data),
-                    arg(&mut lines),
-                    arg(&mut n),
-                    arg(&mut line_step),
-                    arg(&mut elem_step),
-                    arg(&mut poles),
-                    arg(&mut npoles),
-                    arg(&mut gain),
-                ];
-                let (Some(samples), Some(((input, _), (line, elem)))) = (source, l.source_reads())
-                else {
-                    // SAFETY: the list matches rp_spline_filter's signature
-                    // (kernels/spline.cu) in order and types; the caller vouches for the
-                    // pointers.
-                    return unsafe {
-                        self.launch_1d(&self.kernels.spline_filter, l, &s, &mut params)
-                    };
-                };
-                let (mut input, mut line, mut elem) = (input.0, line, elem);
-                let SplineSamples {
-                    mut input_type,
-                    mut big_endian,
-                    mut values_f32,
-                    ..
-                } = samples;
-                params.extend([
-                    arg(&mut input),
-                    arg(&mut line),
-                    arg(&mut elem),
-                    arg(&mut input_type),
-                    arg(&mut big_endian),
-                    arg(&mut values_f32),
-                ]);
-                // SAFETY: the list matches rp_spline_filter_from's signature
-                // (kernels/spline.cu) in order and types; the caller vouches for the pointers.
-                unsafe { self.launch_1d(&self.kernels.spline_filter_from, l, &s, &mut params) }
-            }
-            (SplineOp::Filter { .. }, None) => Err(DriverFault::new(
-                "cuLaunchKernel",
-                FaultKind::Other,
-                "a filter launch without lines",
-            )),
-        }
+        let (entry, mut args) = l.kernel_args()?;
+        let func = match entry {
+            SPLINE_VALUES_ENTRY => &self.kernels.spline_values,
+            SPLINE_FILTER_FROM_ENTRY => &self.kernels.spline_filter_from,
+            _ => &self.kernels.spline_filter,
+        };
+        // SAFETY: the argument list is `entry`'s (`SplineLaunch::kernel_args`, held to the
+        // kernels' PTX by tests/gpu_kernels_compile.rs); the caller vouches for the pointers.
+        unsafe { self.launch_1d(func, l, &s, &mut params(&mut args)) }
     }
 
     fn synchronize(&self, stream: StreamId) -> DriverResult<()> {

@@ -34,6 +34,7 @@ mod cubin;
 mod cuda;
 pub mod driver;
 mod helper;
+pub mod kernel_args;
 pub mod pool;
 pub mod profile;
 mod ptxas;
