@@ -2,9 +2,11 @@
 //! point's parameter it is, in the parameters' order. The CUDA driver hands their addresses to
 //! `cuLaunchKernel`. A kernel reads its parameters at the offsets their declared types give, so
 //! one argument of the wrong width shifts every later one, and two swapped ones of a width swap
-//! meanings; the simulator calls host-compiled launchers with typed signatures, so it would see
-//! neither. `tests/gpu_kernel_args.rs` holds every list to its entry point: the names to the
-//! kernel source's signature, the types to the PTX that NVRTC compiles.
+//! meanings. `tests/gpu_kernel_args.rs` holds every list to its entry point: the names to the
+//! kernel source's signature, the types to the PTX that NVRTC compiles. The simulator
+//! ([`super::sim`]) calls the host-compiled kernels with typed signatures, which would see
+//! neither mistake; it takes its values from these lists by name, so its runs check each
+//! argument's value too.
 //!
 //! ```
 //! use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};

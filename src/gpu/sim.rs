@@ -49,10 +49,13 @@ use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
     HostBuffer, SplineLaunch, StreamId,
 };
+use super::kernel_args::{KernelArg, KernelArgs};
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::timeline;
 use super::variant::KernelDefines;
 use super::GpuInfo;
+#[cfg(rp_sim_kernels)]
+use super::{SPLINE_FILTER_ENTRY, SPLINE_VALUES_ENTRY};
 
 /// How a [`SimDriver`] behaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -759,23 +762,27 @@ impl SimDriver {
 
     /// Runs the host-compiled kernel over the launch's grid.
     fn run_kernel(&self, st: &mut State, l: &BlockLaunch) -> std::result::Result<(), String> {
-        let ptr = |st: &mut State, p: DevicePtr, len: usize, what: &str| {
-            Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {what} at {:#x}", p.0))
+        // The pointers the CUDA driver passes, each resolved over the bytes the kernel
+        // touches there.
+        let v = NamedArgs(l.kernel_args());
+        let mut ptr = |name: &str, len: usize| {
+            let p = v.pointer(name)?;
+            Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {name} at {:#x}", p.0))
         };
         // The parameter arrays are read as far as their own lengths say; they must at least
         // hold their headers. A null sampling array: `transform` holds parsed parameters.
-        let transform = ptr(st, l.transform, 16, "transform parameters")?;
+        let transform = ptr("transform", 16)?;
         let sampling = match l.sampling.0 {
             0 => std::ptr::null_mut(),
-            _ => ptr(st, l.sampling, 8, "sampling parameters")?,
+            _ => ptr("sampling", 8)?,
         };
-        let out = ptr(st, l.out, l.output_bytes().max(1), "output")?;
+        let out = ptr("out", l.output_bytes().max(1))?;
         if l.parses() {
             let none = std::ptr::null_mut();
             return launch_host(l, transform, sampling, none, out, none);
         }
-        let input = ptr(st, l.input, l.input_bytes().max(1), "input window")?;
-        let footprint = ptr(st, l.footprint, l.output_bytes().max(1), "footprint")?;
+        let input = ptr("input", l.input_bytes().max(1))?;
+        let footprint = ptr("footprint", l.output_bytes().max(1))?;
         launch_host(l, transform, sampling, input, out, footprint)
     }
 
@@ -785,25 +792,21 @@ impl SimDriver {
         st: &mut State,
         l: &AccumulateLaunch,
     ) -> std::result::Result<(), String> {
-        let ptr = |st: &mut State, p: DevicePtr, len: usize, what: &str| {
-            Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {what} at {:#x}", p.0))
+        let v = NamedArgs(l.kernel_args());
+        let mut ptr = |name: &str, len: usize| {
+            let p = v.pointer(name)?;
+            Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {name} at {:#x}", p.0))
         };
+        // Null (none, or a part of no pixels): not read.
         let part = l.part_bytes();
-        let values = match l.values {
-            Some(v) if part > 0 => ptr(st, v, part, "samples")?,
-            _ => std::ptr::null_mut(),
+        let mut read = |name: &str| match v.pointer(name)? {
+            DevicePtr(0) => Ok(std::ptr::null_mut()),
+            _ if part == 0 => Ok(std::ptr::null_mut()),
+            _ => ptr(name, part),
         };
-        let weights = match l.weights {
-            Some(w) if part > 0 => ptr(st, w, part, "weights")?,
-            _ => std::ptr::null_mut(),
-        };
-        let data = ptr(st, l.data, l.block_bytes().max(1), "value accumulator")?;
-        let footprint = ptr(
-            st,
-            l.footprint,
-            l.block_bytes().max(1),
-            "footprint accumulator",
-        )?;
+        let (values, weights) = (read("values")?, read("weights")?);
+        let data = ptr("data", l.block_bytes().max(1))?;
+        let footprint = ptr("footprint", l.block_bytes().max(1))?;
         accumulate_host(l, values, weights, data, footprint)
     }
 
@@ -914,6 +917,8 @@ fn launch_host(
             l.variant
         ));
     };
+    // The arguments the CUDA driver passes (by the kernel's parameter names).
+    let v = NamedArgs(l.kernel_args());
     // SAFETY: every pointer was resolved inside an allocation large enough for what the
     // kernel reads or writes with these arguments (BlockLaunch::input_bytes/output_bytes);
     // device allocations are 8-byte aligned. Every build has rp_sim_launch's signature.
@@ -926,23 +931,23 @@ fn launch_host(
             transform as *const f64,
             sampling as *const f64,
             input as *const c_void,
-            l.input_type,
-            l.big_endian,
-            l.in_pitch,
-            l.window.0,
-            l.window.1,
-            l.window.2,
-            l.window.3,
-            l.plane.0,
-            l.plane.1,
-            l.out_origin.0,
-            l.out_origin.1,
-            l.block.0,
-            l.block.1,
+            v.int("input_type")?,
+            v.int("big_endian")?,
+            v.long("in_pitch")?,
+            v.int("win_y0")?,
+            v.int("win_x0")?,
+            v.int("win_ny")?,
+            v.int("win_nx")?,
+            v.int("in_ny")?,
+            v.int("in_nx")?,
+            v.int("out_y0")?,
+            v.int("out_x0")?,
+            v.int("blk_ny")?,
+            v.int("blk_nx")?,
             out as *mut c_void,
             footprint as *mut c_void,
-            l.out_f64,
-            l.out_pitch,
+            v.int("out_f64")?,
+            v.long("out_pitch")?,
         );
     }
     Ok(())
@@ -994,6 +999,7 @@ fn accumulate_host(
             l.part, l.in_block, l.block
         ));
     }
+    let v = NamedArgs(l.kernel_args());
     // SAFETY: every pointer was resolved inside an allocation large enough for what the
     // kernel reads or writes with these arguments (part_bytes, block_bytes; the part checked
     // inside the block); null pointers are not read (Fill, no weights); device allocations
@@ -1006,20 +1012,20 @@ fn accumulate_host(
             l.threads.1,
             values as *const f64,
             weights as *const f64,
-            l.op.code(),
-            l.correction,
-            l.constants.0,
-            l.constants.1,
-            l.constants.2,
-            l.planes,
-            l.part.0,
-            l.part.1,
-            l.part_origin.0,
-            l.part_origin.1,
-            l.in_block.0,
-            l.in_block.1,
-            l.block.0,
-            l.block.1,
+            v.int("op")?,
+            v.int("correction")?,
+            v.double("c0")?,
+            v.double("c1")?,
+            v.double("c2")?,
+            v.int("planes")?,
+            v.int("part_ny")?,
+            v.int("part_nx")?,
+            v.int("part_y0")?,
+            v.int("part_x0")?,
+            v.int("blk_r0")?,
+            v.int("blk_c0")?,
+            v.int("blk_ny")?,
+            v.int("blk_nx")?,
             data as *mut f64,
             footprint as *mut f64,
         );
@@ -1079,11 +1085,13 @@ fn spline_host(
             values_f32: c_int,
         );
     }
-    let (ny, nx) = l.plane;
-    match l.op {
-        SplineOp::Values(s) => {
-            if !(0..=5).contains(&s.input_type) || s.pitch < i64::from(nx) {
-                return Err(format!("input type {}, pitch {}", s.input_type, s.pitch));
+    let (entry, args) = l.kernel_args().map_err(|f| f.message)?;
+    let v = NamedArgs(args);
+    match entry {
+        SPLINE_VALUES_ENTRY => {
+            let (input_type, pitch, nx) = (v.int("input_type")?, v.long("pitch")?, v.int("nx")?);
+            if !(0..=5).contains(&input_type) || pitch < i64::from(nx) {
+                return Err(format!("input type {input_type}, pitch {pitch}"));
             }
             // SAFETY: the input and the plane were resolved inside allocations of the sizes
             // the kernel reads and writes (SplineLaunch::reads, data_bytes); allocations are
@@ -1093,67 +1101,116 @@ fn spline_host(
                     l.grid,
                     l.threads,
                     read as *const c_void,
-                    s.input_type,
-                    s.big_endian,
-                    s.pitch,
-                    ny,
+                    input_type,
+                    v.int("big_endian")?,
+                    pitch,
+                    v.int("ny")?,
                     nx,
-                    s.values_f32,
+                    v.int("values_f32")?,
                     data as *mut f64,
                 )
             }
         }
-        SplineOp::Filter {
-            npoles,
-            gain,
-            source: samples,
-            ..
-        } => {
-            let Some((lines, n, line_step, elem_step)) = l.filter_lines() else {
-                return Err("a filter launch without lines".into());
-            };
-            let data = data as *mut f64;
-            let (poles, grid, threads) = (read as *const f64, l.grid, l.threads);
-            let (Some(samples), Some((_, (source_line, source_elem)))) =
-                (samples, l.source_reads())
+        SPLINE_FILTER_ENTRY => {
+            // SAFETY: as above: the lines lie in the plane (filter_lines), the constants in
+            // their allocation (4 × npoles doubles, SplineLaunch::reads).
+            unsafe {
+                rp_sim_spline_filter(
+                    l.grid,
+                    l.threads,
+                    data as *mut f64,
+                    v.long("lines")?,
+                    v.int("n")?,
+                    v.long("line_step")?,
+                    v.long("elem_step")?,
+                    read as *const f64,
+                    v.int("npoles")?,
+                    v.double("gain")?,
+                )
+            }
+        }
+        _ => {
+            let SplineOp::Filter {
+                source: Some(samples),
+                ..
+            } = l.op
             else {
-                // SAFETY: as above: the lines lie in the plane (filter_lines), the constants in
-                // their allocation (4 × npoles doubles, SplineLaunch::reads).
-                unsafe {
-                    rp_sim_spline_filter(
-                        grid, threads, data, lines, n, line_step, elem_step, poles, npoles, gain,
-                    )
-                };
-                return Ok(());
+                return Err(format!("{entry} without samples"));
             };
-            if samples.pitch < i64::from(nx) {
+            if samples.pitch < i64::from(l.plane.1) {
                 return Err("a filter source with a pitch below the plane's width".into());
             }
             // SAFETY: as above, and the source's lines lie in its samples
             // (SplineLaunch::source_reads), resolved inside an allocation.
             unsafe {
                 rp_sim_spline_filter_from(
-                    grid,
-                    threads,
-                    data,
-                    lines,
-                    n,
-                    line_step,
-                    elem_step,
-                    poles,
-                    npoles,
-                    gain,
+                    l.grid,
+                    l.threads,
+                    data as *mut f64,
+                    v.long("lines")?,
+                    v.int("n")?,
+                    v.long("line_step")?,
+                    v.long("elem_step")?,
+                    read as *const f64,
+                    v.int("npoles")?,
+                    v.double("gain")?,
                     source as *const c_void,
-                    source_line,
-                    source_elem,
-                    samples.input_type,
-                    samples.big_endian,
-                    samples.values_f32,
+                    v.long("source_line_step")?,
+                    v.long("source_elem_step")?,
+                    v.int("source_type")?,
+                    v.int("big_endian")?,
+                    v.int("values_f32")?,
                 )
             }
         }
     }
     Ok(())
+}
+
+/// A launch's arguments as the CUDA driver passes them ([`SplineLaunch::kernel_args`] and the
+/// others), read by the kernel's parameter names: the simulator hands the host-compiled kernels
+/// these values, so its runs check them as well as the kernels.
+struct NamedArgs(KernelArgs);
+
+impl NamedArgs {
+    fn get(&self, name: &str) -> std::result::Result<KernelArg, String> {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, a)| *a)
+            .ok_or_else(|| format!("the launch has no argument {name}"))
+    }
+
+    #[cfg_attr(not(rp_sim_kernels), allow(dead_code))]
+    fn int(&self, name: &str) -> std::result::Result<i32, String> {
+        match self.get(name)? {
+            KernelArg::Int(v) => Ok(v),
+            a => Err(format!("argument {name} is {a:?}, not an int")),
+        }
+    }
+
+    #[cfg_attr(not(rp_sim_kernels), allow(dead_code))]
+    fn long(&self, name: &str) -> std::result::Result<i64, String> {
+        match self.get(name)? {
+            KernelArg::Long(v) => Ok(v),
+            a => Err(format!("argument {name} is {a:?}, not a long long")),
+        }
+    }
+
+    #[cfg_attr(not(rp_sim_kernels), allow(dead_code))]
+    fn double(&self, name: &str) -> std::result::Result<f64, String> {
+        match self.get(name)? {
+            KernelArg::Double(v) => Ok(v),
+            a => Err(format!("argument {name} is {a:?}, not a double")),
+        }
+    }
+
+    fn pointer(&self, name: &str) -> std::result::Result<DevicePtr, String> {
+        match self.get(name)? {
+            KernelArg::Pointer(v) => Ok(DevicePtr(v)),
+            a => Err(format!("argument {name} is {a:?}, not a pointer")),
+        }
+    }
 }
 
 #[cfg(not(rp_sim_kernels))]
