@@ -142,8 +142,8 @@ fn launches() -> Vec<(String, &'static str, KernelArgs)> {
         ("the columns from samples", filter(0, Some(samples))),
     ] {
         let launch = SplineLaunch::new(DevicePtr(1 << 24), (200, 300), op).unwrap();
-        let (entry, args) = launch.kernel_args().unwrap();
-        all.push((what.to_string(), entry, args));
+        let (kernel, args) = launch.kernel_args().unwrap();
+        all.push((what.to_string(), kernel.entry(), args));
     }
     all
 }

@@ -17,11 +17,11 @@ use super::driver::{
     AccumulateLaunch, BlockLaunch, CallCount, DevicePtr, Driver, DriverFault, DriverResult,
     FaultKind, HostBuffer, SplineLaunch, StreamId,
 };
-use super::kernel_args::KernelArg;
+use super::kernel_args::{KernelArg, SplineKernel};
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::runtime::guard;
 use super::variant::KernelDefines;
-use super::{GpuInfo, SPLINE_FILTER_FROM_ENTRY, SPLINE_VALUES_ENTRY};
+use super::GpuInfo;
 
 /// A variant's module (kept loaded) and entry point, or why it cannot be had.
 type VariantBuild = std::result::Result<(Arc<CudaModule>, CudaFunction), String>;
@@ -939,13 +939,13 @@ impl Driver for CudaDriver {
 
     unsafe fn launch_spline(&self, stream: StreamId, l: &SplineLaunch) -> DriverResult<()> {
         let s = self.stream(stream, "cuLaunchKernel")?;
-        let (entry, mut args) = l.kernel_args()?;
-        let func = match entry {
-            SPLINE_VALUES_ENTRY => &self.kernels.spline_values,
-            SPLINE_FILTER_FROM_ENTRY => &self.kernels.spline_filter_from,
-            _ => &self.kernels.spline_filter,
+        let (kernel, mut args) = l.kernel_args()?;
+        let func = match kernel {
+            SplineKernel::Values => &self.kernels.spline_values,
+            SplineKernel::Filter => &self.kernels.spline_filter,
+            SplineKernel::FilterFrom => &self.kernels.spline_filter_from,
         };
-        // SAFETY: the argument list is `entry`'s (`SplineLaunch::kernel_args`, held to the
+        // SAFETY: the argument list is `kernel`'s (`SplineLaunch::kernel_args`, held to the
         // kernels' PTX by tests/gpu_kernels_compile.rs); the caller vouches for the pointers.
         unsafe { self.launch_1d(func, l, &s, &mut params(&mut args)) }
     }

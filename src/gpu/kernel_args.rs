@@ -12,8 +12,8 @@
 //! use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
 //! use reproject::gpu::kernel_args::KernelArg;
 //! let rows = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: None };
-//! let (entry, args) = SplineLaunch::new(DevicePtr(4096), (4, 5), rows)?.kernel_args()?;
-//! assert_eq!(entry, reproject::gpu::SPLINE_FILTER_ENTRY);
+//! let (kernel, args) = SplineLaunch::new(DevicePtr(4096), (4, 5), rows)?.kernel_args()?;
+//! assert_eq!(kernel.entry(), reproject::gpu::SPLINE_FILTER_ENTRY);
 //! assert_eq!(args[0], ("data", KernelArg::Pointer(4096)));
 //! assert_eq!(args[7], ("gain", KernelArg::Double(6.0)));
 //! # Ok::<(), reproject::gpu::driver::DriverFault>(())
@@ -52,6 +52,33 @@ impl KernelArg {
             KernelArg::Pointer(_) | KernelArg::Long(_) => "u64",
             KernelArg::Int(_) => "u32",
             KernelArg::Double(_) => "f64",
+        }
+    }
+}
+
+/// The spline prefilter's kernels: which one a [`SplineLaunch`] runs.
+///
+/// ```
+/// use reproject::gpu::kernel_args::SplineKernel;
+/// assert_eq!(SplineKernel::FilterFrom.entry(), reproject::gpu::SPLINE_FILTER_FROM_ENTRY);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplineKernel {
+    /// `rp_spline_values` (`kernels/spline_values.cu`).
+    Values,
+    /// `rp_spline_filter` (`kernels/spline.cu`).
+    Filter,
+    /// `rp_spline_filter_from` (`kernels/spline.cu`).
+    FilterFrom,
+}
+
+impl SplineKernel {
+    /// The kernel's entry point.
+    pub fn entry(self) -> &'static str {
+        match self {
+            SplineKernel::Values => SPLINE_VALUES_ENTRY,
+            SplineKernel::Filter => SPLINE_FILTER_ENTRY,
+            SplineKernel::FilterFrom => SPLINE_FILTER_FROM_ENTRY,
         }
     }
 }
@@ -147,8 +174,8 @@ impl AccumulateLaunch {
 }
 
 impl SplineLaunch {
-    /// The entry point this launch runs (`rp_spline_values`, `rp_spline_filter` or, for a
-    /// filter reading a device input's samples, `rp_spline_filter_from`) and its arguments.
+    /// The kernel this launch runs (the values kernel, the filter or, for a filter reading a
+    /// device input's samples, the filter from them) and its arguments.
     /// Errors: a filter launch without lines (a hand-made [`SplineLaunch`]; `SplineLaunch::new`
     /// makes none).
     ///
@@ -157,14 +184,14 @@ impl SplineLaunch {
     /// use reproject::gpu::kernel_args::KernelArg;
     /// let f32s = SplineSamples { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 5, values_f32: 0 };
     /// let columns = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: Some(f32s) };
-    /// let (entry, args) = SplineLaunch::new(DevicePtr(4096), (4, 5), columns)?.kernel_args()?;
-    /// assert_eq!(entry, reproject::gpu::SPLINE_FILTER_FROM_ENTRY);
+    /// let (kernel, args) = SplineLaunch::new(DevicePtr(4096), (4, 5), columns)?.kernel_args()?;
+    /// assert_eq!(kernel.entry(), reproject::gpu::SPLINE_FILTER_FROM_ENTRY);
     /// assert_eq!(args[8], ("source", KernelArg::Pointer(1 << 20)));
     /// assert_eq!(args[9], ("source_line_step", KernelArg::Long(1))); // columns side by side
     /// assert_eq!(args[10], ("source_elem_step", KernelArg::Long(5))); // their samples a row apart
     /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
     /// ```
-    pub fn kernel_args(&self) -> DriverResult<(&'static str, KernelArgs)> {
+    pub fn kernel_args(&self) -> DriverResult<(SplineKernel, KernelArgs)> {
         use KernelArg::{Double, Int, Long};
         let (ny, nx) = self.plane;
         let (poles, npoles, gain, source) = match self.op {
@@ -179,7 +206,7 @@ impl SplineLaunch {
                     ("values_f32", Int(s.values_f32)),
                     ("out", pointer(self.data)),
                 ];
-                return Ok((SPLINE_VALUES_ENTRY, args));
+                return Ok((SplineKernel::Values, args));
             }
             SplineOp::Filter {
                 poles,
@@ -208,7 +235,7 @@ impl SplineLaunch {
         ];
         let (Some(samples), Some(((input, _), (line, elem)))) = (source, self.source_reads())
         else {
-            return Ok((SPLINE_FILTER_ENTRY, args));
+            return Ok((SplineKernel::Filter, args));
         };
         args.extend([
             ("source", pointer(input)),
@@ -218,6 +245,6 @@ impl SplineLaunch {
             ("big_endian", Int(samples.big_endian)),
             ("values_f32", Int(samples.values_f32)),
         ]);
-        Ok((SPLINE_FILTER_FROM_ENTRY, args))
+        Ok((SplineKernel::FilterFrom, args))
     }
 }

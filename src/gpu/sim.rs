@@ -49,13 +49,13 @@ use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
     HostBuffer, SplineLaunch, StreamId,
 };
+#[cfg(rp_sim_kernels)]
+use super::kernel_args::SplineKernel;
 use super::kernel_args::{KernelArg, KernelArgs};
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::timeline;
 use super::variant::KernelDefines;
 use super::GpuInfo;
-#[cfg(rp_sim_kernels)]
-use super::{SPLINE_FILTER_ENTRY, SPLINE_VALUES_ENTRY};
 
 /// How a [`SimDriver`] behaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -1085,10 +1085,10 @@ fn spline_host(
             values_f32: c_int,
         );
     }
-    let (entry, args) = l.kernel_args().map_err(|f| f.message)?;
+    let (kernel, args) = l.kernel_args().map_err(|f| f.message)?;
     let v = NamedArgs(args);
-    match entry {
-        SPLINE_VALUES_ENTRY => {
+    match kernel {
+        SplineKernel::Values => {
             let (input_type, pitch, nx) = (v.int("input_type")?, v.long("pitch")?, v.int("nx")?);
             if !(0..=5).contains(&input_type) || pitch < i64::from(nx) {
                 return Err(format!("input type {input_type}, pitch {pitch}"));
@@ -1111,7 +1111,7 @@ fn spline_host(
                 )
             }
         }
-        SPLINE_FILTER_ENTRY => {
+        SplineKernel::Filter => {
             // SAFETY: as above: the lines lie in the plane (filter_lines), the constants in
             // their allocation (4 × npoles doubles, SplineLaunch::reads).
             unsafe {
@@ -1129,13 +1129,13 @@ fn spline_host(
                 )
             }
         }
-        _ => {
+        SplineKernel::FilterFrom => {
             let SplineOp::Filter {
                 source: Some(samples),
                 ..
             } = l.op
             else {
-                return Err(format!("{entry} without samples"));
+                return Err("a filter from samples without samples".into());
             };
             if samples.pitch < i64::from(l.plane.1) {
                 return Err("a filter source with a pitch below the plane's width".into());
