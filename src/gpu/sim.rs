@@ -49,9 +49,7 @@ use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
     HostBuffer, SplineLaunch, StreamId,
 };
-#[cfg(rp_sim_kernels)]
-use super::kernel_args::SplineKernel;
-use super::kernel_args::{KernelArg, KernelArgs};
+use super::kernel_args::{KernelArg, KernelArgs, SplineKernel};
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
 use super::timeline;
 use super::variant::KernelDefines;
@@ -779,11 +777,11 @@ impl SimDriver {
         let out = ptr("out", l.output_bytes().max(1))?;
         if l.parses() {
             let none = std::ptr::null_mut();
-            return launch_host(l, transform, sampling, none, out, none);
+            return launch_host(l, &v, transform, sampling, none, out, none);
         }
         let input = ptr("input", l.input_bytes().max(1))?;
         let footprint = ptr("footprint", l.output_bytes().max(1))?;
-        launch_host(l, transform, sampling, input, out, footprint)
+        launch_host(l, &v, transform, sampling, input, out, footprint)
     }
 
     /// Runs the host-compiled accumulate kernel over the launch's grid.
@@ -807,22 +805,31 @@ impl SimDriver {
         let (values, weights) = (read("values")?, read("weights")?);
         let data = ptr("data", l.block_bytes().max(1))?;
         let footprint = ptr("footprint", l.block_bytes().max(1))?;
-        accumulate_host(l, values, weights, data, footprint)
+        accumulate_host(l, &v, values, weights, data, footprint)
     }
 
     /// Runs the host-compiled spline kernel of the launch over its grid.
     fn run_spline(&self, st: &mut State, l: &SplineLaunch) -> std::result::Result<(), String> {
-        let data = Self::resolve(st, l.data.0, l.data_bytes().max(1))
-            .ok_or_else(|| format!("the spline kernel's values at {:#x}", l.data.0))?;
-        let (read, bytes) = l.reads();
-        let read = Self::resolve(st, read.0, bytes.max(1))
-            .ok_or_else(|| format!("the spline kernel's input at {:#x}", read.0))?;
+        let (kernel, args) = l.kernel_args().map_err(|f| f.message)?;
+        let v = NamedArgs(args);
+        let mut ptr = |name: &str, len: usize| {
+            let p = v.pointer(name)?;
+            Self::resolve(st, p.0, len)
+                .ok_or_else(|| format!("the spline kernel's {name} at {:#x}", p.0))
+        };
+        // The plane, and what the launch reads besides: the input's samples (the values
+        // kernel), or the poles' constants (the filter).
+        let (plane, reads) = match kernel {
+            SplineKernel::Values => ("out", "input"),
+            SplineKernel::Filter | SplineKernel::FilterFrom => ("data", "poles"),
+        };
+        let data = ptr(plane, l.data_bytes().max(1))?;
+        let read = ptr(reads, l.reads().1.max(1))?;
         let source = match l.source_reads() {
-            Some(((source, bytes), _)) => Self::resolve(st, source.0, bytes.max(1))
-                .ok_or_else(|| format!("the spline filter's samples at {:#x}", source.0))?,
+            Some(((_, bytes), _)) => ptr("source", bytes.max(1))?,
             None => std::ptr::null_mut(),
         };
-        spline_host(l, data, read, source)
+        spline_host(l, kernel, &v, data, read, source)
     }
 
     fn enqueue(&self, st: &mut State, stream: StreamId, op: Op) -> DriverResult<()> {
@@ -903,6 +910,7 @@ impl SimDriver {
 #[cfg(rp_sim_kernels)]
 fn launch_host(
     l: &BlockLaunch,
+    v: &NamedArgs,
     transform: *mut u8,
     sampling: *mut u8,
     input: *mut u8,
@@ -917,8 +925,6 @@ fn launch_host(
             l.variant
         ));
     };
-    // The arguments the CUDA driver passes (by the kernel's parameter names).
-    let v = NamedArgs(l.kernel_args());
     // SAFETY: every pointer was resolved inside an allocation large enough for what the
     // kernel reads or writes with these arguments (BlockLaunch::input_bytes/output_bytes);
     // device allocations are 8-byte aligned. Every build has rp_sim_launch's signature.
@@ -956,6 +962,7 @@ fn launch_host(
 #[cfg(rp_sim_kernels)]
 fn accumulate_host(
     l: &AccumulateLaunch,
+    v: &NamedArgs,
     values: *mut u8,
     weights: *mut u8,
     data: *mut u8,
@@ -999,7 +1006,6 @@ fn accumulate_host(
             l.part, l.in_block, l.block
         ));
     }
-    let v = NamedArgs(l.kernel_args());
     // SAFETY: every pointer was resolved inside an allocation large enough for what the
     // kernel reads or writes with these arguments (part_bytes, block_bytes; the part checked
     // inside the block); null pointers are not read (Fill, no weights); device allocations
@@ -1036,6 +1042,8 @@ fn accumulate_host(
 #[cfg(rp_sim_kernels)]
 fn spline_host(
     l: &SplineLaunch,
+    kernel: SplineKernel,
+    v: &NamedArgs,
     data: *mut u8,
     read: *mut u8,
     source: *mut u8,
@@ -1085,8 +1093,6 @@ fn spline_host(
             values_f32: c_int,
         );
     }
-    let (kernel, args) = l.kernel_args().map_err(|f| f.message)?;
-    let v = NamedArgs(args);
     match kernel {
         SplineKernel::Values => {
             let (input_type, pitch, nx) = (v.int("input_type")?, v.long("pitch")?, v.int("nx")?);
@@ -1216,6 +1222,8 @@ impl NamedArgs {
 #[cfg(not(rp_sim_kernels))]
 fn spline_host(
     _: &SplineLaunch,
+    _: SplineKernel,
+    _: &NamedArgs,
     _: *mut u8,
     _: *mut u8,
     _: *mut u8,
@@ -1226,6 +1234,7 @@ fn spline_host(
 #[cfg(not(rp_sim_kernels))]
 fn accumulate_host(
     _: &AccumulateLaunch,
+    _: &NamedArgs,
     _: *mut u8,
     _: *mut u8,
     _: *mut u8,
@@ -1237,6 +1246,7 @@ fn accumulate_host(
 #[cfg(not(rp_sim_kernels))]
 fn launch_host(
     _: &BlockLaunch,
+    _: &NamedArgs,
     _: *mut u8,
     _: *mut u8,
     _: *mut u8,
