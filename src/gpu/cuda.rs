@@ -404,10 +404,9 @@ fn build_variant(
     })
 }
 
-/// A kernel argument as `cuLaunchKernel` takes it: the address of its value.
 /// The addresses of `args`' values, as `cuLaunchKernel` takes a kernel's parameters (valid while
 /// `args` is neither moved nor dropped).
-fn params(args: &mut [(&str, KernelArg)]) -> Vec<*mut c_void> {
+fn param_addresses(args: &mut [(&str, KernelArg)]) -> Vec<*mut c_void> {
     args.iter_mut()
         .map(|(_, a)| match a {
             KernelArg::Pointer(v) => v as *mut u64 as *mut c_void,
@@ -821,10 +820,10 @@ impl Driver for CudaDriver {
     unsafe fn launch(&self, stream: StreamId, l: &BlockLaunch) -> DriverResult<()> {
         let s = self.stream(stream, "cuLaunchKernel")?;
         let mut args = l.kernel_args();
-        let mut params = params(&mut args);
+        let mut params = param_addresses(&mut args);
         let func = self.function(&l.variant)?;
         // SAFETY: the argument list is rp_reproject_block's (`BlockLaunch::kernel_args`, held
-        // to the kernel's PTX by tests/gpu_kernels_compile.rs); the caller vouches for the
+        // to the kernel's signature by tests/gpu_kernel_args.rs); the caller vouches for the
         // pointers.
         self.call("cuLaunchKernel", || unsafe {
             result::launch_kernel(
@@ -921,9 +920,9 @@ impl Driver for CudaDriver {
     unsafe fn launch_accumulate(&self, stream: StreamId, l: &AccumulateLaunch) -> DriverResult<()> {
         let s = self.stream(stream, "cuLaunchKernel")?;
         let mut args = l.kernel_args();
-        let mut params = params(&mut args);
+        let mut params = param_addresses(&mut args);
         // SAFETY: the argument list is rp_accumulate's (`AccumulateLaunch::kernel_args`, held
-        // to the kernel's PTX by tests/gpu_kernels_compile.rs); the caller vouches for the
+        // to the kernel's signature by tests/gpu_kernel_args.rs); the caller vouches for the
         // pointers.
         self.call("cuLaunchKernel", || unsafe {
             result::launch_kernel(
@@ -946,8 +945,8 @@ impl Driver for CudaDriver {
             SplineKernel::FilterFrom => &self.kernels.spline_filter_from,
         };
         // SAFETY: the argument list is `kernel`'s (`SplineLaunch::kernel_args`, held to the
-        // kernels' PTX by tests/gpu_kernels_compile.rs); the caller vouches for the pointers.
-        unsafe { self.launch_1d(func, l, &s, &mut params(&mut args)) }
+        // kernel's signature by tests/gpu_kernel_args.rs); the caller vouches for the pointers.
+        unsafe { self.launch_1d(func, l, &s, &mut param_addresses(&mut args)) }
     }
 
     fn synchronize(&self, stream: StreamId) -> DriverResult<()> {
