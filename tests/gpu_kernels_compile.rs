@@ -18,6 +18,7 @@
 #![cfg(feature = "cuda")]
 
 use reproject::engine::kernel_variant::{KernelVariant, VariantInput, VariantNan, VariantOutput};
+use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};
 use reproject::gpu::resources::{
     cubin_resources, variant_resources, KernelResources, ReportSource,
 };
@@ -106,25 +107,31 @@ fn every_kernel_compiles_with_nvrtc() {
                     let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
                     assert_eq!(names, [KERNEL_ENTRY], "{arch} [{defines}]");
                 } else {
-                    for (entry, registers, shared) in [
-                        (ACCUMULATE_ENTRY, 40, 0),
+                    let (filter, values) = (filter_threads(), values_threads());
+                    for (entry, threads, registers, shared) in [
+                        // Mosaics launch it in blocks of 32 x 8 (src/mosaic/device.rs).
+                        (ACCUMULATE_ENTRY, THREADS, 40, 0),
                         (
                             SPLINE_FILTER_ENTRY,
+                            filter,
                             SPLINE_FILTER_REGISTERS,
                             SPLINE_RING_BYTES,
                         ),
                         (
                             SPLINE_FILTER_FROM_ENTRY,
+                            filter,
                             SPLINE_FILTER_REGISTERS,
                             SPLINE_RING_BYTES,
                         ),
-                        (SPLINE_VALUES_ENTRY, 40, 0),
+                        (SPLINE_VALUES_ENTRY, values, 40, 0),
                     ] {
                         let k = kernels
                             .iter()
                             .find(|k| k.name == entry)
                             .unwrap_or_else(|| panic!("no ptxas report of {entry} for {arch}"));
-                        over.extend(small_kernel_over_budget(&arch, k, registers, shared));
+                        over.extend(small_kernel_over_budget(
+                            &arch, k, threads, registers, shared,
+                        ));
                     }
                 }
             }
@@ -471,23 +478,52 @@ const SPLINE_RING_BYTES: u32 = 2 * 2 * 32 * 32 * 8;
 /// took 138 without bounds and spilled 12 bytes on sm_80 at 96.
 const SPLINE_FILTER_REGISTERS: u32 = 96;
 
+/// Threads per block of the spline filter's launches (one warp: `SplineLaunch::new`).
+fn filter_threads() -> u32 {
+    let op = SplineOp::Filter {
+        axis: 0,
+        poles: DevicePtr(256),
+        npoles: 1,
+        gain: 6.0,
+        source: None,
+    };
+    SplineLaunch::new(DevicePtr(4096), (64, 64), op)
+        .unwrap()
+        .threads
+}
+
+/// Threads per block of the spline values kernel's launches (`SplineLaunch::new`).
+fn values_threads() -> u32 {
+    let samples = SplineSamples {
+        input: DevicePtr(1 << 20),
+        input_type: 3,
+        big_endian: 0,
+        pitch: 64,
+        values_f32: 0,
+    };
+    SplineLaunch::new(DevicePtr(4096), (64, 64), SplineOp::Values(samples))
+        .unwrap()
+        .threads
+}
+
 /// The kernels beside the block kernel, each a few loads and stores per pixel or line: at most
 /// `registers` registers, no stack frame, no spill, exactly `shared` bytes of shared memory.
 /// The accumulate kernel of mosaics gets 40 (75% occupancy at 256 threads; sm_90 uses 40
 /// today, and capping it at 32 with launch bounds spills), the spline prefilter's kernels
-/// their own.
+/// their own. The occupancy printed is that of the kernel's launches, `threads` a block.
 fn small_kernel_over_budget(
     arch: &str,
     k: &KernelResources,
+    threads: u32,
     registers: u32,
     shared: u32,
 ) -> Vec<String> {
     let occupancy = k
-        .occupancy(THREADS, arch)
+        .occupancy(threads, arch)
         .map_or("?".to_string(), |o| format!("{:.1}%", 100.0 * o));
     eprintln!(
         "{arch} {}: {} registers, {} B stack frame, {} B spill stores, {} B shared memory; \
-         occupancy at {THREADS} threads {occupancy}",
+         occupancy at {threads} threads {occupancy}",
         k.name, k.registers, k.stack_frame, k.spill_stores, k.shared_memory
     );
     let fits = k.registers > 0
@@ -548,7 +584,7 @@ fn a_broken_kernel_is_reported_with_the_compiler_log() {
 /// The device spline prefilter (`kernels/spline.cu`) compiles on its own too (it needs only
 /// `common.cuh`) for every architecture, both entry points within their budget: at most
 /// [`SPLINE_FILTER_REGISTERS`] registers, no stack frame, no spill, their ring of shared
-/// memory. (The runtime's module has them: see `every_kernel_compiles_with_nvrtc`.)
+/// memory, and no fewer blocks an SM than that shared memory allows. (The runtime's module has them: see `every_kernel_compiles_with_nvrtc`.)
 #[test]
 fn the_spline_prefilter_compiles_within_its_budget() {
     if let Err(e) = nvrtc_version() {
@@ -569,13 +605,24 @@ fn the_spline_prefilter_compiles_within_its_budget() {
                 .iter()
                 .find(|k| k.name == entry)
                 .unwrap_or_else(|| panic!("no ptxas report of {entry} for {arch}"));
-            let occupancy = k.occupancy(THREADS, &arch).unwrap_or(0.0);
+            // Its launches' blocks, one warp each: the ring's shared memory bounds how many
+            // an SM holds, and the registers must not bound them more tightly.
+            let threads = filter_threads();
+            let blocks = k.blocks_per_sm(threads, &arch).unwrap_or(0);
+            let without_registers = KernelResources {
+                registers: 0,
+                ..k.clone()
+            };
+            let by_shared_memory = without_registers.blocks_per_sm(threads, &arch).unwrap_or(0);
             eprintln!(
-                "{arch} {entry}: {} registers, {} B stack, {} B spilled; occupancy {:.1}%",
-                k.registers,
-                k.stack_frame,
-                k.spill_stores,
-                100.0 * occupancy
+                "{arch} {entry}: {} registers, {} B stack, {} B spilled; {blocks} blocks of \
+                 {threads} threads an SM (shared memory allows {by_shared_memory})",
+                k.registers, k.stack_frame, k.spill_stores
+            );
+            assert!(
+                blocks > 0 && blocks == by_shared_memory,
+                "{arch} {entry}: the registers leave {blocks} blocks an SM, where its shared \
+                 memory allows {by_shared_memory}"
             );
             assert!(
                 k.registers > 0 && k.registers <= SPLINE_FILTER_REGISTERS,

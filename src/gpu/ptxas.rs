@@ -100,6 +100,10 @@ struct SmLimits {
     shared_memory: u32,
 }
 
+/// Shared memory the system reserves for each resident thread block on compute capability 8.0
+/// and later (`cudaDevAttrReservedSharedMemoryPerBlock`), besides the kernel's own.
+const RESERVED_SHARED_MEMORY: u32 = 1024;
+
 fn limits(arch: &str) -> Option<SmLimits> {
     let shared_memory = match arch {
         "sm_80" => 164 * 1024,
@@ -137,7 +141,8 @@ impl KernelResources {
     /// The theoretical occupancy (resident warps over the SM's maximum) of thread blocks of
     /// `threads` threads on `arch` (sm_80, sm_86, sm_89, sm_90), as the CUDA occupancy
     /// calculator computes it from registers (allocated per warp in units of 256),
-    /// shared memory and the SM's thread and block limits; `None` for another architecture.
+    /// shared memory (the kernel's and the 1 KiB the system reserves for each block) and the
+    /// SM's thread and block limits; `None` for another architecture.
     ///
     /// ```
     /// use reproject::gpu::resources::KernelResources;
@@ -160,6 +165,9 @@ impl KernelResources {
     /// use reproject::gpu::resources::KernelResources;
     /// let k = KernelResources { registers: 85, ..Default::default() };
     /// assert_eq!(k.blocks_per_sm(256, "sm_90"), Some(2)); // 88 per thread as allocated
+    /// // 32 KiB of shared memory a block, plus the 1 KiB reserved: 6 of 228 KiB.
+    /// let k = KernelResources { registers: 96, shared_memory: 32768, ..Default::default() };
+    /// assert_eq!(k.blocks_per_sm(32, "sm_90"), Some(6));
     /// ```
     pub fn blocks_per_sm(&self, threads: u32, arch: &str) -> Option<u32> {
         let sm = limits(arch)?;
@@ -169,10 +177,7 @@ impl KernelResources {
             .registers
             .checked_div(per_warp * warps)
             .unwrap_or(sm.blocks);
-        let by_shared = sm
-            .shared_memory
-            .checked_div(self.shared_memory)
-            .unwrap_or(sm.blocks);
+        let by_shared = sm.shared_memory / (self.shared_memory + RESERVED_SHARED_MEMORY);
         let by_threads = sm.threads / (warps * 32);
         Some(by_registers.min(by_shared).min(by_threads).min(sm.blocks))
     }
