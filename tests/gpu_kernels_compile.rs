@@ -584,7 +584,8 @@ fn a_broken_kernel_is_reported_with_the_compiler_log() {
 /// The device spline prefilter (`kernels/spline.cu`) compiles on its own too (it needs only
 /// `common.cuh`) for every architecture, both entry points within their budget: at most
 /// [`SPLINE_FILTER_REGISTERS`] registers, no stack frame, no spill, their ring of shared
-/// memory, and no fewer blocks an SM than that shared memory allows. (The runtime's module has them: see `every_kernel_compiles_with_nvrtc`.)
+/// memory, and no fewer blocks an SM than that shared memory allows. (The runtime's module
+/// has them: see `every_kernel_compiles_with_nvrtc`.)
 #[test]
 fn the_spline_prefilter_compiles_within_its_budget() {
     if let Err(e) = nvrtc_version() {
