@@ -11,6 +11,7 @@
 #   REPROJECT_RS_CUDA_SIM=1 PYTHON=python3.12 gpu-bundle/python-paths.sh   # the Python part, here
 #   SIZE=4096 gpu-bundle/run.sh          # a smaller benchmark
 #   LEASE_S=540 gpu-bundle/lease.sh      # the sections by priority within a device lease
+#   LEASE_SECTIONS="ab:330 parity:210" gpu-bundle/lease.sh   # others, with their limits
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:-gpu-bundle}"
@@ -298,7 +299,9 @@ cat >"$OUT/lease.sh" <<'LEASE'
 # (what it took on the H100 on 2026-11-26, with room) and never past the lease's end; a
 # section that cannot have 30 s is skipped. Logs go to LOGDIR (default $OUT when set, else
 # ./lease-logs), one per section, so what finished comes back even if the call is cut.
+# LEASE_SECTIONS lists other sections, each with its limit in seconds, in the order to run.
 #   LEASE_S=540 gpu-bundle/lease.sh
+#   LEASE_S=560 LEASE_SECTIONS="ab:330 parity:210" BENCH_JOBS=all gpu-bundle/lease.sh
 set -uo pipefail
 cd "$(dirname "$0")"
 export LOGDIR="${LOGDIR:-${OUT:-./lease-logs}}" PYTHONUNBUFFERED=1
@@ -306,16 +309,24 @@ end=$(( $(date +%s) + ${LEASE_S:-540} ))
 status=0
 # parity took 95 s in session 12 and about 160 s on a fresh machine in session 14 (six tests
 # in 100 s, the other four in 57 s): its variants compile there first.
-for entry in "info 30" "bench 170" "pybench 150" "parity 210" "pytests 120" "compile 90" "cli 60"; do
-  set -- $entry
+sections="${LEASE_SECTIONS:-info:30 bench:170 pybench:150 parity:210 pytests:120 compile:90 cli:60}"
+for entry in $sections; do
+  name="${entry%%:*}" want="${entry##*:}"
+  case "$want" in
+    '' | *[!0-9]*)
+      echo "== $entry: not SECTION:SECONDS"
+      status=1
+      continue
+      ;;
+  esac
   left=$(( end - $(date +%s) ))
   if [ "$left" -lt 30 ]; then
-    echo "== $1 skipped: ${left} s left of the lease"
+    echo "== $name skipped: ${left} s left of the lease"
     continue
   fi
-  limit=$(( $2 < left ? $2 : left ))
-  echo "== $1 (at most ${limit} s)"
-  timeout "$limit" ./run.sh "$1" || { status=1; echo "== $1 failed or ran out of time"; }
+  limit=$(( want < left ? want : left ))
+  echo "== $name (at most ${limit} s)"
+  timeout "$limit" ./run.sh "$name" || { status=1; echo "== $name failed or ran out of time"; }
 done
 exit $status
 LEASE
