@@ -770,8 +770,8 @@ impl SimDriver {
         // The parameter arrays are read as far as their own lengths say; they must at least
         // hold their headers. A null sampling array: `transform` holds parsed parameters.
         let transform = ptr("transform", 16)?;
-        let sampling = match l.sampling.0 {
-            0 => std::ptr::null_mut(),
+        let sampling = match v.pointer("sampling")? {
+            DevicePtr(0) => std::ptr::null_mut(),
             _ => ptr("sampling", 8)?,
         };
         let out = ptr("out", l.output_bytes().max(1))?;
