@@ -42,18 +42,20 @@ mod lazy;
 mod mosaic;
 mod optimal;
 mod options;
+mod outputs;
 
 use ndarray::{ArrayD, ArrayViewMut3, Axis, IxDyn};
-use numpy::{Element, IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray};
+use numpy::{Element, IntoPyArray, PyArrayDyn, PyReadonlyArrayDyn, PyUntypedArray};
 use pyo3::prelude::*;
 use reproject::engine::blocks::Block;
 use reproject::engine::{OutputSample, Plan};
 use reproject::pixel_transform::PositionTable;
 use reproject::wcs::Wcs;
 
-use arrays::{borrow_bytes, mut_view};
+use arrays::borrow_bytes;
 use errors::{guard_panics, new_err, run_detached, to_pyerr, Kind};
 use options::{OptionArgs, OrderArg};
+use outputs::OutputArrays;
 
 /// Where the input positions of a reprojection come from.
 enum Geometry<'a> {
@@ -192,8 +194,8 @@ fn reproject_typed<'py, T>(
     geometry: &Geometry<'_>,
     shape_out: &[usize],
     options: &reproject::engine::Options,
-    output: Option<&Bound<'py, PyArrayDyn<T>>>,
-    footprint: Option<&Bound<'py, PyArrayDyn<T>>>,
+    output: Option<&Bound<'py, PyAny>>,
+    footprint: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>
 where
     T: OutputSample + Element,
@@ -201,55 +203,13 @@ where
     let bytes = borrow_bytes(array)?;
     let source = bytes.source(py)?;
     let shape = full_shape(&bytes.shape, shape_out);
-    // Hold numpy's read-write borrows for the whole computation (this also refuses the same
-    // array given as data and footprint).
-    let borrow_err = |e: numpy::BorrowError| {
-        new_err(
-            py,
-            Kind::InvalidArgument,
-            format!("cannot write to the output array: {e}"),
-        )
-    };
-    let out_guard = output
-        .map(|a| a.try_readwrite())
-        .transpose()
-        .map_err(borrow_err)?;
-    let fp_guard = footprint
-        .map(|a| a.try_readwrite())
-        .transpose()
-        .map_err(borrow_err)?;
-    let fresh = usize::from(output.is_none()) + usize::from(footprint.is_none());
-    check_memory(py, &shape, fresh * std::mem::size_of::<T>())?;
-    let mut fresh_data = output.is_none().then(|| zeros::<T>(&shape));
-    let mut fresh_fp = footprint.is_none().then(|| zeros::<T>(&shape));
-    // SAFETY: the read-write guards above are held until after the computation.
-    let data_view = match (output, fresh_data.as_mut()) {
-        (Some(a), _) => unsafe { mut_view(a)? },
-        (None, Some(d)) => d.view_mut(),
-        (None, None) => unreachable!(),
-    };
-    let fp_view = match (footprint, fresh_fp.as_mut()) {
-        (Some(a), _) => unsafe { mut_view(a)? },
-        (None, Some(f)) => f.view_mut(),
-        (None, None) => unreachable!(),
-    };
-    if data_view.shape() != shape.as_slice() || fp_view.shape() != shape.as_slice() {
-        return Err(new_err(
-            py,
-            Kind::Shape,
-            format!(
-                "output arrays of shapes {:?} and {:?}, expected {:?}",
-                data_view.shape(),
-                fp_view.shape(),
-                shape
-            ),
-        ));
-    }
+    let mut outputs = OutputArrays::from_arguments(py, output, footprint, &shape)?;
     // The arrays allocated here are written for the first time by the job (see
     // `Plan::with_fresh_outputs`), and so may be the ones given (`numpy.empty`:
     // `Plan::with_untouched_outputs`).
-    let fresh_bytes = fresh * shape.iter().product::<usize>() * std::mem::size_of::<T>();
-    let given = (output.is_some(), footprint.is_some());
+    let fresh_bytes = outputs.fresh_bytes();
+    let given = outputs.given();
+    let [data_view, fp_view] = outputs.views(py)?;
     run_detached(py, || {
         let plan = match geometry {
             Geometry::Wcs(wcs_in, wcs_out) => {
@@ -269,18 +229,7 @@ where
             .with_untouched_outputs(&given);
         plan.compute_into(data_view, fp_view)
     })?;
-    drop((out_guard, fp_guard));
-    let data = match (output, fresh_data) {
-        (Some(a), _) => a.clone().into_any(),
-        (None, Some(d)) => to_numpy(py, d)?.into_any(),
-        (None, None) => unreachable!(),
-    };
-    let fp = match (footprint, fresh_fp) {
-        (Some(a), _) => a.clone().into_any(),
-        (None, Some(f)) => to_numpy(py, f)?.into_any(),
-        (None, None) => unreachable!(),
-    };
-    Ok((data, fp))
+    outputs.into_numpy(py)
 }
 
 /// The GPU the `device='cuda'` backend would use, as one line of text; raises
@@ -474,40 +423,12 @@ fn reproject_outputs<'py>(
             ))
         }
     };
-    macro_rules! typed {
-        ($t:ty) => {{
-            let cast = |a: Option<&Bound<'py, PyAny>>, what: &str| {
-                a.map(|a| {
-                    a.cast::<PyArrayDyn<$t>>().map(|a| a.clone()).map_err(|_| {
-                        new_err(
-                            py,
-                            Kind::InvalidArgument,
-                            format!("{what} must be a native {} numpy array", stringify!($t)),
-                        )
-                    })
-                })
-                .transpose()
-            };
-            let out = cast(output_array, "output_array")?;
-            let fp = cast(
-                output_footprint,
-                "output_footprint (same dtype as output_array)",
-            )?;
-            reproject_typed::<$t>(
-                py,
-                array,
-                geometry,
-                shape_out,
-                options,
-                out.as_ref(),
-                fp.as_ref(),
-            )
-        }};
-    }
+    // The footprint takes the data's type.
+    let (data, footprint) = (output_array, output_footprint);
     if is_f32 {
-        typed!(f32)
+        reproject_typed::<f32>(py, array, geometry, shape_out, options, data, footprint)
     } else {
-        typed!(f64)
+        reproject_typed::<f64>(py, array, geometry, shape_out, options, data, footprint)
     }
 }
 

@@ -10,7 +10,7 @@
 //!        ─▶ the caller's float64 arrays, or fresh ones moved into numpy
 //! ```
 
-use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray};
+use numpy::PyUntypedArray;
 use pyo3::prelude::*;
 use reproject::engine::blocks::Block;
 use reproject::io::{ImageSource, RawSource};
@@ -21,10 +21,11 @@ use reproject::mosaic::coadd::{
 };
 use reproject::wcs::Wcs;
 
-use crate::arrays::{borrow_bytes, mut_view, BorrowedBytes};
+use crate::arrays::{borrow_bytes, BorrowedBytes};
 use crate::errors::{guard_panics, new_err, run_detached, to_pyerr, Kind};
 use crate::options::{OptionArgs, OrderArg};
-use crate::{check_memory, full_shape, parse_wcs, to_numpy, zeros};
+use crate::outputs::OutputArrays;
+use crate::{full_shape, parse_wcs};
 
 /// `background=`: 'none', 'offset' or 'plane'.
 fn parse_background(py: Python<'_>, background: &str) -> PyResult<Background> {
@@ -287,67 +288,13 @@ pub fn reproject_and_coadd<'py>(
                     }
                     _ => shape,
                 };
-                let cast = |a: &Option<Bound<'py, PyAny>>, what: &str| {
-                    a.as_ref()
-                        .map(|a| {
-                            a.cast::<PyArrayDyn<f64>>().cloned().map_err(|_| {
-                                new_err(
-                                    py,
-                                    Kind::InvalidArgument,
-                                    format!("{what} must be a native float64 numpy array"),
-                                )
-                            })
-                        })
-                        .transpose()
-                };
-                let out = cast(&output_array, "output_array")?;
-                let fp = cast(&output_footprint, "output_footprint")?;
-                let borrow_err = |e: numpy::BorrowError| {
-                    new_err(
-                        py,
-                        Kind::InvalidArgument,
-                        format!("cannot write to the output array: {e}"),
-                    )
-                };
-                // numpy read-write borrows held for the whole computation (this also refuses the
-                // same array given as data and footprint).
-                let out_guard = out
-                    .as_ref()
-                    .map(|a| a.try_readwrite())
-                    .transpose()
-                    .map_err(borrow_err)?;
-                let fp_guard = fp
-                    .as_ref()
-                    .map(|a| a.try_readwrite())
-                    .transpose()
-                    .map_err(borrow_err)?;
-                let fresh = usize::from(out.is_none()) + usize::from(fp.is_none());
-                check_memory(py, &shape, fresh * std::mem::size_of::<f64>())?;
-                let mut fresh_data = out.is_none().then(|| zeros::<f64>(&shape));
-                let mut fresh_fp = fp.is_none().then(|| zeros::<f64>(&shape));
-                // SAFETY: the read-write guards above are held until after the computation.
-                let data_view = match (&out, fresh_data.as_mut()) {
-                    (Some(a), _) => unsafe { mut_view(a)? },
-                    (None, Some(d)) => d.view_mut(),
-                    (None, None) => unreachable!(),
-                };
-                let fp_view = match (&fp, fresh_fp.as_mut()) {
-                    (Some(a), _) => unsafe { mut_view(a)? },
-                    (None, Some(f)) => f.view_mut(),
-                    (None, None) => unreachable!(),
-                };
-                if data_view.shape() != shape.as_slice() || fp_view.shape() != shape.as_slice() {
-                    return Err(new_err(
-                        py,
-                        Kind::Shape,
-                        format!(
-                            "output arrays of shapes {:?} and {:?}, expected {:?}",
-                            data_view.shape(),
-                            fp_view.shape(),
-                            shape
-                        ),
-                    ));
-                }
+                let mut outputs = OutputArrays::<f64>::from_arguments(
+                    py,
+                    output_array.as_ref(),
+                    output_footprint.as_ref(),
+                    &shape,
+                )?;
+                let [data_view, fp_view] = outputs.views(py)?;
                 let report = |done: usize, total: usize| {
                     if let Some(callback) = &progress {
                         Python::attach(|py| {
@@ -365,17 +312,7 @@ pub fn reproject_and_coadd<'py>(
                         inputs, &wcs_out, &shape_out, part, data_view, fp_view, &options,
                     ),
                 })?;
-                drop((out_guard, fp_guard));
-                let data = match (out, fresh_data) {
-                    (Some(a), _) => a.into_any(),
-                    (None, Some(d)) => to_numpy(py, d)?.into_any(),
-                    (None, None) => unreachable!(),
-                };
-                let footprint = match (fp, fresh_fp) {
-                    (Some(a), _) => a.into_any(),
-                    (None, Some(f)) => to_numpy(py, f)?.into_any(),
-                    (None, None) => unreachable!(),
-                };
+                let (data, footprint) = outputs.into_numpy(py)?;
                 Ok((data, footprint, as_tuples(&corrections)))
             },
         )

@@ -183,6 +183,19 @@ def test_low_level_errors():
     same = np.zeros((18, 18))
     with pytest.raises(reproject_rs.InvalidArgumentError, match="cannot write"):
         _core.reproject_interp(IMAGE, h_in, h_out, [18, 18], output_array=same, output_footprint=same)
+    # The mosaic writes its outputs through the same checks.
+    mosaic = ([IMAGE, IMAGE], [h_in, h_in], h_out, [18, 18])
+    with pytest.raises(reproject_rs.InvalidArgumentError, match="cannot write"):
+        _core.reproject_and_coadd(*mosaic, output_array=same, output_footprint=same)
+    with pytest.raises(reproject_rs.InvalidArgumentError, match="native float64"):
+        _core.reproject_and_coadd(*mosaic, output_footprint=np.zeros((18, 18), np.float32))
+    with pytest.raises(reproject_rs.ShapeError, match="expected"):
+        _core.reproject_and_coadd(*mosaic, output_array=np.zeros((18, 17)))
+    with pytest.raises(reproject_rs.InvalidArgumentError, match="C-contiguous"):
+        _core.reproject_and_coadd(*mosaic, output_array=np.zeros((18, 18), order="F"))
+    with pytest.raises(reproject_rs.InvalidArgumentError, match="output_footprint must be a native float32"):
+        _core.reproject_interp(IMAGE, h_in, h_out, [18, 18], output_array=np.zeros((18, 18), np.float32),
+                               output_footprint=np.zeros((18, 18)))
     with pytest.raises(reproject_rs.ShapeError, match="do not lie within"):
         _core.reproject_block(IMAGE, h_in, h_out, [18, 18], (0, 19), (0, 5))
     with pytest.raises(reproject_rs.ShapeError):
