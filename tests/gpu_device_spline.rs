@@ -174,6 +174,32 @@ fn check<T: ArrayElement + Copy>(sample: SampleType, to_t: fn(f64) -> T, bytes: 
                 "{what}: pitch {pitch}: {e}"
             );
         }
+        // Addresses the GPU would fault on (null, or off their elements' alignment) are
+        // refused before anything runs: a fault would take the context, and the caller's
+        // CuPy work with it.
+        let size = std::mem::size_of::<T>() as u64;
+        let (d, f) = (data.device_ptr(), footprint.device_ptr());
+        let mut bad = vec![
+            (0, d, f),
+            (image.ptr, 0, f),
+            (image.ptr, d + 4, f),
+            (image.ptr, d, f + 2),
+        ];
+        if size > 1 {
+            bad.push((image.ptr + size / 2, d, f));
+        }
+        for (input, d, f) in bad {
+            let at = DeviceImage {
+                ptr: input,
+                ..image
+            };
+            // SAFETY: refused before any launch.
+            let e = unsafe { plan.compute_on_device(&at, d, f, true) }.unwrap_err();
+            assert!(
+                matches!(e, reproject::Error::InvalidArgument(_)),
+                "{what}: input {input:#x}, outputs {d:#x} and {f:#x}: {e}"
+            );
+        }
         assert!(
             up < 4096,
             "{what}: {up} bytes up (the input's planes are {} bytes)",

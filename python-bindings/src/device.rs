@@ -193,13 +193,6 @@ impl DevicePlan {
         out_f64: bool,
     ) -> PyResult<()> {
         guard_panics(|| {
-            if ptr == 0 || data_ptr == 0 || footprint_ptr == 0 {
-                return Err(new_err(
-                    py,
-                    Kind::InvalidArgument,
-                    "device arrays must be allocated (a null pointer was given)",
-                ));
-            }
             let image = DeviceImage {
                 ptr,
                 sample: self.sample,

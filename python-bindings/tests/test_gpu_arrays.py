@@ -12,6 +12,7 @@ import os
 os.environ.setdefault("REPROJECT_RS_CUDA_SIM", "1")
 
 import pickle  # noqa: E402
+import types  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -176,6 +177,36 @@ def test_inputs_the_kernels_do_not_read(cupy):
     )
     assert isinstance(data._meta, np.ndarray)
     _close_to_cpu((data.compute(), footprint.compute()), expected)
+
+
+def test_device_addresses_the_gpu_would_fault_on(cupy):
+    """A GPU input or output array whose address is not a multiple of its elements' size
+    raises InvalidArgumentError before any kernel runs: the GPU would fault on it, and the
+    fault would end the process's CUDA context, the caller's own GPU work with it."""
+    args, kwargs = _case("tan-tan", 1)
+    expected = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
+
+    def off_by(array, nbytes):
+        """An array of ``array``'s shape and dtype ``nbytes`` past an aligned address (its
+        contents are never read)."""
+        if hasattr(cupy, "calls"):  # the stand-in
+            array.data = types.SimpleNamespace(ptr=array.data.ptr + nbytes)
+            return array
+        memory = cupy.cuda.alloc(array.nbytes + nbytes)
+        return cupy.ndarray(array.shape, array.dtype, memptr=memory + nbytes)
+
+    (image, header_in), header_out = _on_gpu(cupy, args)
+    with pytest.raises(reproject_rs.InvalidArgumentError, match="input address .* 8-byte"):
+        reproject_rs.reproject_interp((off_by(image, 4), header_in), header_out, device="cuda",
+                                      **kwargs)
+    for name in ["output_array", "output_footprint"]:
+        given = {name: off_by(cupy.empty(expected[0].shape, dtype=np.float64), 2)}
+        with pytest.raises(reproject_rs.InvalidArgumentError, match="output address"):
+            reproject_rs.reproject_interp(*_on_gpu(cupy, args), device="cuda", **given,
+                                          **kwargs)
+    # The same calls with aligned arrays compute, in the same process.
+    _same_result(_host(reproject_rs.reproject_interp(*_on_gpu(cupy, args), device="cuda",
+                                                     **kwargs)), expected)
 
 
 def test_dask_needs_a_block_size(cupy):

@@ -1852,7 +1852,10 @@ impl Plan<'_> {
     /// of float64 (`out_f64`) or float32.
     ///
     /// Errors: [`Error::GpuUnavailable`] without a usable GPU or for a job the kernels do not
-    /// cover; [`Error::Gpu`] when the GPU fails.
+    /// cover; [`Error::Gpu`] when the GPU fails; [`Error::InvalidArgument`], before anything
+    /// runs, for a pitch the kernels cannot read or an address that is null or not a multiple
+    /// of its elements' size (on which the GPU would fault, and its context with the caller's
+    /// work be lost).
     ///
     /// # Safety
     /// `input`, `data` and `footprint` must be valid memory of the primary context of the
@@ -1905,6 +1908,13 @@ impl Plan<'_> {
         if block.is_empty() {
             return Ok(());
         }
+        let out_elem = if out_f64 { 8 } else { 4 };
+        let elem = crate::io::sample_size(input.sample);
+        check_device_addresses(&[
+            ("input", input.ptr, elem),
+            ("data output", data, out_elem),
+            ("footprint output", footprint, out_elem),
+        ])?;
         let Some(input_type) = input_type(input.sample) else {
             return Err(Error::GpuUnavailable(format!(
                 "device inputs of {:?} samples are not supported",
@@ -1914,8 +1924,6 @@ impl Plan<'_> {
         let (executor, resident) = self.device_resident()?;
         let driver = executor.devices[0].driver.clone();
         let (blk_ny, blk_nx) = (block.rows.len(), block.cols.len());
-        let out_elem = if out_f64 { 8 } else { 4 };
-        let elem = crate::io::sample_size(input.sample);
         let coefficients = resident
             .coefficients_from_device(&driver, self, input, input_type)
             .map_err(|f| gpu_error("(device-resident job: the spline prefilter)", &f))?;
@@ -1993,6 +2001,27 @@ fn ready_build(driver: &Arc<dyn Driver>, wanted: KernelDefines) -> KernelDefines
     }
 }
 
+/// Refuses device addresses a kernel cannot read or write: null, or not a multiple of the
+/// size of their elements (`(what, address, element bytes)`). The GPU would fault on either,
+/// and its faults (illegal or misaligned address) leave the context, the caller's CuPy work
+/// included, unusable for the rest of the process.
+fn check_device_addresses(addresses: &[(&str, u64, usize)]) -> Result<()> {
+    for &(what, address, size) in addresses {
+        if address == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "the device {what} address is null"
+            )));
+        }
+        if address % size as u64 != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "the device {what} address {address:#x} is not a multiple of its {size}-byte \
+                 elements"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A driver fault as an error naming where it happened.
 fn gpu_error(block: &str, fault: &DriverFault) -> Error {
     Error::Gpu {
@@ -2004,6 +2033,30 @@ fn gpu_error(block: &str, fault: &DriverFault) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Null addresses and addresses off their elements' alignment are refused, each named.
+    #[test]
+    fn device_addresses_must_be_aligned_to_their_elements() {
+        assert!(check_device_addresses(&[("input", 0x1001, 1), ("data", 0x1008, 8)]).is_ok());
+        for (bad, named) in [
+            (
+                [("input", 0x1002, 4), ("data", 0x1008, 8)],
+                "input address 0x1002",
+            ),
+            (
+                [("input", 0x1004, 4), ("data", 0x1004, 8)],
+                "data address 0x1004",
+            ),
+            (
+                [("input", 0, 1), ("data", 0x1008, 8)],
+                "input address is null",
+            ),
+        ] {
+            let e = check_device_addresses(&bad).unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+            assert!(e.to_string().contains(named), "{e}");
+        }
+    }
 
     /// Each crew thread stages its share of a band, a megabyte at least.
     #[test]
