@@ -35,7 +35,8 @@ class FakeCupyArray:
         self._calls = calls if calls is not None else collections.Counter()
         self._store(host)
         self.flags = types.SimpleNamespace(c_contiguous=True)
-        self.device = types.SimpleNamespace(id=0)
+        # The GPU current when it was made (``cuda.Device``); all share the one memory.
+        self.device = FakeDevice(self._calls["current_device"], self._calls)
 
     def _store(self, host):
         self._memory = _core.DeviceMemory(host.tobytes())
@@ -73,6 +74,11 @@ class FakeCupyArray:
         return FakeCupyArray(self._host()[index], self._calls)
 
     def __setitem__(self, index, value):
+        # CuPy's kernels take the arrays of the current GPU only.
+        on = {a.device.id for a in (self, value) if isinstance(a, FakeCupyArray)}
+        if on != {self._calls["current_device"]}:
+            raise ValueError(f"arrays on GPUs {sorted(on)}, the current GPU is "
+                             f"{self._calls['current_device']}")
         host = self._host()
         host[index] = value._host() if isinstance(value, FakeCupyArray) else value
         self._store(host)
@@ -90,6 +96,22 @@ class FakeCupyArray:
         return f"FakeCupyArray(shape={self.shape}, dtype={self.dtype})"
 
 
+class FakeDevice:
+    """``cupy.cuda.Device``: its number, and the current GPU while in a ``with`` block (kept
+    in the module's ``calls["current_device"]``)."""
+
+    def __init__(self, id, calls):
+        self.id, self._calls, self._before = id, calls, []
+
+    def __enter__(self):
+        self._before.append(self._calls["current_device"])
+        self._calls["current_device"] = self.id
+        return self
+
+    def __exit__(self, *exc):
+        self._calls["current_device"] = self._before.pop()
+
+
 def _concatenate(arrays, axis=0):
     arrays = list(arrays)
     calls = arrays[0]._calls
@@ -98,7 +120,7 @@ def _concatenate(arrays, axis=0):
 
 def module():
     """A new ``cupy`` module; ``module().calls`` counts the bytes copied to the host and the
-    synchronisations."""
+    synchronisations, and holds the number of the current GPU (``current_device``)."""
     from dask.array.dispatch import concatenate_lookup
 
     concatenate_lookup.register(FakeCupyArray)(_concatenate)
@@ -123,10 +145,15 @@ def module():
         return sync
 
     stream = types.SimpleNamespace(synchronize=synchronize("stream_synchronize"))
-    cupy.asnumpy, cupy.asarray, cupy.empty = asnumpy, asarray, empty
+    def copy(a):
+        """A copy on the current GPU (from any GPU, as CuPy's)."""
+        return FakeCupyArray(a._host(), calls)
+
+    cupy.asnumpy, cupy.asarray, cupy.empty, cupy.copy = asnumpy, asarray, empty, copy
     cupy.ascontiguousarray = asarray
     cupy.cuda = types.SimpleNamespace(
         runtime=types.SimpleNamespace(deviceSynchronize=synchronize("device_synchronize")),
         get_current_stream=lambda: stream,
+        Device=lambda id=0: FakeDevice(id, calls),
     )
     return cupy

@@ -179,6 +179,51 @@ def test_inputs_the_kernels_do_not_read(cupy):
     _close_to_cpu((data.compute(), footprint.compute()), expected)
 
 
+def test_arrays_of_other_gpus_are_never_handed_to_the_kernels(cupy, monkeypatch):
+    """The kernels run on GPU 0 and fault on another GPU's memory: output arrays on another
+    GPU get the results through a copy made there, and a caller whose current GPU is another
+    one still gets outputs made on GPU 0, with the same values."""
+    if not hasattr(cupy, "calls"):
+        pytest.skip("needs two GPUs: the stand-in for CuPy plays them")
+    args, kwargs = _case("galactic-icrs", 1)
+    expected = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
+    handed = []
+    compute = _device.compute_on_device
+
+    def recorded(plan, array, data_ptr, footprint_ptr, *rest):
+        handed.append((cupy.calls["current_device"], array.data.ptr, data_ptr, footprint_ptr))
+        return compute(plan, array, data_ptr, footprint_ptr, *rest)
+
+    monkeypatch.setattr(_device, "compute_on_device", recorded)
+    shape = expected[0].shape
+    with cupy.cuda.Device(1):
+        out, fp = cupy.empty(shape, dtype=np.float64), cupy.empty(shape, dtype=np.float32)
+    data, footprint = reproject_rs.reproject_interp(
+        *_on_gpu(cupy, args), device="cuda", output_array=out, output_footprint=fp, **kwargs
+    )
+    assert data is out and footprint is fp and out.device.id == fp.device.id == 1
+    _same_bits(out.get(), expected[0])
+    np.testing.assert_array_equal(fp.get(), expected[1].astype(np.float32))
+    ((current, _, data_ptr, footprint_ptr),) = handed
+    assert current == 0 and not {data_ptr, footprint_ptr} & {out.data.ptr, fp.data.ptr}
+    # Called with GPU 1 current: the outputs are made on GPU 0, where the kernels ran.
+    handed.clear()
+    on_gpu0 = _on_gpu(cupy, args)
+    with cupy.cuda.Device(1):
+        got = reproject_rs.reproject_interp(*on_gpu0, device="cuda", **kwargs)
+    assert [a.device.id for a in got] == [0, 0] and handed[0][0] == 0
+    _same_result(_host(got), expected)
+    # The same for dask chunks computed with GPU 1 current (the synchronous scheduler: in
+    # this thread).
+    handed.clear()
+    lazy = reproject_rs.reproject_interp(*on_gpu0, device="cuda", return_type="dask",
+                                         block_size=BLOCK, **kwargs)
+    with cupy.cuda.Device(1):
+        chunks = [c.compute(scheduler="synchronous") for c in lazy]
+    assert handed and all(current == 0 for current, *_ in handed)
+    _same_result(_host(chunks), expected)
+
+
 def test_device_addresses_the_gpu_would_fault_on(cupy):
     """A GPU input or output array whose address is not a multiple of its elements' size
     raises InvalidArgumentError before any kernel runs: the GPU would fault on it, and the

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["is_dask", "is_cuda_array", "normalise_dtype"]
+__all__ = ["gpu_of", "is_dask", "is_cuda_array", "normalise_dtype"]
 
 
 def is_dask(obj) -> bool:
@@ -21,6 +21,12 @@ def is_cuda_array(obj) -> bool:
     """Whether ``obj`` lives in GPU memory (CuPy, or anything with
     ``__cuda_array_interface__``)."""
     return hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray)
+
+
+def gpu_of(array) -> int:
+    """The number of the GPU a GPU array lives on (CuPy's ``array.device.id``; 0 for arrays
+    that do not say)."""
+    return getattr(getattr(array, "device", None), "id", 0)
 
 
 def normalise_dtype(array):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
-from ._arrays import is_cuda_array
+from ._arrays import gpu_of, is_cuda_array
 from ._dask_blocks import chunk_template, map_engine_blocks
 from ._engine import compute_on_device, device_plan
 from ._lazy import SharedPlan
@@ -43,9 +43,11 @@ def reproject_on_device(cupy, job, output_array, output_footprint, return_footpr
     out_dtype = cupy.float32 if output_array is not None and output_array.dtype == np.float32 else cupy.float64
 
     def target(given):
+        # The kernels write the caller's array in place only where it is one they can write:
+        # on GPU 0 (a kernel writing another GPU's memory faults), of their layout and type.
         ok = (
-            is_cuda_array(given) and given.dtype == out_dtype and given.shape == shape
-            and given.flags.c_contiguous
+            is_cuda_array(given) and gpu_of(given) == 0 and given.dtype == out_dtype
+            and given.shape == shape and given.flags.c_contiguous
         )
         return given if ok else cupy.empty(shape, dtype=out_dtype)
 
@@ -57,10 +59,26 @@ def reproject_on_device(cupy, job, output_array, output_footprint, return_footpr
     compute_on_device(plan, array, data.data.ptr, footprint.data.ptr, out_dtype == cupy.float64)
     for given, got in ((output_array, data), (output_footprint, footprint)):
         if given is not None and given is not got:
-            given[...] = got if is_cuda_array(given) else cupy.asnumpy(got)
+            _copy_into(cupy, given, got)
     data = output_array if output_array is not None else data
     footprint = output_footprint if output_footprint is not None else footprint
     return (data, footprint) if return_footprint else data
+
+
+def _copy_into(cupy, given, got):
+    """Results ``got`` (on the host or a GPU) copied into the caller's output array
+    ``given`` (on the host or any GPU). On a GPU, the values first go to ``given``'s GPU,
+    where the assignment (with any change of dtype) runs: CuPy's kernels take the arrays of
+    one GPU only."""
+    if not is_cuda_array(given):
+        given[...] = cupy.asnumpy(got)
+        return
+    with cupy.cuda.Device(gpu_of(given)):
+        if not is_cuda_array(got):
+            got = cupy.asarray(got)
+        elif gpu_of(got) != gpu_of(given):
+            got = cupy.copy(got)
+        given[...] = got
 
 
 class DeviceSharedPlan(SharedPlan):
@@ -123,18 +141,20 @@ def device_dask_block(template, array, block_info=None, *, plan, planes):
         return cupy.empty((2,) + (0,) * template.ndim, dtype=cupy.float64)
     location = block_info[0]["array-location"]
     window = (tuple(location[-2]), tuple(location[-1]))
-    if planes:
-        ranges = tuple(tuple(r) for r in location[:-2])
-        array = cupy.ascontiguousarray(array[tuple(slice(a, b) for a, b in ranges)])
-        engine_plan = plan.get(array, planes=ranges)
-    else:
-        engine_plan = plan.get(array)
-    shape = (2,) + tuple(b - a for a, b in location)
-    stacked = cupy.empty(shape, dtype=cupy.float64)
-    # The outputs' memory may come from CuPy's pool, last used by work on its stream.
-    cupy.cuda.get_current_stream().synchronize()
-    data = stacked.data.ptr
-    compute_on_device(engine_plan, array, data, data + stacked.nbytes // 2, True, window)
+    # On GPU 0, where the kernels run, whatever GPU the computing thread has made current.
+    with cupy.cuda.Device(0):
+        if planes:
+            ranges = tuple(tuple(r) for r in location[:-2])
+            array = cupy.ascontiguousarray(array[tuple(slice(a, b) for a, b in ranges)])
+            engine_plan = plan.get(array, planes=ranges)
+        else:
+            engine_plan = plan.get(array)
+        shape = (2,) + tuple(b - a for a, b in location)
+        stacked = cupy.empty(shape, dtype=cupy.float64)
+        # The outputs' memory may come from CuPy's pool, last used by work on its stream.
+        cupy.cuda.get_current_stream().synchronize()
+        data = stacked.data.ptr
+        compute_on_device(engine_plan, array, data, data + stacked.nbytes // 2, True, window)
     return stacked
 
 
@@ -149,13 +169,13 @@ def results_to_device(cupy, result, input_on_gpu, output_array, output_footprint
     was on the GPU and no output array was given."""
     data, footprint = result if return_footprint else (result, None)
     if is_cuda_array(output_array):
-        output_array[...] = cupy.asarray(data)
+        _copy_into(cupy, output_array, data)
         data = output_array
     elif input_on_gpu and output_array is None:
         data = cupy.asarray(data)
     if footprint is not None:
         if is_cuda_array(output_footprint):
-            output_footprint[...] = cupy.asarray(footprint)
+            _copy_into(cupy, output_footprint, footprint)
             footprint = output_footprint
         elif input_on_gpu and output_footprint is None:
             footprint = cupy.asarray(footprint)

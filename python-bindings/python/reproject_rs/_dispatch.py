@@ -9,7 +9,7 @@ import logging
 import numpy as np
 
 from . import _core
-from ._arrays import is_cuda_array
+from ._arrays import gpu_of, is_cuda_array
 from ._blocks import checked_blocks, engine_block, parallel_threads
 from ._dask_blocks import dask_arrays
 from ._device import device_dask_arrays, reproject_on_device, results_to_device, to_host
@@ -73,13 +73,18 @@ def _reproject_gpu_arrays(
                 "been specified"
             )
         try:
-            job = Job(
-                cupy.ascontiguousarray(array_in), wcs_in, wcs_out, shape_out, options.engine,
-                options.device,
-            )
-            if to_dask:
-                return device_dask_arrays(cupy, job, block_size, return_footprint)
-            return reproject_on_device(cupy, job, output_array, output_footprint, return_footprint)
+            # On GPU 0, where the kernels run, whatever GPU the caller has made current: the
+            # input's contiguous copy, the outputs, the synchronisation.
+            with cupy.cuda.Device(0):
+                job = Job(
+                    cupy.ascontiguousarray(array_in), wcs_in, wcs_out, shape_out,
+                    options.engine, options.device,
+                )
+                if to_dask:
+                    return device_dask_arrays(cupy, job, block_size, return_footprint)
+                return reproject_on_device(
+                    cupy, job, output_array, output_footprint, return_footprint
+                )
         except _core.DeviceUnavailableError as e:
             if options.device != "auto":
                 raise
@@ -101,10 +106,7 @@ def _device_resident(device, array) -> bool:
     """Whether a GPU input is reprojected where it lies: the device-resident path runs on
     GPU 0 (the core's ``compute_on_device``), so for 'auto', 'cuda' and 'cuda:0' with the
     array on GPU 0; other devices go through the host."""
-    if device not in ("auto", "cuda", "cuda:0"):
-        return False
-    on = getattr(getattr(array, "device", None), "id", 0)
-    return on == 0
+    return device in ("auto", "cuda", "cuda:0") and gpu_of(array) == 0
 
 
 def _reproject_job(
