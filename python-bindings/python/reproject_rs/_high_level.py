@@ -111,12 +111,13 @@ def reproject_interp(
         and blocking gives the same bits; a GPU's values are within 1e-9 relative of the
         CPU's, with the same footprints. When CuPy is installed, the array of an ``(array,
         wcs)`` input may be a CuPy array (or any ``__cuda_array_interface__`` array): with
-        ``return_type='numpy'`` and ``'auto'``, ``'cuda'`` or ``'cuda:0'`` it is reprojected
-        in GPU memory (on GPU 0) and CuPy arrays are returned
-        (``output_array``/``output_footprint`` may then be CuPy arrays too); otherwise it is
-        copied to the host, computed on ``device``, and numpy results copied back (dask and
-        lazy results stay on the host). CI runs the GPU paths on a simulator; they were
-        last run on an H100 on 2026-11-26.
+        ``'auto'``, ``'cuda'`` or ``'cuda:0'`` and the array on GPU 0 it is reprojected in
+        GPU memory, on GPU 0 whatever GPU is current: ``return_type='numpy'`` returns CuPy
+        arrays (``output_array``/``output_footprint`` may then be CuPy arrays too, on any
+        GPU) and ``'dask'`` dask arrays of CuPy chunks. Otherwise it is copied to the host,
+        computed on ``device``, and numpy results copied back (lazy results stay on the
+        host). CI runs the GPU paths on a simulator; they were last run on a GPU (an H200)
+        on 2026-11-28.
 
     Returns
     -------
