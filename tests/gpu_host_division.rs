@@ -23,7 +23,9 @@ fn division_by_a_constant_gives_the_divisions_bits() {
     };
     let bin = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rp_division_harness");
     let built = Command::new(&cxx)
-        .args(["-O2", "-ffp-contract=off", "-std=c++14", "-Wall", "-I"])
+        .arg("-O2")
+        .args(common::HOST_KERNEL_FLAGS)
+        .arg("-I")
         .arg(root().join("kernels"))
         .arg(root().join("kernels/host/division_harness.cpp"))
         .arg("-o")

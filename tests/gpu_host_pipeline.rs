@@ -125,7 +125,7 @@ fn build_harness(perturbed: bool, variant: &KernelDefines) -> Option<PathBuf> {
         // small. Without contraction (SSE2 doubles, one rounding per operation) the level does
         // not change a bit, which every comparison below checks anyway (the CUDA simulator's
         // builds, in build.rs, are -O2).
-        cmd.args(["-O0", "-ffp-contract=off", "-std=c++14", "-Wall"]);
+        cmd.arg("-O0").args(common::HOST_KERNEL_FLAGS);
         if perturbed {
             cmd.arg("-DRP_PERTURB_LIBM");
         }

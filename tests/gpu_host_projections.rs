@@ -50,14 +50,9 @@ fn compile_harness() -> Option<PathBuf> {
     std::fs::create_dir_all(&dir).expect("creating the scratch directory");
     let exe = dir.join(format!("projections_harness_{}", std::process::id()));
     let out = Command::new(&cxx)
-        .args([
-            "-O2",
-            "-ffp-contract=off",
-            "-std=c++14",
-            "-Wall",
-            "-Wextra",
-            "-o",
-        ])
+        .arg("-O2")
+        .args(common::HOST_KERNEL_FLAGS)
+        .args(["-Wextra", "-o"])
         .arg(&exe)
         .arg(&source)
         .output()

@@ -30,14 +30,9 @@ fn build_harness() -> Option<PathBuf> {
     let cxx = common::host_cxx("gpu_host_spline")?;
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rp_spline_harness");
     let res = Command::new(&cxx)
-        .args([
-            "-O2",
-            "-ffp-contract=off",
-            "-std=c++14",
-            "-Wall",
-            "-pthread",
-            "-I",
-        ])
+        .arg("-O2")
+        .args(common::HOST_KERNEL_FLAGS)
+        .args(["-pthread", "-I"])
         .arg(root().join("kernels"))
         .arg(root().join("kernels/host/spline_harness.cpp"))
         .arg("-o")

@@ -66,6 +66,23 @@ pub fn host_cxx(test: &str) -> Option<String> {
     found.or_else(|| skip_host_kernels(test, "no C++ compiler ($CXX, c++, g++, clang++)"))
 }
 
+/// The flags of every host build of the kernels, after its optimisation level: one rounding
+/// per operation (`-ffp-contract=off`, as the device's `--fmad=false`), C++14, warnings, and
+/// UBSan with no recovery. What a GPU would fault on, or what x86 and a GPU do differently,
+/// then stops the harness, and so fails its test, where x86 alone would let it pass:
+/// - a misaligned load or store (a misaligned-address fault on the device);
+/// - a float converted to an integer type that cannot hold it (the device saturates, x86
+///   gives the type's minimum);
+/// - a signed overflow, a shift past a type's width, and the rest of UBSan's `undefined`:
+///   undefined in the C++ the kernels are written in.
+pub const HOST_KERNEL_FLAGS: [&str; 5] = [
+    "-ffp-contract=off",
+    "-std=c++14",
+    "-Wall",
+    "-fsanitize=undefined,float-cast-overflow",
+    "-fno-sanitize-recover=undefined,float-cast-overflow",
+];
+
 /// The vector directory ([`vectors_dir`]: `$WCS_VECTORS` or `../shared/wcs-vectors`) for the
 /// host-kernel tests, when it holds the vectors; `None` (skipped, see [`skip_host_kernels`])
 /// otherwise.
