@@ -68,8 +68,11 @@ pub fn host_cxx(test: &str) -> Option<String> {
 
 /// The flags of every host build of the kernels, after its optimisation level: one rounding
 /// per operation (`-ffp-contract=off`, as the device's `--fmad=false`), C++14, warnings, and
-/// UBSan with no recovery. What a GPU would fault on, or what x86 and a GPU do differently,
-/// then stops the harness, and so fails its test, where x86 alone would let it pass:
+/// AddressSanitizer and UBSan with no recovery. What a GPU would fault on or read wrongly, or
+/// what x86 and a GPU do differently, then stops the harness, and so fails its test, where x86
+/// alone would let it pass:
+/// - a read or write past the buffers the harness gives the kernel (a fault on the device,
+///   or garbage in the result);
 /// - a misaligned load or store (a misaligned-address fault on the device);
 /// - a float converted to an integer type that cannot hold it (the device saturates, x86
 ///   gives the type's minimum);
@@ -79,7 +82,7 @@ pub const HOST_KERNEL_FLAGS: [&str; 5] = [
     "-ffp-contract=off",
     "-std=c++14",
     "-Wall",
-    "-fsanitize=undefined,float-cast-overflow",
+    "-fsanitize=address,undefined,float-cast-overflow",
     "-fno-sanitize-recover=undefined,float-cast-overflow",
 ];
 
