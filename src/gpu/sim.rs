@@ -669,6 +669,18 @@ impl SimDriver {
         })
     }
 
+    /// The host address of the `len` bytes a kernel touches at its pointer argument `name`
+    /// (an error naming it when they lie outside every allocation).
+    fn resolve_arg(
+        st: &mut State,
+        args: &NamedArgs,
+        name: &str,
+        len: usize,
+    ) -> std::result::Result<*mut u8, String> {
+        let p = args.pointer(name)?;
+        Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {name} at {:#x}", p.0))
+    }
+
     fn execute(&self, st: &mut State, op: &Op) -> DriverResult<()> {
         let illegal = |what: &str| {
             DriverFault::new(
@@ -763,10 +775,7 @@ impl SimDriver {
         // The pointers the CUDA driver passes, each resolved over the bytes the kernel
         // touches there.
         let v = NamedArgs(l.kernel_args());
-        let mut ptr = |name: &str, len: usize| {
-            let p = v.pointer(name)?;
-            Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {name} at {:#x}", p.0))
-        };
+        let mut ptr = |name: &str, len: usize| Self::resolve_arg(st, &v, name, len);
         // The parameter arrays are read as far as their own lengths say; they must at least
         // hold their headers. A null sampling array: `transform` holds parsed parameters.
         let transform = ptr("transform", 16)?;
@@ -791,10 +800,7 @@ impl SimDriver {
         l: &AccumulateLaunch,
     ) -> std::result::Result<(), String> {
         let v = NamedArgs(l.kernel_args());
-        let mut ptr = |name: &str, len: usize| {
-            let p = v.pointer(name)?;
-            Self::resolve(st, p.0, len).ok_or_else(|| format!("the kernel's {name} at {:#x}", p.0))
-        };
+        let mut ptr = |name: &str, len: usize| Self::resolve_arg(st, &v, name, len);
         // Null (none, or a part of no pixels): not read.
         let part = l.part_bytes();
         let mut read = |name: &str| match v.pointer(name)? {
@@ -812,11 +818,7 @@ impl SimDriver {
     fn run_spline(&self, st: &mut State, l: &SplineLaunch) -> std::result::Result<(), String> {
         let (kernel, args) = l.kernel_args().map_err(|f| f.message)?;
         let v = NamedArgs(args);
-        let mut ptr = |name: &str, len: usize| {
-            let p = v.pointer(name)?;
-            Self::resolve(st, p.0, len)
-                .ok_or_else(|| format!("the spline kernel's {name} at {:#x}", p.0))
-        };
+        let mut ptr = |name: &str, len: usize| Self::resolve_arg(st, &v, name, len);
         // The plane, and what the launch reads besides: the input's samples (the values
         // kernel), or the poles' constants (the filter).
         let (plane, reads) = match kernel {
