@@ -4,13 +4,23 @@
 //! `kernels/variants.txt` (`kernels/host/sim_variant.cpp` with that variant's defines), with
 //! the table of those builds for `src/gpu/sim_variants.rs`. Without a C++ compiler the library
 //! still builds; the simulator then says it has no kernels.
+//!
+//! With `REPROJECT_RS_SANITIZE_SIM=1` (a test build of its own, in its own target directory:
+//! the test binaries link the sanitizers' runtimes) the simulator's kernels are built under
+//! AddressSanitizer and UBSan, as the test harnesses' are, and `rp_sim_sanitized` is set: the
+//! simulator then also makes the bytes of an allocation past those asked for unreadable, so
+//! a kernel that reads past its buffers stops the test.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+include!("kernels/host/sanitizers.rs");
+
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(rp_sim_kernels)");
+    println!("cargo::rustc-check-cfg=cfg(rp_sim_sanitized)");
     println!("cargo::rerun-if-changed=kernels");
+    println!("cargo::rerun-if-env-changed=REPROJECT_RS_SANITIZE_SIM");
     if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
         return;
     }
@@ -62,8 +72,25 @@ fn main() {
     }
     table.push_str("}\n");
     std::fs::write(out.join("sim_variants.rs"), table).expect("OUT_DIR is writable");
+    let sanitize = std::env::var_os("REPROJECT_RS_SANITIZE_SIM").is_some_and(|v| v == "1");
+    if sanitize {
+        for flag in SANITIZER_FLAGS {
+            build.flag(flag);
+        }
+        build.define("RP_SIM_SANITIZED", None);
+    }
     match build.try_compile("rp_sim_kernels") {
-        Ok(()) => println!("cargo::rustc-cfg=rp_sim_kernels"),
+        Ok(()) => {
+            println!("cargo::rustc-cfg=rp_sim_kernels");
+            if sanitize {
+                println!("cargo::rustc-cfg=rp_sim_sanitized");
+                // The runtimes, linked where rustc puts this library's own native libraries:
+                // before the C and Rust runtimes', so AddressSanitizer's comes first, as it
+                // must to replace malloc.
+                println!("cargo::rustc-link-lib=dylib=asan");
+                println!("cargo::rustc-link-lib=dylib=ubsan");
+            }
+        }
         Err(e) => {
             println!("cargo::warning=the CUDA simulator has no kernels (no C++ compiler?): {e}")
         }

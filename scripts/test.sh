@@ -32,6 +32,17 @@ cargo test --doc
 step "the GPU pipeline on the CUDA simulator (no GPU needed: the kernels run as host C++)"
 REPROJECT_RS_CUDA_SIM=1 cargo test --test gpu_parity --test gpu_runtime
 
+step "the CUDA simulator's kernels under AddressSanitizer and UBSan (a build of its own)"
+# build.rs builds the simulator's kernels with the harnesses' sanitizers and makes the bytes of
+# each allocation past its size unreadable: a kernel reading or writing past its buffers, a
+# misaligned access or a float-to-integer overflow stops these tests. Its own target directory,
+# as its test binaries link the sanitizers' runtimes.
+sanitized=(env REPROJECT_RS_SANITIZE_SIM=1 CARGO_TARGET_DIR=target/sanitized-sim)
+features=(--no-default-features --features cuda,fits)
+"${sanitized[@]}" cargo test "${features[@]}" --lib gpu::sim::sanitized
+"${sanitized[@]}" REPROJECT_RS_CUDA_SIM=1 cargo test "${features[@]}" --test cuda_sim \
+  --test gpu_parity --test gpu_runtime --test gpu_device_spline --test mosaic_gpu
+
 # The heavy tests use neither CFITSIO nor the CLI: their release build leaves both out (about
 # 2 minutes instead of 3 on 2 cores).
 heavy=(--release --no-default-features --features cuda)

@@ -3,7 +3,8 @@
 // order, exactly as tests/gpu_host_pipeline.rs's harness does; `rp_sim_accumulate` runs the
 // accumulate kernel of mosaics likewise, and `rp_sim_spline_values` / `rp_sim_spline_filter`
 // the spline prefilter's kernels. build.rs compiles this file with
-// the flags of that harness (-O2 -ffp-contract=off) into the library.
+// the flags of that harness (-O2 -ffp-contract=off) into the library, and with its sanitizers
+// too under REPROJECT_RS_SANITIZE_SIM=1 (RP_SIM_SANITIZED).
 // The general kernel: sim_variant.cpp with no gate, under the kernel's own name.
 #define RP_SIM_ENTRY rp_sim_launch
 #define RP_SIM_KERNEL rp_reproject_block
@@ -14,6 +15,13 @@
 // With RP_HOST_GRID (sim_variant.cpp) spline.cu's host build has its kernel entry point.
 #include "spline.cu"
 #include "spline_values.cu"
+
+#ifdef RP_SIM_SANITIZED
+// The sanitized build (build.rs, REPROJECT_RS_SANITIZE_SIM=1): no leak report at exit (the
+// test binaries keep some buffers until then on purpose, and LeakSanitizer needs ptrace,
+// which some sandboxes refuse).
+extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
+#endif
 
 // `rp_accumulate` over the launch's grid, thread by thread.
 extern "C" void rp_sim_accumulate(unsigned grid_x, unsigned grid_y, unsigned block_x,

@@ -9,7 +9,9 @@
 //!   thread: for the block kernel, the build of the kernel variant the launch names
 //!   (`BlockLaunch::variant`, one host build per line of `kernels/variants.txt`; a variant it
 //!   has no build of is a fault, never run by another build); a launch whose pointers reach
-//!   outside their allocations is an illegal address, a sticky error.
+//!   outside their allocations is an illegal address, a sticky error. Built with
+//!   `REPROJECT_RS_SANITIZE_SIM=1`, the kernels run under AddressSanitizer and UBSan, and the
+//!   bytes of an allocation past its size are unreadable to them (see build.rs).
 //! - **Asynchrony**: copies and launches are queued per stream and completed at random legal
 //!   points (at any later driver call, in a random order across streams; all of a stream at
 //!   its synchronize), so a pipeline that reads a result before synchronizing, or rewrites a
@@ -334,6 +336,33 @@ struct Stream {
     failure: Option<DriverFault>,
 }
 
+/// Makes the bytes of a device allocation's memory past the `bytes` asked for unreadable in
+/// the sanitized build (build.rs, `REPROJECT_RS_SANITIZE_SIM=1`), so that a kernel reading or
+/// writing past its buffer stops with AddressSanitizer's report. A GPU reads whatever lies in
+/// its allocation's rounding there, or faults past it; either way the kernel is wrong. Does
+/// nothing in other builds.
+fn guard_tail(words: &[u64], bytes: usize) {
+    #[cfg(rp_sim_sanitized)]
+    {
+        extern "C" {
+            fn __asan_poison_memory_region(addr: *const std::ffi::c_void, size: usize);
+        }
+        let total = std::mem::size_of_val(words);
+        if bytes < total {
+            // SAFETY: [bytes, total) lies within `words`; poisoning changes only
+            // AddressSanitizer's shadow, which the allocation's free resets.
+            unsafe {
+                __asan_poison_memory_region(
+                    words.as_ptr().cast::<u8>().add(bytes).cast(),
+                    total - bytes,
+                )
+            }
+        }
+    }
+    #[cfg(not(rp_sim_sanitized))]
+    let _ = (words, bytes);
+}
+
 struct State {
     next_address: u64,
     /// Device allocations by base address (u64 words: 8-byte aligned, as device memory is).
@@ -560,6 +589,7 @@ impl SimDriver {
         } else {
             vec![0xdead_beef_dead_beef; block.capacity / 8]
         };
+        guard_tail(&words, bytes);
         st.allocations.insert(block.ptr.0, (words, bytes));
         self.count_device(st);
     }
@@ -1325,6 +1355,7 @@ impl Driver for SimDriver {
         } else {
             vec![0xdead_beef_dead_beef; rounded / 8]
         };
+        guard_tail(&words, bytes);
         st.allocations.insert(base, (words, bytes));
         st.capacities.insert(base, rounded);
         st.used += rounded;
@@ -1649,5 +1680,40 @@ impl Driver for SimDriver {
                 None => Ok(()),
             },
         }
+    }
+}
+
+#[cfg(all(test, rp_sim_sanitized))]
+mod sanitized {
+    use super::*;
+
+    extern "C" {
+        fn __asan_address_is_poisoned(addr: *const std::ffi::c_void) -> std::ffi::c_int;
+    }
+
+    /// Whether AddressSanitizer lets the byte at device address `ptr` be read.
+    fn readable(sim: &SimDriver, ptr: u64) -> bool {
+        let st = &mut *sim.lock();
+        let (base, (words, _)) = st.allocations.range(..=ptr).next_back().expect("allocated");
+        let at = words
+            .as_ptr()
+            .cast::<u8>()
+            .wrapping_add((ptr - base) as usize);
+        // SAFETY: `at` lies within `words`; the call reads only AddressSanitizer's shadow.
+        unsafe { __asan_address_is_poisoned(at.cast()) == 0 }
+    }
+
+    #[test]
+    fn bytes_past_an_allocations_size_are_unreadable_to_the_kernels() {
+        let sim = SimDriver::new(SimConfig::default());
+        let a = sim.alloc(100).unwrap();
+        assert!(readable(&sim, a.0) && readable(&sim, a.0 + 99));
+        assert!(!readable(&sim, a.0 + 100) && !readable(&sim, a.0 + 255));
+        // Kept by the pool and handed out again for fewer bytes: the new size holds.
+        sim.free(a);
+        let b = sim.alloc(90).unwrap();
+        assert_eq!(b, a, "the pool hands the same block out again");
+        assert!(readable(&sim, b.0 + 89));
+        assert!(!readable(&sim, b.0 + 90));
     }
 }

@@ -82,9 +82,11 @@ pub const HOST_KERNEL_FLAGS: [&str; 5] = [
     "-ffp-contract=off",
     "-std=c++14",
     "-Wall",
-    "-fsanitize=address,undefined,float-cast-overflow",
-    "-fno-sanitize-recover=undefined,float-cast-overflow",
+    SANITIZER_FLAGS[0],
+    SANITIZER_FLAGS[1],
 ];
+
+include!("../../kernels/host/sanitizers.rs");
 
 /// The vector directory ([`vectors_dir`]: `$WCS_VECTORS` or `../shared/wcs-vectors`) for the
 /// host-kernel tests, when it holds the vectors; `None` (skipped, see [`skip_host_kernels`])
