@@ -99,6 +99,13 @@ pub enum Parallel {
 
 impl Parallel {
     /// `Serial` for 0 or 1 thread, otherwise `Threads(n)`.
+    ///
+    /// ```
+    /// use reproject::engine::Parallel;
+    /// assert_eq!(Parallel::from_threads(0), Parallel::Serial);
+    /// assert_eq!(Parallel::from_threads(4), Parallel::Threads(4));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_threads(n: usize) -> Parallel {
         if n <= 1 {
             Parallel::Serial
@@ -108,6 +115,14 @@ impl Parallel {
     }
 
     /// The number of threads this setting uses.
+    ///
+    /// ```
+    /// use reproject::engine::Parallel;
+    /// assert_eq!(Parallel::Serial.threads(), 1);
+    /// assert_eq!(Parallel::Threads(3).threads(), 3);
+    /// assert_eq!(Parallel::AllCores.threads(), rayon::current_num_threads());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn threads(self) -> usize {
         match self {
             Parallel::Serial => 1,
@@ -201,6 +216,16 @@ impl Default for Options {
 }
 
 /// An output sample type: `f64` (reproject's default) or `f32`.
+///
+/// ```
+/// use reproject::engine::OutputSample;
+/// fn third<T: OutputSample>() -> T {
+///     T::from_f64(1.0 / 3.0)
+/// }
+/// assert_eq!(third::<f64>(), 1.0 / 3.0);
+/// assert_eq!(third::<f32>(), 1.0f32 / 3.0);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub trait OutputSample: Copy + Send + Sync + 'static {
     /// Converts a computed value.
     fn from_f64(v: f64) -> Self;
@@ -310,6 +335,32 @@ impl<'a> std::ops::Deref for SourceRef<'a> {
 }
 
 /// Everything needed to compute any block of the output.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::engine::{Options, Plan};
+/// # use reproject::io::ArraySource;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+/// # let source = ArraySource::new(image.view().into_dyn())?;
+/// use ndarray::Array3;
+/// // A plan computes any block by itself, in any order, on any thread.
+/// let options = Options { block_size: Some((8, 8)), ..Options::default() };
+/// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+/// let block = &plan.blocks()[5]; // rows 8..16, columns 8..16
+/// let mut data = Array3::<f64>::zeros((1, 8, 8));
+/// let mut footprint = data.clone();
+/// plan.compute_block(block, data.view_mut(), footprint.view_mut())?;
+/// // Output pixel x shows input pixel x + 1.
+/// assert!((data[[0, 2, 3]] - image[[10, 12]]).abs() < 1e-6);
+/// assert_eq!(footprint[[0, 2, 3]], 1.0);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub struct Plan<'a> {
     source: SourceRef<'a>,
     coords: CoordinateMap,
@@ -372,6 +423,29 @@ impl<'a> Plan<'a> {
     /// `shape_out` is the output shape: either just (rows, columns), in which case the input's
     /// leading dimensions are prepended, or the full shape with the same leading dimensions
     /// as the input.
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// # use ndarray::Array3;
+    /// let cube = Array3::<f32>::zeros((3, 32, 32));
+    /// let cube = ArraySource::new(cube.view().into_dyn())?;
+    /// // The input's leading dimension comes first in the output.
+    /// let plan = Plan::new(&cube, &wcs_in, &wcs_out, &[20, 24], &Options::default())?;
+    /// assert_eq!(plan.shape_out(), &[3, 20, 24]);
+    /// // A full shape must keep the input's leading dimensions.
+    /// assert!(Plan::new(&cube, &wcs_in, &wcs_out, &[2, 20, 24], &Options::default()).is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(
         source: &'a dyn ImageSource,
         wcs_in: &Wcs,
@@ -389,6 +463,30 @@ impl<'a> Plan<'a> {
 
     /// Like [`Plan::new`] with an input the plan shares ownership of, so the plan (and block
     /// handles made from it) can live on by themselves.
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// use std::sync::Arc;
+    /// use reproject::engine::lazy::LazyReprojection;
+    /// // The plan owns its input: it can outlive this scope (here, as lazy block handles).
+    /// let owned = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::with_shared_source(Arc::new(owned), &wcs_in, &wcs_out, &[32, 32],
+    ///     &Options::default())?;
+    /// let lazy = LazyReprojection::new(plan);
+    /// let (data, _) = lazy.compute()?;
+    /// assert!((data[[0, 5]] - image[[0, 6]]).abs() < 1e-6);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn with_shared_source(
         source: Arc<dyn ImageSource + 'a>,
         wcs_in: &Wcs,
@@ -551,27 +649,123 @@ impl<'a> Plan<'a> {
     }
 
     /// The output shape (leading dimensions, rows, columns).
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[20, 24], &Options::default())?;
+    /// assert_eq!(plan.shape_out(), &[20, 24]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn shape_out(&self) -> &[usize] {
         &self.shape_out
     }
 
     /// Rows and columns of one output plane.
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// # use ndarray::Array3;
+    /// let cube = Array3::<f64>::zeros((3, 32, 32));
+    /// let cube = ArraySource::new(cube.view().into_dyn())?;
+    /// let plan = Plan::new(&cube, &wcs_in, &wcs_out, &[20, 24], &Options::default())?;
+    /// assert_eq!(plan.plane_shape_out(), (20, 24));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn plane_shape_out(&self) -> (usize, usize) {
         let n = self.shape_out.len();
         (self.shape_out[n - 2], self.shape_out[n - 1])
     }
 
     /// Number of output planes (product of the leading dimensions).
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// # use ndarray::Array4;
+    /// let hypercube = Array4::<f64>::zeros((2, 3, 32, 32));
+    /// let hypercube = ArraySource::new(hypercube.view().into_dyn())?;
+    /// let plan = Plan::new(&hypercube, &wcs_in, &wcs_out, &[20, 24], &Options::default())?;
+    /// assert_eq!(plan.planes(), 6);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn planes(&self) -> usize {
         self.planes
     }
 
     /// The options in force.
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// use reproject::interp::Order;
+    /// let options = Options { order: Order::Bicubic, ..Options::default() };
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+    /// assert_eq!(plan.options().order, Order::Bicubic);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn options(&self) -> &Options {
         &self.options
     }
 
     /// Whether the exact TAN → TAN homography is in use.
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &Options::default())?;
+    /// assert!(plan.uses_homography()); // TAN to TAN, same frame, no distortion
+    /// let car = Wcs::from_header_str(&header(15.0).replace("TAN", "CAR"))?;
+    /// let plan = Plan::new(&source, &wcs_in, &car, &[32, 32], &Options::default())?;
+    /// assert!(!plan.uses_homography());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn uses_homography(&self) -> bool {
         self.coords.is_homography()
     }
@@ -694,6 +888,24 @@ impl<'a> Plan<'a> {
     /// CPU's for its threads. Found without opening a GPU (the owner of GPU worker
     /// processes, or of lazy blocks, never needs a context): `Auto` asks the executor once it
     /// is chosen, and before that follows its choice ([`Plan::runs_on_gpu`]).
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// let options = Options { block_size: Some((8, 100)), ..Options::default() };
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+    /// assert_eq!(plan.block_shape(), (8, 32)); // no wider than the output
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn block_shape(&self) -> (usize, usize) {
         let (ny, nx) = self.plane_shape_out();
         if let Some((by, bx)) = self.options.block_size {
@@ -799,6 +1011,25 @@ impl<'a> Plan<'a> {
     ///
     /// Errors (`Cuda` only): [`Error::GpuUnavailable`] when there is no usable GPU or the
     /// kernels do not cover the plan.
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// use reproject::gpu::Backend;
+    /// let options = Options { backend: Backend::Cpu, ..Options::default() };
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+    /// assert_eq!(plan.executor()?.name(), "cpu");
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn executor(&self) -> Result<&Arc<dyn BlockExecutor>> {
         if let Some(e) = self.executor.get() {
             return Ok(e);
@@ -1025,6 +1256,27 @@ impl<'a> Plan<'a> {
     }
 
     /// The blocks of the output plane, in row-major order.
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// let options = Options { block_size: Some((16, 16)), ..Options::default() };
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 40], &options)?;
+    /// let blocks = plan.blocks();
+    /// assert_eq!(blocks.len(), 6);
+    /// assert_eq!((blocks[1].rows.clone(), blocks[1].cols.clone()), (0..16, 16..32));
+    /// assert_eq!((blocks[5].rows.clone(), blocks[5].cols.clone()), (16..32, 32..40));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn blocks(&self) -> Vec<Block> {
         blocks(self.plane_shape_out(), self.block_shape()).collect()
     }
@@ -1138,6 +1390,35 @@ impl<'a> Plan<'a> {
     /// Computes one block for every plane: `data` and `footprint` are (planes, block rows,
     /// block columns) views. This is the one per-block function behind every schedule; it
     /// runs on the plan's executor ([`Plan::executor`]).
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// use ndarray::{s, Array3, ArrayD, IxDyn};
+    /// // Block by block, in any order, the same bits as the whole output at once.
+    /// let options = Options { block_size: Some((16, 16)), ..Options::default() };
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+    /// let (whole, _) = reproject::engine::reproject_interp(&source, &wcs_in, &wcs_out, &[32, 32],
+    ///     &options)?;
+    /// for block in plan.blocks().iter().rev() {
+    ///     let shape = (1, block.rows.len(), block.cols.len());
+    ///     let (mut data, mut footprint) = (Array3::<f64>::zeros(shape), Array3::zeros(shape));
+    ///     plan.compute_block(block, data.view_mut(), footprint.view_mut())?;
+    ///     let want = whole.slice(s![block.rows.clone(), block.cols.clone()]);
+    ///     assert!(data.index_axis(ndarray::Axis(0), 0).iter().zip(want.iter())
+    ///         .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())));
+    /// }
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn compute_block<T: OutputSample>(
         &self,
         block: &Block,
@@ -1219,6 +1500,31 @@ impl<'a> Plan<'a> {
 
     /// Computes every block into `data` and `footprint` (full output shape), on the threads
     /// the options ask for.
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// use ndarray::ArrayD;
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &Options::default())?;
+    /// let mut data = ArrayD::<f32>::zeros(vec![32, 32]);
+    /// let mut footprint = data.clone();
+    /// plan.compute_into(data.view_mut(), footprint.view_mut())?;
+    /// assert!((data[[7, 3]] - image[[7, 4]] as f32).abs() < 1e-4);
+    /// // The arrays must have the plan's output shape.
+    /// let mut small = ArrayD::<f32>::zeros(vec![16, 32]);
+    /// let mut small_footprint = small.clone();
+    /// assert!(plan.compute_into(small.view_mut(), small_footprint.view_mut()).is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn compute_into<T: OutputSample>(
         &self,
         data: ArrayViewMutD<T>,
@@ -1330,6 +1636,27 @@ pub(crate) fn log_once(key: &'static str, msg: &str) {
 ///
 /// Errors when the output would not fit in the memory available (write to a file instead
 /// with [`reproject_interp_into`] over a [`crate::io::MappedOutput`]).
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::engine::{Options, Plan};
+/// # use reproject::io::ArraySource;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+/// # let source = ArraySource::new(image.view().into_dyn())?;
+/// use reproject::engine::reproject_interp;
+/// // Onto its own grid, an image comes back as it was.
+/// let (data, footprint) = reproject_interp(&source, &wcs_in, &wcs_in, &[32, 32],
+///     &Options::default())?;
+/// assert!(data.iter().zip(image.iter()).all(|(a, b)| (a - b).abs() < 1e-9));
+/// assert!(footprint.iter().all(|&f| f == 1.0));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn reproject_interp(
     source: &dyn ImageSource,
     wcs_in: &Wcs,
@@ -1352,6 +1679,29 @@ pub fn reproject_interp(
 /// e.g. the data and footprint of a memory-mapped output file. Arrays most of whose pages
 /// were never written (a file just created, memory just allocated) are fresh outputs
 /// ([`Plan::with_fresh_outputs`], [`mostly_unfaulted`]).
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::engine::{Options, Plan};
+/// # use reproject::io::ArraySource;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+/// # let source = ArraySource::new(image.view().into_dyn())?;
+/// use ndarray::ArrayD;
+/// use reproject::engine::reproject_interp_into;
+/// let mut data = ArrayD::<f32>::zeros(vec![32, 32]);
+/// let mut footprint = data.clone();
+/// reproject_interp_into(&source, &wcs_in, &wcs_out, data.view_mut(), footprint.view_mut(),
+///     &Options::default())?;
+/// assert!((data[[7, 3]] - image[[7, 4]] as f32).abs() < 1e-4);
+/// assert_eq!(footprint[[7, 31]], 0.0); // input pixel 32 is off the image
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn reproject_interp_into<T: OutputSample>(
     source: &dyn ImageSource,
     wcs_in: &Wcs,
