@@ -57,6 +57,31 @@ use crate::pixel_transform::PixelTransform;
 use crate::wcs::Wcs;
 
 /// One input of a mosaic: an image, its WCS, and optional weights.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// // The right image weighted 4 to the left's 1.
+/// let w = Array2::from_elem((32, 32), 4.0);
+/// let sw = ArraySource::new(w.view().into_dyn())?;
+/// let weighted = MosaicInput { weights: Some((&sw, None)), ..inputs[1] };
+/// let mosaic = reproject_and_coadd(&[inputs[0], weighted], &out, &[32, 52],
+///     &MosaicOptions::default())?;
+/// assert_eq!(mosaic.data[[16, 35]], (1.0 + 4.0 * 3.0) / 5.0);
+/// assert_eq!(mosaic.footprint[[16, 35]], 5.0);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct MosaicInput<'a> {
     /// The image (any number of leading planes, as the output).
@@ -70,6 +95,25 @@ pub struct MosaicInput<'a> {
 
 impl<'a> MosaicInput<'a> {
     /// An input without weights.
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::mosaic::coadd::*;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+    /// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+    /// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+    /// # let sa = ArraySource::new(a.view().into_dyn())?;
+    /// # let sb = ArraySource::new(b.view().into_dyn())?;
+    /// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+    /// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+    /// assert!(std::ptr::eq(inputs[0].wcs, &left));
+    /// assert!(inputs[0].weights.is_none());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(source: &'a dyn ImageSource, wcs: &'a Wcs) -> MosaicInput<'a> {
         MosaicInput {
             source,
@@ -82,6 +126,31 @@ impl<'a> MosaicInput<'a> {
 /// How the values of overlapping inputs combine into one output pixel. `Mean` and `Sum` are
 /// footprint- (and weight-) weighted as in reproject; `First`/`Last` overlay the inputs in
 /// order; `Min`/`Max` keep the extreme value; `Median` and `Clipped` go beyond reproject.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// let at = |combine| -> reproject::Result<f64> {
+///     let options = MosaicOptions { combine, ..MosaicOptions::default() };
+///     Ok(reproject_and_coadd(&inputs, &out, &[32, 52], &options)?.data[[16, 35]])
+/// };
+/// assert_eq!(at(Combine::Mean)?, 2.0);
+/// assert_eq!(at(Combine::Sum)?, 4.0);
+/// assert_eq!(at(Combine::First)?, 1.0);
+/// assert_eq!(at(Combine::Max)?, 3.0);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Combine {
     /// Σ w·v / Σ w (reproject's `mean`).
@@ -143,6 +212,28 @@ impl FromStr for Combine {
 }
 
 /// Background matching.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// // The offsets bring both images to 2 (the corrections average to zero).
+/// let options = MosaicOptions { background: Background::Offset, ..MosaicOptions::default() };
+/// let mosaic = reproject_and_coadd(&inputs, &out, &[32, 52], &options)?;
+/// assert_eq!((mosaic.data[[16, 15]], mosaic.data[[16, 35]], mosaic.data[[16, 45]]),
+///     (2.0, 2.0, 2.0));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Background {
     /// None (reproject's `match_background=False`).
@@ -155,6 +246,27 @@ pub enum Background {
 }
 
 /// Options of [`reproject_and_coadd`], with reproject's defaults.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// let options = MosaicOptions { blank_pixel_value: f64::NAN, ..MosaicOptions::default() };
+/// let mosaic = reproject_and_coadd(&inputs, &out, &[32, 52], &options)?;
+/// assert!(mosaic.data[[16, 5]].is_nan()); // no input covers column 5
+/// assert_eq!(mosaic.footprint[[16, 5]], 0.0);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MosaicOptions {
     /// How each input is reprojected (order, precision, threads, backend, ...). Its
@@ -183,6 +295,27 @@ impl Default for MosaicOptions {
 }
 
 /// A finished mosaic.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// let mosaic = reproject_and_coadd(&inputs, &out, &[32, 52], &MosaicOptions::default())?;
+/// assert_eq!(mosaic.data.shape(), &[32, 52]);
+/// assert_eq!(mosaic.footprint[[16, 15]], 1.0); // one input
+/// assert_eq!(mosaic.corrections, vec![Correction::default(); 2]); // no matching asked
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Mosaic {
     /// The combined values.
@@ -195,6 +328,27 @@ pub struct Mosaic {
 }
 
 /// A background correction: `offset + slope_x·x + slope_y·y` at output pixel (x, y).
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// let options = MosaicOptions { background: Background::Offset, ..MosaicOptions::default() };
+/// let corrections = reproject_and_coadd(&inputs, &out, &[32, 52], &options)?.corrections;
+/// assert_eq!(corrections[0], Correction { offset: -1.0, slope_x: 0.0, slope_y: 0.0 });
+/// assert_eq!(corrections[1].offset, 1.0);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Correction {
     /// Constant part.
@@ -268,6 +422,28 @@ impl ImageSource for NanAsZero<'_> {
 /// along each edge of the input, mapped to output pixels, rounded outwards by half a pixel;
 /// the whole output when any edge sample has no output position; `None` when it misses the
 /// output.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// // Its left edge, at output x = 29.5, rounds outwards to column 29.
+/// let (rows, cols) = covered_rectangle((32, 32), &right, &out, (32, 52))?.unwrap();
+/// assert_eq!((rows, cols), (0..32, 29..52));
+/// let far = header(500.0)?; // 474 pixels to the left of the output
+/// assert_eq!(covered_rectangle((32, 32), &far, &out, (32, 52))?, None);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn covered_rectangle(
     input_plane: (usize, usize),
     wcs_in: &Wcs,
@@ -584,6 +760,32 @@ impl Prepared<'_> {
 ///
 /// Errors: an empty input list, weights whose shape differs from their image's, a background
 /// reference out of range, and whatever a reprojection of an input refuses; never a panic.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// # use ndarray::Array3;
+/// // Leading dimensions (here 2 planes) come first in the output.
+/// let cube = Array3::from_shape_fn((2, 32, 32), |(p, _, _)| p as f64);
+/// let cube = ArraySource::new(cube.view().into_dyn())?;
+/// let mosaic = reproject_and_coadd(&[MosaicInput::new(&cube, &left)], &out, &[32, 52],
+///     &MosaicOptions::default())?;
+/// assert_eq!(mosaic.data.shape(), &[2, 32, 52]);
+/// assert_eq!((mosaic.data[[0, 16, 15]], mosaic.data[[1, 16, 15]]), (0.0, 1.0));
+/// assert!(reproject_and_coadd(&[], &out, &[32, 52], &MosaicOptions::default()).is_err());
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn reproject_and_coadd(
     inputs: &[MosaicInput],
     wcs_out: &Wcs,
@@ -622,6 +824,30 @@ fn full_shape(input: &[usize], shape_out: &[usize]) -> Vec<usize> {
 
 /// [`reproject_and_coadd`] into caller arrays of the full output shape (e.g. memory-mapped
 /// files), which are overwritten; returns the background corrections.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// # use ndarray::ArrayD;
+/// let mut data = ArrayD::from_elem(vec![32, 52], -1.0);
+/// let mut footprint = ArrayD::zeros(vec![32, 52]);
+/// let corrections = reproject_and_coadd_into(&inputs, &out, data.view_mut(),
+///     footprint.view_mut(), &MosaicOptions::default())?;
+/// assert_eq!((data[[16, 5]], data[[16, 35]]), (0.0, 2.0)); // every pixel overwritten
+/// assert_eq!(corrections.len(), 2);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn reproject_and_coadd_into(
     inputs: &[MosaicInput],
     wcs_out: &Wcs,
@@ -634,6 +860,34 @@ pub fn reproject_and_coadd_into(
 
 /// [`reproject_and_coadd_into`], calling `progress(done, total)` (from any thread) as output
 /// blocks are combined.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// # use ndarray::ArrayD;
+/// use std::sync::Mutex;
+/// let (mut data, mut footprint) = (ArrayD::zeros(vec![32, 52]), ArrayD::zeros(vec![32, 52]));
+/// let mut options = MosaicOptions::default();
+/// options.reprojection.block_size = Some((16, 16)); // 2 × 4 blocks
+/// let calls = Mutex::new(Vec::new());
+/// reproject_and_coadd_with_progress(&inputs, &out, data.view_mut(), footprint.view_mut(),
+///     &options, &|done, total| calls.lock().unwrap().push((done, total)))?;
+/// let mut calls = calls.into_inner().unwrap();
+/// calls.sort();
+/// assert_eq!(calls.last(), Some(&(8, 8)));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn reproject_and_coadd_with_progress(
     inputs: &[MosaicInput],
     wcs_out: &Wcs,
@@ -652,6 +906,33 @@ pub fn reproject_and_coadd_with_progress(
 /// of the output plane (every leading plane), and the background corrections computed once
 /// for the whole mosaic by [`background_corrections`]. The part's pixels are bit-identical to
 /// the same pixels of the whole mosaic.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// use ndarray::{s, ArrayD};
+/// use reproject::engine::blocks::Block;
+/// // Rows 8..24, columns 20..40, computed apart: the whole mosaic's pixels.
+/// let part = MosaicPart { window: Block { rows: 8..24, cols: 20..40 }, corrections: None };
+/// let (mut data, mut footprint) = (ArrayD::zeros(vec![16, 20]), ArrayD::zeros(vec![16, 20]));
+/// let options = MosaicOptions::default();
+/// reproject_and_coadd_part(&inputs, &out, &[32, 52], &part, data.view_mut(),
+///     footprint.view_mut(), &options)?;
+/// let whole = reproject_and_coadd(&inputs, &out, &[32, 52], &options)?;
+/// assert_eq!(data, whole.data.slice(s![8..24, 20..40]).into_dyn());
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct MosaicPart {
     /// Rows and columns of the output plane.
@@ -709,6 +990,33 @@ pub fn background_corrections(
 /// dimensions, then the window's rows and columns), which are overwritten; returns the
 /// corrections subtracted. Only the inputs covering the window are read, except to match the
 /// backgrounds when the part brings no corrections.
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// // Two 32 × 32 images, of 1 (output columns 10..42) and of 3 (columns 30..52).
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// use ndarray::ArrayD;
+/// use reproject::engine::blocks::Block;
+/// // A part with no corrections matches the backgrounds itself, from every overlap.
+/// let options = MosaicOptions { background: Background::Offset, ..MosaicOptions::default() };
+/// let part = MosaicPart { window: Block { rows: 0..32, cols: 0..20 }, corrections: None };
+/// let (mut data, mut footprint) = (ArrayD::zeros(vec![32, 20]), ArrayD::zeros(vec![32, 20]));
+/// let corrections = reproject_and_coadd_part(&inputs, &out, &[32, 52], &part,
+///     data.view_mut(), footprint.view_mut(), &options)?;
+/// assert_eq!(corrections[1].offset - corrections[0].offset, 2.0);
+/// assert_eq!(data[[16, 15]], 2.0); // the left image, corrected
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn reproject_and_coadd_part(
     inputs: &[MosaicInput],
     wcs_out: &Wcs,
