@@ -20,6 +20,19 @@ use crate::error::{Error, Result};
 
 /// The environment variable through which a worker process learns the descriptor of the lock
 /// it inherited from its owner: `<fd>:<lock file path>`, one per lock, separated by `;`.
+///
+/// ```
+/// use reproject::io::{OutputLock, INHERITED_LOCKS_VAR};
+/// let out = std::env::temp_dir().join(format!("var_doc_{}.fits", std::process::id()));
+/// let lock = OutputLock::acquire(&out)?;
+/// let mut child = std::process::Command::new("sh");
+/// child.args(["-c", &format!("echo ${INHERITED_LOCKS_VAR}")]);
+/// OutputLock::share_with(&[&lock], &mut child);
+/// let seen = String::from_utf8(child.output()?.stdout).unwrap();
+/// // `<descriptor>:<lock file>`
+/// assert!(seen.trim().ends_with(&format!(":{}", lock.path().display())));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub const INHERITED_LOCKS_VAR: &str = "REPROJECT_RS_INHERITED_LOCKS";
 
 /// An advisory lock on an output path, held until dropped (or until the process dies).
@@ -59,6 +72,17 @@ impl OutputLock {
 
     /// Takes the lock of `output` exclusively, or fails at once with
     /// [`Error::OutputBusy`] naming the run (or the workers) that hold it.
+    ///
+    /// ```
+    /// use reproject::io::OutputLock;
+    /// let out = std::env::temp_dir().join(format!("acquire_doc_{}.fits", std::process::id()));
+    /// let lock = OutputLock::acquire(&out)?;
+    /// assert!(OutputLock::lock_path(&out).exists());
+    /// assert!(matches!(OutputLock::acquire(&out), Err(reproject::Error::OutputBusy(_))));
+    /// drop(lock); // let go: the next run may own it
+    /// assert!(OutputLock::acquire(&out)?.is_exclusive());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn acquire(output: &Path) -> Result<OutputLock> {
         Self::take(output, true)
     }
@@ -83,6 +107,14 @@ impl OutputLock {
     /// The lock of `output` that this process inherited from the run that started it (see
     /// [`share_with`](Self::share_with)), if any. Fails if the inherited descriptor is not
     /// the lock file of `output`.
+    ///
+    /// ```
+    /// use reproject::io::OutputLock;
+    /// // This process was started by no run: it inherited no lock.
+    /// let out = std::env::temp_dir().join(format!("inherited_doc_{}.fits", std::process::id()));
+    /// assert!(OutputLock::inherited(&out)?.is_none());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn inherited(output: &Path) -> Result<Option<OutputLock>> {
         let lock_path = Self::lock_path(output);
         let Ok(list) = std::env::var(INHERITED_LOCKS_VAR) else {
@@ -104,11 +136,27 @@ impl OutputLock {
     }
 
     /// Whether this is an owner's (exclusive) lock.
+    ///
+    /// ```
+    /// use reproject::io::OutputLock;
+    /// let out = std::env::temp_dir().join(format!("exclusive_doc_{}.fits", std::process::id()));
+    /// assert!(!OutputLock::acquire_shared(&out)?.is_exclusive());
+    /// assert!(OutputLock::acquire(&out)?.is_exclusive());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_exclusive(&self) -> bool {
         self.exclusive
     }
 
     /// The lock file.
+    ///
+    /// ```
+    /// use reproject::io::OutputLock;
+    /// let out = std::env::temp_dir().join(format!("path_doc_{}.fits", std::process::id()));
+    /// let lock = OutputLock::acquire(&out)?;
+    /// assert_eq!(lock.path(), OutputLock::lock_path(&out));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn path(&self) -> &Path {
         &self.lock_path
     }
@@ -117,6 +165,19 @@ impl OutputLock {
     /// files (so the locks stay held while any of them lives), learn them through
     /// [`INHERITED_LOCKS_VAR`], and are killed if this process dies (Linux: parent-death
     /// signal), so that no worker outlives its owner.
+    ///
+    /// ```
+    /// use reproject::io::OutputLock;
+    /// let out = std::env::temp_dir().join(format!("share_doc_{}.fits", std::process::id()));
+    /// let lock = OutputLock::acquire(&out)?;
+    /// // The child holds the lock file open, at the descriptor the variable names.
+    /// let mut child = std::process::Command::new("sh");
+    /// child.args(["-c", "readlink /proc/$$/fd/${REPROJECT_RS_INHERITED_LOCKS%%:*}"]);
+    /// OutputLock::share_with(&[&lock], &mut child);
+    /// let held = String::from_utf8(child.output()?.stdout).unwrap();
+    /// assert_eq!(std::path::Path::new(held.trim()), lock.path());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[cfg(unix)]
     pub fn share_with(locks: &[&OutputLock], command: &mut std::process::Command) {
         use std::os::unix::io::AsRawFd;

@@ -113,6 +113,39 @@ pub struct InputDecoding {
 ///
 /// Implementations must be cheap to share between threads (`Send + Sync`) and must not read
 /// more than the requested window.
+///
+/// ```
+/// use std::ops::Range;
+/// use reproject::engine::{reproject_interp, Options};
+/// use reproject::io::{ImageSource, SampleType, StoredType};
+/// use reproject::wcs::Wcs;
+/// // A 64 × 64 image computed on demand: value = column, never stored.
+/// struct Ramp;
+/// impl ImageSource for Ramp {
+///     fn shape(&self) -> &[usize] {
+///         &[64, 64]
+///     }
+///     fn stored_type(&self) -> StoredType {
+///         StoredType { sample: SampleType::F64, big_endian: false, scaled: false }
+///     }
+///     fn read_window(&self, _plane: usize, rows: Range<usize>, cols: Range<usize>,
+///                    out: &mut [f64]) -> reproject::Result<()> {
+///         for (row, chunk) in rows.zip(out.chunks_mut(cols.len())) {
+///             chunk.iter_mut().zip(cols.clone()).for_each(|(v, x)| *v = x as f64);
+///         }
+///         Ok(())
+///     }
+/// }
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 32\n\
+///     CRPIX2 = 32\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+/// // Half the pixel size: output pixel x shows input pixel 15.5 + x / 2.
+/// let fine = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 32\n\
+///     CRPIX2 = 32\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.0005\nCDELT2 = 0.0005\n")?;
+/// assert_eq!((Ramp.planes(), Ramp.plane_shape()), (1, (64, 64)));
+/// let (data, _) = reproject_interp(&Ramp, &wcs, &fine, &[64, 64], &Options::default())?;
+/// assert!((data[[40, 10]] - 20.5).abs() < 1e-9);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub trait ImageSource: Send + Sync {
     /// The full shape, C order: leading dimensions, then rows (y), then columns (x).
     fn shape(&self) -> &[usize];

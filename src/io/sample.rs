@@ -9,6 +9,15 @@
 use crate::error::{Error, Result};
 
 /// The stored sample type of an input, which decides reproject's float32 rounding rules.
+///
+/// ```
+/// use ndarray::Array2;
+/// use reproject::io::{ArraySource, ImageSource, SampleType};
+/// let image = Array2::<u16>::zeros((4, 4));
+/// let source = ArraySource::new(image.view().into_dyn())?;
+/// assert_eq!(source.stored_type().sample, SampleType::U16);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SampleType {
     /// 8-bit unsigned integer.
@@ -34,6 +43,15 @@ pub enum SampleType {
 }
 
 /// A stored sample type with its byte order and scaling, as found in a file or array.
+///
+/// ```
+/// use ndarray::Array2;
+/// use reproject::io::{ArraySource, ImageSource, SampleType, StoredType};
+/// let image = Array2::<f32>::zeros((4, 4));
+/// let stored = ArraySource::new(image.view().into_dyn())?.stored_type();
+/// assert_eq!(stored, StoredType { sample: SampleType::F32, big_endian: false, scaled: false });
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StoredType {
     /// The sample type.
@@ -70,6 +88,11 @@ pub enum ByteOrder {
 
 impl ByteOrder {
     /// The byte order of this machine.
+    ///
+    /// ```
+    /// use reproject::io::ByteOrder;
+    /// assert_eq!(ByteOrder::NATIVE == ByteOrder::Little, cfg!(target_endian = "little"));
+    /// ```
     pub const NATIVE: ByteOrder = if cfg!(target_endian = "big") {
         ByteOrder::Big
     } else {
