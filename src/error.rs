@@ -125,4 +125,15 @@ impl From<std::io::Error> for Error {
 }
 
 /// Shorthand for results carrying [`enum@Error`].
+///
+/// ```
+/// use reproject::wcs::Wcs;
+/// fn projection(header: &str) -> reproject::Result<String> {
+///     Ok(Wcs::from_header_str(header)?.projection_code().map_or("none", |c| c.as_str()).into())
+/// }
+/// let centre = "CRVAL1 = 150\nCRVAL2 = 30\n";
+/// assert_eq!(projection(&format!("CTYPE1 = 'RA---SIN'\nCTYPE2 = 'DEC--SIN'\n{centre}"))?, "SIN");
+/// assert!(projection(&format!("CTYPE1 = 'RA---XYZ'\nCTYPE2 = 'DEC--XYZ'\n{centre}")).is_err());
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub type Result<T> = std::result::Result<T, Error>;

@@ -50,6 +50,17 @@ pub fn median(values: &mut [f64]) -> f64 {
 /// `Σ (offsets[i][j] - (c[i] - c[j]))²`. Within each group of images linked by overlaps the
 /// corrections sum to zero; an image that overlaps no other gets 0. Finally the mean is
 /// subtracted, as reproject does.
+///
+/// ```
+/// use reproject::mosaic::background::solve_corrections;
+/// // Image 1 is 2 above image 0, image 2 overlaps neither.
+/// let nan = f64::NAN;
+/// let offsets = vec![vec![0.0, -2.0, nan], vec![2.0, 0.0, nan], vec![nan, nan, 0.0]];
+/// let c = solve_corrections(&offsets);
+/// assert_eq!(c[1] - c[0], 2.0);
+/// assert!(c.iter().sum::<f64>().abs() < 1e-12); // the mean subtracted
+/// assert_eq!(c[2] - (c[0] + c[1]) / 2.0, 0.0); // the unlinked image: 0 before the mean
+/// ```
 pub fn solve_corrections(offsets: &[Vec<f64>]) -> Vec<f64> {
     let n = offsets.len();
     let linked =
@@ -181,6 +192,12 @@ pub struct PlaneFit {
 
 impl PlaneFit {
     /// An empty fit whose coordinates are taken relative to (`cx`, `cy`).
+    ///
+    /// ```
+    /// use reproject::mosaic::background::PlaneFit;
+    /// let fit = PlaneFit::new(100.0, 100.0);
+    /// assert_eq!(fit.solve(), None); // no points yet
+    /// ```
     pub fn new(cx: f64, cy: f64) -> PlaneFit {
         PlaneFit {
             centre: (cx, cy),
@@ -189,6 +206,17 @@ impl PlaneFit {
     }
 
     /// Adds the point (`x`, `y`) with value `v`.
+    ///
+    /// ```
+    /// use reproject::mosaic::background::PlaneFit;
+    /// let mut fit = PlaneFit::new(0.0, 0.0);
+    /// fit.add(0.0, 0.0, 1.0);
+    /// fit.add(1.0, 0.0, 3.0);
+    /// assert_eq!(fit.solve(), None); // two points fix no plane
+    /// fit.add(0.0, 1.0, 0.0);
+    /// let (a, b, c) = fit.solve().unwrap();
+    /// assert!((a - 1.0).abs() < 1e-12 && (b - 2.0).abs() < 1e-12 && (c + 1.0).abs() < 1e-12);
+    /// ```
     pub fn add(&mut self, x: f64, y: f64, v: f64) {
         let (x, y) = (x - self.centre.0, y - self.centre.1);
         let s = &mut self.sums;
@@ -204,6 +232,18 @@ impl PlaneFit {
     }
 
     /// (a, b, c) in the original coordinates; `None` when the points do not fix a plane.
+    ///
+    /// ```
+    /// use reproject::mosaic::background::PlaneFit;
+    /// let mut fit = PlaneFit::new(5.0, 5.0);
+    /// for x in 0..3 {
+    ///     fit.add(f64::from(x), 7.0, 4.0); // points on one line: no plane
+    /// }
+    /// assert_eq!(fit.solve(), None);
+    /// fit.add(0.0, 0.0, 4.0);
+    /// let (a, b, c) = fit.solve().unwrap();
+    /// assert!((a - 4.0).abs() < 1e-12 && b.abs() < 1e-12 && c.abs() < 1e-12);
+    /// ```
     pub fn solve(&self) -> Option<(f64, f64, f64)> {
         let [n, sx, sy, sxx, sxy, syy, sv, sxv, syv] = self.sums;
         if n < 3.0 {

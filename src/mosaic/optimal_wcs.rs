@@ -160,6 +160,23 @@ pub struct SkyPosition {
 
 impl SkyPosition {
     /// A position at (`lon`, `lat`) degrees in `frame`.
+    ///
+    /// ```
+    /// use reproject::mosaic::optimal_wcs::*;
+    /// use reproject::wcs::{frame::CelestialFrame, Wcs};
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 20.5\n\
+    ///     CRPIX2 = 15.5\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.002\nCDELT2 = 0.002\n")?;
+    /// // The output centred on a position given in another frame: CRVAL in the output's.
+    /// let centre = SkyPosition::new(150.0, 30.0, CelestialFrame::Icrs);
+    /// let options = OptimalWcsOptions { frame: Some(CelestialFrame::Galactic),
+    ///     reference: Some(centre), ..OptimalWcsOptions::default() };
+    /// let out = optimal_celestial_wcs(&[((30, 40), &wcs)], &options)?;
+    /// let (lon, lat) = out.wcs.celestial()?.pixel_to_world(
+    ///     out.wcs.params().crpix[0] - 1.0, out.wcs.params().crpix[1] - 1.0).unwrap();
+    /// assert_eq!((lon, lat), (out.wcs.params().crval[0], out.wcs.params().crval[1]));
+    /// assert_eq!(out.wcs.frame(), Some(&CelestialFrame::Galactic));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(lon: f64, lat: f64, frame: CelestialFrame) -> SkyPosition {
         SkyPosition { lon, lat, frame }
     }
@@ -212,6 +229,19 @@ impl Default for OptimalWcsOptions {
 }
 
 /// The result of [`optimal_celestial_wcs`].
+///
+/// ```
+/// use reproject::mosaic::optimal_wcs::*;
+/// use reproject::wcs::Wcs;
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 20.5\n\
+///     CRPIX2 = 15.5\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.002\nCDELT2 = 0.002\n")?;
+/// // One input: the optimal grid is its own.
+/// let out = optimal_celestial_wcs(&[((30, 40), &wcs)], &OptimalWcsOptions::default())?;
+/// assert_eq!(out.shape, (30, 40));
+/// assert_eq!(Wcs::from_header_str(&out.header)?, out.wcs);
+/// assert!(out.header.contains("\nNAXIS1  =                   40\n"));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct OptimalWcs {
     /// The output WCS (parsed from [`OptimalWcs::header`]).

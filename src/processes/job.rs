@@ -32,6 +32,14 @@ pub struct FileRequest {
 
 impl FileRequest {
     /// A FITS file with these header cards.
+    ///
+    /// ```
+    /// use reproject::io::OutputFormat;
+    /// use reproject::processes::FileRequest;
+    /// let file = FileRequest::fits("sky.fits", "BUNIT   = 'K'");
+    /// assert_eq!(file.format, OutputFormat::Fits);
+    /// assert_eq!(file.header, "BUNIT   = 'K'");
+    /// ```
     pub fn fits(path: impl Into<PathBuf>, header: &str) -> FileRequest {
         FileRequest {
             path: path.into(),
@@ -41,6 +49,14 @@ impl FileRequest {
     }
 
     /// A `.npy` file.
+    ///
+    /// ```
+    /// use reproject::io::OutputFormat;
+    /// use reproject::processes::FileRequest;
+    /// let file = FileRequest::npy("sky.npy");
+    /// assert_eq!(file.format, OutputFormat::Npy);
+    /// assert!(file.header.is_empty()); // a .npy file has no header cards
+    /// ```
     pub fn npy(path: impl Into<PathBuf>) -> FileRequest {
         FileRequest {
             path: path.into(),
@@ -51,6 +67,27 @@ impl FileRequest {
 }
 
 /// Where the footprint of a job goes.
+///
+/// ```
+/// use reproject::io::OutputType;
+/// use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// let dir = std::env::temp_dir().join(format!("footprint_request_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let request = |footprint| OutputRequest {
+///     data: FileRequest::npy(dir.join("sky.npy")),
+///     dtype: OutputType::F32,
+///     footprint,
+///     overwrite: true,
+/// };
+/// // A .npy image has no room for an extension; a file of its own is created beside it.
+/// assert!(request(FootprintRequest::Extension).create(&[4, 5]).is_err());
+/// let own_file = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// let (image, separate) = request(own_file).create(&[4, 5])?;
+/// assert_eq!(separate.expect("a footprint file").shape(), &[4, 5]);
+/// # drop(image);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum FootprintRequest {
     /// Nowhere.
@@ -141,6 +178,36 @@ impl OutputRequest {
 
 /// Where a job is: computing blocks, or publishing its finished files (from then on no block
 /// is written again, and an interrupted publication is completed by the next run).
+///
+/// ```
+/// use reproject::processes::{prepare_job, JobState, ProcessJob};
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # use reproject::io::OutputType;
+/// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// # let dir = std::env::temp_dir().join(format!("job_state_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// # let out = dir.join("out.npy");
+/// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+/// #     footprint, overwrite: true };
+/// let prepared = prepare_job(&plan, &request)?;
+/// assert_eq!(prepared.job.state, JobState::Computing);
+/// // The job file says so too, for its workers and for a rerun.
+/// assert_eq!(ProcessJob::read(&prepared.job_file)?.state, JobState::Computing);
+/// # drop(prepared);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum JobState {
     /// Blocks are being computed.
@@ -151,6 +218,17 @@ pub enum JobState {
 
 /// The size and modification time of an input file, so that a job is not resumed over an
 /// input that changed since it started.
+///
+/// ```
+/// use reproject::processes::FileStamp;
+/// let path = std::env::temp_dir().join(format!("file_stamp_doc_{}.npy", std::process::id()));
+/// std::fs::write(&path, [0u8; 16]).unwrap();
+/// let stamp = FileStamp::of(&path)?;
+/// assert_eq!(stamp.len, 16);
+/// assert!(stamp.modified_ns > 0);
+/// # std::fs::remove_file(&path).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStamp {
     /// Size in bytes.
@@ -161,6 +239,18 @@ pub struct FileStamp {
 
 impl FileStamp {
     /// The stamp of the file at `path`.
+    ///
+    /// ```
+    /// use reproject::processes::FileStamp;
+    /// let path = std::env::temp_dir().join(format!("stamp_of_doc_{}.npy", std::process::id()));
+    /// std::fs::write(&path, b"first").unwrap();
+    /// let before = FileStamp::of(&path)?;
+    /// std::fs::write(&path, b"rewritten").unwrap(); // another size (and time)
+    /// assert_ne!(FileStamp::of(&path)?, before);
+    /// std::fs::remove_file(&path).unwrap();
+    /// assert!(FileStamp::of(&path).is_err()); // no file, no stamp
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn of(path: &Path) -> Result<FileStamp> {
         let meta =
             std::fs::metadata(path).map_err(|e| Error::Io(format!("{}: {e}", path.display())))?;
@@ -176,6 +266,18 @@ impl FileStamp {
     }
 
     /// The stamp of a plan's input file.
+    ///
+    /// ```
+    /// use reproject::engine::lazy::InputSpec;
+    /// use reproject::processes::FileStamp;
+    /// let path = std::env::temp_dir().join(format!("stamp_input_doc_{}.npy", std::process::id()));
+    /// ndarray_npy::write_npy(&path, &ndarray::Array2::<f32>::zeros((8, 8))).unwrap();
+    /// let stamp = FileStamp::of_input(&InputSpec::Npy { path: path.clone() })?;
+    /// assert_eq!(stamp, FileStamp::of(&path)?);
+    /// assert!(stamp.len > 8 * 8 * 4); // the samples and the .npy header
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn of_input(input: &InputSpec) -> Result<FileStamp> {
         match input {
             InputSpec::Npy { path } => FileStamp::of(path),
@@ -185,6 +287,27 @@ impl FileStamp {
     }
 
     /// The stamps of every input file of a job, in order.
+    ///
+    /// ```
+    /// use reproject::processes::{FileStamp, JobPlan};
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # let dir = std::env::temp_dir().join(format!("stamp_inputs_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// let stamps = FileStamp::of_inputs(&JobPlan::from(&plan))?;
+    /// assert_eq!(stamps, [FileStamp::of(&input)?]); // a reprojection reads one file
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn of_inputs(plan: &JobPlan) -> Result<Vec<FileStamp>> {
         plan.files().into_iter().map(FileStamp::of_input).collect()
     }
@@ -192,6 +315,36 @@ impl FileStamp {
 
 /// What the workers of a process-parallel run share: the plan, the outputs asked for, where
 /// the output files are, the progress file and the job's state.
+///
+/// ```
+/// use reproject::processes::prepare_job;
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # use reproject::io::OutputType;
+/// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// # let dir = std::env::temp_dir().join(format!("process_job_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// # let out = dir.join("out.npy");
+/// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+/// #     footprint, overwrite: true };
+/// let job = prepare_job(&plan, &request)?.job;
+/// assert_eq!(job.data.shape(), &[40, 30]);
+/// assert_eq!(job.blocks, 6); // blocks of 20 × 10
+/// assert_eq!(job.progress, dir.join("out.npy.progress"));
+/// assert_eq!(job.inputs.len(), 1);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessJob {
     /// The reprojection or mosaic.
@@ -214,6 +367,35 @@ pub struct ProcessJob {
 
 impl ProcessJob {
     /// Reads a job file.
+    ///
+    /// ```
+    /// use reproject::processes::{prepare_job, ProcessJob};
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # use reproject::io::OutputType;
+    /// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+    /// # let dir = std::env::temp_dir().join(format!("job_read_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// # let out = dir.join("out.npy");
+    /// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+    /// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+    /// #     footprint, overwrite: true };
+    /// let prepared = prepare_job(&plan, &request)?;
+    /// assert_eq!(ProcessJob::read(&prepared.job_file)?, prepared.job);
+    /// assert!(ProcessJob::read(&input).is_err()); // not a job file
+    /// # drop(prepared);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn read(job_file: &Path) -> Result<ProcessJob> {
         let text = std::fs::read_to_string(job_file)
             .map_err(|e| Error::Io(format!("{}: {e}", job_file.display())))?;
@@ -234,6 +416,36 @@ impl ProcessJob {
     }
 
     /// The layouts of the job's files.
+    ///
+    /// ```
+    /// use reproject::processes::prepare_job;
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # use reproject::io::OutputType;
+    /// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+    /// # let dir = std::env::temp_dir().join(format!("job_layouts_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// # let out = dir.join("out.npy");
+    /// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+    /// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+    /// #     footprint, overwrite: true };
+    /// let job = prepare_job(&plan, &request)?.job;
+    /// let layouts = job.layouts(); // the image, then the separate footprint file
+    /// assert_eq!(layouts.len(), 2);
+    /// assert_eq!(layouts[1].path(), dir.join("footprint.npy").as_path());
+    /// assert!(layouts.iter().all(|layout| layout.shape() == [40, 30]));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn layouts(&self) -> Vec<&OutputLayout> {
         std::iter::once(&self.data)
             .chain(self.footprint.as_ref())
@@ -242,6 +454,35 @@ impl ProcessJob {
 
     /// How a rerun asking for `plan` into `request` over inputs stamped `inputs` differs
     /// from this job, in words; empty if it is the same job.
+    ///
+    /// ```
+    /// use reproject::processes::{prepare_job, JobPlan};
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # use reproject::io::OutputType;
+    /// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+    /// # let dir = std::env::temp_dir().join(format!("job_diff_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// # let out = dir.join("out.npy");
+    /// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+    /// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+    /// #     footprint, overwrite: true };
+    /// let job = prepare_job(&plan, &request)?.job;
+    /// assert!(job.differences(&JobPlan::from(&plan), &request, &job.inputs).is_empty());
+    /// let taller = JobPlan::from(ReprojectPlan { shape_out: vec![50, 30], ..plan.clone() });
+    /// assert_eq!(job.differences(&taller, &request, &job.inputs), ["the output shape"]);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn differences(
         &self,
         plan: &JobPlan,

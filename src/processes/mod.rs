@@ -39,6 +39,37 @@ use crate::error::{Error, Result};
 use crate::io::{OutputLayout, OutputLock};
 
 /// Which blocks a worker computes.
+///
+/// ```
+/// use reproject::processes::{job_path, missing_blocks, prepare_job, run_worker, BlockSelection};
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # use reproject::io::OutputType;
+/// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// # let dir = std::env::temp_dir().join(format!("block_selection_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// # let out = dir.join("out.npy");
+/// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+/// #     footprint, overwrite: true };
+/// let job = prepare_job(&plan, &request)?.job; // 6 blocks of 20 × 10; its locks let go
+/// // Share 0 of 2 computes the even blocks; a range, what is left of blocks 1..4.
+/// assert_eq!(run_worker(&job_path(&out), &BlockSelection::Share { k: 0, n: 2 })?, 3);
+/// assert_eq!(missing_blocks(&job)?, [1, 3, 5]);
+/// assert_eq!(run_worker(&job_path(&out), &BlockSelection::Range(1..4))?, 2);
+/// assert_eq!(missing_blocks(&job)?, [5]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockSelection {
     /// Blocks `k, k + n, k + 2n, …` (share `k` of `n`).
@@ -92,6 +123,14 @@ impl BlockSelection {
 }
 
 /// How to start a worker: `program args… --job <file> --share k/n`.
+///
+/// ```
+/// use reproject::processes::WorkerCommand;
+/// // Workers started as `reproject-rs worker --job <job file> --share k/n`.
+/// let command = WorkerCommand { program: "reproject-rs".into(), args: vec!["worker".into()] };
+/// assert_eq!(command.program, std::path::Path::new("reproject-rs"));
+/// assert_eq!(command.args, ["worker"]);
+/// ```
 #[derive(Debug, Clone)]
 pub struct WorkerCommand {
     /// The executable (e.g. the `reproject-rs` binary).
@@ -101,6 +140,12 @@ pub struct WorkerCommand {
 }
 
 /// The job file of an output: `<output>.job.json`.
+///
+/// ```
+/// use reproject::processes::job_path;
+/// use std::path::Path;
+/// assert_eq!(job_path(Path::new("maps/sky.fits")), Path::new("maps/sky.fits.job.json"));
+/// ```
 pub fn job_path(output: &Path) -> PathBuf {
     job::sibling(output, "job.json")
 }
@@ -110,6 +155,39 @@ fn progress_path(output: &Path) -> PathBuf {
 }
 
 /// A job ready to run, with the locks of its outputs held by this process.
+///
+/// ```
+/// use reproject::processes::{job_path, prepare_job};
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # use reproject::io::OutputType;
+/// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// # let dir = std::env::temp_dir().join(format!("prepared_job_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// # let out = dir.join("out.npy");
+/// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+/// #     footprint, overwrite: true };
+/// let prepared = prepare_job(&plan, &request)?;
+/// assert!(!prepared.resumed);
+/// assert_eq!(prepared.job_file, job_path(&out));
+/// drop(prepared); // as if interrupted: the job, its progress and partial output stay
+/// let again = prepare_job(&plan, &request)?;
+/// assert!(again.resumed);
+/// assert_eq!(again.job.blocks, 6);
+/// # drop(again);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct PreparedJob {
     /// The job file.
@@ -126,6 +204,39 @@ pub struct PreparedJob {
 
 impl PreparedJob {
     /// The owner's locks (of the image and of a separate footprint file).
+    ///
+    /// ```
+    /// use reproject::processes::prepare_job;
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # use reproject::io::OutputType;
+    /// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+    /// # let dir = std::env::temp_dir().join(format!("prepared_locks_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// # let out = dir.join("out.npy");
+    /// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+    /// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+    /// #     footprint, overwrite: true };
+    /// let prepared = prepare_job(&plan, &request)?;
+    /// let locks = prepared.locks(); // the image's and the separate footprint file's
+    /// assert_eq!(locks.len(), 2);
+    /// assert!(locks.iter().all(|lock| lock.is_exclusive()));
+    /// // While they are held, a second run on the same output is refused at once.
+    /// let busy = prepare_job(&plan, &request).unwrap_err();
+    /// assert!(matches!(busy, reproject::Error::OutputBusy(_)));
+    /// # drop(prepared);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn locks(&self) -> Vec<&OutputLock> {
         self.locks.iter().collect()
     }
@@ -158,6 +269,42 @@ pub struct ProcessRun {
 ///
 /// Fails at once with [`Error::OutputBusy`] if another live run (or its workers) owns the
 /// output, and before writing anything if a job left there differs from this one.
+///
+/// ```
+/// use reproject::processes::{prepare_job, run_processes, run_worker, WorkerCommand};
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # use reproject::io::OutputType;
+/// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// # let dir = std::env::temp_dir().join(format!("run_processes_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// # let out = dir.join("out.npy");
+/// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+/// #     footprint, overwrite: true };
+/// let command = WorkerCommand { program: "reproject-rs".into(), args: vec!["worker".into()] };
+/// // A job whose blocks were all computed since it was prepared (here by a worker in this
+/// // process): the run starts no worker, and only publishes.
+/// let job_file = prepare_job(&plan, &request)?.job_file;
+/// run_worker(&job_file, &"0/1".parse()?)?;
+/// let mut seen = Vec::new();
+/// let run = run_processes(&plan, &request, 2, &command, &mut |done, total| {
+///     seen.push((done, total))
+/// })?;
+/// assert_eq!((run.output.as_path(), seen), (out.as_path(), vec![(6, 6)]));
+/// assert!(out.exists() && !job_file.exists());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn run_processes(
     plan: impl Into<JobPlan>,
     request: &OutputRequest,
@@ -226,12 +373,58 @@ pub fn run_processes(
 }
 
 /// The environment variable that gives a worker process its GPU (an ordinal).
+///
+/// ```
+/// use reproject::processes::{prepare_job, run_worker, WORKER_GPU_VAR};
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # use reproject::io::OutputType;
+/// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// # let dir = std::env::temp_dir().join(format!("worker_gpu_var_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// # let out = dir.join("out.npy");
+/// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+/// #     footprint, overwrite: true };
+/// let job_file = prepare_job(&plan, &request)?.job_file;
+/// // A worker computes on the GPU it names, and refuses what is not a GPU number.
+/// std::env::set_var(WORKER_GPU_VAR, "first");
+/// let refused = run_worker(&job_file, &"0/1".parse()?).unwrap_err();
+/// assert!(refused.to_string().contains("REPROJECT_RS_WORKER_GPU=first is not a GPU number"));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub const WORKER_GPU_VAR: &str = "REPROJECT_RS_WORKER_GPU";
 
 /// The GPUs the workers of a GPU plan spread over, one process per GPU (`None` for a CPU
 /// plan, or an `Auto` one without a GPU, whose workers all run on the CPU). A prepared job's
 /// plan ([`PreparedJob::job`]) says `Cpu` for an `Auto` job too small for any GPU
 /// ([`JobPlan::with_choices_of`]).
+///
+/// ```
+/// use reproject::engine::lazy::{InputSpec, ReprojectPlan};
+/// use reproject::engine::{Backend, Options};
+/// use reproject::processes::{worker_gpus, JobPlan};
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+/// let cpu = ReprojectPlan { input: InputSpec::Npy { path: "in.npy".into() }, wcs_in: None,
+///     wcs_out: wcs, shape_out: vec![64, 64],
+///     options: Options { backend: Backend::Cpu, ..Options::default() } };
+/// assert_eq!(worker_gpus(&JobPlan::from(&cpu)), None); // every worker on the CPU
+/// // `Auto` on the first GPU (the default): GPU 0, if this machine has one.
+/// let auto = JobPlan::from(ReprojectPlan { options: Options::default(), ..cpu });
+/// assert!(worker_gpus(&auto).is_none_or(|gpus| gpus == [0]));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn worker_gpus(plan: &JobPlan) -> Option<Vec<usize>> {
     let options = plan.options();
     match options.backend {
@@ -361,6 +554,37 @@ fn run_workers(
 /// A job left there that differs in anything that changes the output's bytes is refused,
 /// naming the difference, before anything is written; one whose partial output is gone or
 /// was replaced (by a run without processes) is discarded and the job made anew.
+///
+/// ```
+/// use reproject::processes::{missing_blocks, prepare_job};
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # use reproject::io::OutputType;
+/// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// # let dir = std::env::temp_dir().join(format!("prepare_job_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// # let out = dir.join("out.npy");
+/// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+/// #     footprint, overwrite: true };
+/// let prepared = prepare_job(&plan, &request)?;
+/// assert_eq!(prepared.job.blocks, 6); // 40 × 30 in blocks of 20 × 10
+/// assert_eq!(missing_blocks(&prepared.job)?.len(), 6);
+/// assert!(prepared.job_file.exists() && prepared.job.data.partial_path().exists());
+/// assert!(!out.exists()); // published only when every block is done
+/// # drop(prepared);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn prepare_job(plan: impl Into<JobPlan>, request: &OutputRequest) -> Result<PreparedJob> {
     prepare(&plan.into(), request, None)
 }
@@ -488,6 +712,37 @@ fn describe_blocks(job: &ProcessJob, indices: &[usize]) -> String {
 
 /// Block indices of `job` not yet written (or written before a restart of the machine and
 /// not known to have reached the disk).
+///
+/// ```
+/// use reproject::processes::{missing_blocks, prepare_job, run_worker};
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # use reproject::io::OutputType;
+/// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// # let dir = std::env::temp_dir().join(format!("missing_blocks_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// # let out = dir.join("out.npy");
+/// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+/// #     footprint, overwrite: true };
+/// let prepared = prepare_job(&plan, &request)?;
+/// let (job_file, job) = (prepared.job_file.clone(), prepared.job.clone());
+/// drop(prepared); // the owner lets go: workers may take the lock
+/// assert_eq!(missing_blocks(&job)?, [0, 1, 2, 3, 4, 5]);
+/// assert_eq!(run_worker(&job_file, &"0..2".parse()?)?, 2);
+/// assert_eq!(missing_blocks(&job)?, [2, 3, 4, 5]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn missing_blocks(job: &ProcessJob) -> Result<Vec<usize>> {
     Ok(progress::read(&job.progress, job.blocks)?
         .iter()

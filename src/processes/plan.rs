@@ -66,6 +66,19 @@ impl From<&JobPlan> for JobPlan {
 
 impl JobPlan {
     /// The input files the job reads.
+    ///
+    /// ```
+    /// use reproject::engine::lazy::{InputSpec, ReprojectPlan};
+    /// use reproject::engine::Options;
+    /// use reproject::processes::JobPlan;
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+    /// let input = InputSpec::Npy { path: "in.npy".into() };
+    /// let plan = JobPlan::from(ReprojectPlan { input: input.clone(), wcs_in: Some(wcs.clone()),
+    ///     wcs_out: wcs, shape_out: vec![64, 64], options: Options::default() });
+    /// assert_eq!(plan.files(), [&input]); // listed, not opened
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn files(&self) -> Vec<&InputSpec> {
         match self {
             JobPlan::Reprojection(p) => vec![&p.input],
@@ -74,6 +87,23 @@ impl JobPlan {
     }
 
     /// The reprojection options (backend, devices, order, ...).
+    ///
+    /// ```
+    /// use reproject::engine::Options;
+    /// use reproject::interp::Order;
+    /// use reproject::processes::JobPlan;
+    /// # use reproject::engine::lazy::{InputSpec, ReprojectPlan};
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+    /// # let plan = |options| JobPlan::from(ReprojectPlan {
+    /// #     input: InputSpec::Npy { path: "in.npy".into() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs.clone(), shape_out: vec![64, 64], options });
+    /// // `plan(options)`: a reprojection of "in.npy" with these options.
+    /// let bicubic = plan(Options { order: Order::Bicubic, ..Options::default() });
+    /// assert_eq!(bicubic.options().order, Order::Bicubic);
+    /// assert_eq!(bicubic.options().block_size, None); // left to the plan
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn options(&self) -> &crate::engine::Options {
         match self {
             JobPlan::Reprojection(p) => &p.options,
@@ -90,6 +120,23 @@ impl JobPlan {
     }
 
     /// The same job computed on GPU `ordinal` (a worker given its own GPU).
+    ///
+    /// ```
+    /// use reproject::engine::Options;
+    /// use reproject::gpu::Devices;
+    /// use reproject::processes::JobPlan;
+    /// # use reproject::engine::lazy::{InputSpec, ReprojectPlan};
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+    /// # let plan = |options| JobPlan::from(ReprojectPlan {
+    /// #     input: InputSpec::Npy { path: "in.npy".into() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs.clone(), shape_out: vec![64, 64], options });
+    /// let job = plan(Options::default()); // a reprojection of "in.npy"
+    /// assert_eq!(job.options().devices, Devices::First);
+    /// let worker = job.on_device(1); // no GPU needed to say so
+    /// assert_eq!(worker.options().devices, Devices::Ordinal(1));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn on_device(mut self, ordinal: usize) -> JobPlan {
         self.options_mut().devices = Devices::Ordinal(ordinal);
         self
@@ -153,6 +200,30 @@ impl JobPlan {
     }
 
     /// Opens the inputs and prepares the job.
+    ///
+    /// ```
+    /// use reproject::processes::JobPlan;
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # let dir = std::env::temp_dir().join(format!("job_open_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// let job = JobPlan::from(&plan);
+    /// let opened = job.open()?;
+    /// assert_eq!(opened.blocks().len(), 6); // 40 × 30 in blocks of 20 × 10
+    /// std::fs::remove_file(&input).unwrap();
+    /// assert!(job.open().is_err()); // the input is read when the job is opened
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn open(&self) -> Result<OpenedJob> {
         self.open_with(SplinePrep::Usual)
     }
@@ -167,6 +238,28 @@ impl JobPlan {
 }
 
 /// A [`JobPlan`] with its inputs open.
+///
+/// ```
+/// use reproject::processes::{JobPlan, OpenedJob};
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # let dir = std::env::temp_dir().join(format!("opened_job_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// let opened = JobPlan::from(&plan).open()?;
+/// let OpenedJob::Reprojection(engine_plan) = &opened else { panic!("a reprojection") };
+/// assert_eq!(engine_plan.options().block_size, Some((20, 10)));
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub enum OpenedJob {
     /// A reprojection's plan.
     Reprojection(Box<Plan<'static>>),
@@ -176,6 +269,30 @@ pub enum OpenedJob {
 
 impl OpenedJob {
     /// The blocks the workers share, in order.
+    ///
+    /// ```
+    /// use reproject::engine::blocks::Block;
+    /// use reproject::processes::JobPlan;
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # let dir = std::env::temp_dir().join(format!("opened_blocks_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// let blocks = JobPlan::from(&plan).open()?.blocks(); // 40 × 30 in blocks of 20 × 10
+    /// assert_eq!(blocks.len(), 6);
+    /// assert_eq!(blocks[1], Block { rows: 0..20, cols: 10..20 }); // in row-major order
+    /// assert_eq!(blocks[5], Block { rows: 20..40, cols: 20..30 });
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn blocks(&self) -> Vec<Block> {
         match self {
             OpenedJob::Reprojection(p) => p.blocks(),
@@ -185,6 +302,27 @@ impl OpenedJob {
 
     /// Whether the job is worth a GPU at all, whatever this machine has: a reprojection's
     /// plan ([`Plan::worth_a_gpu`]), or the plan of any input (or weights) of a mosaic.
+    ///
+    /// ```
+    /// use reproject::processes::JobPlan;
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # let dir = std::env::temp_dir().join(format!("opened_worth_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// let opened = JobPlan::from(&plan).open()?;
+    /// assert!(!opened.worth_a_gpu()); // 40 × 30 pixels: quicker on the CPU, on any machine
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn worth_a_gpu(&self) -> bool {
         match self {
             OpenedJob::Reprojection(p) => p.worth_a_gpu(),
@@ -193,6 +331,28 @@ impl OpenedJob {
     }
 
     /// The full output shape.
+    ///
+    /// ```
+    /// use reproject::processes::JobPlan;
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # let dir = std::env::temp_dir().join(format!("opened_shape_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array3::<f64>::ones((2, 32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// // An input of two 32 × 32 planes, reprojected to the plan's `shape_out` of 40 × 30.
+    /// let opened = JobPlan::from(&plan).open()?;
+    /// assert_eq!(opened.shape_out(), &[2, 40, 30]); // the input's planes lead
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn shape_out(&self) -> &[usize] {
         match self {
             OpenedJob::Reprojection(p) => p.shape_out(),
@@ -201,6 +361,28 @@ impl OpenedJob {
     }
 
     /// Number of output planes.
+    ///
+    /// ```
+    /// use reproject::processes::JobPlan;
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # let dir = std::env::temp_dir().join(format!("opened_planes_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array3::<f64>::ones((2, 32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// // An input of two 32 × 32 planes, reprojected to 40 × 30.
+    /// let opened = JobPlan::from(&plan).open()?;
+    /// assert_eq!(opened.planes(), 2);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn planes(&self) -> usize {
         match self {
             OpenedJob::Reprojection(p) => p.planes(),
@@ -209,6 +391,28 @@ impl OpenedJob {
     }
 
     /// (rows, columns) of an output plane.
+    ///
+    /// ```
+    /// use reproject::processes::JobPlan;
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # let dir = std::env::temp_dir().join(format!("plane_shape_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array3::<f64>::ones((2, 32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// // An input of two 32 × 32 planes, reprojected to 40 × 30.
+    /// let opened = JobPlan::from(&plan).open()?;
+    /// assert_eq!(opened.plane_shape_out(), (40, 30));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn plane_shape_out(&self) -> (usize, usize) {
         match self {
             OpenedJob::Reprojection(p) => p.plane_shape_out(),
@@ -218,6 +422,34 @@ impl OpenedJob {
 
     /// Computes `block` of every plane into `data` and `footprint` (planes × block rows ×
     /// block columns). A mosaic computes in float64 and rounds once into `T`.
+    ///
+    /// ```
+    /// use ndarray::Array3;
+    /// use reproject::processes::JobPlan;
+    /// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+    /// # let dir = std::env::temp_dir().join(format!("opened_compute_doc_{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir).unwrap();
+    /// # let input = dir.join("in.npy");
+    /// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+    /// # let wcs = reproject::wcs::Wcs::from_header_str(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    /// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// # )?;
+    /// # let options =
+    /// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+    /// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+    /// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+    /// let opened = JobPlan::from(&plan).open()?;
+    /// let block = &opened.blocks()[0]; // rows 0..20, columns 0..10
+    /// let mut data = Array3::<f32>::zeros((1, 20, 10));
+    /// let mut footprint = Array3::<f32>::zeros((1, 20, 10));
+    /// opened.compute_block(block, data.view_mut(), footprint.view_mut())?;
+    /// // The same WCS in and out: the input (all ones) again, every pixel inside it.
+    /// assert!(data.iter().all(|&v| (v - 1.0).abs() < 1e-6));
+    /// assert!(footprint.iter().all(|&f| f == 1.0));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn compute_block<T: OutputSample>(
         &self,
         block: &Block,

@@ -24,6 +24,35 @@ const DURABLE_EVERY: Duration = Duration::from_secs(5);
 /// A worker started by the job's owner shares the owner's lock (inherited, see
 /// [`OutputLock::share_with`]); one started by an external scheduler takes the lock shared,
 /// and fails with [`Error::OutputBusy`] while a run owns the output.
+///
+/// ```
+/// use reproject::processes::{missing_blocks, prepare_job, run_worker, ProcessJob};
+/// # use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Backend, Options};
+/// # use reproject::io::OutputType;
+/// # use reproject::processes::{FileRequest, FootprintRequest, OutputRequest};
+/// # let dir = std::env::temp_dir().join(format!("run_worker_doc_{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// # let input = dir.join("in.npy");
+/// # ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
+/// # let wcs = reproject::wcs::Wcs::from_header_str(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+/// #      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// # )?;
+/// # let options =
+/// #     Options { block_size: Some((20, 10)), backend: Backend::Cpu, ..Options::default() };
+/// # let plan = ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
+/// #     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![40, 30], options };
+/// # let out = dir.join("out.npy");
+/// # let footprint = FootprintRequest::File(FileRequest::npy(dir.join("footprint.npy")));
+/// # let request = OutputRequest { data: FileRequest::npy(&out), dtype: OutputType::F64,
+/// #     footprint, overwrite: true };
+/// let job_file = prepare_job(&plan, &request)?.job_file; // the owner's locks let go
+/// assert_eq!(run_worker(&job_file, &"0/1".parse()?)?, 6); // every block, in this process
+/// assert!(missing_blocks(&ProcessJob::read(&job_file)?)?.is_empty());
+/// assert_eq!(run_worker(&job_file, &"0/1".parse()?)?, 0); // nothing left to compute
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn run_worker(job_file: &Path, selection: &BlockSelection) -> Result<usize> {
     let job = ProcessJob::read(job_file)?;
     let output = job.data.path();

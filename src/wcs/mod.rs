@@ -62,6 +62,17 @@ use projection::{Projection, ProjectionCode};
 /// Build it from header text ([`Wcs::from_header_str`]), a FITS file ([`Wcs::from_fits`]) or
 /// explicit parameters ([`Wcs::from_params`]). It is `Clone + Send + Sync` and serialises as
 /// its parameters, so it can be shipped to other threads, processes and devices.
+///
+/// ```
+/// use reproject::wcs::Wcs;
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+/// let (ra, dec) = wcs.pixel_to_world(15.0, 15.0).unwrap(); // CRPIX is 1-based
+/// assert!((ra - 150.0).abs() < 1e-12 && (dec - 30.0).abs() < 1e-12);
+/// let json = serde_json::to_string(&wcs).unwrap();
+/// assert_eq!(serde_json::from_str::<Wcs>(&json).unwrap(), wcs);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "WcsParams", into = "WcsParams")]
 pub struct Wcs {
@@ -73,6 +84,18 @@ pub struct Wcs {
 }
 
 /// The celestial part: the 2-D linear step, the projection and the spherical rotation.
+///
+/// ```
+/// use reproject::wcs::Wcs;
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+/// let cel = wcs.celestial()?;
+/// let (u, v) = cel.pixel_to_intermediate(20.0, 5.0);
+/// let (phi, theta) = cel.projection().x2s(u, v).unwrap();
+/// let (ra, dec) = cel.rotation().native_to_celestial(phi, theta);
+/// assert_eq!(cel.pixel_to_world(20.0, 5.0), Some((ra, dec)));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct CelestialTransform {
     lng: usize,
@@ -87,28 +110,81 @@ pub struct CelestialTransform {
 
 impl CelestialTransform {
     /// Indices of the longitude and latitude axes.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// assert_eq!(wcs.celestial()?.axes(), (0, 1));
+    /// let swapped = Wcs::from_header_str("CTYPE1 = 'DEC--TAN'\nCTYPE2 = 'RA---TAN'\n\
+    ///     CRVAL1 = 30\nCRVAL2 = 150\n")?;
+    /// assert_eq!(swapped.celestial()?.axes(), (1, 0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn axes(&self) -> (usize, usize) {
         (self.lng, self.lat)
     }
 
     /// The 2-D linear step of the celestial axes (`CDELT·PC`; with TPV the distortion sits
     /// between PC and CDELT, see [`CelestialTransform::distortion`]).
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let linear = wcs.celestial()?.linear();
+    /// assert_eq!(linear.crpix(), [16.0, 16.0]);
+    /// assert_eq!(linear.matrix(), [[-0.001, 0.0], [0.0, 0.001]]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn linear(&self) -> &Linear2 {
         &self.linear
     }
 
     /// The SIP/TPV distortion, if any.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\n\
+    ///     CRPIX1 = 16\nCRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n\
+    ///     A_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\nB_0_2 = -1E-5\n")?;
+    /// let distortion = wcs.celestial()?.distortion().unwrap();
+    /// assert!(distortion.sip().is_some() && distortion.tpv().is_none());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn distortion(&self) -> Option<&Distortion> {
         self.distortion.as_deref()
     }
 
     /// Mutable access to the distortion, e.g. to change how SIP is inverted.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// use reproject::wcs::distortion::SipInversion;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\n\
+    ///     CRPIX1 = 16\nCRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n\
+    ///     A_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\nB_0_2 = -1E-5\n")?;
+    /// let mut cel = wcs.celestial()?.clone();
+    /// cel.distortion_mut().unwrap().set_sip_inversion(SipInversion::astropy());
+    /// assert_eq!(cel.distortion().unwrap().sip_inversion().max_iter, 20);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn distortion_mut(&mut self) -> Option<&mut Distortion> {
         self.distortion.as_deref_mut()
     }
 
     /// Pixel (0-based, celestial axis order) → intermediate world coordinates (degrees),
     /// distortions included.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// // Ten pixels from the reference pixel along x: ten times CDELT1.
+    /// let (u, v) = wcs.celestial()?.pixel_to_intermediate(25.0, 15.0);
+    /// assert!((u + 0.01).abs() < 1e-15 && v == 0.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn pixel_to_intermediate(&self, x: f64, y: f64) -> (f64, f64) {
         match &self.distortion {
@@ -119,6 +195,17 @@ impl CelestialTransform {
 
     /// Intermediate world coordinates → pixel (0-based), distortions included; `None` where
     /// the TPV inverse fails or the result is not finite.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let cel = wcs.celestial()?;
+    /// let (x, y) = cel.intermediate_to_pixel(-0.01, 0.02).unwrap();
+    /// assert!((x - 25.0).abs() < 1e-9 && (y - 35.0).abs() < 1e-9);
+    /// assert_eq!(cel.intermediate_to_pixel(f64::NAN, 0.0), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn intermediate_to_pixel(&self, u: f64, v: f64) -> Option<(f64, f64)> {
         let (x, y) = match &self.distortion {
@@ -129,28 +216,85 @@ impl CelestialTransform {
     }
 
     /// The projection.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// use reproject::wcs::projection::ProjectionCode;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let projection = wcs.celestial()?.projection();
+    /// assert_eq!(projection.code(), ProjectionCode::Tan);
+    /// assert_eq!(projection.fiducial(), (0.0, 90.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn projection(&self) -> &Projection {
         &self.projection
     }
 
     /// The native → celestial rotation.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// // TAN's fiducial point, the native pole, goes to CRVAL.
+    /// let (ra, dec) = wcs.celestial()?.rotation().native_to_celestial(0.0, 90.0);
+    /// assert!((ra - 150.0).abs() < 1e-12 && (dec - 30.0).abs() < 1e-12);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn rotation(&self) -> &SphericalRotation {
         &self.rotation
     }
 
     /// The celestial frame of the world coordinates.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// use reproject::wcs::frame::CelestialFrame;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// assert_eq!(wcs.celestial()?.frame(), &CelestialFrame::Icrs); // no RADESYS, no EQUINOX
+    /// let gal = Wcs::from_header_str("CTYPE1 = 'GLON-CAR'\nCTYPE2 = 'GLAT-CAR'\n\
+    ///     CRVAL1 = 0\nCRVAL2 = 0\n")?;
+    /// assert_eq!(gal.celestial()?.frame(), &CelestialFrame::Galactic);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn frame(&self) -> &CelestialFrame {
         &self.frame
     }
 
     /// Whether the latitude axis comes first in the header (`CTYPE1 = 'DEC--...'`), so that
     /// image order (x, y) is (latitude pixel, longitude pixel).
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// assert!(!wcs.celestial()?.pixel_axes_swapped());
+    /// let swapped = Wcs::from_header_str("CTYPE1 = 'DEC--CAR'\nCTYPE2 = 'RA---CAR'\n\
+    ///     CRVAL1 = 0\nCRVAL2 = 0\n")?;
+    /// let cel = swapped.celestial()?;
+    /// assert!(cel.pixel_axes_swapped());
+    /// assert_eq!(cel.pixel_to_world(0.0, 1.0), Some((2.0, 1.0))); // x: latitude, y: longitude
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn pixel_axes_swapped(&self) -> bool {
         self.lat < self.lng
     }
 
     /// Pixel (0-based, image order: `x` along the first FITS axis, `y` along the second) →
     /// (lon, lat), degrees.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let cel = wcs.celestial()?;
+    /// let (ra, dec) = cel.pixel_to_world(15.0, 15.0).unwrap();
+    /// assert!((ra - 150.0).abs() < 1e-12 && (dec - 30.0).abs() < 1e-12);
+    /// assert!(cel.pixel_to_world(16.0, 15.0).unwrap().0 < ra); // CDELT1 < 0
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn pixel_to_world(&self, x: f64, y: f64) -> Option<(f64, f64)> {
         let (x, y) = if self.lat < self.lng { (y, x) } else { (x, y) };
@@ -164,6 +308,17 @@ impl CelestialTransform {
 
     /// Pixel (0-based, image order) → native unit vector of the projection (before the
     /// rotation to celestial coordinates); `None` outside the projection's domain.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let cel = wcs.celestial()?;
+    /// assert_eq!(cel.pixel_to_native_vector(15.0, 15.0), Some([0.0, 0.0, 1.0])); // TAN's pole
+    /// let v = cel.pixel_to_native_vector(40.0, -3.0).unwrap();
+    /// assert!((v.iter().map(|c| c * c).sum::<f64>() - 1.0).abs() < 1e-15);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn pixel_to_native_vector(&self, x: f64, y: f64) -> Option<[f64; 3]> {
         let (x, y) = if self.lat < self.lng { (y, x) } else { (x, y) };
@@ -173,6 +328,18 @@ impl CelestialTransform {
 
     /// Native direction → pixel (0-based, image order); `None` where the projection or the
     /// distortion inverse has no solution.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let cel = wcs.celestial()?;
+    /// let v = cel.pixel_to_native_vector(40.0, -3.0).unwrap();
+    /// let (x, y) = cel.native_vector_to_pixel(v).unwrap();
+    /// assert!((x - 40.0).abs() < 1e-9 && (y + 3.0).abs() < 1e-9);
+    /// assert_eq!(cel.native_vector_to_pixel([0.0, 0.0, -1.0]), None); // TAN: far hemisphere
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn native_vector_to_pixel(&self, v: [f64; 3]) -> Option<(f64, f64)> {
         let (u, w) = self.projection.v2x(v)?;
@@ -181,6 +348,17 @@ impl CelestialTransform {
     }
 
     /// (lon, lat), degrees → pixel (0-based, image order).
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let cel = wcs.celestial()?;
+    /// let (x, y) = cel.world_to_pixel(150.0, 30.0).unwrap();
+    /// assert!((x - 15.0).abs() < 1e-9 && (y - 15.0).abs() < 1e-9);
+    /// assert_eq!(cel.world_to_pixel(330.0, -30.0), None); // the antipode: no TAN pixel
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn world_to_pixel(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {
         if !(lon.is_finite() && lat.is_finite()) {
@@ -194,6 +372,17 @@ impl CelestialTransform {
 }
 
 /// Two WCS are equal when they were built from equal parameters.
+///
+/// ```
+/// use reproject::wcs::Wcs;
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+/// let mut params = wcs.params().clone();
+/// assert_eq!(Wcs::from_params(params.clone())?, wcs);
+/// params.crval[0] = 151.0;
+/// assert_ne!(Wcs::from_params(params)?, wcs);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 impl PartialEq for Wcs {
     fn eq(&self, other: &Wcs) -> bool {
         self.params == other.params
@@ -216,6 +405,18 @@ impl From<Wcs> for WcsParams {
 impl Wcs {
     /// Parses the primary WCS of FITS header text (80-character cards, with or without
     /// newlines, as in a `.hdr` file or `Header.tostring()`).
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let text = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 150\nCRVAL2 = 30\n";
+    /// let wcs = Wcs::from_header_str(text)?;
+    /// assert_eq!(wcs.pixel_to_world(-1.0, -1.0), Some((150.0, 30.0))); // CRPIX defaults to 0
+    /// let cards: String = text.lines().map(|card| format!("{card:80}")).collect(); // no newlines
+    /// assert_eq!(Wcs::from_header_str(&cards)?, wcs);
+    /// // Unlike WCSLIB, a celestial header without CRVAL is refused.
+    /// assert!(Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\n").is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_header_str(text: &str) -> Result<Wcs> {
         Wcs::from_header_str_alt(text, None)
     }
@@ -234,6 +435,17 @@ impl Wcs {
     }
 
     /// Builds the WCS `alt` of a parsed header.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// use reproject::wcs::header::Header;
+    /// let text = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 150\nCRVAL2 = 30\n\
+    ///     CTYPE1A = 'GLON-CAR'\nCTYPE2A = 'GLAT-CAR'\nCRVAL1A = 0\nCRVAL2A = 0\n";
+    /// let header = Header::parse(text)?;
+    /// assert_eq!(Wcs::from_header(&header, None)?, Wcs::from_header_str(text)?);
+    /// assert_eq!(Wcs::from_header(&header, Some('A'))?.params().ctype[0], "GLON-CAR");
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_header(header: &Header, alt: Option<char>) -> Result<Wcs> {
         Wcs::from_params(WcsParams::from_header(header, alt)?)
     }
@@ -243,6 +455,19 @@ impl Wcs {
     // `io`).
 
     /// Builds the WCS from explicit parameters (WCSLIB's `wcsset`).
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let mut params = wcs.params().clone();
+    /// params.crval[0] = 151.0;
+    /// let (ra, _) = Wcs::from_params(params.clone())?.pixel_to_world(15.0, 15.0).unwrap();
+    /// assert!((ra - 151.0).abs() < 1e-12);
+    /// params.crval.pop(); // one CRVAL for two axes
+    /// assert!(matches!(Wcs::from_params(params), Err(reproject::Error::ShapeMismatch(_))));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_params(params: WcsParams) -> Result<Wcs> {
         check_param_lengths(&params)?;
         let linear = Linear::new(
@@ -280,22 +505,65 @@ impl Wcs {
     }
 
     /// The parameters the WCS was built from (after header precedence rules and repairs).
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// assert_eq!(wcs.params().ctype, vec!["RA---TAN", "DEC--TAN"]);
+    /// assert_eq!(wcs.params().crpix, vec![16.0, 16.0]); // 1-based, as in the header
+    /// assert_eq!(wcs.params().pc, vec![vec![1.0, 0.0], vec![0.0, 1.0]]); // PC defaults to unity
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn params(&self) -> &WcsParams {
         &self.params
     }
 
     /// Number of WCS axes.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// assert_eq!(wcs.naxis(), 2);
+    /// let freq = Wcs::from_header_str("CTYPE1 = 'FREQ'\nCRVAL1 = 1.4E9\nCDELT1 = 1E6\n")?;
+    /// assert_eq!(freq.naxis(), 1);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn naxis(&self) -> usize {
         self.params.naxis()
     }
 
     /// The N-dimensional linear step.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let mut img = [0.0; 2];
+    /// wcs.linear().pix_to_img(&[25.0, 15.0], &mut img); // 0-based pixel
+    /// assert!((img[0] + 0.01).abs() < 1e-15 && img[1] == 0.0);
+    /// assert_eq!(wcs.linear().crpix(), &[16.0, 16.0]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn linear(&self) -> &Linear {
         &self.linear
     }
 
     /// This WCS with SIP inverted the way `how` says (see
     /// [`distortion::sip::SipInversion::astropy`]); no change without SIP.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// use reproject::wcs::distortion::SipInversion;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\n\
+    ///     CRPIX1 = 16\nCRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n\
+    ///     A_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\nB_0_2 = -1E-5\n")?;
+    /// let wcs = wcs.with_sip_inversion(SipInversion::astropy());
+    /// let distortion = wcs.celestial()?.distortion().unwrap();
+    /// assert_eq!(distortion.sip_inversion(), &SipInversion::astropy());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn with_sip_inversion(mut self, how: distortion::sip::SipInversion) -> Wcs {
         if let Some(d) = self.celestial.as_mut().and_then(|c| c.distortion_mut()) {
             if d.sip().is_some() {
@@ -306,16 +574,48 @@ impl Wcs {
     }
 
     /// The celestial transformation, or [`Error::NoCelestialAxes`].
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// assert_eq!(wcs.celestial()?.axes(), (0, 1));
+    /// let freq = Wcs::from_header_str("CTYPE1 = 'FREQ'\nCRVAL1 = 1.4E9\nCDELT1 = 1E6\n")?;
+    /// assert!(matches!(freq.celestial(), Err(reproject::Error::NoCelestialAxes)));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn celestial(&self) -> Result<&CelestialTransform> {
         self.celestial.as_ref().ok_or(Error::NoCelestialAxes)
     }
 
     /// Whether the WCS has a celestial axis pair.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// assert!(wcs.has_celestial());
+    /// let freq = Wcs::from_header_str("CTYPE1 = 'FREQ'\nCRVAL1 = 1.4E9\nCDELT1 = 1E6\n")?;
+    /// assert!(!freq.has_celestial());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn has_celestial(&self) -> bool {
         self.celestial.is_some()
     }
 
     /// Whether SIP or TPV distortion is applied.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\n\
+    ///     CRPIX1 = 16\nCRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n\
+    ///     A_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\nB_0_2 = -1E-5\n")?;
+    /// assert!(wcs.has_distortion());
+    /// let plain = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\n\
+    ///     CRVAL1 = 150\nCRVAL2 = 30\n")?;
+    /// assert!(!plain.has_distortion());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn has_distortion(&self) -> bool {
         self.sip.is_some()
             || self
@@ -326,12 +626,37 @@ impl Wcs {
 
     /// The SIP distortion (with forward polynomials), if any; its coordinates are in FITS
     /// axis order.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\n\
+    ///     CRPIX1 = 16\nCRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n\
+    ///     A_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\nB_0_2 = -1E-5\n")?;
+    /// let sip = wcs.sip().unwrap();
+    /// assert_eq!(sip.crpix(), [16.0, 16.0]);
+    /// assert_eq!(sip.pix_to_foc(25.0, 15.0), wcs.pixel_to_focal(25.0, 15.0));
+    /// let plain = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\n\
+    ///     CRVAL1 = 150\nCRVAL2 = 30\n")?;
+    /// assert!(plain.sip().is_none());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn sip(&self) -> Option<&Sip> {
         self.sip.as_ref()
     }
 
     /// Pixel → focal-plane coordinates (0-based, FITS axis order): the pixel after SIP
     /// (astropy `WCS.pix2foc`); the pixel itself without SIP.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\n\
+    ///     CRPIX1 = 16\nCRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n\
+    ///     A_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\nB_0_2 = -1E-5\n")?;
+    /// // 0-based (25, 15) is u = 10, v = 0 from CRPIX: A = A_2_0·u² = 1E-3, B = B_0_2·v² = 0.
+    /// let (fx, fy) = wcs.pixel_to_focal(25.0, 15.0);
+    /// assert!((fx - 25.001).abs() < 1e-12 && fy == 15.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn pixel_to_focal(&self, x: f64, y: f64) -> (f64, f64) {
         match &self.sip {
             None => (x, y),
@@ -340,11 +665,35 @@ impl Wcs {
     }
 
     /// The projection code of the celestial axes.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// use reproject::wcs::projection::ProjectionCode;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// assert_eq!(wcs.projection_code(), Some(ProjectionCode::Tan));
+    /// let freq = Wcs::from_header_str("CTYPE1 = 'FREQ'\nCRVAL1 = 1.4E9\nCDELT1 = 1E6\n")?;
+    /// assert_eq!(freq.projection_code(), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn projection_code(&self) -> Option<ProjectionCode> {
         self.celestial.as_ref().map(|c| c.projection.code())
     }
 
     /// The celestial frame of the world coordinates.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// use reproject::wcs::frame::CelestialFrame;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// assert_eq!(wcs.frame(), Some(&CelestialFrame::Icrs)); // no RADESYS, no EQUINOX
+    /// let fk5 = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///     EQUINOX = 2000.0\n";
+    /// let fk5 = Wcs::from_header_str(fk5)?;
+    /// assert_eq!(fk5.frame(), Some(&CelestialFrame::Fk5 { equinox: 2000.0 }));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn frame(&self) -> Option<&CelestialFrame> {
         self.celestial.as_ref().map(|c| &c.frame)
     }
@@ -352,12 +701,34 @@ impl Wcs {
     /// Pixel (0-based, image order: `x` along FITS axis 1, `y` along axis 2) → (lon, lat) in
     /// degrees, in the header's frame; `None` where astropy gives NaN, and for a WCS without
     /// celestial axes (see [`Wcs::celestial`]).
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let (ra, dec) = wcs.pixel_to_world(15.0, 15.0).unwrap(); // CRPIX is 1-based
+    /// assert!((ra - 150.0).abs() < 1e-12 && (dec - 30.0).abs() < 1e-12);
+    /// let (x, y) = wcs.world_to_pixel(ra, dec).unwrap();
+    /// assert!((x - 15.0).abs() < 1e-9 && (y - 15.0).abs() < 1e-9);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn pixel_to_world(&self, x: f64, y: f64) -> Option<(f64, f64)> {
         self.celestial.as_ref()?.pixel_to_world(x, y)
     }
 
     /// (lon, lat) in degrees → pixel (0-based, image order); `None` where astropy gives NaN.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let (ra, dec) = wcs.pixel_to_world(40.0, -3.0).unwrap();
+    /// let (x, y) = wcs.world_to_pixel(ra, dec).unwrap();
+    /// assert!((x - 40.0).abs() < 1e-9 && (y + 3.0).abs() < 1e-9);
+    /// assert_eq!(wcs.world_to_pixel(330.0, -30.0), None); // the antipode: no TAN pixel
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn world_to_pixel(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {
         self.celestial.as_ref()?.world_to_pixel(lon, lat)
@@ -391,6 +762,18 @@ impl Wcs {
     }
 
     /// Batch world → pixel over slices; NaN where the point is invalid.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let (mut x, mut y) = (vec![0.0; 2], vec![0.0; 2]);
+    /// wcs.world_to_pixel_slice(&[150.0, 330.0], &[30.0, -30.0], &mut x, &mut y)?;
+    /// assert!((x[0] - 15.0).abs() < 1e-9 && (y[0] - 15.0).abs() < 1e-9);
+    /// assert!(x[1].is_nan() && y[1].is_nan()); // the antipode
+    /// assert!(wcs.world_to_pixel_slice(&[150.0], &[30.0], &mut x, &mut y).is_err()); // lengths
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn world_to_pixel_slice(
         &self,
         lon: &[f64],
@@ -428,6 +811,18 @@ impl Wcs {
     }
 
     /// Batch world → pixel over arrays of any shape; NaN where the point is invalid.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// use ndarray::array;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// let (px, py) = (array![[3.0, 40.0]], array![[7.0, -3.0]]);
+    /// let (ra, dec) = wcs.pixel_to_world_array(px.view(), py.view())?;
+    /// let (x, y) = wcs.world_to_pixel_array(ra.view(), dec.view())?;
+    /// assert!((x - &px).iter().chain((y - &py).iter()).all(|d| d.abs() < 1e-9));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn world_to_pixel_array<D: Dimension>(
         &self,
         lon: ArrayView<f64, D>,
@@ -481,6 +876,16 @@ impl Wcs {
     }
 
     /// World → pixel for all N axes; the inverse of [`Wcs::pixel_to_world_nd`].
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCTYPE3 = 'FREQ'\n\
+    ///     CRVAL1 = 0.0\nCRVAL2 = 0.0\nCRVAL3 = 1.4E9\nCDELT3 = 1.0E6\n")?;
+    /// let pixel = wcs.world_to_pixel_nd(&[1.0, 1.0, 1.402e9])?;
+    /// assert!(pixel.iter().zip([0.0, 0.0, 1.0]).all(|(p, q)| (p - q).abs() < 1e-9));
+    /// assert_eq!(wcs.pixel_to_world_nd(&pixel)?, vec![1.0, 1.0, 1.402e9]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn world_to_pixel_nd(&self, world: &[f64]) -> Result<Vec<f64>> {
         let n = self.naxis();
         check_lengths(&[world.len(), n])?;
