@@ -47,6 +47,18 @@ use crate::wcs::{CelestialTransform, Wcs};
 type Mat3 = [[f64; 3]; 3];
 
 /// Maps output pixels (0-based) to input pixels (0-based).
+///
+/// ```
+/// use reproject::pixel_transform::PixelTransform;
+/// use reproject::wcs::Wcs;
+/// let wcs = |crpix: f64| Wcs::from_header_str(&format!(
+///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = {crpix}\n\
+///      CRVAL1 = 30\nCRVAL2 = 10\nCDELT1 = -0.01\nCDELT2 = 0.01\n"));
+/// let t = PixelTransform::new(&wcs(10.0)?, &wcs(15.0)?)?;
+/// let (x, y) = t.map(2.0, 7.0).unwrap();
+/// assert!((x - 7.0).abs() < 1e-9 && (y - 12.0).abs() < 1e-9); // shifted by 15 - 10
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct PixelTransform {
     kind: Kind,
@@ -107,6 +119,15 @@ pub struct PositionTable {
 
 impl PositionTable {
     /// Positions of an output plane of `shape` (rows, columns), row-major.
+    ///
+    /// ```
+    /// use reproject::pixel_transform::{PixelTransform, PositionTable};
+    /// let (xs, ys) = (vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0], vec![9.0; 6]);
+    /// let t = PixelTransform::from_positions(PositionTable::new((2, 3), xs, ys)?);
+    /// assert_eq!(t.map(1.0, 1.0), Some((4.0, 9.0))); // row 1, column 1: entry 3 + 1
+    /// assert!(PositionTable::new((2, 3), vec![0.0; 6], vec![0.0; 5]).is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(shape: (usize, usize), xs: Vec<f64>, ys: Vec<f64>) -> Result<PositionTable> {
         let n = shape.0.checked_mul(shape.1);
         if n != Some(xs.len()) || n != Some(ys.len()) {
@@ -124,6 +145,13 @@ impl PositionTable {
     }
 
     /// The output plane's (rows, columns).
+    ///
+    /// ```
+    /// use reproject::pixel_transform::PositionTable;
+    /// let table = PositionTable::new((2, 3), vec![0.0; 6], vec![0.0; 6])?;
+    /// assert_eq!(table.shape(), (2, 3));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn shape(&self) -> (usize, usize) {
         self.shape
     }
@@ -145,6 +173,22 @@ impl PositionTable {
 impl PixelTransform {
     /// The transform from `wcs_out` pixels to `wcs_in` pixels, using the exact homography
     /// when both are plain TAN.
+    ///
+    /// ```
+    /// # use reproject::pixel_transform::PixelTransform;
+    /// # use reproject::wcs::Wcs;
+    /// # let wcs = |proj: &str, crpix: f64, ra: f64| Wcs::from_header_str(&format!(
+    /// #     "CTYPE1 = 'RA---{proj}'\nCTYPE2 = 'DEC--{proj}'\nCRPIX1 = {crpix}\nCRPIX2 = {crpix}\n\
+    /// #      CRVAL1 = {ra}\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n"));
+    /// let (car, tan) = (wcs("CAR", 50.0, 150.0)?, wcs("TAN", 40.0, 150.1)?);
+    /// let t = PixelTransform::new(&car, &tan)?;
+    /// // the same as going through the sky
+    /// let (ra, dec) = car.celestial()?.pixel_to_world(10.0, 20.0).unwrap();
+    /// let (x, y) = tan.celestial()?.world_to_pixel(ra, dec).unwrap();
+    /// let (px, py) = t.map(10.0, 20.0).unwrap();
+    /// assert!((px - x).abs() < 1e-9 && (py - y).abs() < 1e-9);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
         if !wcs_out.has_celestial() && !wcs_in.has_celestial() {
             return PixelTransform::linear(wcs_out, wcs_in);
@@ -200,6 +244,16 @@ impl PixelTransform {
     }
 
     /// The transform that looks the input positions up in `table`.
+    ///
+    /// ```
+    /// use reproject::pixel_transform::{PixelTransform, PositionTable};
+    /// let table = PositionTable::new((2, 2), vec![0.0, 1.0, 0.0, 1.0], vec![5.0, 5.0, 6.0, 6.0])?;
+    /// let t = PixelTransform::from_positions(table);
+    /// assert_eq!(t.map(1.0, 1.0), Some((1.0, 6.0)));
+    /// assert_eq!(t.map(0.5, 0.0), None); // only whole output pixels are in the table
+    /// assert!(!t.is_homography() && !t.is_rotation());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_positions(table: PositionTable) -> PixelTransform {
         PixelTransform {
             kind: Kind::Table(table),
@@ -207,6 +261,20 @@ impl PixelTransform {
     }
 
     /// The transform through world coordinates, never the homography (for comparisons).
+    ///
+    /// ```
+    /// # use reproject::pixel_transform::PixelTransform;
+    /// # use reproject::wcs::Wcs;
+    /// # let wcs = |proj: &str, crpix: f64, ra: f64| Wcs::from_header_str(&format!(
+    /// #     "CTYPE1 = 'RA---{proj}'\nCTYPE2 = 'DEC--{proj}'\nCRPIX1 = {crpix}\nCRPIX2 = {crpix}\n\
+    /// #      CRVAL1 = {ra}\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n"));
+    /// let (out, inp) = (wcs("TAN", 50.0, 150.0)?, wcs("TAN", 40.0, 150.1)?);
+    /// let (fast, slow) = (PixelTransform::new(&out, &inp)?, PixelTransform::general(&out, &inp)?);
+    /// assert!(fast.is_homography() && !slow.is_homography());
+    /// let ((x0, y0), (x1, y1)) = (fast.map(10.0, 20.0).unwrap(), slow.map(10.0, 20.0).unwrap());
+    /// assert!((x0 - x1).abs() < 1e-9 && (y0 - y1).abs() < 1e-9);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn general(wcs_out: &Wcs, wcs_in: &Wcs) -> Result<PixelTransform> {
         if !wcs_out.has_celestial() && !wcs_in.has_celestial() {
             return PixelTransform::linear(wcs_out, wcs_in);
@@ -240,6 +308,18 @@ impl PixelTransform {
     }
 
     /// Whether the exact homography fast path is in use.
+    ///
+    /// ```
+    /// # use reproject::pixel_transform::PixelTransform;
+    /// # use reproject::wcs::Wcs;
+    /// # let wcs = |proj: &str, crpix: f64, ra: f64| Wcs::from_header_str(&format!(
+    /// #     "CTYPE1 = 'RA---{proj}'\nCTYPE2 = 'DEC--{proj}'\nCRPIX1 = {crpix}\nCRPIX2 = {crpix}\n\
+    /// #      CRVAL1 = {ra}\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n"));
+    /// let (tan, car) = (wcs("TAN", 50.0, 150.0)?, wcs("CAR", 50.0, 150.0)?);
+    /// assert!(PixelTransform::new(&tan, &wcs("TAN", 40.0, 151.0)?)?.is_homography());
+    /// assert!(!PixelTransform::new(&tan, &car)?.is_homography());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_homography(&self) -> bool {
         matches!(self.kind, Kind::Homography(_))
     }
@@ -268,6 +348,17 @@ impl PixelTransform {
     }
 
     /// Whether both image planes are non-celestial ([`PixelTransform::linear`]).
+    ///
+    /// ```
+    /// use reproject::pixel_transform::PixelTransform;
+    /// use reproject::wcs::Wcs;
+    /// let xy = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCDELT1 = 2\n")?;
+    /// let tan = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\n\
+    ///     CRVAL2 = 0\n")?;
+    /// assert!(PixelTransform::new(&xy, &xy)?.is_linear());
+    /// assert!(!PixelTransform::new(&tan, &tan)?.is_linear());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_linear(&self) -> bool {
         matches!(self.kind, Kind::Linear { .. })
     }
@@ -287,6 +378,16 @@ impl PixelTransform {
     /// Whether the input column depends on the output column only and the input row on the
     /// output row only (two non-celestial planes with diagonal matrices): then
     /// [`PixelTransform::map_axis`] gives [`PixelTransform::map`]'s numbers axis by axis.
+    ///
+    /// ```
+    /// use reproject::pixel_transform::PixelTransform;
+    /// use reproject::wcs::Wcs;
+    /// let xy = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCDELT1 = 2\n")?;
+    /// let rotated = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nPC1_2 = 0.5\n")?;
+    /// assert!(PixelTransform::new(&xy, &xy)?.is_separable());
+    /// assert!(!PixelTransform::new(&xy, &rotated)?.is_separable()); // x mixes into y
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_separable(&self) -> bool {
         matches!(&self.kind, Kind::Linear { out, inp, .. } if out.is_diagonal() && inp.is_diagonal())
     }
@@ -325,6 +426,24 @@ impl PixelTransform {
 
     /// The homography `H` (row-major) when the fast path is in use: the input pixel of output
     /// pixel (x, y) is `(X/W, Y/W)` with `(X, Y, W) = H·(x, y, 1)`, valid where `W > 0`.
+    ///
+    /// ```
+    /// # use reproject::pixel_transform::PixelTransform;
+    /// # use reproject::wcs::Wcs;
+    /// # let wcs = |proj: &str, crpix: f64, ra: f64| Wcs::from_header_str(&format!(
+    /// #     "CTYPE1 = 'RA---{proj}'\nCTYPE2 = 'DEC--{proj}'\nCRPIX1 = {crpix}\nCRPIX2 = {crpix}\n\
+    /// #      CRVAL1 = {ra}\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n"));
+    /// let (tan, car) = (wcs("TAN", 50.0, 150.0)?, wcs("CAR", 50.0, 150.0)?);
+    /// let t = PixelTransform::new(&tan, &wcs("TAN", 40.0, 150.3)?)?;
+    /// let h = t.homography().unwrap();
+    /// let (x, y) = (10.0, 20.0);
+    /// let w = h[2][0] * x + h[2][1] * y + h[2][2];
+    /// let px = (h[0][0] * x + h[0][1] * y + h[0][2]) / w;
+    /// let py = (h[1][0] * x + h[1][1] * y + h[1][2]) / w;
+    /// assert_eq!(t.map(x, y), Some((px, py)));
+    /// assert_eq!(PixelTransform::new(&tan, &car)?.homography(), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn homography(&self) -> Option<[[f64; 3]; 3]> {
         match &self.kind {
             Kind::Homography(h) => Some(*h),
@@ -336,6 +455,21 @@ impl PixelTransform {
 
     /// The input pixel seen by output pixel (`x`, `y`), or `None` where the output pixel has
     /// no sky position or its sky position has no input pixel.
+    ///
+    /// ```
+    /// # use reproject::pixel_transform::PixelTransform;
+    /// # use reproject::wcs::Wcs;
+    /// # let wcs = |proj: &str, crpix: f64, ra: f64| Wcs::from_header_str(&format!(
+    /// #     "CTYPE1 = 'RA---{proj}'\nCTYPE2 = 'DEC--{proj}'\nCRPIX1 = {crpix}\nCRPIX2 = {crpix}\n\
+    /// #      CRVAL1 = {ra}\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n"));
+    /// let (front, back) = (wcs("TAN", 1.0, 0.0)?, wcs("TAN", 1.0, 180.0)?);
+    /// // CRPIX = 1 is 0-based pixel (0, 0)
+    /// let (x, y) = PixelTransform::new(&front, &front)?.map(3.0, 4.0).unwrap();
+    /// assert!((x - 3.0).abs() < 1e-9 && (y - 4.0).abs() < 1e-9);
+    /// // the reference point of `front` is the antipode of that of `back`: no TAN pixel
+    /// assert_eq!(PixelTransform::new(&front, &back)?.map(0.0, 0.0), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn map(&self, x: f64, y: f64) -> Option<(f64, f64)> {
         match &self.kind {

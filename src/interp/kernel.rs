@@ -163,6 +163,14 @@ fn floor_nonneg(c: f64) -> f64 {
 
 /// The largest image side a [`Plane`] accepts (2^52): clamped coordinates then stay far
 /// inside the `i64` range, which the sampler's unchecked float → integer conversions rely on.
+///
+/// ```
+/// use reproject::interp::{kernel::MAX_SIDE, Plane};
+/// let empty: [f64; 0] = [];
+/// assert_eq!(MAX_SIDE, 1 << 52);
+/// assert!(Plane::with_stride(&empty, 0, 0..0, 0..0, MAX_SIDE, 1).is_ok());
+/// assert!(Plane::with_stride(&empty, 0, 0..0, 0..0, MAX_SIDE + 1, 1).is_err());
+/// ```
 pub const MAX_SIDE: usize = 1 << 52;
 
 /// `floor(c)` as an integer for a clamped coordinate of a [`Plane`], without the saturation
@@ -281,6 +289,13 @@ fn span_clamped(order: usize, c: f64, n: usize) -> (usize, usize) {
 }
 
 /// A rectangle of an image: `rows × cols`, both half-open ranges of full-image indices.
+///
+/// ```
+/// use reproject::interp::Window;
+/// let w = Window { rows: 2..5, cols: 0..4 };
+/// assert_eq!(w.shape(), (3, 4));
+/// assert!(w.rows.contains(&4) && !w.cols.contains(&4)); // half-open
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Window {
     /// The rows (axis 0).
@@ -291,6 +306,11 @@ pub struct Window {
 
 impl Window {
     /// The whole `ny × nx` image.
+    ///
+    /// ```
+    /// use reproject::interp::Window;
+    /// assert_eq!(Window::full(3, 4), Window { rows: 0..3, cols: 0..4 });
+    /// ```
     pub fn full(ny: usize, nx: usize) -> Window {
         Window {
             rows: 0..ny,
@@ -299,6 +319,12 @@ impl Window {
     }
 
     /// `(rows, columns)` of the window.
+    ///
+    /// ```
+    /// use reproject::interp::{covering_window, Order};
+    /// let w = covering_window(Order::Bilinear, 100, 50, &[10.2], &[3.5]).unwrap();
+    /// assert_eq!(w.shape(), (2, 2)); // the 2×2 taps of one bilinear point
+    /// ```
     pub fn shape(&self) -> (usize, usize) {
         (self.rows.len(), self.cols.len())
     }
@@ -450,6 +476,16 @@ pub struct Plane<'a, S: Sample = f64> {
 impl<'a, S: Sample> Plane<'a, S> {
     /// A window whose rows are stored back to back (`stride = cols.len()`), so
     /// `data.len()` must be `rows.len() * cols.len()`.
+    ///
+    /// ```
+    /// use reproject::interp::{Order, Plane};
+    /// let window = [12.0, 13.0, 22.0, 23.0]; // rows 1..3, columns 2..4 of a 4×4 image
+    /// let plane = Plane::new(&window, 1..3, 2..4, 4, 4)?;
+    /// assert_eq!(plane.get(2, 3), Some(23.0));
+    /// assert_eq!(plane.sample(Order::Bilinear, 1.5, 2.5), 17.5);
+    /// assert!(Plane::new(&window, 1..3, 2..5, 4, 5).is_err()); // 4 values for 2 × 3
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(
         data: &'a [S],
         rows: Range<usize>,
@@ -469,12 +505,32 @@ impl<'a, S: Sample> Plane<'a, S> {
     }
 
     /// The whole `ny × nx` image, row-major.
+    ///
+    /// ```
+    /// use reproject::interp::{Order, Plane};
+    /// let v = [0.0, 1.0, 2.0, 10.0, 11.0, 12.0]; // 2 rows × 3 columns
+    /// let plane = Plane::full(&v, 2, 3)?;
+    /// assert_eq!(plane.sample(Order::NearestNeighbor, 1.2, 1.6), 12.0);
+    /// assert_eq!(plane.sample(Order::Bilinear, 0.5, 1.5), 6.5);
+    /// assert!(Plane::full(&v, 3, 3).is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn full(data: &'a [S], ny: usize, nx: usize) -> Result<Plane<'a, S>> {
         Plane::new(data, 0..ny, 0..nx, ny, nx)
     }
 
     /// A window whose row `r` starts at `data[(r - rows.start) * stride]` (`stride >=
     /// cols.len()`), e.g. a sub-rectangle of a larger row-major buffer.
+    ///
+    /// ```
+    /// use reproject::interp::{Order, Plane};
+    /// // a 3×4 row-major image (10·row + col); the window is its rows 1..3, columns 1..3
+    /// let image: Vec<f64> = (0..12).map(|i| (10 * (i / 4) + i % 4) as f64).collect();
+    /// let plane = Plane::with_stride(&image[4 + 1..], 4, 1..3, 1..3, 3, 4)?;
+    /// assert_eq!(plane.get(2, 2), Some(22.0));
+    /// assert_eq!(plane.sample(Order::Bilinear, 1.25, 1.5), 14.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn with_stride(
         data: &'a [S],
         stride: usize,
@@ -530,6 +586,16 @@ impl<'a, S: Sample> Plane<'a, S> {
     /// A window given as a standard-layout (C-contiguous) 2-D view, whose shape is the
     /// window's shape, placed at `(row0, col0)` of a `ny × nx` image. For a sub-rectangle of
     /// a larger row-major buffer use [`with_stride`](Plane::with_stride) on the buffer.
+    ///
+    /// ```
+    /// use ndarray::{array, s};
+    /// use reproject::interp::{Order, Plane};
+    /// let image = array![[0.0, 1.0, 2.0], [10.0, 11.0, 12.0], [20.0, 21.0, 22.0]];
+    /// let plane = Plane::from_view(image.slice(s![1.., ..]), 1, 0, 3, 3)?; // rows 1..3
+    /// assert_eq!(plane.sample(Order::Bilinear, 1.5, 0.5), 15.5);
+    /// assert!(Plane::from_view(image.t(), 0, 0, 3, 3).is_err()); // not row-major
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_view(
         view: ArrayView2<'a, S>,
         row0: usize,
@@ -548,21 +614,55 @@ impl<'a, S: Sample> Plane<'a, S> {
     }
 
     /// The full image shape `(ny, nx)`.
+    ///
+    /// ```
+    /// use reproject::interp::Plane;
+    /// let window = [0.0; 6]; // rows 4..6, columns 1..4 of a 10×20 image
+    /// let plane = Plane::new(&window, 4..6, 1..4, 10, 20)?;
+    /// assert_eq!(plane.image_shape(), (10, 20));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn image_shape(&self) -> (usize, usize) {
         (self.ny, self.nx)
     }
 
     /// The window's rows, in full-image indices.
+    ///
+    /// ```
+    /// use reproject::interp::{covering_window, Order, Plane};
+    /// let w = covering_window(Order::Bicubic, 100, 100, &[50.5], &[20.0]).unwrap();
+    /// let data = vec![0.0; w.rows.len() * w.cols.len()];
+    /// let plane = Plane::new(&data, w.rows, w.cols, 100, 100)?;
+    /// assert_eq!(plane.rows(), 49..53); // floor(50.5) - 1 ..= floor(50.5) + 2
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn rows(&self) -> Range<usize> {
         self.row0..self.row0 + self.h
     }
 
     /// The window's columns, in full-image indices.
+    ///
+    /// ```
+    /// use reproject::interp::Plane;
+    /// let window = [0.0; 6]; // rows 4..6, columns 1..4 of a 10×20 image
+    /// let plane = Plane::new(&window, 4..6, 1..4, 10, 20)?;
+    /// assert_eq!(plane.cols(), 1..4);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn cols(&self) -> Range<usize> {
         self.col0..self.col0 + self.w
     }
 
     /// The value stored for full-image pixel `(r, c)`, if it is inside the window.
+    ///
+    /// ```
+    /// use reproject::interp::Plane;
+    /// let window = [12.0, 13.0, 22.0, 23.0]; // rows 1..3, columns 2..4 of a 4×4 image
+    /// let plane = Plane::new(&window, 1..3, 2..4, 4, 4)?;
+    /// assert_eq!(plane.get(2, 2), Some(22.0));
+    /// assert_eq!(plane.get(0, 2), None); // row 0 is in the image, not in the window
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn get(&self, r: usize, c: usize) -> Option<f64> {
         let lr = r.wrapping_sub(self.row0);
         let lc = c.wrapping_sub(self.col0);
@@ -572,6 +672,18 @@ impl<'a, S: Sample> Plane<'a, S> {
     /// The sample at row coordinate `y`, column coordinate `x` with `order`, exactly as
     /// reproject's `map_coordinates` (NaN outside the image or for NaN coordinates; NaN taps
     /// propagate, [`NanPolicy::Propagate`]).
+    ///
+    /// ```
+    /// use reproject::interp::{Order, Plane};
+    /// let ramp: Vec<f64> = (0..20).map(|i| (10 * (i / 5) + i % 5) as f64).collect(); // 4×5
+    /// let plane = Plane::full(&ramp, 4, 5)?;
+    /// assert_eq!(plane.sample(Order::Bilinear, 1.25, 2.5), 15.0); // exact on a ramp
+    /// assert_eq!(plane.sample(Order::NearestNeighbor, 1.25, 2.5), 13.0); // ties round up
+    /// assert_eq!(plane.sample(Order::Bilinear, -0.4, 4.4), 4.0); // outer half pixel: the edge
+    /// assert!(plane.sample(Order::Bilinear, 3.5, 0.0).is_nan()); // outside
+    /// assert!(plane.sample(Order::Bilinear, f64::NAN, 0.0).is_nan());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     ///
     /// # Panics
     /// If a tap the point reads is outside the window.
@@ -588,6 +700,19 @@ impl<'a, S: Sample> Plane<'a, S> {
     }
 
     /// [`sample`](Plane::sample) for every point `(ys[i], xs[i])`, into `out[i]`.
+    ///
+    /// ```
+    /// use reproject::interp::{Order, Plane};
+    /// let ramp: Vec<f64> = (0..20).map(|i| (10 * (i / 5) + i % 5) as f64).collect(); // 4×5
+    /// let plane = Plane::full(&ramp, 4, 5)?;
+    /// let (ys, xs) = ([0.0, 1.25, 2.5, 3.6, 0.3], [0.5, 2.5, 3.0, 1.0, 4.1]);
+    /// let mut out = [0.0; 5];
+    /// plane.sample_many(Order::Bilinear, &ys, &xs, &mut out);
+    /// assert_eq!(out[..3], [0.5, 15.0, 28.0]);
+    /// assert!(out[3].is_nan()); // row 3.6 is outside
+    /// assert_eq!(out[4], plane.sample(Order::Bilinear, 0.3, 4.1));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     ///
     /// # Panics
     /// If the slices differ in length or a tap is outside the window.
@@ -640,6 +765,17 @@ impl<'a, S: Sample> Plane<'a, S> {
 
     /// [`sample_renormalized`](Plane::sample_renormalized) for every point.
     ///
+    /// ```
+    /// use reproject::interp::{Order, Plane};
+    /// let v = [1.0, f64::NAN, 3.0, 5.0];
+    /// let plane = Plane::full(&v, 2, 2)?;
+    /// let mut out = [0.0; 2];
+    /// plane.sample_many_renormalized(Order::Bilinear, &[0.5, 0.0], &[0.5, 1.0], &mut out);
+    /// assert_eq!(out[0], 3.0); // (1 + 3 + 5) / 3
+    /// assert!(out[1].is_nan()); // the only tap with a weight is NaN
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    ///
     /// # Panics
     /// As [`sample_many`](Plane::sample_many), and for orders ≥ 2.
     pub fn sample_many_renormalized(&self, order: Order, ys: &[f64], xs: &[f64], out: &mut [f64]) {
@@ -662,6 +798,16 @@ impl<'a, S: Sample> Plane<'a, S> {
 
     /// Samples with a [`NanPolicy`]: [`sample`](Plane::sample) for `Propagate`,
     /// [`sample_renormalized`](Plane::sample_renormalized) for `Renormalize` (orders 0-1).
+    ///
+    /// ```
+    /// use reproject::interp::{NanPolicy, Order, Plane};
+    /// let v = [1.0, f64::NAN, 3.0, 5.0];
+    /// let plane = Plane::full(&v, 2, 2)?;
+    /// // at pixel (1, 0) the NaN pixel (0, 1) is a tap with weight 0
+    /// assert!(plane.sample_with(Order::Bilinear, NanPolicy::Propagate, 1.0, 0.0).is_nan());
+    /// assert_eq!(plane.sample_with(Order::Bilinear, NanPolicy::Renormalize, 1.0, 0.0), 3.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     ///
     /// # Panics
     /// For `Renormalize` with orders ≥ 2 (use [`MaskedSpline`]).
@@ -979,6 +1125,15 @@ pub struct MaskedSpline<'a> {
 
 impl<'a> MaskedSpline<'a> {
     /// The three planes must cover the same window of the same image.
+    ///
+    /// ```
+    /// use reproject::interp::{MaskedSpline, Plane};
+    /// let (a, b) = ([0.0; 4], [0.0; 6]);
+    /// let (p, q) = (Plane::full(&a, 2, 2)?, Plane::full(&b, 2, 3)?);
+    /// assert!(MaskedSpline::new(p, p, p).is_ok());
+    /// assert!(MaskedSpline::new(p, p, q).is_err()); // different images
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(coeffs: Plane<'a>, mask: Plane<'a>, raw: Plane<'a>) -> Result<MaskedSpline<'a>> {
         let same = |p: &Plane<'a>| {
             p.image_shape() == coeffs.image_shape()
@@ -994,6 +1149,22 @@ impl<'a> MaskedSpline<'a> {
     }
 
     /// The renormalised sample at `(y, x)` (see the type's documentation).
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::interp::{spline::prefilter_masked, MaskedSpline, Order, Plane};
+    /// let mut image = Array2::from_elem((8, 8), 2.0);
+    /// image[[3, 3]] = f64::NAN;
+    /// let (coeffs, mask) = prefilter_masked(image.view(), Order::Bicubic);
+    /// # fn full(a: &Array2<f64>) -> Plane<'_> {
+    /// #     Plane::full(a.as_slice().unwrap(), 8, 8).unwrap()
+    /// # }
+    /// # let s = MaskedSpline::new(full(&coeffs), full(&mask), full(&image))?;
+    /// assert_eq!(s.sample(Order::Bicubic, 3.0, 4.0), 2.0); // a constant stays constant
+    /// assert!(s.sample(Order::Bicubic, 3.0, 3.0).is_nan()); // the nearest pixel is NaN
+    /// assert_eq!(s.sample(Order::Bilinear, 3.0, 2.5), 2.0); // orders 0-1: the raw taps
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     ///
     /// # Panics
     /// If a tap is outside the window.
@@ -1012,6 +1183,23 @@ impl<'a> MaskedSpline<'a> {
     }
 
     /// [`sample`](MaskedSpline::sample) for every point.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::interp::{spline::prefilter_masked, MaskedSpline, Order, Plane};
+    /// let mut image = Array2::from_elem((8, 8), 2.0);
+    /// image[[3, 3]] = f64::NAN;
+    /// let (coeffs, mask) = prefilter_masked(image.view(), Order::Bicubic);
+    /// # fn full(a: &Array2<f64>) -> Plane<'_> {
+    /// #     Plane::full(a.as_slice().unwrap(), 8, 8).unwrap()
+    /// # }
+    /// # let s = MaskedSpline::new(full(&coeffs), full(&mask), full(&image))?;
+    /// let mut out = [0.0; 3];
+    /// s.sample_many(Order::Bicubic, &[3.0, 3.0, 9.0], &[4.0, 3.0, 0.0], &mut out);
+    /// assert_eq!(out[0], 2.0);
+    /// assert!(out[1].is_nan() && out[2].is_nan()); // a missing pixel; outside the image
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     ///
     /// # Panics
     /// If the slices differ in length or a tap is outside the window.

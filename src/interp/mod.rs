@@ -88,6 +88,12 @@ pub enum Order {
 
 impl Order {
     /// All orders, from 0 to 5.
+    ///
+    /// ```
+    /// use reproject::interp::Order;
+    /// assert_eq!(Order::ALL.len(), 6);
+    /// assert!(Order::ALL.iter().enumerate().all(|(k, o)| o.degree() == k));
+    /// ```
     pub const ALL: [Order; 6] = [
         Order::NearestNeighbor,
         Order::Bilinear,
@@ -114,6 +120,16 @@ impl Order {
     }
 
     /// The name: reproject's for orders 0-3, `"quartic"` and `"quintic"` for 4 and 5.
+    ///
+    /// ```
+    /// use reproject::interp::Order;
+    /// assert_eq!(Order::NearestNeighbor.name(), "nearest-neighbor");
+    /// assert_eq!(Order::Quartic.name(), "quartic");
+    /// for o in Order::ALL {
+    ///     assert_eq!(o.name().parse::<Order>()?, o); // the names parse back
+    /// }
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Order::NearestNeighbor => "nearest-neighbor",
@@ -126,6 +142,13 @@ impl Order {
     }
 
     /// Whether the order needs the B-spline prefilter (orders ≥ 2).
+    ///
+    /// ```
+    /// use reproject::interp::Order;
+    /// assert!(!Order::NearestNeighbor.needs_prefilter());
+    /// assert!(!Order::Bilinear.needs_prefilter());
+    /// assert!(Order::Biquadratic.needs_prefilter() && Order::Quintic.needs_prefilter());
+    /// ```
     pub fn needs_prefilter(self) -> bool {
         self.degree() >= 2
     }
@@ -287,6 +310,17 @@ pub struct Interpolator {
 
 impl Interpolator {
     /// Prepares `image` (rows × columns, any memory layout) for sampling.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::interp::{Interpolator, NanPolicy, Order};
+    /// let image = Array2::from_shape_fn((4, 6), |(r, c)| 10.0 * r as f64 + c as f64);
+    /// let interp = Interpolator::new(image.view(), Order::Bilinear, NanPolicy::Propagate);
+    /// assert_eq!(interp.sample(2.5, 3.25), 28.25); // bilinear is exact on a ramp
+    /// // any memory layout: a transposed view is sampled with the coordinates swapped
+    /// let t = Interpolator::new(image.t(), Order::Bilinear, NanPolicy::Propagate);
+    /// assert_eq!(t.sample(3.25, 2.5), 28.25);
+    /// ```
     pub fn new(image: ArrayView2<f64>, order: Order, policy: NanPolicy) -> Interpolator {
         let (ny, nx) = image.dim();
         let raw: Vec<f64> = image.iter().copied().collect();
@@ -314,27 +348,74 @@ impl Interpolator {
     }
 
     /// The interpolation order.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::interp::{Interpolator, NanPolicy, Order};
+    /// let image = Array2::<f64>::zeros((3, 5));
+    /// let interp = Interpolator::new(image.view(), Order::Quartic, NanPolicy::Propagate);
+    /// assert_eq!(interp.order(), Order::Quartic);
+    /// ```
     pub fn order(&self) -> Order {
         self.order
     }
 
     /// The NaN policy.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::interp::{Interpolator, NanPolicy, Order};
+    /// let image = Array2::<f64>::zeros((3, 5));
+    /// let interp = Interpolator::new(image.view(), Order::Bicubic, NanPolicy::Renormalize);
+    /// assert_eq!(interp.policy(), NanPolicy::Renormalize);
+    /// ```
     pub fn policy(&self) -> NanPolicy {
         self.policy
     }
 
     /// The image shape `(rows, columns)`.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::interp::{Interpolator, NanPolicy, Order};
+    /// let image = Array2::<f64>::zeros((3, 5));
+    /// let interp = Interpolator::new(image.view(), Order::Bilinear, NanPolicy::Propagate);
+    /// assert_eq!(interp.shape(), (3, 5));
+    /// let t = Interpolator::new(image.t(), Order::Bilinear, NanPolicy::Propagate);
+    /// assert_eq!(t.shape(), (5, 3));
+    /// ```
     pub fn shape(&self) -> (usize, usize) {
         (self.ny, self.nx)
     }
 
     /// The plane that is sampled: raw values for orders ≤ 1, spline coefficients for ≥ 2.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use reproject::interp::{Interpolator, NanPolicy, Order};
+    /// let image = array![[1.0, 2.0], [3.0, 4.0]];
+    /// let linear = Interpolator::new(image.view(), Order::Bilinear, NanPolicy::Propagate);
+    /// assert_eq!(linear.plane().get(1, 0), Some(3.0)); // the raw value
+    /// let cubic = Interpolator::new(image.view(), Order::Bicubic, NanPolicy::Propagate);
+    /// assert_ne!(cubic.plane().get(1, 0), Some(3.0)); // a spline coefficient
+    /// assert_eq!(cubic.plane().sample(Order::Bicubic, 0.4, 0.7), cubic.sample(0.4, 0.7));
+    /// ```
     pub fn plane(&self) -> Plane<'_> {
         Plane::full(&self.values, self.ny, self.nx).expect("consistent shape")
     }
 
     /// The value at row coordinate `y` and column coordinate `x` (0-based input pixel
     /// coordinates, pixel centres at integers), NaN outside `[-0.5, n-0.5)` on either axis.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// use reproject::interp::{Interpolator, NanPolicy, Order};
+    /// let image = array![[0.0, 1.0, 2.0], [10.0, 11.0, 12.0]];
+    /// let nearest = Interpolator::new(image.view(), Order::NearestNeighbor, NanPolicy::Propagate);
+    /// assert_eq!(nearest.sample(0.5, 1.4), 11.0); // row 0.5 rounds up to row 1
+    /// assert_eq!(nearest.sample(-0.5, 2.49), 2.0); // outer half pixels: the edge pixel
+    /// assert!(nearest.sample(0.0, -0.51).is_nan()); // outside
+    /// ```
     #[inline]
     pub fn sample(&self, y: f64, x: f64) -> f64 {
         let plane = self.plane();
@@ -354,6 +435,18 @@ impl Interpolator {
     }
 
     /// Samples every point `(ys[i], xs[i])` into `out[i]`.
+    ///
+    /// ```
+    /// use ndarray::Array2;
+    /// use reproject::interp::{Interpolator, NanPolicy, Order};
+    /// let image = Array2::from_shape_fn((4, 4), |(r, c)| 10.0 * r as f64 + c as f64);
+    /// let interp = Interpolator::new(image.view(), Order::Bilinear, NanPolicy::Propagate);
+    /// let (ys, xs) = ([0.5, 1.25, 3.0, 4.0], [0.5, 2.0, 2.75, 0.0]);
+    /// let mut out = [0.0; 4];
+    /// interp.sample_many(&ys, &xs, &mut out);
+    /// assert_eq!(out[..3], [5.5, 14.5, 32.75]);
+    /// assert!(out[3].is_nan()); // row 4 is outside the 4 rows
+    /// ```
     ///
     /// # Panics
     /// If the three slices differ in length.

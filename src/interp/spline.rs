@@ -73,6 +73,13 @@ pub fn filter_poles(order: Order) -> &'static [f64] {
 }
 
 /// scipy's filter gain `Π (1 - z)(1 - 1/z)` over the poles, multiplied in order from 1.0.
+///
+/// ```
+/// use reproject::interp::{spline::{filter_gain, filter_poles}, Order};
+/// assert!((filter_gain(filter_poles(Order::Bicubic)) - 6.0).abs() < 1e-12);
+/// assert!((filter_gain(filter_poles(Order::Biquadratic)) - 8.0).abs() < 1e-12);
+/// assert_eq!(filter_gain(filter_poles(Order::Bilinear)), 1.0); // no poles
+/// ```
 pub fn filter_gain(poles: &[f64]) -> f64 {
     let mut gain = 1.0;
     for &z in poles {
@@ -276,6 +283,23 @@ pub fn prefilter(mut plane: ArrayViewMut2<f64>, order: Order) {
 /// coefficients of `image` with its non-finite pixels set to 0, and those of its validity
 /// mask (1.0 where finite, 0.0 elsewhere). Both are standard-layout arrays of the image's
 /// shape; see [`MaskedSpline`](super::MaskedSpline).
+///
+/// ```
+/// use ndarray::Array2;
+/// use reproject::interp::{spline::prefilter_masked, Order, Plane};
+/// let mut image = Array2::from_shape_fn((6, 6), |(r, c)| (r + c) as f64);
+/// image[[2, 4]] = f64::NAN;
+/// let (coeffs, mask) = prefilter_masked(image.view(), Order::Bicubic);
+/// assert!(coeffs.iter().chain(&mask).all(|v| v.is_finite())); // the NaN did not spread
+/// // both are interpolating splines: at the pixel centres they give back 0-filled data, mask
+/// let c = Plane::full(coeffs.as_slice().unwrap(), 6, 6)?;
+/// let m = Plane::full(mask.as_slice().unwrap(), 6, 6)?;
+/// assert!(c.sample(Order::Bicubic, 2.0, 4.0).abs() < 1e-12);
+/// assert!((c.sample(Order::Bicubic, 1.0, 3.0) - 4.0).abs() < 1e-12);
+/// assert!(m.sample(Order::Bicubic, 2.0, 4.0).abs() < 1e-12);
+/// assert!((m.sample(Order::Bicubic, 2.0, 3.0) - 1.0).abs() < 1e-12);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn prefilter_masked(image: ArrayView2<f64>, order: Order) -> (Array2<f64>, Array2<f64>) {
     let mut data = Array2::from_shape_fn(image.dim(), |ix| {
         let v = image[ix];

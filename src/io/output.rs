@@ -96,6 +96,14 @@ pub trait OutputElement: Copy + Send + Sync + 'static + sealed::Sealed {
     /// The matching [`OutputType`].
     const TYPE: OutputType;
     /// Converts native-endian values to big-endian in place.
+    ///
+    /// ```
+    /// use reproject::io::OutputElement;
+    /// let mut values = [1.5f64, 0.0];
+    /// f64::to_big_endian(&mut values);
+    /// assert_eq!(values[0].to_bits(), 1.5f64.to_bits().to_be());
+    /// assert_eq!(values[1], 0.0); // zero is the same in both byte orders
+    /// ```
     fn to_big_endian(values: &mut [Self]);
 }
 
@@ -128,6 +136,20 @@ impl OutputElement for f64 {
 }
 
 /// The file format of a [`MappedOutput`].
+///
+/// ```
+/// use reproject::io::{MappedOutput, OutputFormat, OutputType};
+/// let dir = std::env::temp_dir().join(format!("output_format_doc_{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let npy = MappedOutput::create_npy(dir.join("a.npy"), &[2], OutputType::F32, true)?;
+/// let fits = MappedOutput::create_fits(dir.join("a.fits"), &[2], OutputType::F32, "", true)?;
+/// assert_eq!((npy.format(), fits.format()), (OutputFormat::Npy, OutputFormat::Fits));
+/// let (npy, fits) = (npy.finish()?, fits.finish()?);
+/// assert!(std::fs::read(npy)?.starts_with(b"\x93NUMPY"));
+/// assert!(std::fs::read(fits)?.starts_with(b"SIMPLE  ="));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum OutputFormat {
     /// A `.npy` file (version 1.0, or 2.0 for very long headers), C order, native byte order.
@@ -765,6 +787,20 @@ pub struct PendingFile {
 impl PendingFile {
     /// Writes `bytes` to `<path>.partial` and syncs it; fails if `path` exists and not
     /// `overwrite`, or if another run owns `path`.
+    ///
+    /// ```
+    /// use reproject::io::PendingFile;
+    /// # let name = format!("pending_write_doc_{}.txt", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let pending = PendingFile::write(&path, b"preview", false)?;
+    /// let partial = path.with_extension("txt.partial");
+    /// assert_eq!(std::fs::read(&partial)?, b"preview");
+    /// assert!(!path.exists()); // published only by `MappedOutput::finish_together`
+    /// assert!(PendingFile::write(&path, b"other", true).is_err()); // this run owns `path`
+    /// drop(pending); // unpublished: removed
+    /// assert!(!partial.exists());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn write(path: impl AsRef<Path>, bytes: &[u8], overwrite: bool) -> Result<PendingFile> {
         let path = path.as_ref();
         if !overwrite && std::fs::symlink_metadata(path).is_ok() {
@@ -927,6 +963,22 @@ fn sync_parent(path: &Path) {
 /// own byte order (big-endian for FITS): writers convert what they write
 /// ([`SharedOutputMap::file_order`]), so the file is the same whatever was interrupted
 /// and redone.
+///
+/// ```
+/// use reproject::io::{MappedOutput, OutputLayout, OutputType};
+/// # let name = format!("output_layout_doc_{}.fits", std::process::id());
+/// # let path = std::env::temp_dir().join(name);
+/// let out = MappedOutput::create_fits(&path, &[4, 4], OutputType::F32, "", false)?;
+/// let (layout, lock) = out.suspend()?;
+/// let json = serde_json::to_string(&layout).unwrap(); // e.g. for worker processes
+/// let back: OutputLayout = serde_json::from_str(&json).unwrap();
+/// assert_eq!(back, layout);
+/// assert!(!path.exists()); // nothing published yet
+/// OutputLayout::publish(&[&back], &[&lock])?;
+/// assert!(path.exists());
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OutputLayout {
     path: PathBuf,
@@ -944,42 +996,137 @@ pub struct OutputLayout {
 
 impl OutputLayout {
     /// The final path.
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let name = format!("layout_path_doc_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_npy(&path, &[3, 4], OutputType::F32, false)?;
+    /// let (layout, _lock) = out.suspend()?;
+    /// assert_eq!(layout.path(), path);
+    /// assert!(!path.exists()); // until published
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// The partial file being written.
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let name = format!("layout_partial_doc_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_npy(&path, &[3, 4], OutputType::F32, false)?;
+    /// let (layout, _lock) = out.suspend()?;
+    /// assert!(layout.partial_path().exists()); // kept for the writers
+    /// assert!(layout.partial_path().to_str().unwrap().ends_with(".npy.partial"));
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn partial_path(&self) -> &Path {
         &self.partial
     }
 
     /// The image shape.
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let name = format!("layout_shape_doc_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_npy(&path, &[2, 3, 4], OutputType::F32, false)?;
+    /// let (layout, _lock) = out.suspend()?;
+    /// assert_eq!(layout.shape(), &[2, 3, 4]);
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
 
     /// The image sample type.
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let name = format!("layout_dtype_doc_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F64, false)?;
+    /// let (layout, _lock) = out.suspend()?;
+    /// assert_eq!(layout.dtype(), OutputType::F64);
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn dtype(&self) -> OutputType {
         self.data.dtype
     }
 
     /// The file format.
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let name = format!("layout_format_doc_{}.fits", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// use reproject::io::OutputFormat;
+    /// let out = MappedOutput::create_fits(&path, &[2, 2], OutputType::F32, "", false)?;
+    /// let (layout, _lock) = out.suspend()?;
+    /// assert_eq!(layout.format(), OutputFormat::Fits);
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn format(&self) -> OutputFormat {
         self.format
     }
 
     /// The footprint's sample type, if the file holds a footprint (FITS extension).
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let name = format!("layout_fp_dtype_doc_{}.fits", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_fits_with_footprint(
+    ///     &path, &[2, 2], OutputType::F64, "", OutputType::F32, false)?;
+    /// let (layout, _lock) = out.suspend()?;
+    /// assert_eq!(layout.footprint_dtype(), Some(OutputType::F32));
+    /// assert_eq!(layout.dtype(), OutputType::F64);
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn footprint_dtype(&self) -> Option<OutputType> {
         self.footprint.as_ref().map(|a| a.dtype)
     }
 
     /// Whether the final file may replace an existing one.
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let name = format!("layout_overwrite_doc_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F32, false)?;
+    /// let (layout, _lock) = out.suspend()?;
+    /// assert!(!layout.overwrite()); // as the output was created
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn overwrite(&self) -> bool {
         self.overwrite
     }
 
     /// Checks that the partial file is the one this layout describes (same file, same size):
     /// an error if it is gone, was recreated, or has another size.
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let name = format!("check_partial_doc_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F32, false)?;
+    /// let (layout, _lock) = out.suspend()?;
+    /// layout.check_partial()?; // the file suspended, untouched
+    /// std::fs::OpenOptions::new().write(true).open(layout.partial_path())?.set_len(8)?;
+    /// assert!(layout.check_partial().is_err()); // resized
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn check_partial(&self) -> Result<()> {
         let meta = std::fs::metadata(&self.partial)
             .map_err(|e| Error::Io(format!("{}: {e}", self.partial.display())))?;
@@ -997,6 +1144,21 @@ impl OutputLayout {
     /// output. An interrupted earlier call on the same layouts is completed, not repeated:
     /// files it already moved count as published. The files must be complete: every sample
     /// written and converted to file order, and flushed ([`SharedOutputMap::flush`]).
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputLayout, OutputLock, OutputType};
+    /// # let name = format!("layout_publish_doc_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F64, false)?;
+    /// let (layout, lock) = out.suspend()?;
+    /// let other = OutputLock::acquire(&path.with_extension("other"))?;
+    /// assert!(OutputLayout::publish(&[&layout], &[&other]).is_err()); // not this output's lock
+    /// OutputLayout::publish(&[&layout], &[&lock])?;
+    /// assert!(path.exists() && !layout.partial_path().exists());
+    /// OutputLayout::publish(&[&layout], &[&lock])?; // a repeated call finds it done
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn publish(layouts: &[&OutputLayout], locks: &[&OutputLock]) -> Result<()> {
         let mut moves = Vec::new();
         for layout in layouts {
@@ -1093,6 +1255,27 @@ impl MappedOutput {
 /// A writable mapping of a suspended output's partial file, for one worker process among
 /// several: each writes its own blocks (disjoint regions), converts them to the file's byte
 /// order and flushes them.
+///
+/// ```
+/// # use reproject::io::{MappedOutput, OutputLayout, OutputType, SharedOutputMap};
+/// # let name = format!("shared_map_doc_{}.npy", std::process::id());
+/// # let path = std::env::temp_dir().join(name);
+/// let out = MappedOutput::create_npy(&path, &[2, 3], OutputType::F64, false)?;
+/// let (layout, lock) = out.suspend()?; // the owner suspends the output...
+/// for row in 0..2 { // ...two writers (processes, say) write one row each...
+///     let mut map = SharedOutputMap::open(&layout, &lock)?;
+///     let to_file_order = map.file_order::<f64>();
+///     let mine = &mut map.data_and_footprint_mut::<f64>()?.0[3 * row..3 * row + 3];
+///     mine.fill(row as f64 + 1.0);
+///     to_file_order(mine);
+///     map.flush()?;
+/// }
+/// OutputLayout::publish(&[&layout], &[&lock])?; // ...and the owner publishes it
+/// let bytes = std::fs::read(&path)?; // ends with the last row's last sample
+/// assert_eq!(bytes[bytes.len() - 8..], 2.0f64.to_ne_bytes());
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub struct SharedOutputMap {
     layout: OutputLayout,
     map: MmapMut,
@@ -1101,6 +1284,21 @@ pub struct SharedOutputMap {
 impl SharedOutputMap {
     /// Maps the partial file of `layout` for writing. `lock` shows that this process may: the
     /// owner's lock, one inherited from it, or a shared one of an external worker.
+    ///
+    /// ```
+    /// use reproject::io::{MappedOutput, OutputLock, OutputType, SharedOutputMap};
+    /// # let name = format!("shared_open_doc_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_npy(&path, &[2, 2], OutputType::F32, false)?;
+    /// let (layout, lock) = out.suspend()?;
+    /// let other = OutputLock::acquire(&path.with_extension("other"))?;
+    /// assert!(SharedOutputMap::open(&layout, &other).is_err()); // not this output's lock
+    /// let mut map = SharedOutputMap::open(&layout, &lock)?;
+    /// assert_eq!(map.data_and_footprint_mut::<f32>()?.0.len(), 4);
+    /// # drop(map);
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn open(layout: &OutputLayout, lock: &OutputLock) -> Result<SharedOutputMap> {
         if lock.path() != OutputLock::lock_path(&layout.path) {
             return Err(Error::InvalidArgument(format!(
@@ -1133,6 +1331,22 @@ impl SharedOutputMap {
 
     /// The image data and the footprint (if any). Values written here must be converted with
     /// [`file_order`](Self::file_order) before they count as written.
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType, SharedOutputMap};
+    /// # let name = format!("shared_both_doc_{}.fits", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_fits_with_footprint(
+    ///     &path, &[2, 3], OutputType::F32, "", OutputType::F32, false)?;
+    /// let (layout, lock) = out.suspend()?;
+    /// let mut map = SharedOutputMap::open(&layout, &lock)?;
+    /// assert!(map.data_and_footprint_mut::<f64>().is_err()); // not the file's sample type
+    /// let (data, footprint) = map.data_and_footprint_mut::<f32>()?;
+    /// assert_eq!((data.len(), footprint.map(|f| f.len())), (6, Some(6)));
+    /// # drop(map);
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn data_and_footprint_mut<T: OutputElement>(
         &mut self,
     ) -> Result<(&mut [T], Option<&mut [T]>)> {
@@ -1156,6 +1370,22 @@ impl SharedOutputMap {
 
     /// The conversion of freshly written native values to the file's byte order (big-endian
     /// for FITS; nothing for `.npy`).
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType, SharedOutputMap};
+    /// # let name = format!("shared_order_doc_{}.fits", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_fits(&path, &[1, 2], OutputType::F32, "", false)?;
+    /// let (layout, lock) = out.suspend()?;
+    /// let map = SharedOutputMap::open(&layout, &lock)?;
+    /// let mut values = [1.0f32, 0.0];
+    /// map.file_order::<f32>()(&mut values);
+    /// assert_eq!(values[0].to_bits(), 1.0f32.to_bits().to_be()); // FITS: big-endian
+    /// assert_eq!(values[1], 0.0);
+    /// # drop(map);
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn file_order<T: OutputElement>(&self) -> fn(&mut [T]) {
         if swaps_samples(self.layout.format) {
             T::to_big_endian
@@ -1165,6 +1395,22 @@ impl SharedOutputMap {
     }
 
     /// Writes everything to the file and waits until it is on disk.
+    ///
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType, SharedOutputMap};
+    /// # let name = format!("shared_flush_doc_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// let out = MappedOutput::create_npy(&path, &[2], OutputType::F64, false)?;
+    /// let (layout, lock) = out.suspend()?;
+    /// let mut map = SharedOutputMap::open(&layout, &lock)?;
+    /// map.data_and_footprint_mut::<f64>()?.0[1] = 2.5; // `.npy`: already in file order
+    /// map.flush()?;
+    /// let bytes = std::fs::read(layout.partial_path())?;
+    /// assert_eq!(bytes[bytes.len() - 8..], 2.5f64.to_ne_bytes());
+    /// # drop(map);
+    /// # std::fs::remove_file(layout.partial_path())?;
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn flush(&self) -> Result<()> {
         self.map
             .flush()
