@@ -20,11 +20,22 @@ pub struct Block {
 
 impl Block {
     /// Number of output pixels in the block.
+    ///
+    /// ```
+    /// use reproject::engine::blocks::Block;
+    /// assert_eq!(Block { rows: 0..3, cols: 10..14 }.len(), 12);
+    /// ```
     pub fn len(&self) -> usize {
         self.rows.len() * self.cols.len()
     }
 
     /// Whether the block has no pixel.
+    ///
+    /// ```
+    /// use reproject::engine::blocks::Block;
+    /// assert!(Block { rows: 5..5, cols: 0..8 }.is_empty());
+    /// assert!(!Block { rows: 0..1, cols: 0..1 }.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -32,6 +43,15 @@ impl Block {
 
 /// The blocks covering a plane of `shape` = (rows, cols) with blocks of `block` = (rows, cols),
 /// in row-major order; edge blocks are clipped to the plane.
+///
+/// ```
+/// use reproject::engine::blocks::{blocks, Block};
+/// // Every pixel in exactly one block.
+/// let all: Vec<Block> = blocks((100, 70), (32, 32)).collect();
+/// assert_eq!(all.len(), 4 * 3);
+/// assert_eq!(all.iter().map(Block::len).sum::<usize>(), 100 * 70);
+/// assert_eq!(all[11], Block { rows: 96..100, cols: 64..70 });
+/// ```
 pub fn blocks(shape: (usize, usize), block: (usize, usize)) -> impl Iterator<Item = Block> {
     let (ny, nx) = shape;
     let (by, bx) = (block.0.max(1), block.1.max(1));

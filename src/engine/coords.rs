@@ -44,9 +44,44 @@ pub struct CoordinateMap {
 
 /// Side of the cells of the approximate transform, in output pixels. Cells are anchored to
 /// the output grid, not to blocks, so the result does not depend on the block size.
+///
+/// ```
+/// use reproject::engine::coords::{CoordinateMap, APPROX_CELL};
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// // An approximate CAR → TAN map is exact on the corners of the cells.
+/// let car = Wcs::from_header_str(&header(15.0).replace("TAN", "CAR"))?;
+/// let exact = CoordinateMap::new(&car, &wcs_in, true, (64, 64))?;
+/// let approx = CoordinateMap::new(&car, &wcs_in, true, (64, 64))?.with_approximation(0.01);
+/// let at = APPROX_CELL as f64;
+/// assert_eq!(approx.map(at, at), exact.map(at, at));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub const APPROX_CELL: usize = 16;
 
 /// The range of valid input positions of a block: `x` (columns) and `y` (rows), inclusive.
+///
+/// ```
+/// use reproject::engine::{blocks::Block, coords::CoordinateMap};
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// let map = CoordinateMap::new(&wcs_out, &wcs_in, true, (32, 32))?;
+/// let block = Block { rows: 0..4, cols: 0..8 };
+/// let (mut xs, mut ys) = (vec![0.0; 32], vec![0.0; 32]);
+/// let bounds = map.block_coords(&block, &mut xs, &mut ys).unwrap();
+/// // Output columns 0..8 see input columns 1..9 (a shift of one pixel).
+/// assert!((bounds.x.0 - 1.0).abs() < 1e-9 && (bounds.x.1 - 8.0).abs() < 1e-9);
+/// assert!(bounds.y.0.abs() < 1e-9 && (bounds.y.1 - 3.0).abs() < 1e-9);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bounds {
     /// Smallest and largest column.
@@ -58,6 +93,21 @@ pub struct Bounds {
 impl CoordinateMap {
     /// The map from `wcs_out` pixels to `wcs_in` pixels for an input plane of `shape_in`
     /// (rows, columns), with or without the round-trip check.
+    ///
+    /// ```
+    /// use reproject::engine::coords::CoordinateMap;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// let map = CoordinateMap::new(&wcs_out, &wcs_in, true, (32, 32))?;
+    /// let (x, y) = map.map(4.0, 7.0);
+    /// assert!((x - 5.0).abs() < 1e-9 && (y - 7.0).abs() < 1e-9);
+    /// assert!(map.map(31.0, 7.0).0.is_nan()); // input column 32: off the image
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(
         wcs_out: &Wcs,
         wcs_in: &Wcs,
@@ -83,6 +133,21 @@ impl CoordinateMap {
     }
 
     /// The map of a transform that needs no round-trip check (a homography, given positions).
+    ///
+    /// ```
+    /// use reproject::engine::coords::CoordinateMap;
+    /// use reproject::pixel_transform::PixelTransform;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// let map = CoordinateMap::from_transform(PixelTransform::new(&wcs_out, &wcs_in)?, (32, 32));
+    /// assert!(map.is_homography());
+    /// assert!((map.map(2.0, 3.0).0 - 3.0).abs() < 1e-9);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_transform(forward: PixelTransform, shape_in: (usize, usize)) -> CoordinateMap {
         CoordinateMap {
             forward,
@@ -98,6 +163,23 @@ impl CoordinateMap {
     /// exact position at the cell centre and at the midpoints of its four edges; any other
     /// cell is computed exactly, pixel by pixel. The exact TAN → TAN homography is never
     /// approximated.
+    ///
+    /// ```
+    /// use reproject::engine::coords::CoordinateMap;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// let car = Wcs::from_header_str(&header(15.0).replace("TAN", "CAR"))?;
+    /// let exact = CoordinateMap::new(&car, &wcs_in, true, (64, 64))?;
+    /// let approx = CoordinateMap::new(&car, &wcs_in, true, (64, 64))?.with_approximation(1e-3);
+    /// // Between the cells' corners, within the tolerance of the exact position.
+    /// let ((ax, ay), (ex, ey)) = (approx.map(20.5, 9.25), exact.map(20.5, 9.25));
+    /// assert!((ax - ex).abs() <= 1e-3 && (ay - ey).abs() <= 1e-3);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn with_approximation(mut self, tolerance: f64) -> CoordinateMap {
         self.approximate = Some(tolerance);
         self
@@ -109,17 +191,63 @@ impl CoordinateMap {
     }
 
     /// Whether the exact homography is in use.
+    ///
+    /// ```
+    /// use reproject::engine::coords::CoordinateMap;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// assert!(CoordinateMap::new(&wcs_out, &wcs_in, true, (32, 32))?.is_homography());
+    /// let car = Wcs::from_header_str(&header(15.0).replace("TAN", "CAR"))?;
+    /// assert!(!CoordinateMap::new(&car, &wcs_in, true, (32, 32))?.is_homography());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_homography(&self) -> bool {
         self.forward.is_homography()
     }
 
     /// Whether either WCS has a SIP or TPV distortion ([`PixelTransform::is_distorted`]).
+    ///
+    /// ```
+    /// use reproject::engine::coords::CoordinateMap;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// assert!(!CoordinateMap::new(&wcs_out, &wcs_in, true, (32, 32))?.is_distorted());
+    /// let sip = header(16.0).replace("TAN'", "TAN-SIP'")
+    ///     + "A_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\nB_0_2 = -1E-5\n";
+    /// let sip = Wcs::from_header_str(&sip)?;
+    /// assert!(CoordinateMap::new(&wcs_out, &sip, true, (32, 32))?.is_distorted());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_distorted(&self) -> bool {
         self.forward.is_distorted()
     }
 
     /// The input position of one output pixel (`x` column, `y` row), NaN if it has none or
     /// it is outside the input.
+    ///
+    /// ```
+    /// use reproject::engine::coords::CoordinateMap;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// let map = CoordinateMap::new(&wcs_out, &wcs_in, true, (32, 32))?;
+    /// let (x, y) = map.map(0.0, 0.0);
+    /// assert!((x - 1.0).abs() < 1e-9 && y.abs() < 1e-9);
+    /// // Valid input positions reach half a pixel beyond the centres of the edge pixels.
+    /// assert!(!map.map(-1.4, 0.0).0.is_nan() && map.map(-1.6, 0.0).0.is_nan());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn map(&self, x: f64, y: f64) -> (f64, f64) {
         let Some((px, py)) = self.forward.map(x, y) else {
@@ -150,6 +278,25 @@ impl CoordinateMap {
     ///
     /// # Panics
     /// If `xs` or `ys` is shorter than the block.
+    ///
+    /// ```
+    /// use reproject::engine::{blocks::Block, coords::CoordinateMap};
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// let map = CoordinateMap::new(&wcs_out, &wcs_in, true, (32, 32))?;
+    /// let block = Block { rows: 10..12, cols: 29..32 }; // 2 × 3 pixels, row-major
+    /// let (mut xs, mut ys) = (vec![0.0; 6], vec![0.0; 6]);
+    /// let bounds = map.block_coords(&block, &mut xs, &mut ys).unwrap();
+    /// assert!((xs[1] - map.map(30.0, 10.0).0).abs() < 1e-9); // the second pixel: (30, 10)
+    /// assert!(xs[2].is_nan()); // column 31 would see input column 32: past 31.5
+    /// assert!((bounds.x.1 - 31.0).abs() < 1e-9);
+    /// assert!(map.block_coords(&Block { rows: 0..2, cols: 40..42 }, &mut xs, &mut ys).is_none());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn block_coords(&self, block: &Block, xs: &mut [f64], ys: &mut [f64]) -> Option<Bounds> {
         if let Some(h) = self.forward.homography() {
             return self.homography_block(&h, block, xs, ys);

@@ -103,6 +103,15 @@ pub struct Estimate {
 
 impl Estimate {
     /// Whether the GPU is estimated faster.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use reproject::engine::cost::Estimate;
+    /// let e = Estimate { cpu: Duration::from_millis(290), gpu: Duration::from_millis(60) };
+    /// assert!(e.prefers_gpu());
+    /// let tie = Estimate { cpu: Duration::from_millis(5), gpu: Duration::from_millis(5) };
+    /// assert!(!tie.prefers_gpu()); // a tie stays on the CPU
+    /// ```
     pub fn prefers_gpu(&self) -> bool {
         self.gpu < self.cpu
     }
@@ -196,6 +205,17 @@ impl CostModel {
     ///   192-196 ms from Rust and 195.1 ms from Python (runs 1 and 5 of
     ///   `docs/measurements/h100-2026-11-27-session18`): about 107 ms more than into reused
     ///   float64 outputs, 2.5 GB/s a thread.
+    ///
+    /// ```
+    /// use reproject::engine::cost::{CostModel, JobSize};
+    /// use reproject::gpu::Readiness;
+    /// let job = |side: u64| JobSize { pixels: side * side, input_bytes: side * side * 4,
+    ///     output_bytes: side * side * 4, homography: false, distortion: false, order: 1,
+    ///     gpu: Readiness::Open, fresh_output_bytes: 0, gpu_host_writers: 16 };
+    /// // A small job stays on the CPU; a large CAR → TAN one goes to the GPU.
+    /// assert!(!CostModel::H100.estimate(&job(64), 16).prefers_gpu());
+    /// assert!(CostModel::H100.estimate(&job(16384), 16).prefers_gpu());
+    /// ```
     pub const H100: CostModel = CostModel {
         cpu_ns_homography: 2.5,
         cpu_ns_transform: 102.0,

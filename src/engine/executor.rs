@@ -32,6 +32,29 @@ use super::{Parallel, Plan};
 use crate::error::Result;
 
 /// The outputs of one block, (planes, rows, columns), of either output type.
+///
+/// ```
+/// use ndarray::Array3;
+/// use reproject::engine::executor::{BlockExecutor, BlockOut, CpuExecutor};
+/// # use ndarray::Array2;
+/// # use reproject::engine::{Options, Plan};
+/// # use reproject::io::ArraySource;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+/// # let source = ArraySource::new(image.view().into_dyn())?;
+/// # let options = Options { block_size: Some((16, 16)), ..Options::default() };
+/// # let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+/// let (mut data, mut footprint) = (Array3::<f32>::zeros((1, 16, 16)), Array3::zeros((1, 16, 16)));
+/// let out = BlockOut::F32(data.view_mut(), footprint.view_mut());
+/// CpuExecutor.compute(&plan, &plan.blocks()[0], out)?;
+/// assert_eq!(data[[0, 3, 4]], image[[3, 5]] as f32);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub enum BlockOut<'a> {
     /// Float64 values and footprint.
     F64(ArrayViewMut3<'a, f64>, ArrayViewMut3<'a, f64>),
@@ -41,6 +64,31 @@ pub enum BlockOut<'a> {
 
 impl BlockOut<'_> {
     /// The same outputs, reborrowed.
+    ///
+    /// ```
+    /// use ndarray::Array3;
+    /// use reproject::engine::executor::{BlockExecutor, BlockOut, CpuExecutor};
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// # let options = Options { block_size: Some((16, 16)), ..Options::default() };
+    /// # let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+    /// let (mut data, mut footprint) = (Array3::<f64>::zeros((1, 16, 16)), Array3::zeros((1, 16, 16)));
+    /// let mut out = BlockOut::F64(data.view_mut(), footprint.view_mut());
+    /// // Two blocks of the same shape, one after the other, into the same arrays.
+    /// CpuExecutor.compute(&plan, &plan.blocks()[0], out.reborrow())?;
+    /// CpuExecutor.compute(&plan, &plan.blocks()[2], out)?; // rows 16..32
+    /// assert!((data[[0, 3, 4]] - image[[19, 5]]).abs() < 1e-6);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn reborrow(&mut self) -> BlockOut<'_> {
         match self {
             BlockOut::F64(d, f) => BlockOut::F64(d.view_mut(), f.view_mut()),
@@ -49,6 +97,13 @@ impl BlockOut<'_> {
     }
 
     /// The shape of each output.
+    ///
+    /// ```
+    /// use ndarray::Array3;
+    /// use reproject::engine::executor::BlockOut;
+    /// let (mut data, mut footprint) = (Array3::<f64>::zeros((2, 8, 4)), Array3::zeros((2, 8, 4)));
+    /// assert_eq!(BlockOut::F64(data.view_mut(), footprint.view_mut()).shape(), &[2, 8, 4]);
+    /// ```
     pub fn shape(&self) -> &[usize] {
         match self {
             BlockOut::F64(d, _) => d.shape(),
@@ -59,6 +114,45 @@ impl BlockOut<'_> {
 
 /// Computes blocks of a plan. Implementations are shared by every thread of a run; a block
 /// computes to the same bits whatever the thread, the order, or the other blocks.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+/// use ndarray::ArrayD;
+/// use reproject::engine::blocks::Block;
+/// use reproject::engine::executor::{BlockExecutor, BlockOut, CpuExecutor};
+/// // An executor of one's own: the CPU's, counting the blocks it computes.
+/// struct Counting(AtomicUsize);
+/// impl BlockExecutor for Counting {
+///     fn name(&self) -> String {
+///         "counting".into()
+///     }
+///     fn compute(&self, plan: &Plan, block: &Block, out: BlockOut<'_>) -> reproject::Result<()> {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///         CpuExecutor.compute(plan, block, out)
+///     }
+/// }
+/// # use ndarray::Array2;
+/// # use reproject::engine::{Options, Plan};
+/// # use reproject::io::ArraySource;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+/// # let source = ArraySource::new(image.view().into_dyn())?;
+/// # let options = Options { block_size: Some((16, 16)), ..Options::default() };
+/// # let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+/// let counting = Arc::new(Counting(AtomicUsize::new(0)));
+/// let plan = plan.with_executor(counting.clone());
+/// let (mut data, mut footprint) = (ArrayD::<f64>::zeros(vec![32, 32]), ArrayD::zeros(vec![32, 32]));
+/// plan.compute_into(data.view_mut(), footprint.view_mut())?;
+/// assert_eq!(counting.0.load(Ordering::Relaxed), 4);
+/// assert!((data[[20, 7]] - image[[20, 8]]).abs() < 1e-6);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub trait BlockExecutor: Send + Sync {
     /// A short name for logs and summaries (`cpu`, `cuda:0`, ...).
     fn name(&self) -> String;
@@ -98,6 +192,27 @@ pub trait BlockExecutor: Send + Sync {
 }
 
 /// The CPU engine ([`Plan::compute_block_on_cpu`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use reproject::engine::executor::CpuExecutor;
+/// # use ndarray::Array2;
+/// # use reproject::engine::{Options, Plan};
+/// # use reproject::io::ArraySource;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+/// # let source = ArraySource::new(image.view().into_dyn())?;
+/// # let options = Options { block_size: Some((16, 16)), ..Options::default() };
+/// # let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+/// let plan = plan.with_executor(Arc::new(CpuExecutor));
+/// assert_eq!(plan.executor()?.name(), "cpu");
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuExecutor;
 

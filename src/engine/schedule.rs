@@ -36,6 +36,40 @@ use super::{check_working_memory, in_block, OutputSample, Parallel, Plan};
 use crate::error::{Error, Result};
 
 /// How to run the blocks: threads, progress, cancellation.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+/// use ndarray::Array3;
+/// use reproject::engine::schedule::{run, Schedule};
+/// # use ndarray::Array2;
+/// # use reproject::engine::{Options, Plan};
+/// # use reproject::io::ArraySource;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+/// # let source = ArraySource::new(image.view().into_dyn())?;
+/// # let options = Options { block_size: Some((16, 16)), ..Options::default() };
+/// # let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+/// let (mut data, mut footprint) = (Array3::<f64>::zeros((1, 32, 32)), Array3::zeros((1, 32, 32)));
+/// // Cancelled before it starts: no block computed, the run says so.
+/// let cancel = AtomicBool::new(true);
+/// let schedule = Schedule { cancel: Some(&cancel), ..Schedule::default() };
+/// let err = run(&plan, data.view_mut(), footprint.view_mut(), &schedule).unwrap_err();
+/// assert!(matches!(err, reproject::Error::Cancelled(_)));
+/// // With progress: every block reported once.
+/// let done = AtomicUsize::new(0);
+/// let progress = |_block: usize| {
+///     done.fetch_add(1, Ordering::Relaxed);
+/// };
+/// let schedule = Schedule { progress: Some(&progress), ..Schedule::default() };
+/// assert_eq!(run(&plan, data.view_mut(), footprint.view_mut(), &schedule)?, 4);
+/// assert_eq!(done.load(Ordering::Relaxed), 4);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Default, Clone, Copy)]
 pub struct Schedule<'a> {
     /// Threads; `None` takes the plan's options (as its executor adjusts them).
@@ -51,6 +85,31 @@ pub struct Schedule<'a> {
 /// output plane, C order); returns the number of blocks. The executor hears that the outputs
 /// are fresh when the plan says so ([`Plan::with_fresh_outputs`],
 /// [`Plan::with_untouched_outputs`]), as the plan's blocks and estimate do.
+///
+/// ```
+/// use ndarray::Array3;
+/// use reproject::engine::{schedule::{run, Schedule}, Parallel};
+/// # use ndarray::Array2;
+/// # use reproject::engine::{Options, Plan};
+/// # use reproject::io::ArraySource;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix: f64| format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+/// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+/// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+/// # let source = ArraySource::new(image.view().into_dyn())?;
+/// # let options = Options { block_size: Some((16, 16)), ..Options::default() };
+/// # let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
+/// let (mut data, mut footprint) = (Array3::<f32>::zeros((1, 32, 32)), Array3::zeros((1, 32, 32)));
+/// let schedule = Schedule { parallel: Some(Parallel::Threads(2)), ..Schedule::default() };
+/// assert_eq!(run(&plan, data.view_mut(), footprint.view_mut(), &schedule)?, 4);
+/// assert_eq!(data[[0, 9, 9]], image[[9, 10]] as f32);
+/// let mut wrong = Array3::<f32>::zeros((1, 32, 31));
+/// assert!(run(&plan, wrong.view_mut(), footprint.view_mut(), &schedule).is_err());
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub fn run<T: OutputSample>(
     plan: &Plan,
     mut data: ArrayViewMut3<T>,

@@ -26,6 +26,13 @@ use crate::error::{Error, Result};
 /// inherited from its owner: one entry per plan, separated by `;`, each
 /// `<fd>[+<masks fd>]:<planes>x<rows>x<columns>:<masked>`, where `<masked>` is `-` without
 /// masks, else a `0` or `1` per plane (whether it is sampled through its mask).
+///
+/// ```
+/// use reproject::engine::spline_share::INHERITED_SPLINES_VAR;
+/// // Set by an owner for the workers it starts; a process started otherwise has none.
+/// assert_eq!(INHERITED_SPLINES_VAR, "REPROJECT_RS_INHERITED_SPLINES");
+/// assert!(std::env::var_os(INHERITED_SPLINES_VAR).is_none());
+/// ```
 pub const INHERITED_SPLINES_VAR: &str = "REPROJECT_RS_INHERITED_SPLINES";
 
 /// How a plan being made gets the CPU's spline coefficients (orders ≥ 2; nothing is done for

@@ -15,6 +15,15 @@ use crate::error::{Error, Result};
 const MAX_AXES: usize = 99;
 
 /// What kind of world coordinate an axis carries.
+///
+/// ```
+/// use reproject::wcs::{AxisType, Wcs};
+/// let wcs = Wcs::from_header_str("NAXIS = 3\nCTYPE1 = 'GLON-CAR'\nCTYPE2 = 'GLAT-CAR'\n\
+///     CTYPE3 = 'FREQ'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+/// assert_eq!(wcs.params().axis_types,
+///     [AxisType::Longitude, AxisType::Latitude, AxisType::Linear]);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum AxisType {
     /// Celestial longitude of a projection pair (`RA---TAN`, `GLON-CAR`, ...).
@@ -113,11 +122,30 @@ pub struct WcsParams {
 
 impl WcsParams {
     /// Number of axes.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("NAXIS = 3\nCTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\n\
+    ///     CTYPE3 = 'FREQ'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+    /// assert_eq!(wcs.params().naxis(), 3);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn naxis(&self) -> usize {
         self.crpix.len()
     }
 
     /// Indices of the (longitude, latitude) axes, when the WCS is celestial.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// // Latitude first: (longitude, latitude) = (1, 0).
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'DEC--SIN'\nCTYPE2 = 'RA---SIN'\n\
+    ///     CRVAL1 = 0\nCRVAL2 = 0\n")?;
+    /// assert_eq!(wcs.params().celestial_axes(), Some((1, 0)));
+    /// let linear = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\n")?;
+    /// assert_eq!(linear.params().celestial_axes(), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn celestial_axes(&self) -> Option<(usize, usize)> {
         let lng = self
             .axis_types
@@ -132,6 +160,14 @@ impl WcsParams {
 
     /// The time scale of time axis `i` as astropy reads it: the CTYPE's own scale, or
     /// TIMESYS (default UTC) for `TIME`.
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'TIME'\nCTYPE2 = 'TAI'\nTIMESYS = 'TT'\n")?;
+    /// assert_eq!(wcs.params().time_scale(0), "tt"); // TIME: TIMESYS's scale
+    /// assert_eq!(wcs.params().time_scale(1), "tai"); // its own
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn time_scale(&self, i: usize) -> String {
         let name = self.ctype[i].split('-').next().unwrap_or("");
         let name = name.trim().to_ascii_lowercase();
@@ -146,6 +182,16 @@ impl WcsParams {
     }
 
     /// The celestial frame (astropy's choice from CTYPE, RADESYS and EQUINOX).
+    ///
+    /// ```
+    /// use reproject::wcs::{frame::CelestialFrame, Wcs};
+    /// let header = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n";
+    /// let fk4 = Wcs::from_header_str(&format!("{header}RADESYS = 'FK4'\n"))?;
+    /// assert_eq!(fk4.params().frame(), CelestialFrame::Fk4 { equinox: 1950.0 });
+    /// let icrs = Wcs::from_header_str(header)?; // no RADESYS nor EQUINOX: ICRS
+    /// assert_eq!(icrs.params().frame(), CelestialFrame::Icrs);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn frame(&self) -> CelestialFrame {
         let prefix = self
             .celestial_axes()
@@ -163,6 +209,16 @@ impl WcsParams {
     }
 
     /// Reads the WCS `alt` (`None` = primary) of a header.
+    ///
+    /// ```
+    /// use reproject::wcs::{header::Header, WcsParams};
+    /// let header = Header::parse("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\n\
+    ///     CRVAL2 = 20\nCTYPE1A = 'GLON-CAR'\nCTYPE2A = 'GLAT-CAR'\nCRVAL1A = 1\nCRVAL2A = 2\n")?;
+    /// assert_eq!(WcsParams::from_header(&header, None)?.crval, [10.0, 20.0]);
+    /// assert_eq!(WcsParams::from_header(&header, Some('A'))?.crval, [1.0, 2.0]);
+    /// assert!(WcsParams::from_header(&header, Some('B')).is_err()); // no such WCS
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_header(header: &Header, alt: Option<char>) -> Result<WcsParams> {
         let alt = match alt {
             None | Some(' ') => String::new(),
@@ -189,6 +245,15 @@ impl WcsParams {
                 keyword: key("WCSAXES"),
                 reason: format!("{wcsaxes} is not in 0..={MAX_AXES}"),
             });
+        }
+        // An alternate description exists only through its keywords (WCSLIB's wcspih): one
+        // the header never mentions is refused, as astropy refuses it (KeyError), not read as
+        // an empty WCS.
+        if !alt.is_empty() && indexed.max_axis == 0 && !header.contains(&key("WCSAXES")) {
+            return Err(Error::InvalidArgument(format!(
+                "the header has no alternate WCS '{alt}' (no WCSAXES{alt}, CTYPEi{alt}, \
+                 CRVALi{alt}, ... keyword)"
+            )));
         }
         let n = (naxis_header as usize)
             .max(wcsaxes as usize)
@@ -1168,5 +1233,19 @@ mod tests {
         assert_eq!(p.projection, Some(ProjectionCode::Car));
         assert_eq!(p.crval, vec![10.0, 0.0]);
         assert_eq!(p.frame(), CelestialFrame::Galactic);
+        // A letter the header never uses is no WCS (astropy: KeyError), even with NAXIS.
+        let h = format!("NAXIS = 2\n{h}");
+        let e = WcsParams::from_header(&Header::parse(&h).unwrap(), Some('C')).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidArgument(m) if m.contains("'C'")),
+            "{e:?}"
+        );
+        // Its WCSAXES alone declares it.
+        let p = WcsParams::from_header(
+            &Header::parse(&format!("{h}WCSAXESC = 2\n")).unwrap(),
+            Some('C'),
+        )
+        .unwrap();
+        assert_eq!(p.naxis(), 2);
     }
 }
