@@ -1330,7 +1330,9 @@ impl SharedOutputMap {
     }
 
     /// The image data and the footprint (if any). Values written here must be converted with
-    /// [`file_order`](Self::file_order) before they count as written.
+    /// [`file_order`](Self::file_order) before they count as written. Both are of the one
+    /// sample type `T`, as jobs write them: a file whose footprint has another type
+    /// ([`MappedOutput::create_fits_with_footprint`]) is refused here, whichever `T`.
     ///
     /// ```
     /// # use reproject::io::{MappedOutput, OutputType, SharedOutputMap};
