@@ -88,6 +88,18 @@ pub fn calls_between(before: &[CallCount], after: &[CallCount]) -> Vec<CallCount
 }
 
 /// How a driver call failed.
+///
+/// ```
+/// use reproject::gpu::driver::{Driver, FaultKind};
+/// use reproject::gpu::sim::SimDriver;
+/// let sim = SimDriver::new(Default::default());
+/// sim.inject(Some((0, FaultKind::Other)));
+/// assert_eq!(sim.alloc(8).unwrap_err().kind, FaultKind::Other);
+/// assert!(sim.alloc(8).is_ok()); // one call failed: the next succeeds
+/// sim.inject(Some((sim.calls().len(), FaultKind::Sticky)));
+/// assert_eq!(sim.alloc(8).unwrap_err().kind, FaultKind::Sticky);
+/// assert_eq!(sim.alloc(8).unwrap_err().kind, FaultKind::Sticky); // poisoned for good
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultKind {
     /// Out of device (or page-locked host) memory; the context stays usable.
@@ -128,6 +140,14 @@ pub struct DriverFault {
 
 impl DriverFault {
     /// A fault of `call`.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DriverFault, FaultKind};
+    /// let why = format!("grid of {} blocks", 0);
+    /// let f = DriverFault::new("cuLaunchKernel", FaultKind::Other, why);
+    /// assert_eq!((f.call, f.kind), ("cuLaunchKernel", FaultKind::Other));
+    /// assert_eq!(f.message, "grid of 0 blocks");
+    /// ```
     pub fn new(call: &'static str, kind: FaultKind, message: impl Into<String>) -> DriverFault {
         DriverFault {
             call,
@@ -144,6 +164,20 @@ impl fmt::Display for DriverFault {
 }
 
 /// The result of a driver call.
+///
+/// ```
+/// use reproject::gpu::driver::{DevicePtr, Driver, DriverResult, FaultKind};
+/// use reproject::gpu::sim::SimDriver;
+/// fn staged(d: &dyn Driver, bytes: &[u8]) -> DriverResult<DevicePtr> {
+///     let ptr = d.alloc(bytes.len())?;
+///     d.upload_now(bytes, ptr)?;
+///     Ok(ptr)
+/// }
+/// let sim = SimDriver::new(Default::default());
+/// assert!(staged(&sim, &[1, 2, 3]).is_ok());
+/// sim.inject(Some((sim.calls().len(), FaultKind::OutOfMemory)));
+/// assert_eq!(staged(&sim, &[1, 2, 3]).unwrap_err().call, "cuMemAlloc");
+/// ```
 pub type DriverResult<T> = std::result::Result<T, DriverFault>;
 
 /// A device address (of an allocation, or inside one).
@@ -157,12 +191,37 @@ pub struct DevicePtr(pub u64);
 
 impl DevicePtr {
     /// The address `bytes` further.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let base = sim.alloc(16)?;
+    /// assert_eq!(base.offset(8).0, base.0 + 8);
+    /// sim.upload_now(&[9; 8], base.offset(8))?; // the allocation's second half
+    /// assert!(sim.upload_now(&[9; 8], base.offset(9)).is_err()); // a byte past its end
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn offset(self, bytes: usize) -> DevicePtr {
         DevicePtr(self.0 + bytes as u64)
     }
 }
 
 /// A stream: operations queued on one stream run in order.
+///
+/// ```
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::sim::SimDriver;
+/// let sim = SimDriver::new(Default::default());
+/// let (stream, dev) = (sim.create_stream()?, sim.alloc(4)?);
+/// let (mut up, down) = (sim.alloc_host(4)?, sim.alloc_host(4)?);
+/// unsafe { up.as_mut_slice() }.copy_from_slice(b"WCS!");
+/// // Queued after the upload on the same stream, the download sees its bytes.
+/// unsafe { sim.upload(stream, &up, 0, dev, 4)?; sim.download(stream, dev, &down, 0, 4)? };
+/// sim.synchronize(stream)?;
+/// assert_eq!(unsafe { down.as_slice() }, b"WCS!");
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct StreamId(pub u64);
 
@@ -199,6 +258,15 @@ impl HostBuffer {
     /// # Safety
     /// `ptr` must be valid for reads and writes of `len` bytes until the buffer is freed by
     /// the driver that made it.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::HostBuffer;
+    /// let mut memory = vec![5u8; 32];
+    /// // SAFETY: `memory` outlives the handle, and no driver is asked to free it.
+    /// let buf = unsafe { HostBuffer::from_raw(memory.as_mut_ptr(), memory.len()) };
+    /// assert_eq!((buf.len(), buf.capacity()), (32, 32));
+    /// assert_eq!(unsafe { buf.as_slice() }, &[5u8; 32][..]);
+    /// ```
     pub unsafe fn from_raw(ptr: *mut u8, len: usize) -> HostBuffer {
         HostBuffer {
             ptr,
@@ -226,21 +294,67 @@ impl HostBuffer {
     }
 
     /// Bytes allocated.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let buf = sim.alloc_host(100)?;
+    /// assert_eq!(buf.capacity(), 100);
+    /// sim.free_host(buf);
+    /// let again = sim.alloc_host(10)?; // the kept buffer, seen as 10 bytes
+    /// assert_eq!((again.len(), again.capacity()), (10, 100));
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn capacity(&self) -> usize {
         self.capacity
     }
 
     /// Size in bytes.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let buf = sim.alloc_host(24)?;
+    /// assert_eq!(buf.len(), 24);
+    /// assert_eq!(buf.with_len(1000).len(), 24); // at most its capacity
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it has no byte.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let buf = sim.alloc_host(16)?;
+    /// assert!(!buf.is_empty());
+    /// let buf = buf.with_len(0);
+    /// assert!(buf.is_empty());
+    /// sim.free_host(buf);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The address of the first byte.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let buf = sim.alloc_host(16)?;
+    /// let addr = buf.as_ptr();
+    /// assert_eq!(unsafe { buf.as_slice() }.as_ptr(), addr);
+    /// sim.free_host(buf);
+    /// assert_eq!(sim.alloc_host(8)?.as_ptr(), addr); // the pool hands the same memory out again
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn as_ptr(&self) -> *mut u8 {
         self.ptr
     }
@@ -249,6 +363,19 @@ impl HostBuffer {
     ///
     /// # Safety
     /// No copy into the buffer may be pending (synchronize the stream it was queued on).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (stream, dev, host) = (sim.create_stream()?, sim.alloc(4)?, sim.alloc_host(4)?);
+    /// sim.upload_now(&[1, 2, 3, 4], dev)?;
+    /// unsafe { sim.download(stream, dev, &host, 0, 4)? };
+    /// sim.synchronize(stream)?;
+    /// // SAFETY: the stream is synchronized: the copy is done.
+    /// assert_eq!(unsafe { host.as_slice() }, &[1, 2, 3, 4]);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub unsafe fn as_slice(&self) -> &[u8] {
         std::slice::from_raw_parts(self.ptr, self.len)
     }
@@ -257,6 +384,19 @@ impl HostBuffer {
     ///
     /// # Safety
     /// No copy from or into the buffer may be pending.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let mut buf = sim.alloc_host(8)?.with_len(4);
+    /// // SAFETY: no copy is queued on the buffer.
+    /// let bytes = unsafe { buf.as_mut_slice() };
+    /// assert_eq!(bytes.len(), 4); // its length, not its capacity
+    /// bytes.copy_from_slice(&[1, 2, 3, 4]);
+    /// assert_eq!(unsafe { buf.as_slice() }, &[1, 2, 3, 4]);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub unsafe fn as_mut_slice(&mut self) -> &mut [u8] {
         std::slice::from_raw_parts_mut(self.ptr, self.len)
     }
@@ -265,6 +405,22 @@ impl HostBuffer {
 /// The arguments of one launch of the block kernel `rp_reproject_block` (see
 /// `kernels/reproject.cu` for their meaning), with its grid and the build of the kernel it
 /// runs.
+///
+/// ```
+/// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
+/// let (t, s) = (DevicePtr(256), DevicePtr(512));
+/// let parse = BlockLaunch::parse_params(Default::default(), t, s, DevicePtr(4096), 512)?;
+/// // A 64 x 64 float64 block from a 70 x 70 float32 window of a 1000-column plane.
+/// let launch = BlockLaunch {
+///     grid: (8, 16), threads: (8, 4), input: DevicePtr(1 << 20), in_pitch: 1000,
+///     window: (0, 0, 70, 70), plane: (1000, 1000), block: (64, 64), out_f64: 1, out_pitch: 64,
+///     ..parse
+/// };
+/// assert_eq!(launch.input_bytes(), (69 * 1000 + 70) * 4);
+/// assert_eq!(launch.output_bytes(), 64 * 64 * 8);
+/// assert_eq!(launch.invalid_configuration(), None);
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockLaunch {
     /// Which build of the kernel runs it (the general one, or a specialised variant).
@@ -307,6 +463,15 @@ pub struct BlockLaunch {
 
 /// `BlockLaunch::out_f64` of a launch that parses the parameters once into its `out`
 /// (`RP_PARSE_PARAMS` in `kernels/reproject.cu`).
+///
+/// ```
+/// use reproject::gpu::driver::{BlockLaunch, DevicePtr, PARSE_PARAMS};
+/// let (t, s) = (DevicePtr(256), DevicePtr(512));
+/// let parse = BlockLaunch::parse_params(Default::default(), t, s, DevicePtr(4096), 1024)?;
+/// assert_eq!(parse.out_f64, PARSE_PARAMS);
+/// assert_eq!(parse.output_bytes(), 1024); // the capacity, not a block of pixels
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 pub const PARSE_PARAMS: i32 = 2;
 
 impl BlockLaunch {
@@ -356,6 +521,16 @@ impl BlockLaunch {
     }
 
     /// Whether this launch parses the parameters ([`BlockLaunch::parse_params`]).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
+    /// let (t, s) = (DevicePtr(256), DevicePtr(512));
+    /// let parse = BlockLaunch::parse_params(Default::default(), t, s, DevicePtr(4096), 1024)?;
+    /// assert!(parse.parses());
+    /// let pixels = BlockLaunch { out_f64: 1, block: (8, 8), out_pitch: 8, ..parse };
+    /// assert!(!pixels.parses());
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn parses(&self) -> bool {
         self.out_f64 == PARSE_PARAMS
     }
@@ -385,11 +560,30 @@ impl BlockLaunch {
     }
 
     /// Bytes per input element of `input_type` (0 for an unknown code).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
+    /// let (t, s) = (DevicePtr(256), DevicePtr(512));
+    /// let parse = BlockLaunch::parse_params(Default::default(), t, s, DevicePtr(4096), 1024)?;
+    /// assert_eq!(BlockLaunch { input_type: 3, ..parse.clone() }.input_elem(), 2); // int16
+    /// assert_eq!(BlockLaunch { input_type: 5, ..parse.clone() }.input_elem(), 8); // int64
+    /// assert_eq!(BlockLaunch { input_type: 9, ..parse }.input_elem(), 0); // unknown
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn input_elem(&self) -> usize {
         input_elem(self.input_type)
     }
 
     /// Bytes per output element.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
+    /// let (t, s) = (DevicePtr(256), DevicePtr(512));
+    /// let parse = BlockLaunch::parse_params(Default::default(), t, s, DevicePtr(4096), 1024)?;
+    /// assert_eq!(BlockLaunch { out_f64: 0, ..parse.clone() }.out_elem(), 4);
+    /// assert_eq!(BlockLaunch { out_f64: 1, ..parse }.out_elem(), 8);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn out_elem(&self) -> usize {
         if self.out_f64 != 0 {
             8
@@ -399,6 +593,17 @@ impl BlockLaunch {
     }
 
     /// The bytes of input the kernel reads, from `input`.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
+    /// let (t, s) = (DevicePtr(256), DevicePtr(512));
+    /// let parse = BlockLaunch::parse_params(Default::default(), t, s, DevicePtr(4096), 1024)?;
+    /// assert_eq!(parse.input_bytes(), 0); // a parse reads no input
+    /// // A float64 window of 4 rows of 5 samples, rows 6 samples apart.
+    /// let launch = BlockLaunch { input_type: 1, in_pitch: 6, window: (10, 20, 4, 5), ..parse };
+    /// assert_eq!(launch.input_bytes(), (3 * 6 + 5) * 8);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn input_bytes(&self) -> usize {
         let (_, _, ny, nx) = self.window;
         if ny <= 0 || nx <= 0 {
@@ -409,6 +614,16 @@ impl BlockLaunch {
 
     /// The bytes of each output the kernel writes, from `out` and `footprint` (for a parse,
     /// the bytes of `out` it may write; no footprint).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
+    /// let (t, s) = (DevicePtr(256), DevicePtr(512));
+    /// let parse = BlockLaunch::parse_params(Default::default(), t, s, DevicePtr(4096), 1024)?;
+    /// assert_eq!(parse.output_bytes(), 1024); // a parse: the bytes of `out` it may write
+    /// let block = BlockLaunch { out_f64: 0, block: (16, 32), out_pitch: 40, ..parse };
+    /// assert_eq!(block.output_bytes(), (15 * 40 + 32) * 4); // float32 rows 40 elements apart
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn output_bytes(&self) -> usize {
         if self.parses() {
             return usize::try_from(self.out_pitch).unwrap_or(0);
@@ -423,6 +638,12 @@ impl BlockLaunch {
 
 /// What one launch of the accumulate kernel `rp_accumulate` does (see
 /// `kernels/accumulate.cu`).
+///
+/// ```
+/// use reproject::gpu::driver::AccumulateOp::*;
+/// let codes: Vec<i32> = [Fill, Mean, Sum, First, Last, Min, Max].map(|op| op.code()).to_vec();
+/// assert_eq!(codes, [0, 1, 2, 3, 4, 5, 6]); // RP_ACC_FILL ... RP_ACC_MAX
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccumulateOp {
     /// Every accumulator pixel of the block: data = the first constant, footprint = 0.
@@ -465,6 +686,19 @@ impl AccumulateOp {
 /// The arguments of one launch of the accumulate kernel `rp_accumulate`
 /// (`kernels/accumulate.cu`): one input's samples over a part of an output block added into
 /// the block's float64 accumulators, with its grid (one thread per pixel of the part).
+///
+/// ```
+/// use reproject::gpu::driver::{AccumulateLaunch, AccumulateOp, DevicePtr};
+/// // A 100 x 200 part of one input's samples, added into the sums of a 256 x 256 block.
+/// let mean = AccumulateLaunch {
+///     grid: (7, 13), threads: (32, 8), values: Some(DevicePtr(1 << 30)), weights: None,
+///     op: AccumulateOp::Mean, correction: 0, constants: (0.0, 0.0, 0.0), planes: 1,
+///     part: (100, 200), part_origin: (40, 30), in_block: (40, 30), block: (256, 256),
+///     data: DevicePtr(4096), footprint: DevicePtr(1 << 20),
+/// };
+/// assert_eq!(mean.part_bytes(), 100 * 200 * 8);
+/// assert_eq!(mean.invalid_configuration(), None);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct AccumulateLaunch {
     /// Thread blocks (x, y).
@@ -519,12 +753,41 @@ impl AccumulateLaunch {
     }
 
     /// The bytes of each accumulator (the whole block, every plane).
+    ///
+    /// ```
+    /// # use reproject::gpu::driver::{AccumulateLaunch, AccumulateOp, DevicePtr};
+    /// # let fill = AccumulateLaunch {
+    /// #     grid: (8, 32), threads: (32, 8), values: None, weights: None,
+    /// #     op: AccumulateOp::Fill, correction: 0, constants: (0.0, 0.0, 0.0), planes: 1,
+    /// #     part: (256, 256), part_origin: (0, 0), in_block: (0, 0), block: (256, 256),
+    /// #     data: DevicePtr(4096), footprint: DevicePtr(1 << 20),
+    /// # };
+    /// // `fill`: a launch filling a 256 x 256 block.
+    /// assert_eq!(fill.block_bytes(), 256 * 256 * 8);
+    /// let cube = AccumulateLaunch { planes: 3, ..fill };
+    /// assert_eq!(cube.block_bytes(), 3 * 256 * 256 * 8); // float64, every plane
+    /// ```
     pub fn block_bytes(&self) -> usize {
         let n = |v: i32| usize::try_from(v).unwrap_or(0);
         n(self.planes) * n(self.block.0) * n(self.block.1) * 8
     }
 
     /// The bytes of samples (and of weights) the launch reads; 0 for [`AccumulateOp::Fill`].
+    ///
+    /// ```
+    /// # use reproject::gpu::driver::{AccumulateLaunch, AccumulateOp, DevicePtr};
+    /// # let fill = AccumulateLaunch {
+    /// #     grid: (8, 32), threads: (32, 8), values: None, weights: None,
+    /// #     op: AccumulateOp::Fill, correction: 0, constants: (0.0, 0.0, 0.0), planes: 1,
+    /// #     part: (256, 256), part_origin: (0, 0), in_block: (0, 0), block: (256, 256),
+    /// #     data: DevicePtr(4096), footprint: DevicePtr(1 << 20),
+    /// # };
+    /// // `fill`: a launch filling a 256 x 256 block.
+    /// assert_eq!(fill.part_bytes(), 0); // a fill reads no samples
+    /// let values = Some(DevicePtr(1 << 30));
+    /// let mean = AccumulateLaunch { op: AccumulateOp::Mean, values, ..fill };
+    /// assert_eq!(mean.part_bytes(), 256 * 256 * 8);
+    /// ```
     pub fn part_bytes(&self) -> usize {
         if self.op == AccumulateOp::Fill {
             return 0;
@@ -562,6 +825,16 @@ pub struct SplineSamples {
 impl SplineSamples {
     /// The bytes from the plane's first sample to its last, for a plane of `plane` (rows,
     /// columns); 0 for an empty one or an unknown type.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineSamples};
+    /// let s = SplineSamples {
+    ///     input: DevicePtr(4096), input_type: 3, big_endian: 1, pitch: 10, values_f32: 1,
+    /// };
+    /// assert_eq!(s.bytes((2, 8)), (10 + 8) * 2); // int16: a row of 10, then 8 samples
+    /// assert_eq!(s.bytes((0, 8)), 0);
+    /// assert_eq!(SplineSamples { input_type: 9, ..s }.bytes((2, 8)), 0); // unknown type
+    /// ```
     pub fn bytes(&self, plane: (usize, usize)) -> usize {
         let (ny, nx) = plane;
         if ny == 0 || nx == 0 {
@@ -574,6 +847,15 @@ impl SplineSamples {
     /// Whether the filter's column pass reads these samples itself ([`SplineOp::Filter`]'s
     /// `source`): 4- and 8-byte types (float32, float64, int32, int64), which `cp.async`
     /// copies whole. The others go through [`SplineOp::Values`] first.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineSamples};
+    /// let s = SplineSamples {
+    ///     input: DevicePtr(4096), input_type: 3, big_endian: 1, pitch: 10, values_f32: 1,
+    /// };
+    /// let read = |t| SplineSamples { input_type: t, ..s }.filter_reads();
+    /// assert_eq!((0..6).filter(|&t| read(t)).collect::<Vec<i32>>(), [0, 1, 4, 5]);
+    /// ```
     pub fn filter_reads(&self) -> bool {
         matches!(self.input_type, 0 | 1 | 4 | 5)
     }
@@ -654,6 +936,16 @@ impl SplineLaunch {
     /// The launch of `op` on the `plane` (rows, columns) of values at `data`, with a grid
     /// covering its threads. Errors: a plane whose sizes exceed the kernels' 32-bit indices,
     /// or a grid too large (as `cuLaunchKernel` faults).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
+    /// let poles = DevicePtr(256);
+    /// let rows = SplineOp::Filter { axis: 1, poles, npoles: 1, gain: 6.0, source: None };
+    /// let launch = SplineLaunch::new(DevicePtr(4096), (100, 300), rows)?;
+    /// assert_eq!((launch.grid, launch.threads), (4, 32)); // a thread per row: 100 rows
+    /// assert!(SplineLaunch::new(DevicePtr(4096), (1 << 31, 1), rows).is_err()); // 32-bit indices
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn new(data: DevicePtr, plane: (usize, usize), op: SplineOp) -> DriverResult<SplineLaunch> {
         let fault = |what: String| DriverFault::new("cuLaunchKernel", FaultKind::Other, what);
         let int = |v: usize| {
@@ -709,6 +1001,20 @@ impl SplineLaunch {
     /// `rp_spline_filter`'s line arguments of a [`SplineOp::Filter`] launch: (lines, line
     /// length, elements between line starts, elements between a line's elements); `None` for
     /// [`SplineOp::Values`].
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};
+    /// let poles = DevicePtr(256);
+    /// let columns = SplineOp::Filter { axis: 0, poles, npoles: 1, gain: 6.0, source: None };
+    /// let launch = SplineLaunch::new(DevicePtr(4096), (3, 7), columns)?;
+    /// assert_eq!(launch.filter_lines(), Some((7, 3, 1, 7))); // 7 columns of 3, a row apart
+    /// let s = SplineSamples {
+    ///     input: poles, input_type: 1, big_endian: 0, pitch: 7, values_f32: 0,
+    /// };
+    /// let values = SplineLaunch::new(DevicePtr(4096), (3, 7), SplineOp::Values(s))?;
+    /// assert_eq!(values.filter_lines(), None);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn filter_lines(&self) -> Option<(i64, i32, i64, i64)> {
         let (ny, nx) = self.plane;
         match self.op {
@@ -719,6 +1025,17 @@ impl SplineLaunch {
     }
 
     /// The bytes of the plane of values (read and written).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};
+    /// let s = SplineSamples {
+    ///     input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 7, values_f32: 0,
+    /// };
+    /// let launch = SplineLaunch::new(DevicePtr(4096), (3, 7), SplineOp::Values(s))?;
+    /// assert_eq!(launch.data_bytes(), 3 * 7 * 8); // float64 values, from float32 samples
+    /// assert_eq!(launch.reads().1, 3 * 7 * 4);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn data_bytes(&self) -> usize {
         let (ny, nx) = self.plane_size();
         ny * nx * 8
@@ -852,35 +1169,130 @@ fn invalid_grid((gx, gy): (u32, u32), (tx, ty): (u32, u32)) -> Option<String> {
 ///
 /// Implementations: `CudaDriver` (`gpu/cuda.rs`, a real GPU) and [`super::sim::SimDriver`].
 /// Calls may come from several threads at once.
+///
+/// ```
+/// use reproject::gpu::driver::{Driver, DriverResult};
+/// # use reproject::gpu::sim::SimDriver;
+/// fn round_trip(d: &dyn Driver, bytes: &[u8]) -> DriverResult<Vec<u8>> {
+///     let (stream, n) = (d.create_stream()?, bytes.len());
+///     let (dev, host) = (d.alloc(n)?, d.alloc_host(n)?);
+///     d.upload_now(bytes, dev)?;
+///     unsafe { d.download(stream, dev, &host, 0, n)? };
+///     d.synchronize(stream)?;
+///     Ok(unsafe { host.as_slice() }.to_vec())
+/// }
+/// assert_eq!(round_trip(&SimDriver::new(Default::default()), b"SIMPLE")?, b"SIMPLE");
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 pub trait Driver: Send + Sync {
     /// The device.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let sim = SimDriver::new(SimConfig { memory: 64 << 20, ..SimConfig::default() });
+    /// assert_eq!(sim.info().total_memory, 64 << 20);
+    /// assert_eq!(sim.info().compute_capability, (9, 0));
+    /// ```
     fn info(&self) -> &GpuInfo;
 
     /// The device's ordinal among the visible ones.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let sim = SimDriver::new(SimConfig { ordinal: 1, ..SimConfig::default() });
+    /// assert_eq!(sim.ordinal(), 1);
+    /// ```
     fn ordinal(&self) -> usize;
 
     /// Why the context cannot be used any more (a sticky error), if so.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{Driver, FaultKind};
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// assert_eq!(sim.poisoned(), None);
+    /// sim.inject(Some((0, FaultKind::Sticky)));
+    /// assert!(sim.alloc(8).is_err());
+    /// assert!(sim.poisoned().unwrap().contains("injected sticky"));
+    /// ```
     fn poisoned(&self) -> Option<String>;
 
     /// (free, total) device memory in bytes; free counts the memory the driver keeps for
     /// reuse (see [`super::pool`]), which an allocation takes back when it needs it.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let sim = SimDriver::new(SimConfig { memory: 64 << 20, ..SimConfig::default() });
+    /// let dev = sim.alloc(1 << 20)?;
+    /// assert_eq!(sim.mem_info()?, (63 << 20, 64 << 20));
+    /// sim.free(dev); // kept for reuse, which counts as free
+    /// assert_eq!(sim.mem_info()?, (64 << 20, 64 << 20));
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn mem_info(&self) -> DriverResult<(usize, usize)>;
 
     /// At least `bytes` of device memory (content undefined): an allocation kept from before
     /// (see [`super::pool`]), or a new one. Out of memory, the kept ones are freed and the
     /// allocation tried again.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{Driver, FaultKind};
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let sim = SimDriver::new(SimConfig { memory: 1 << 20, ..SimConfig::default() });
+    /// let a = sim.alloc(1000)?;
+    /// assert_ne!(sim.alloc(1000)?, a);
+    /// assert_eq!(sim.alloc(2 << 20).unwrap_err().kind, FaultKind::OutOfMemory);
+    /// assert_eq!(sim.stats().device_allocations, 2);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn alloc(&self, bytes: usize) -> DriverResult<DevicePtr>;
 
     /// Gives an allocation made by [`Driver::alloc`] back, once no queued work touches it:
     /// kept for reuse while the driver's pool has room, else freed.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let dev = sim.alloc(100)?;
+    /// sim.free(dev);
+    /// assert_eq!(sim.stats().device_bytes_kept, 256); // kept, rounded up as it was allocated
+    /// assert_eq!(sim.alloc(100)?, dev); // and handed out again
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn free(&self, ptr: DevicePtr);
 
     /// At least `bytes` of page-locked host memory: a buffer kept from before (see
     /// [`super::pool`]), or a new one.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{Driver, FaultKind};
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let buf = sim.alloc_host(1 << 20)?;
+    /// assert_eq!((buf.len(), sim.stats().host_allocations), (1 << 20, 1));
+    /// sim.inject(Some((sim.calls().len(), FaultKind::OutOfMemory)));
+    /// assert_eq!(sim.alloc_host(64).unwrap_err().kind, FaultKind::OutOfMemory);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer>;
 
     /// Gives page-locked host memory back (no copy may be pending on it): kept for reuse
     /// while the driver's pool has room, else freed.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// sim.free_host(sim.alloc_host(4096)?);
+    /// let again = sim.alloc_host(4096)?; // the kept buffer
+    /// assert_eq!(sim.stats().host_allocations, 1);
+    /// sim.free_host(again);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn free_host(&self, buffer: HostBuffer);
 
     /// Page-locks `len` bytes of ordinary host memory at `ptr` in place (cuMemHostRegister),
@@ -890,35 +1302,137 @@ pub trait Driver: Send + Sync {
     /// `ptr` must be valid for reads and writes of `len` bytes until
     /// [`Driver::unregister_host`] is given the buffer, which must happen before that memory
     /// is freed.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (stream, dev) = (sim.create_stream()?, sim.alloc(4)?);
+    /// sim.upload_now(&[1, 2, 3, 4], dev)?;
+    /// let mut memory = vec![0u8; 4];
+    /// // SAFETY: `memory` outlives the registration.
+    /// let locked = unsafe { sim.register_host(memory.as_mut_ptr(), memory.len())? };
+    /// unsafe { sim.download(stream, dev, &locked, 0, 4)? };
+    /// sim.synchronize(stream)?;
+    /// sim.unregister_host(locked);
+    /// assert_eq!(memory, [1, 2, 3, 4]); // copied into the caller's memory in place
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     unsafe fn register_host(&self, ptr: *mut u8, len: usize) -> DriverResult<HostBuffer>;
 
     /// Unlocks memory locked by [`Driver::register_host`] (no copy may be pending on it).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let mut memory = vec![0u8; 64];
+    /// // SAFETY: `memory` outlives the registration.
+    /// let locked = unsafe { sim.register_host(memory.as_mut_ptr(), memory.len())? };
+    /// sim.unregister_host(locked);
+    /// let names: Vec<&str> = sim.calls().iter().map(|c| c.name).collect();
+    /// assert_eq!(names, ["cuMemHostRegister", "cuMemHostUnregister"]);
+    /// assert!(sim.hazards().is_empty()); // no copy was pending on it
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn unregister_host(&self, buffer: HostBuffer);
 
     /// A stream with nothing queued: one kept from before, or a new one.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (a, b) = (sim.create_stream()?, sim.create_stream()?);
+    /// assert_ne!(a, b);
+    /// sim.destroy_stream(a);
+    /// assert_eq!(sim.create_stream()?, a); // the kept one
+    /// assert_eq!(sim.stats().streams_created, 2);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn create_stream(&self) -> DriverResult<StreamId>;
 
     /// Gives a stream back (its queued work finishes first): kept for reuse, or destroyed.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (stream, dev, host) = (sim.create_stream()?, sim.alloc(2)?, sim.alloc_host(2)?);
+    /// sim.upload_now(&[4, 2], dev)?;
+    /// unsafe { sim.download(stream, dev, &host, 0, 2)? };
+    /// sim.destroy_stream(stream); // finishes the download first
+    /// assert_eq!(unsafe { host.as_slice() }, &[4, 2]);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn destroy_stream(&self, stream: StreamId);
 
     /// Frees the device memory, page-locked memory and streams kept for reuse (for other
     /// users of the device, or of the host's memory).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// sim.free(sim.alloc(1 << 20)?);
+    /// assert_eq!(sim.stats().device_bytes_kept, 1 << 20);
+    /// sim.release_kept();
+    /// assert_eq!(sim.stats().device_bytes_kept, 0);
+    /// sim.alloc(1 << 20)?; // a new allocation
+    /// assert_eq!(sim.stats().device_allocations, 2);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn release_kept(&self);
 
     /// The CUDA driver API calls made so far, by function, with their summed times: the real
     /// driver counts every call it makes; a driver that calls no CUDA (the simulator) none.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// sim.alloc(64)?;
+    /// assert!(sim.call_counts().is_empty()); // the simulator calls no CUDA
+    /// assert_eq!(sim.calls().len(), 1); // it records its own calls instead
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn call_counts(&self) -> Vec<CallCount> {
         Vec::new()
     }
 
     /// Copies `bytes` from host memory to the device, synchronously (for small parameter
     /// arrays).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let dev = sim.alloc(4)?;
+    /// sim.upload_now(&[1, 2, 3, 4], dev)?; // done when it returns
+    /// assert_eq!(sim.stats().uploaded, 4);
+    /// assert!(sim.upload_now(&[0; 8], dev).is_err()); // more than the allocation holds
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn upload_now(&self, src: &[u8], dst: DevicePtr) -> DriverResult<()>;
 
     /// Queues a copy of `bytes` from `src[src_offset..]` to `dst` on `stream`.
     ///
     /// # Safety
     /// `dst` must hold `bytes` more bytes; `src` must not be written until the copy is done.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (stream, dev, mut host) = (sim.create_stream()?, sim.alloc(2)?, sim.alloc_host(6)?);
+    /// unsafe { host.as_mut_slice() }.copy_from_slice(&[0, 0, 0, 0, 8, 9]);
+    /// unsafe { sim.upload(stream, &host, 4, dev, 2)? }; // host bytes 4 and 5
+    /// unsafe { sim.download(stream, dev, &host, 0, 2)? }; // back into bytes 0 and 1
+    /// sim.synchronize(stream)?;
+    /// assert_eq!(unsafe { host.as_slice() }, &[8, 9, 0, 0, 8, 9]);
+    /// assert!(unsafe { sim.upload(stream, &host, 5, dev, 2) }.is_err()); // past the buffer
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     unsafe fn upload(
         &self,
         stream: StreamId,
@@ -932,6 +1446,18 @@ pub trait Driver: Send + Sync {
     ///
     /// # Safety
     /// `src` must hold `bytes` more bytes; `dst` must not be touched until the copy is done.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (stream, dev, host) = (sim.create_stream()?, sim.alloc(3)?, sim.alloc_host(5)?);
+    /// sim.upload_now(&[7, 8, 9], dev)?;
+    /// unsafe { sim.download(stream, dev, &host, 2, 3)? }; // into host bytes 2..5
+    /// sim.synchronize(stream)?;
+    /// assert_eq!(unsafe { &host.as_slice()[2..] }, &[7, 8, 9]);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     unsafe fn download(
         &self,
         stream: StreamId,
@@ -945,6 +1471,19 @@ pub trait Driver: Send + Sync {
     ///
     /// # Safety
     /// Both ranges must lie in device allocations and not overlap.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (stream, host) = (sim.create_stream()?, sim.alloc_host(4)?);
+    /// let (a, b) = (sim.alloc(4)?, sim.alloc(4)?);
+    /// sim.upload_now(&[1, 2, 3, 4], a)?;
+    /// unsafe { sim.copy_device(stream, a, b, 4)?; sim.download(stream, b, &host, 0, 4)? };
+    /// sim.synchronize(stream)?;
+    /// assert_eq!(unsafe { host.as_slice() }, &[1, 2, 3, 4]);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     unsafe fn copy_device(
         &self,
         stream: StreamId,
@@ -1014,12 +1553,47 @@ pub trait Driver: Send + Sync {
     ///
     /// # Safety
     /// Every pointer must be device memory of the sizes the arguments describe.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{BlockLaunch, Driver};
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// // Record only: the launch is checked, queued and counted, but not run.
+    /// let sim = SimDriver::new(SimConfig { record_only: true, ..SimConfig::default() });
+    /// let (stream, out) = (sim.create_stream()?, sim.alloc(4096)?);
+    /// let (t, s) = (sim.alloc(256)?, sim.alloc(256)?);
+    /// let parse = BlockLaunch::parse_params(Default::default(), t, s, out, 4096)?;
+    /// unsafe { sim.launch(stream, &parse)? };
+    /// sim.synchronize(stream)?;
+    /// assert_eq!((sim.stats().launches, sim.stats().parameter_parses), (1, 1));
+    /// let empty = BlockLaunch { grid: (0, 1), ..parse };
+    /// assert!(unsafe { sim.launch(stream, &empty) }.is_err()); // CUDA refuses an empty grid
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     unsafe fn launch(&self, stream: StreamId, launch: &BlockLaunch) -> DriverResult<()>;
 
     /// Queues a launch of the accumulate kernel on `stream`.
     ///
     /// # Safety
     /// Every pointer must be device memory of the sizes the arguments describe.
+    ///
+    /// ```
+    /// # use reproject::gpu::driver::{AccumulateLaunch, AccumulateOp, Driver};
+    /// # use reproject::gpu::sim::SimDriver;
+    /// # let sim = SimDriver::new(Default::default());
+    /// let (stream, data, footprint) = (sim.create_stream()?, sim.alloc(8)?, sim.alloc(8)?);
+    /// let fill = AccumulateLaunch {
+    ///     grid: (1, 1), threads: (1, 1), values: None, weights: None, op: AccumulateOp::Fill,
+    ///     correction: 0, constants: (1.5, 0.0, 0.0), planes: 1, part: (1, 1), part_origin: (0, 0),
+    ///     in_block: (0, 0), block: (1, 1), data, footprint,
+    /// };
+    /// let host = sim.alloc_host(8)?;
+    /// unsafe { sim.launch_accumulate(stream, &fill)?; sim.download(stream, data, &host, 0, 8)? };
+    /// if SimDriver::has_kernels() {
+    ///     sim.synchronize(stream)?;
+    ///     assert_eq!(unsafe { host.as_slice() }, 1.5f64.to_ne_bytes()); // data = the constant
+    /// }
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     unsafe fn launch_accumulate(
         &self,
         stream: StreamId,
@@ -1054,6 +1628,19 @@ pub trait Driver: Send + Sync {
     unsafe fn launch_spline(&self, stream: StreamId, launch: &SplineLaunch) -> DriverResult<()>;
 
     /// Waits until everything queued on `stream` is done; reports a failure of any of it.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{Driver, FaultKind};
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (stream, dev, host) = (sim.create_stream()?, sim.alloc(8)?, sim.alloc_host(16)?);
+    /// // 8 bytes more than the allocation holds: the copy fails on the device.
+    /// unsafe { sim.download(stream, dev, &host, 0, 16)? };
+    /// let fault = sim.synchronize(stream).unwrap_err();
+    /// assert_eq!((fault.call, fault.kind), ("cuStreamSynchronize", FaultKind::Sticky));
+    /// assert!(fault.message.contains("ILLEGAL_ADDRESS"));
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn synchronize(&self, stream: StreamId) -> DriverResult<()>;
 }
 

@@ -47,6 +47,13 @@ pub enum KernelArg {
 impl KernelArg {
     /// The PTX type NVRTC declares such a parameter with (`.param .u64` for a pointer or a
     /// `long long`, `.u32` for an `int`, `.f64` for a `double`).
+    ///
+    /// ```
+    /// use reproject::gpu::kernel_args::KernelArg;
+    /// // A pointer and a `long long` are both 64-bit parameters: only their names tell them apart.
+    /// assert_eq!(KernelArg::Pointer(4096).ptx_type(), KernelArg::Long(-1).ptx_type());
+    /// assert_eq!(KernelArg::Int(7).ptx_type(), "u32");
+    /// ```
     pub fn ptx_type(&self) -> &'static str {
         match self {
             KernelArg::Pointer(_) | KernelArg::Long(_) => "u64",
@@ -74,6 +81,16 @@ pub enum SplineKernel {
 
 impl SplineKernel {
     /// The kernel's entry point.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};
+    /// let u8s = SplineSamples {
+    ///     input: DevicePtr(1 << 20), input_type: 2, big_endian: 0, pitch: 5, values_f32: 1,
+    /// };
+    /// let launch = SplineLaunch::new(DevicePtr(4096), (4, 5), SplineOp::Values(u8s))?;
+    /// assert_eq!(launch.kernel_args()?.0.entry(), "rp_spline_values");
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn entry(self) -> &'static str {
         match self {
             SplineKernel::Values => SPLINE_VALUES_ENTRY,
@@ -84,6 +101,18 @@ impl SplineKernel {
 }
 
 /// A launch's arguments: each with its parameter's name in the kernel's signature.
+///
+/// ```
+/// use reproject::gpu::driver::{BlockLaunch, DevicePtr, PARSE_PARAMS};
+/// use reproject::gpu::kernel_args::{KernelArg, KernelArgs};
+/// let (t, s) = (DevicePtr(256), DevicePtr(512));
+/// let parse = BlockLaunch::parse_params(Default::default(), t, s, DevicePtr(4096), 64)?;
+/// let args: KernelArgs = parse.kernel_args();
+/// let arg = |name: &str| args.iter().find(|(n, _)| *n == name).map(|(_, a)| *a);
+/// assert_eq!(arg("out_f64"), Some(KernelArg::Int(PARSE_PARAMS)));
+/// assert_eq!(arg("sampling"), Some(KernelArg::Pointer(512)));
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 pub type KernelArgs = Vec<(&'static str, KernelArg)>;
 
 fn pointer(p: DevicePtr) -> KernelArg {

@@ -182,10 +182,20 @@ pub const KERNEL_FILES: &[(&str, &str)] = &[
 ];
 
 /// Name of the kernel entry point in [`KERNEL_FILES`].
+///
+/// ```
+/// use reproject::gpu::{kernel_source, KERNEL_ENTRY};
+/// assert!(kernel_source().contains(&format!("RP_BLOCK_BOUNDS {KERNEL_ENTRY}(")));
+/// ```
 pub const KERNEL_ENTRY: &str = "rp_reproject_block";
 
 /// Name of the accumulate kernel's entry point in [`KERNEL_FILES`] (mosaics combined on the
 /// device).
+///
+/// ```
+/// use reproject::gpu::{kernel_source, ACCUMULATE_ENTRY};
+/// assert!(kernel_source().contains(&format!("void {ACCUMULATE_ENTRY}(")));
+/// ```
 pub const ACCUMULATE_ENTRY: &str = "rp_accumulate";
 
 /// Name of the spline prefilter's entry point in [`KERNEL_FILES`] (`kernels/spline.cu`: the
@@ -300,6 +310,16 @@ pub fn compile_options(arch: &str) -> Vec<String> {
 }
 
 /// What was found of the GPU: the device the backend uses and the libraries it loaded.
+///
+/// ```
+/// let info = reproject::gpu::GpuInfo {
+///     name: "NVIDIA H100 80GB HBM3".into(), compute_capability: (9, 0), total_memory: 80 << 30,
+///     driver_version: 12080, nvrtc_version: (12, 8), arch: "sm_90".into(),
+/// };
+/// let text = "NVIDIA H100 80GB HBM3 (compute capability 9.0, 80.0 GiB, driver CUDA 12.8, \
+///             NVRTC 12.8, kernels built for sm_90)";
+/// assert_eq!(info.to_string(), text);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GpuInfo {
     /// Device name, e.g. "NVIDIA H100 80GB HBM3".
@@ -537,6 +557,14 @@ impl DeviceBuffer {
     }
 
     /// A copy of `bytes` on the first GPU.
+    ///
+    /// ```
+    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// let buffer = reproject::gpu::DeviceBuffer::from_host(b"NAXIS1 = 64")?;
+    /// assert_eq!(buffer.len(), 11);
+    /// assert_eq!(buffer.to_host()?, b"NAXIS1 = 64");
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_host(bytes: &[u8]) -> Result<DeviceBuffer> {
         let buffer = DeviceBuffer::alloc(&drivers(Devices::First)?.remove(0), bytes.len())?;
         buffer
@@ -547,11 +575,28 @@ impl DeviceBuffer {
     }
 
     /// `len` zero bytes on the first GPU.
+    ///
+    /// ```
+    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// let buffer = reproject::gpu::DeviceBuffer::zeros(16)?;
+    /// assert_eq!(buffer.to_host()?, vec![0u8; 16]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn zeros(len: usize) -> Result<DeviceBuffer> {
         DeviceBuffer::from_host(&vec![0u8; len])
     }
 
     /// The bytes, copied back to the host.
+    ///
+    /// ```
+    /// use reproject::gpu::DeviceBuffer;
+    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// let pixels = [1.5f32, -2.0, f32::NAN];
+    /// let bytes: Vec<u8> = pixels.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    /// let buffer = DeviceBuffer::from_host(&bytes)?;
+    /// assert_eq!(buffer.to_host()?, bytes); // the same bits, NaN included
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn to_host(&self) -> Result<Vec<u8>> {
         let d = &self.driver;
         let stream = d.create_stream().map_err(Self::gpu_err)?;
@@ -570,16 +615,41 @@ impl DeviceBuffer {
     }
 
     /// Size in bytes.
+    ///
+    /// ```
+    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// assert_eq!(reproject::gpu::DeviceBuffer::zeros(1000)?.len(), 1000);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether it holds no byte.
+    ///
+    /// ```
+    /// use reproject::gpu::DeviceBuffer;
+    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// assert!(DeviceBuffer::zeros(0)?.is_empty());
+    /// assert!(!DeviceBuffer::zeros(1)?.is_empty());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The device address (valid while the buffer lives).
+    ///
+    /// ```
+    /// use reproject::gpu::DeviceBuffer;
+    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// let a = DeviceBuffer::zeros(64)?;
+    /// let at = a.device_ptr();
+    /// assert_ne!(at, 0);
+    /// drop(a); // freed: the simulator's pool hands the address out again
+    /// assert_eq!(DeviceBuffer::zeros(64)?.device_ptr(), at);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn device_ptr(&self) -> u64 {
         self.ptr.0
     }
@@ -637,6 +707,13 @@ pub fn copy_times(bytes: usize, repeats: usize) -> Result<(f64, f64)> {
 
 /// What page-locking a caller's buffer in place costs and gives, from
 /// [`registered_copy_times`]: seconds, each the best of the runs.
+///
+/// ```
+/// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+/// let r = reproject::gpu::registered_copy_times(1 << 16, 2)?;
+/// assert!([r.register, r.copies, r.unregister].iter().all(|t| t.is_finite() && *t >= 0.0));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RegisteredCopy {
     /// cuMemHostRegister of the buffer.

@@ -32,10 +32,38 @@ use std::sync::Mutex;
 use super::driver::{DevicePtr, HostBuffer};
 
 /// The most page-locked bytes a [`HostPool`] keeps (buffers beyond are freed).
+///
+/// ```
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::pool::POOL_LIMIT;
+/// use reproject::gpu::sim::SimDriver;
+/// let sim = SimDriver::new(Default::default());
+/// sim.free_host(sim.alloc_host(POOL_LIMIT + 1)?); // too large to keep: freed
+/// sim.free_host(sim.alloc_host(1 << 20)?); // kept
+/// sim.alloc_host(POOL_LIMIT + 1)?;
+/// sim.alloc_host(1 << 20)?;
+/// assert_eq!(sim.stats().host_allocations, 3);
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 pub const POOL_LIMIT: usize = 1 << 30;
 
 /// The most streams a driver keeps for reuse (a job takes one per block thread and two for
 /// its uploads).
+///
+/// ```
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::pool::KEPT_STREAMS;
+/// use reproject::gpu::sim::SimDriver;
+/// let sim = SimDriver::new(Default::default());
+/// let streams = (0..=KEPT_STREAMS).map(|_| sim.create_stream());
+/// let streams: Vec<_> = streams.collect::<Result<_, _>>()?;
+/// streams.into_iter().for_each(|s| sim.destroy_stream(s)); // one more than are kept
+/// for _ in 0..=KEPT_STREAMS {
+///     sim.create_stream()?;
+/// }
+/// assert_eq!(sim.stats().streams_created, KEPT_STREAMS + 2); // one made anew
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 pub const KEPT_STREAMS: usize = 64;
 
 /// The most device bytes a [`DevicePool`] keeps on a device of `total` bytes: an eighth (10
@@ -51,10 +79,47 @@ pub fn device_pool_limit(total: usize) -> usize {
 }
 
 /// What a pool keeps: something of a capacity, seen by its taker as a smaller length.
+///
+/// ```
+/// use reproject::gpu::pool::{Pool, Pooled};
+/// #[derive(Debug, PartialEq)]
+/// struct Scratch { bytes: usize, len: usize }
+/// impl Pooled for Scratch {
+///     fn capacity(&self) -> usize { self.bytes }
+///     fn with_len(self, len: usize) -> Self { Scratch { len, ..self } }
+/// }
+/// let pool = Pool::new(1 << 20);
+/// pool.give(Scratch { bytes: 4096, len: 4096 });
+/// assert_eq!(pool.take(1000), Some(Scratch { bytes: 4096, len: 1000 }));
+/// ```
 pub trait Pooled {
     /// Bytes allocated.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, Driver};
+    /// use reproject::gpu::pool::{DeviceBlock, Pooled};
+    /// # use reproject::gpu::sim::SimDriver;
+    /// let block = DeviceBlock { ptr: DevicePtr(4096), capacity: 512 };
+    /// assert_eq!(Pooled::capacity(&block), 512);
+    /// let sim = SimDriver::new(Default::default());
+    /// let buf = sim.alloc_host(64)?.with_len(16);
+    /// assert_eq!(Pooled::capacity(&buf), 64); // not its length
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn capacity(&self) -> usize;
     /// The same allocation seen as `len` bytes (at most its capacity).
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, Driver};
+    /// use reproject::gpu::pool::{DeviceBlock, Pooled};
+    /// # use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let buf = Pooled::with_len(sim.alloc_host(64)?, 16);
+    /// assert_eq!((buf.len(), buf.capacity()), (16, 64));
+    /// let block = DeviceBlock { ptr: DevicePtr(4096), capacity: 512 };
+    /// assert_eq!(Pooled::with_len(block, 16), block); // a device block has no length of its own
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     fn with_len(self, len: usize) -> Self;
 }
 
@@ -108,9 +173,31 @@ pub struct Pool<B> {
 }
 
 /// Page-locked host buffers kept for reuse, [`POOL_LIMIT`] bytes at most.
+///
+/// ```
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::pool::HostPool;
+/// use reproject::gpu::sim::SimDriver;
+/// let (sim, pool) = (SimDriver::new(Default::default()), HostPool::default());
+/// assert!(pool.give(sim.alloc_host(4096)?).is_empty()); // kept
+/// let buf = pool.take(100).expect("the kept buffer fits");
+/// assert_eq!((buf.len(), buf.capacity()), (100, 4096));
+/// sim.free_host(buf);
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 pub type HostPool = Pool<HostBuffer>;
 
 /// Device allocations kept for reuse (at most [`device_pool_limit`] of the device).
+///
+/// ```
+/// use reproject::gpu::driver::DevicePtr;
+/// use reproject::gpu::pool::{device_pool_limit, DeviceBlock, DevicePool};
+/// let pool = DevicePool::new(device_pool_limit(1 << 30)); // 128 MiB of a 1 GiB device
+/// pool.give(DeviceBlock { ptr: DevicePtr(1 << 20), capacity: 8 << 20 });
+/// pool.give(DeviceBlock { ptr: DevicePtr(1 << 30), capacity: 2 << 20 });
+/// let taken = pool.take(2 << 20).map(|b| b.ptr);
+/// assert_eq!(taken, Some(DevicePtr(1 << 30))); // the smallest that fits
+/// ```
 pub type DevicePool = Pool<DeviceBlock>;
 
 impl Default for HostPool {

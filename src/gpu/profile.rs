@@ -29,6 +29,22 @@ use super::variant::KernelDefines;
 use super::GpuInfo;
 
 /// The time and bytes of each phase so far.
+///
+/// ```
+/// use std::sync::Arc;
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::profile::ProfilingDriver;
+/// use reproject::gpu::sim::SimDriver;
+/// let profiled = ProfilingDriver::new(Arc::new(SimDriver::new(Default::default())));
+/// let stream = profiled.create_stream()?;
+/// let (dev, host) = (profiled.alloc(32)?, profiled.alloc_host(32)?);
+/// unsafe { profiled.download(stream, dev, &host, 0, 32)? };
+/// unsafe { profiled.download(stream, dev, &host, 0, 16)? };
+/// let p = profiled.phases();
+/// assert_eq!((p.downloads, p.downloaded, p.uploads), (2, 48, 0));
+/// assert_eq!(p.device_time(), p.download_time);
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Phases {
     /// Host-to-device copies: how many, bytes, time.
@@ -68,6 +84,21 @@ impl Phases {
 }
 
 /// A driver that times every copy and launch by waiting for it (see the module documentation).
+///
+/// ```
+/// use std::sync::Arc;
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::profile::ProfilingDriver;
+/// use reproject::gpu::sim::SimDriver;
+/// let profiled = ProfilingDriver::new(Arc::new(SimDriver::new(Default::default())));
+/// let stream = profiled.create_stream()?;
+/// let (dev, host) = (profiled.alloc(4)?, profiled.alloc_host(4)?);
+/// profiled.upload_now(&[1, 2, 3, 4], dev)?;
+/// unsafe { profiled.download(stream, dev, &host, 0, 4)? };
+/// // Done already, with no synchronize: the profiler waited for it.
+/// assert_eq!(unsafe { host.as_slice() }, &[1, 2, 3, 4]);
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 pub struct ProfilingDriver {
     inner: Arc<dyn Driver>,
     phases: Mutex<Phases>,
@@ -75,6 +106,17 @@ pub struct ProfilingDriver {
 
 impl ProfilingDriver {
     /// Profiles the work queued on `inner`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::profile::{Phases, ProfilingDriver};
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let sim = SimDriver::new(SimConfig { ordinal: 3, ..SimConfig::default() });
+    /// let profiled = ProfilingDriver::new(Arc::new(sim));
+    /// assert_eq!(profiled.ordinal(), 3); // the wrapped device's
+    /// assert_eq!(profiled.phases(), Phases::default()); // nothing timed yet
+    /// ```
     pub fn new(inner: Arc<dyn Driver>) -> ProfilingDriver {
         ProfilingDriver {
             inner,
@@ -83,6 +125,23 @@ impl ProfilingDriver {
     }
 
     /// The phases so far.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use reproject::gpu::driver::{Driver, SplineLaunch, SplineOp};
+    /// # use reproject::gpu::profile::ProfilingDriver;
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let sim = SimDriver::new(SimConfig { record_only: true, ..SimConfig::default() });
+    /// let profiled = ProfilingDriver::new(Arc::new(sim));
+    /// let stream = profiled.create_stream()?;
+    /// let (plane, poles) = (profiled.alloc(8 * 8 * 8)?, profiled.alloc(32)?);
+    /// let rows = SplineOp::Filter { axis: 1, poles, npoles: 1, gain: 6.0, source: None };
+    /// unsafe { profiled.launch_spline(stream, &SplineLaunch::new(plane, (8, 8), rows)?)? };
+    /// let p = profiled.phases();
+    /// assert_eq!((p.launches, p.prefilter_launches), (1, 1));
+    /// assert_eq!(p.prefilter_time, p.kernel_time); // all of it the prefilter's
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn phases(&self) -> Phases {
         *self.phases.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -58,6 +58,16 @@ use super::variant::KernelDefines;
 use super::GpuInfo;
 
 /// How a [`SimDriver`] behaves.
+///
+/// ```
+/// use reproject::gpu::driver::{Driver, FaultKind};
+/// use reproject::gpu::sim::{SimConfig, SimDriver};
+/// let config = SimConfig { memory: 1 << 20, ..SimConfig::default() };
+/// let sim = SimDriver::new(SimConfig { fail_at: Some((1, FaultKind::Other)), ..config });
+/// assert!(sim.alloc(512 << 10).is_ok()); // call 0
+/// assert_eq!(sim.alloc(8).unwrap_err().kind, FaultKind::Other); // call 1: the injected fault
+/// assert_eq!(sim.alloc(1 << 20).unwrap_err().kind, FaultKind::OutOfMemory); // past 1 MiB
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
     /// Fail the first fallible call whose index (counted from 0 over every call, see
@@ -128,6 +138,16 @@ impl SimConfig {
 }
 
 /// One recorded driver call.
+///
+/// ```
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::sim::{Call, SimDriver};
+/// let sim = SimDriver::new(Default::default());
+/// sim.alloc(100)?;
+/// let alloc = Call { index: 0, name: "cuMemAlloc", stream: None, bytes: 100, fallible: true };
+/// assert_eq!(sim.calls(), [alloc]);
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
     /// Its index among every call of the driver.
@@ -143,6 +163,19 @@ pub struct Call {
 }
 
 /// What a [`SimDriver`] has done.
+///
+/// ```
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::sim::SimDriver;
+/// let sim = SimDriver::new(Default::default());
+/// let (dev, host) = (sim.alloc(1000)?, sim.alloc_host(1000)?);
+/// sim.upload_now(&[7; 1000], dev)?;
+/// let s = sim.stats();
+/// assert_eq!((s.uploaded, s.device_allocations, s.host_allocations), (1000, 1, 1));
+/// assert_eq!(s.device_bytes_in_use, 1024); // rounded up to 256 bytes
+/// sim.free_host(host);
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SimStats {
     /// Bytes copied host → device.
@@ -399,6 +432,17 @@ struct State {
 unsafe impl Send for State {}
 
 /// The simulated GPU (see the module documentation).
+///
+/// ```
+/// use std::sync::Arc;
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::sim::{SimConfig, SimDriver};
+/// // Where a pipeline takes any driver, the simulator stands in for a GPU.
+/// let gpu: Arc<dyn Driver> = Arc::new(SimDriver::new(SimConfig::default()));
+/// assert_eq!(gpu.info().name, "CUDA simulator (device 0)");
+/// assert_eq!(gpu.mem_info()?, (1 << 30, 1 << 30)); // 1 GiB, all free
+/// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+/// ```
 pub struct SimDriver {
     info: GpuInfo,
     config: SimConfig,
@@ -411,6 +455,15 @@ pub struct SimDriver {
 
 impl SimDriver {
     /// A simulated device.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let config = SimConfig { ordinal: 2, memory: 256 << 20, ..SimConfig::default() };
+    /// let sim = SimDriver::new(config);
+    /// assert_eq!((sim.ordinal(), sim.info().total_memory), (2, 256 << 20));
+    /// assert!(sim.calls().is_empty());
+    /// ```
     pub fn new(config: SimConfig) -> SimDriver {
         SimDriver {
             info: GpuInfo {
@@ -458,6 +511,17 @@ impl SimDriver {
     }
 
     /// Every call so far.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let stream = sim.create_stream()?;
+    /// sim.synchronize(stream)?;
+    /// let names: Vec<&str> = sim.calls().iter().map(|c| c.name).collect();
+    /// assert_eq!(names, ["cuStreamCreate", "cuStreamSynchronize"]);
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn calls(&self) -> Vec<Call> {
         self.lock().calls.clone()
     }
@@ -509,6 +573,17 @@ impl SimDriver {
     }
 
     /// The ordering hazards found so far.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (stream, dev, host) = (sim.create_stream()?, sim.alloc(8)?, sim.alloc_host(8)?);
+    /// unsafe { sim.upload(stream, &host, 0, dev, 8)? };
+    /// sim.free_host(host); // too early: the upload may not have read it yet
+    /// assert!(sim.hazards()[0].contains("while a copy on it is pending"));
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn hazards(&self) -> Vec<String> {
         self.lock().hazards.clone()
     }
@@ -534,6 +609,18 @@ impl SimDriver {
     }
 
     /// Bytes moved and allocations made so far.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::Driver;
+    /// use reproject::gpu::sim::SimDriver;
+    /// let sim = SimDriver::new(Default::default());
+    /// let (stream, dev, host) = (sim.create_stream()?, sim.alloc(64)?, sim.alloc_host(64)?);
+    /// unsafe { sim.upload(stream, &host, 0, dev, 64)? };
+    /// sim.synchronize(stream)?; // the upload is done, and counted
+    /// let s = sim.stats();
+    /// assert_eq!((s.uploaded, s.downloaded, s.streams_created), (64, 0, 1));
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
     pub fn stats(&self) -> SimStats {
         self.lock().stats
     }

@@ -41,6 +41,14 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 /// What a recorded operation is.
+///
+/// ```
+/// use reproject::gpu::timeline::{Engine, Kind, Op};
+/// let down = Op::copy(Kind::Download, 1, 0, 64, 0..64);
+/// assert_eq!(down.reads, vec![0..64]); // a download reads device memory
+/// assert!(down.writes.is_empty());
+/// assert_eq!(down.engine(), Some(Engine::D2h));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// A host → device copy.
@@ -61,6 +69,18 @@ pub enum Kind {
 }
 
 /// The engine an operation occupies.
+///
+/// ```
+/// use reproject::gpu::timeline::{replay, Engine, Kind, Op, Rates};
+/// let rates = Rates { h2d_bytes_per_s: 1e9, d2h_bytes_per_s: 1e9, ..Rates::h100() };
+/// let up = Op::copy(Kind::Upload, 1, 0, 1_000_000, 0..1_000_000);
+/// let down = Op::copy(Kind::Download, 2, 1, 1_000_000, 2_000_000..3_000_000);
+/// assert_eq!((up.engine(), down.engine()), (Some(Engine::H2d), Some(Engine::D2h)));
+/// let both = replay(&[up.clone(), down], &rates);
+/// assert!((both.critical_path - 1e-3).abs() < 1e-12); // two engines: the copies overlap
+/// let up2 = Op::copy(Kind::Upload, 2, 1, 1_000_000, 2_000_000..3_000_000);
+/// assert!((replay(&[up, up2], &rates).critical_path - 2e-3).abs() < 1e-12); // one engine
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Engine {
     /// The host → device copy engine.
@@ -72,6 +92,13 @@ pub enum Engine {
 }
 
 /// One recorded operation (or synchronize).
+///
+/// ```
+/// use reproject::gpu::timeline::{Kind, Op, Rates};
+/// // A spline prefilter launch moving 1 GiB on stream 1, issued by host thread 0.
+/// let filter = Op { kind: Kind::Prefilter, bytes: 1 << 30, ..Op::sync(1, 0) };
+/// assert!((Rates::h100().duration(&filter) - 0.8e-3).abs() < 1e-12); // device memory's rate
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Op {
     /// What it is.
@@ -197,6 +224,14 @@ impl Op {
 }
 
 /// The hardware rates a replay runs at.
+///
+/// ```
+/// use reproject::gpu::timeline::{Kind, Op, Rates};
+/// let gen4 = Rates { h2d_bytes_per_s: 25e9, d2h_bytes_per_s: 25e9, ..Rates::h100() };
+/// let gb = Op::copy(Kind::Upload, 1, 0, 1_000_000_000, 0..1_000_000_000);
+/// assert!((gen4.duration(&gb) - 0.04).abs() < 1e-12); // 1 GB at 25 GB/s
+/// assert!(Rates::h100().duration(&gb) < gen4.duration(&gb));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rates {
     /// Host → device copies (pinned memory).
@@ -269,6 +304,20 @@ impl Rates {
 }
 
 /// What a replay found, in seconds.
+///
+/// ```
+/// use reproject::gpu::timeline::{replay, Kind, Op, Rates};
+/// let rates = Rates { h2d_bytes_per_s: 1e9, d2h_bytes_per_s: 1e9, ..Rates::h100() };
+/// // 1 MB up, a 2048 x 2048 block, 1 MB down, on one stream: nothing overlaps.
+/// let ops = [
+///     Op::copy(Kind::Upload, 1, 0, 1_000_000, 0..1_000_000),
+///     Op::launch(1, 0, 2048 * 2048, false, vec![], vec![]),
+///     Op::copy(Kind::Download, 1, 0, 1_000_000, 0..1_000_000),
+/// ];
+/// let t = replay(&ops, &rates);
+/// assert!((t.critical_path - (1e-3 + 475e-6 + 1e-3)).abs() < 1e-12);
+/// assert!((t.kernels - 475e-6).abs() < 1e-12 && (t.upload - 1e-3).abs() < 1e-12);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Timeline {
     /// When the last operation finished (the pipeline's critical path).
