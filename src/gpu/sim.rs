@@ -70,7 +70,7 @@ use super::GpuInfo;
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
-    /// Fail the first fallible call whose index (counted from 0 over every call, see
+    /// Fail the first fallible call whose index (counted from 0 over the calls recorded, see
     /// [`SimDriver::calls`]) is at least this one with this kind of fault. "At least": threads
     /// interleave their calls differently from run to run, so an index may fall on a call that
     /// cannot fail (a free); the fault then strikes the next call that can.
@@ -510,7 +510,9 @@ impl SimDriver {
         cfg!(rp_sim_kernels)
     }
 
-    /// Every call so far.
+    /// Every call so far that reached the (simulated) CUDA driver: an allocation or a stream
+    /// handed out again from what the pools keep calls nothing, on a GPU as here, so it is
+    /// not recorded and cannot be made to fail.
     ///
     /// ```
     /// use reproject::gpu::driver::Driver;
