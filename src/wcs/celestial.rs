@@ -33,6 +33,16 @@ impl SphericalRotation {
     /// Computes the rotation from the reference point (`lng0`, `lat0`) = CRVAL, the native
     /// fiducial point (`phi0`, `theta0`), LONPOLE (`None` or 999 = default) and LATPOLE
     /// (`None` = +90).
+    ///
+    /// ```
+    /// use reproject::wcs::celestial::SphericalRotation;
+    /// // A cylindrical projection (θ0 = 0) at CRVAL = (0, 0): the identity rotation.
+    /// let car = SphericalRotation::new(0.0, 0.0, 0.0, 0.0, None, None)?;
+    /// assert_eq!(car.native_to_celestial(10.0, 20.0), (10.0, 20.0));
+    /// // A zenithal projection cannot have its reference point beyond the pole.
+    /// assert!(SphericalRotation::new(0.0, 95.0, 0.0, 90.0, None, None).is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(
         lng0: f64,
         lat0: f64,
@@ -192,17 +202,44 @@ impl SphericalRotation {
     }
 
     /// WCSLIB's Euler angles `[αp, 90 − δp, φp, cos(90 − δp), sin(90 − δp)]`.
+    ///
+    /// ```
+    /// use reproject::wcs::celestial::SphericalRotation;
+    /// let rot = SphericalRotation::new(150.0, 30.0, 0.0, 90.0, None, None)?;
+    /// let e = rot.euler();
+    /// assert_eq!(e[..3], [150.0, 60.0, 180.0]); // αp = CRVAL1, 90 − δp, default LONPOLE
+    /// assert!((e[3] - 0.5).abs() < 1e-15 && (e[4] - 0.75f64.sqrt()).abs() < 1e-15);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn euler(&self) -> [f64; 5] {
         self.euler
     }
 
     /// The celestial latitude of the native pole actually used (LATPOLE after `celset`).
+    ///
+    /// ```
+    /// use reproject::wcs::celestial::SphericalRotation;
+    /// // Two poles fit CRVAL2 = 30 for a cylindrical projection; LATPOLE picks the nearer.
+    /// let north = SphericalRotation::new(0.0, 30.0, 0.0, 0.0, None, None)?;
+    /// assert_eq!(north.latpole(), 60.0);
+    /// let south = SphericalRotation::new(0.0, 30.0, 0.0, 0.0, None, Some(-90.0))?;
+    /// assert_eq!(south.latpole(), -60.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn latpole(&self) -> f64 {
         self.latpole
     }
 
     /// Native (φ, θ) → celestial (α, δ), degrees (`sphx2s`). Longitudes are in [0, 360] when
     /// αp ≥ 0 and in [−360, 0] otherwise, as in WCSLIB.
+    ///
+    /// ```
+    /// use reproject::wcs::celestial::SphericalRotation;
+    /// let car = SphericalRotation::new(0.0, 0.0, 0.0, 0.0, None, None)?;
+    /// assert_eq!(car.euler()[0], 180.0); // αp ≥ 0, so α is in [0, 360]
+    /// assert_eq!(car.native_to_celestial(-10.0, 20.0), (350.0, 20.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn native_to_celestial(&self, phi: f64, theta: f64) -> (f64, f64) {
         let eul = &self.euler;
@@ -270,6 +307,17 @@ impl SphericalRotation {
     }
 
     /// Celestial (α, δ) → native (φ, θ), degrees (`sphs2x`); φ in [−180, 180].
+    ///
+    /// ```
+    /// use reproject::wcs::celestial::SphericalRotation;
+    /// let car = SphericalRotation::new(0.0, 0.0, 0.0, 0.0, None, None)?;
+    /// assert_eq!(car.celestial_to_native(350.0, 20.0), (-10.0, 20.0)); // φ in [−180, 180]
+    /// let tan = SphericalRotation::new(150.0, 30.0, 0.0, 90.0, None, None)?;
+    /// let (phi, theta) = tan.celestial_to_native(151.0, 29.5);
+    /// let (ra, dec) = tan.native_to_celestial(phi, theta);
+    /// assert!((ra - 151.0).abs() < 1e-12 && (dec - 29.5).abs() < 1e-12);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn celestial_to_native(&self, lng: f64, lat: f64) -> (f64, f64) {
         let eul = &self.euler;

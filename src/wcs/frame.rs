@@ -47,6 +47,16 @@ impl CelestialFrame {
     ///
     /// Like astropy, ecliptic (`ELON`) and helioecliptic (`HLON`) axes take the equatorial
     /// frame RADESYS/EQUINOX select (astropy issue #6483).
+    ///
+    /// ```
+    /// use reproject::wcs::frame::CelestialFrame;
+    /// let ecliptic = CelestialFrame::from_keywords("ELON", Some("FK5"), None);
+    /// assert_eq!(ecliptic, CelestialFrame::Fk5 { equinox: 2000.0 }); // FK5 defaults to J2000
+    /// let fk4 = CelestialFrame::from_keywords("RA", Some("FK4-NO-E"), Some(1950.0));
+    /// assert_eq!(fk4, CelestialFrame::Fk4NoETerms { equinox: 1950.0 });
+    /// let planet = CelestialFrame::from_keywords("MALN", None, None);
+    /// assert_eq!(planet, CelestialFrame::Other("MALN".into()));
+    /// ```
     pub fn from_keywords(prefix: &str, radesys: Option<&str>, equinox: Option<f64>) -> Self {
         match prefix {
             "RA" | "ELON" | "HLON" => {}

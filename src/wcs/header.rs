@@ -10,9 +10,28 @@ use std::collections::HashMap;
 use crate::error::{Error, Result};
 
 /// The width of a FITS header card.
+///
+/// ```
+/// use reproject::wcs::header::{Header, CARD_LEN};
+/// assert_eq!(CARD_LEN, 80);
+/// let text = format!("{:<80}{:<80}", "NAXIS   =                    2", "END");
+/// assert_eq!(text.len(), 2 * CARD_LEN);
+/// assert_eq!(Header::parse(&text)?.int("NAXIS")?, Some(2));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub const CARD_LEN: usize = 80;
 
 /// A parsed card value.
+///
+/// ```
+/// use reproject::wcs::header::{Header, Value};
+/// let h = Header::parse("BUNIT = 'Jy/beam '\nCDELT1 = -1.5D-3\nSIMPLE = T\nNAXIS = 2\n")?;
+/// assert_eq!(h.value("BUNIT")?, Some(&Value::Str("Jy/beam".into())));
+/// assert_eq!(h.value("CDELT1")?, Some(&Value::Float(-1.5e-3)));
+/// assert_eq!(h.value("SIMPLE")?, Some(&Value::Bool(true)));
+/// assert_eq!(h.value("NAXIS")?, Some(&Value::Int(2)));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// A quoted string, trailing blanks removed.
@@ -49,6 +68,15 @@ pub struct Header {
 impl Header {
     /// Parses header text: cards separated by newlines, or concatenated 80-character cards as
     /// in a FITS file. Parsing stops at `END`.
+    ///
+    /// ```
+    /// use reproject::wcs::header::Header;
+    /// let lines = Header::parse("NAXIS1  = 100\nEND\nNAXIS2  = 50\n")?;
+    /// assert!(lines.contains("NAXIS1") && !lines.contains("NAXIS2")); // stops at END
+    /// let cards = format!("{:<80}{:<80}", "NAXIS1  =                  100", "END");
+    /// assert_eq!(Header::parse(&cards)?.int("NAXIS1")?, Some(100));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn parse(text: &str) -> Result<Header> {
         let mut header = Header::default();
         for (number, card) in split_cards(text)? {
@@ -71,17 +99,42 @@ impl Header {
     }
 
     /// Whether the keyword is present.
+    ///
+    /// ```
+    /// use reproject::wcs::header::Header;
+    /// let h = Header::parse("CRVAL1  = 12.5\nCOMMENT CRVAL2 = 3\n")?;
+    /// assert!(h.contains("CRVAL1"));
+    /// assert!(!h.contains("CRVAL2")); // commentary cards have no value
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn contains(&self, keyword: &str) -> bool {
         self.index.contains_key(keyword)
     }
 
     /// All keywords, in card order (repeated keywords repeated).
+    ///
+    /// ```
+    /// use reproject::wcs::header::Header;
+    /// let h = Header::parse("NAXIS = 2\nHISTORY fixed\nNAXIS1 = 10\nNAXIS = 2\n")?;
+    /// let keys: Vec<&str> = h.keywords().collect();
+    /// assert_eq!(keys, ["NAXIS", "NAXIS1", "NAXIS"]); // repeats kept, HISTORY skipped
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn keywords(&self) -> impl Iterator<Item = &str> {
         self.cards.iter().map(|(k, _, _)| k.as_str())
     }
 
     /// The single value of a keyword; `Err(DuplicateKeyword)` when it is given more than once
     /// with different values.
+    ///
+    /// ```
+    /// use reproject::{wcs::header::{Header, Value}, Error};
+    /// let h = Header::parse("CRVAL1 = 1\nCRVAL1 = 1\nCRVAL2 = 1\nCRVAL2 = 2\n")?;
+    /// assert_eq!(h.value("CRVAL1")?, Some(&Value::Int(1))); // repeated, but the same
+    /// assert_eq!(h.value("CRVAL2"), Err(Error::DuplicateKeyword("CRVAL2".into())));
+    /// assert_eq!(h.value("CRVAL3")?, None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn value(&self, keyword: &str) -> Result<Option<&Value>> {
         let Some(indices) = self.index.get(keyword) else {
             return Ok(None);
@@ -94,6 +147,16 @@ impl Header {
     }
 
     /// A numeric keyword as `f64`: must be a finite number if present.
+    ///
+    /// ```
+    /// use reproject::wcs::header::Header;
+    /// let h = Header::parse("CRPIX1 = 16\nCDELT1 = -2.5E-3\nCRVAL1 = 'abc'\nCRVAL2 = 1e999\n")?;
+    /// assert_eq!(h.float("CRPIX1")?, Some(16.0)); // an integer card reads as a float
+    /// assert_eq!(h.float("CDELT1")?, Some(-0.0025));
+    /// assert!(h.float("CRVAL1").is_err()); // a string
+    /// assert!(h.float("CRVAL2").is_err()); // not finite
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn float(&self, keyword: &str) -> Result<Option<f64>> {
         let invalid = |reason: &str| Error::InvalidValue {
             keyword: keyword.to_string(),
@@ -112,6 +175,15 @@ impl Header {
     }
 
     /// An integer keyword: must be a whole number if present.
+    ///
+    /// ```
+    /// use reproject::wcs::header::Header;
+    /// let h = Header::parse("NAXIS = 3\nNAXIS1 = 2048.0\nNAXIS2 = 2.5\n")?;
+    /// assert_eq!(h.int("NAXIS")?, Some(3));
+    /// assert_eq!(h.int("NAXIS1")?, Some(2048)); // a whole number written as a real
+    /// assert!(h.int("NAXIS2").is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn int(&self, keyword: &str) -> Result<Option<i64>> {
         match self.value(keyword)? {
             Some(Value::Int(i)) => Ok(Some(*i)),
@@ -125,6 +197,14 @@ impl Header {
     }
 
     /// A string keyword, trailing blanks removed.
+    ///
+    /// ```
+    /// use reproject::wcs::header::Header;
+    /// let h = Header::parse("OBJECT  = 'O''Brien  ' / quoted\nEQUINOX = 2000\n")?;
+    /// assert_eq!(h.string("OBJECT")?.as_deref(), Some("O'Brien")); // '' is a quote
+    /// assert!(h.string("EQUINOX").is_err()); // a number, not text
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn string(&self, keyword: &str) -> Result<Option<String>> {
         match self.value(keyword)? {
             None => Ok(None),

@@ -34,6 +34,17 @@ pub struct Linear {
 
 impl Linear {
     /// Builds the transformation from CRPIX (1-based), CDELT and the PC matrix (`pc[i][j]`).
+    ///
+    /// ```
+    /// use reproject::{wcs::linear::Linear, Error};
+    /// let pc = vec![vec![1.0, 0.5], vec![0.0, 1.0]];
+    /// let lin = Linear::new(vec![1.0, 1.0], vec![2.0, 3.0], pc)?;
+    /// assert_eq!(lin.matrix(), &[2.0, 1.0, 0.0, 3.0]); // CDELT_i · PC_ij
+    /// let singular = vec![vec![1.0, 2.0], vec![2.0, 4.0]];
+    /// let err = Linear::new(vec![1.0, 1.0], vec![1.0, 1.0], singular).unwrap_err();
+    /// assert!(matches!(err, Error::SingularMatrix));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(crpix: Vec<f64>, cdelt: Vec<f64>, pc: Vec<Vec<f64>>) -> Result<Linear> {
         let n = crpix.len();
         if cdelt.len() != n || pc.len() != n || pc.iter().any(|row| row.len() != n) {
@@ -66,21 +77,60 @@ impl Linear {
     }
 
     /// Number of axes.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear;
+    /// let unit = vec![vec![1.0, 0.0, 0.0], vec![0.0, 1.0, 0.0], vec![0.0, 0.0, 1.0]];
+    /// let lin = Linear::new(vec![1.0; 3], vec![1.0; 3], unit)?;
+    /// assert_eq!(lin.naxis(), 3);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn naxis(&self) -> usize {
         self.crpix.len()
     }
 
     /// CRPIX (1-based).
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear;
+    /// let pc = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
+    /// let lin = Linear::new(vec![10.0, 20.0], vec![1.0, 1.0], pc)?;
+    /// assert_eq!(lin.crpix(), &[10.0, 20.0]);
+    /// let mut pix = [0.0; 2];
+    /// lin.img_to_pix(&[0.0, 0.0], &mut pix);
+    /// assert_eq!(pix, [9.0, 19.0]); // CRPIX is 1-based, the pixel 0-based
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn crpix(&self) -> &[f64] {
         &self.crpix
     }
 
     /// The matrix `CDELT · PC`, row-major.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear;
+    /// let pc = vec![vec![0.0, 1.0], vec![-1.0, 0.0]];
+    /// let lin = Linear::new(vec![1.0, 1.0], vec![2.0, 4.0], pc)?;
+    /// assert_eq!(lin.matrix(), &[0.0, 2.0, -4.0, 0.0]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn matrix(&self) -> &[f64] {
         &self.piximg
     }
 
     /// 0-based pixel → intermediate world coordinates.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear;
+    /// let pc = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
+    /// let lin = Linear::new(vec![1.0, 1.0], vec![2.0, 3.0], pc)?;
+    /// let mut img = [0.0; 2];
+    /// lin.pix_to_img(&[4.0, 1.0], &mut img); // FITS pixel (5, 2)
+    /// assert_eq!(img, [8.0, 3.0]);
+    /// lin.pix_to_img(&[f64::NAN, 1.0], &mut img); // zero terms are skipped: no NaN leak
+    /// assert!(img[0].is_nan() && img[1] == 3.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn pix_to_img(&self, pix: &[f64], img: &mut [f64]) {
         let n = self.naxis();
         if n == 0 {
@@ -99,6 +149,17 @@ impl Linear {
 
     /// 1-based (FITS) pixel → intermediate world coordinates: the step after a prior
     /// distortion (SIP), which hands over 1-based focal-plane coordinates.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear;
+    /// let pc = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
+    /// let lin = Linear::new(vec![1.0, 1.0], vec![2.0, 3.0], pc)?;
+    /// let (mut a, mut b) = ([0.0; 2], [0.0; 2]);
+    /// lin.pix1_to_img(&[5.0, 2.0], &mut a);
+    /// lin.pix_to_img(&[4.0, 1.0], &mut b);
+    /// assert_eq!((a, b), ([8.0, 3.0], [8.0, 3.0]));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn pix1_to_img(&self, pix1: &[f64], img: &mut [f64]) {
         let n = self.naxis();
         if n == 0 {
@@ -116,6 +177,17 @@ impl Linear {
     }
 
     /// Intermediate world coordinates → 0-based pixel.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear;
+    /// let pc = vec![vec![0.8, -0.6], vec![0.6, 0.8]];
+    /// let lin = Linear::new(vec![12.0, -3.0], vec![-0.01, 0.02], pc)?;
+    /// let (mut img, mut pix) = ([0.0; 2], [0.0; 2]);
+    /// lin.pix_to_img(&[37.25, 4.5], &mut img);
+    /// lin.img_to_pix(&img, &mut pix);
+    /// assert!((pix[0] - 37.25).abs() < 1e-12 && (pix[1] - 4.5).abs() < 1e-12);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn img_to_pix(&self, img: &[f64], pix: &mut [f64]) {
         let n = self.naxis();
         if n == 0 {
@@ -145,6 +217,16 @@ impl Linear {
 
     /// The 2-D transformation of two of the axes (e.g. the celestial pair of a cube), valid
     /// when the other pixel axes do not feed them.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear;
+    /// let pc = vec![vec![0.0, 0.0, 1.0], vec![0.0, 1.0, 0.0], vec![1.0, 0.0, 0.0]];
+    /// let cube = Linear::new(vec![5.0, 6.0, 7.0], vec![1.0, 2.0, 3.0], pc)?;
+    /// let pair = cube.sub2(0, 2)?; // axes 1 and 3 feed each other only
+    /// assert_eq!(pair.crpix(), [5.0, 7.0]);
+    /// assert_eq!(pair.matrix(), [[0.0, 1.0], [3.0, 0.0]]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn sub2(&self, a: usize, b: usize) -> Result<Linear2> {
         let n = self.naxis();
         let crpix = [self.crpix[a], self.crpix[b]];
@@ -175,6 +257,14 @@ pub struct Linear2 {
 
 impl Linear2 {
     /// Builds it from CRPIX (1-based) and the matrix `CDELT · PC`.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear2;
+    /// let lin = Linear2::new([1.0, 1.0], [[0.0, -2.0], [2.0, 0.0]])?;
+    /// assert_eq!(lin.inverse(), [[0.0, 0.5], [-0.5, 0.0]]);
+    /// assert!(Linear2::new([1.0, 1.0], [[1.0, 2.0], [2.0, 4.0]]).is_err()); // singular
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(crpix: [f64; 2], m: [[f64; 2]; 2]) -> Result<Linear2> {
         let flat = [m[0][0], m[0][1], m[1][0], m[1][1]];
         let inv = invert(&flat, 2).ok_or(Error::SingularMatrix)?;
@@ -201,16 +291,45 @@ impl Linear2 {
     }
 
     /// CRPIX (1-based).
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear2;
+    /// let lin = Linear2::new([10.0, 20.0], [[1.0, 0.0], [0.0, 1.0]])?;
+    /// assert_eq!(lin.crpix(), [10.0, 20.0]);
+    /// assert_eq!(lin.pix_to_img(9.0, 19.0), (0.0, 0.0)); // 0-based pixel CRPIX - 1
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn crpix(&self) -> [f64; 2] {
         self.crpix
     }
 
     /// The matrix `CDELT · PC`.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear;
+    /// let pc = vec![vec![0.8, -0.6], vec![0.6, 0.8]];
+    /// let lin = Linear::new(vec![1.0, 1.0], vec![2.0, 3.0], pc)?.sub2(0, 1)?;
+    /// assert_eq!(lin.matrix(), [[2.0 * 0.8, 2.0 * -0.6], [3.0 * 0.6, 3.0 * 0.8]]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn matrix(&self) -> [[f64; 2]; 2] {
         self.m
     }
 
     /// The inverse matrix.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear2;
+    /// let lin = Linear2::new([1.0, 1.0], [[0.3, -0.1], [0.2, 0.5]])?;
+    /// let (m, inv) = (lin.matrix(), lin.inverse());
+    /// for i in 0..2 {
+    ///     for j in 0..2 {
+    ///         let mij = m[i][0] * inv[0][j] + m[i][1] * inv[1][j];
+    ///         assert!((mij - if i == j { 1.0 } else { 0.0 }).abs() < 1e-12);
+    ///     }
+    /// }
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn inverse(&self) -> [[f64; 2]; 2] {
         self.inv
     }
@@ -221,6 +340,14 @@ impl Linear2 {
     }
 
     /// 0-based pixel → intermediate world coordinates (degrees).
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear2;
+    /// let lin = Linear2::new([1.0, 1.0], [[2.0, 0.0], [0.0, 3.0]])?;
+    /// assert_eq!(lin.pix_to_img(0.0, 0.0), (0.0, 0.0)); // 0-based (0, 0) is FITS (1, 1)
+    /// assert_eq!(lin.pix_to_img(4.0, 1.0), (8.0, 3.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline(always)]
     pub fn pix_to_img(&self, x: f64, y: f64) -> (f64, f64) {
         self.pix1_to_img(x + 1.0, y + 1.0)
@@ -228,6 +355,14 @@ impl Linear2 {
 
     /// 1-based (FITS) pixel → intermediate world coordinates; after SIP, whose focal-plane
     /// coordinates are 1-based, this is the exact arithmetic of astropy + WCSLIB.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear2;
+    /// let lin = Linear2::new([1.0, 1.0], [[2.0, 0.0], [0.0, 3.0]])?;
+    /// assert_eq!(lin.pix1_to_img(5.0, 2.0), (8.0, 3.0));
+    /// assert_eq!(lin.pix1_to_img(5.0, 2.0), lin.pix_to_img(4.0, 1.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline(always)]
     pub fn pix1_to_img(&self, p1: f64, p2: f64) -> (f64, f64) {
         let u = p1 - self.crpix[0];
@@ -239,6 +374,15 @@ impl Linear2 {
     }
 
     /// Intermediate world coordinates → 0-based pixel.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear2;
+    /// let lin = Linear2::new([12.0, -3.0], [[-0.008, 0.006], [0.012, 0.016]])?;
+    /// let (u, v) = lin.pix_to_img(37.25, 4.5);
+    /// let (x, y) = lin.img_to_pix(u, v);
+    /// assert!((x - 37.25).abs() < 1e-12 && (y - 4.5).abs() < 1e-12);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline(always)]
     pub fn img_to_pix(&self, u: f64, v: f64) -> (f64, f64) {
         if let Some(cdelt) = self.unity {
@@ -275,6 +419,15 @@ pub struct SequentLinear2 {
 
 impl SequentLinear2 {
     /// Builds it from CRPIX (1-based), the PC matrix (the CD matrix when CD is used) and CDELT.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::SequentLinear2;
+    /// let lin = SequentLinear2::new([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]], [0.5, 0.25])?;
+    /// assert_eq!(lin.scale(4.0, 4.0), (2.0, 1.0));
+    /// // A zero CDELT cannot be undone.
+    /// assert!(SequentLinear2::new([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]], [0.0, 1.0]).is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(crpix: [f64; 2], pc: [[f64; 2]; 2], cdelt: [f64; 2]) -> Result<SequentLinear2> {
         if cdelt.contains(&0.0) {
             return Err(Error::SingularMatrix);
@@ -290,16 +443,39 @@ impl SequentLinear2 {
     }
 
     /// CRPIX (1-based).
+    ///
+    /// ```
+    /// use reproject::wcs::linear::SequentLinear2;
+    /// let lin = SequentLinear2::new([10.0, 20.0], [[1.0, 0.0], [0.0, 1.0]], [0.5, 0.5])?;
+    /// assert_eq!(lin.crpix(), [10.0, 20.0]);
+    /// assert_eq!(lin.pix1_to_pc(10.0, 20.0), (0.0, 0.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn crpix(&self) -> [f64; 2] {
         self.crpix
     }
 
     /// The PC matrix (without CDELT).
+    ///
+    /// ```
+    /// use reproject::wcs::linear::SequentLinear2;
+    /// let pc = [[0.0, 1.0], [-1.0, 0.0]];
+    /// let lin = SequentLinear2::new([1.0, 1.0], pc, [2.0, 3.0])?;
+    /// assert_eq!(lin.pc(), pc); // CDELT is kept apart
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn pc(&self) -> [[f64; 2]; 2] {
         self.pc
     }
 
     /// CDELT.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::SequentLinear2;
+    /// let lin = SequentLinear2::new([1.0, 1.0], [[0.0, 1.0], [-1.0, 0.0]], [2.0, 3.0])?;
+    /// assert_eq!(lin.cdelt(), [2.0, 3.0]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn cdelt(&self) -> [f64; 2] {
         self.cdelt
     }
@@ -310,6 +486,14 @@ impl SequentLinear2 {
     }
 
     /// 1-based pixel → `PC·(p − CRPIX)` (linp2x before `disseq`).
+    ///
+    /// ```
+    /// use reproject::wcs::linear::SequentLinear2;
+    /// let lin = SequentLinear2::new([1.0, 2.0], [[1.0, 0.5], [0.0, 1.0]], [2.0, 3.0])?;
+    /// // PC · (p - CRPIX), without CDELT: (1 · 2 + 0.5 · 4, 1 · 4)
+    /// assert_eq!(lin.pix1_to_pc(3.0, 6.0), (4.0, 4.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline(always)]
     pub fn pix1_to_pc(&self, p1: f64, p2: f64) -> (f64, f64) {
         let t0 = p1 - self.crpix[0];
@@ -321,18 +505,43 @@ impl SequentLinear2 {
     }
 
     /// Distorted `PC·(p − CRPIX)` → intermediate coordinates (`× CDELT`).
+    ///
+    /// ```
+    /// use reproject::wcs::linear::SequentLinear2;
+    /// let lin = SequentLinear2::new([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]], [2.0, -0.5])?;
+    /// assert_eq!(lin.scale(3.0, 4.0), (6.0, -2.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline(always)]
     pub fn scale(&self, d0: f64, d1: f64) -> (f64, f64) {
         (self.cdelt[0] * d0, self.cdelt[1] * d1)
     }
 
     /// Intermediate coordinates → distorted `PC·(p − CRPIX)` (`/ CDELT`, linx2p).
+    ///
+    /// ```
+    /// use reproject::wcs::linear::SequentLinear2;
+    /// let lin = SequentLinear2::new([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]], [0.3, -0.5])?;
+    /// assert_eq!(lin.unscale(0.3, -2.0), (1.0, 4.0)); // a division: 0.3 / 0.3 is exactly 1
+    /// let (u, v) = lin.scale(3.0, 4.0);
+    /// assert_eq!(lin.unscale(u, v), (3.0, 4.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline(always)]
     pub fn unscale(&self, u: f64, v: f64) -> (f64, f64) {
         (u / self.cdelt[0], v / self.cdelt[1])
     }
 
     /// Undistorted `PC·(p − CRPIX)` → 1-based pixel (linx2p after `disx2p`).
+    ///
+    /// ```
+    /// use reproject::wcs::linear::SequentLinear2;
+    /// let lin = SequentLinear2::new([12.0, -3.0], [[0.8, -0.6], [0.6, 0.8]], [2.0, 3.0])?;
+    /// let (t0, t1) = lin.pix1_to_pc(37.25, 4.5);
+    /// let (p1, p2) = lin.pc_to_pix1(t0, t1);
+    /// assert!((p1 - 37.25).abs() < 1e-12 && (p2 - 4.5).abs() < 1e-12);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline(always)]
     pub fn pc_to_pix1(&self, t0: f64, t1: f64) -> (f64, f64) {
         (

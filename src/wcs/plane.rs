@@ -23,6 +23,14 @@ use super::{AxisType, Wcs, WcsParams};
 use crate::error::{Error, Result};
 
 /// How one non-celestial axis turns its intermediate coordinate into a world value.
+///
+/// ```
+/// use reproject::wcs::plane::AxisWorld;
+/// assert_eq!(AxisWorld::Linear(10.0).to_world(2.5), 12.5);
+/// let log = AxisWorld::Log(1.4e9);
+/// assert_eq!(log.to_world(0.0), 1.4e9); // CRVAL at the reference pixel
+/// assert!((log.to_world(1.4e9) - 1.4e9 * std::f64::consts::E).abs() < 1e-3);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum AxisWorld {
     /// `world = CRVAL + x`.
@@ -58,6 +66,13 @@ pub(crate) fn axis_world(params: &WcsParams, i: usize) -> Result<AxisWorld> {
 
 impl AxisWorld {
     /// Intermediate coordinate → world value.
+    ///
+    /// ```
+    /// use reproject::wcs::plane::AxisWorld;
+    /// assert_eq!(AxisWorld::Linear(-3.0).to_world(5.0), 2.0);
+    /// let x = 1.4e9 * 2f64.ln(); // a doubling of a logarithmic axis
+    /// assert!((AxisWorld::Log(1.4e9).to_world(x) - 2.8e9).abs() < 1e-3);
+    /// ```
     #[inline]
     pub fn to_world(self, x: f64) -> f64 {
         match self {
@@ -69,6 +84,15 @@ impl AxisWorld {
 
     /// World value → intermediate coordinate (NaN for a logarithmic axis at a value ≤ 0 of
     /// the opposite sign to CRVAL, as WCSLIB's `logs2x` rejects it).
+    ///
+    /// ```
+    /// use reproject::wcs::plane::AxisWorld;
+    /// assert_eq!(AxisWorld::Linear(-3.0).to_intermediate(2.0), 5.0);
+    /// let log = AxisWorld::Log(1.4e9);
+    /// let x = log.to_intermediate(2.8e9);
+    /// assert!((log.to_world(x) - 2.8e9).abs() < 1e-3);
+    /// assert!(log.to_intermediate(-1.0).is_nan());
+    /// ```
     #[inline]
     pub fn to_intermediate(self, w: f64) -> f64 {
         match self {
@@ -80,6 +104,17 @@ impl AxisWorld {
 }
 
 /// The non-celestial plane of pixel axes 1 and 2 of a WCS.
+///
+/// ```
+/// use reproject::wcs::{plane::LinearPlane, Wcs};
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'FREQ-LOG'\nCRPIX1 = 1\nCRPIX2 = 1\n\
+///     CRVAL1 = 10\nCRVAL2 = 1.4e9\nCDELT1 = 2\nCDELT2 = 1e6\n")?;
+/// let plane = LinearPlane::new(&wcs)?;
+/// assert_eq!(plane.pixel_to_world(0.0, 0.0), (10.0, 1.4e9));
+/// let (x, y) = plane.world_to_pixel(16.0, 2.8e9);
+/// assert!((x - 3.0).abs() < 1e-12 && (y - 1.4e3 * 2f64.ln()).abs() < 1e-9);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LinearPlane {
     linear: Linear2,
@@ -89,6 +124,16 @@ pub struct LinearPlane {
 impl LinearPlane {
     /// The plane of `wcs`'s first two axes; an error when they are celestial, are fed by the
     /// other pixel axes, carry SIP distortion or use an algorithm this crate does not evaluate.
+    ///
+    /// ```
+    /// use reproject::wcs::{plane::LinearPlane, Wcs};
+    /// let spectrum = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'FREQ'\nCRVAL2 = 1.4e9\n")?;
+    /// assert!(LinearPlane::new(&spectrum).is_ok());
+    /// let sky = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\n\
+    ///     CRVAL1 = 150\nCRVAL2 = 30\n")?;
+    /// assert!(LinearPlane::new(&sky).is_err()); // celestial axes
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(wcs: &Wcs) -> Result<LinearPlane> {
         if wcs.has_celestial() {
             return Err(Error::InvalidArgument(
@@ -121,11 +166,29 @@ impl LinearPlane {
     }
 
     /// The 2-D linear step (CRPIX, `CDELT·PC`).
+    ///
+    /// ```
+    /// use reproject::wcs::{plane::LinearPlane, Wcs};
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCRPIX1 = 5\nCDELT2 = 0.5\n")?;
+    /// let plane = LinearPlane::new(&wcs)?;
+    /// assert_eq!(plane.linear().crpix(), [5.0, 0.0]);
+    /// assert_eq!(plane.linear().matrix(), [[1.0, 0.0], [0.0, 0.5]]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn linear(&self) -> &Linear2 {
         &self.linear
     }
 
     /// The world function of each axis.
+    ///
+    /// ```
+    /// use reproject::wcs::{plane::{AxisWorld, LinearPlane}, Wcs};
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'FREQ-LOG'\n\
+    ///     CRVAL1 = 10\nCRVAL2 = 1.4e9\n")?;
+    /// let world = LinearPlane::new(&wcs)?.world();
+    /// assert_eq!(world, [AxisWorld::Linear(10.0), AxisWorld::Log(1.4e9)]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn world(&self) -> [AxisWorld; 2] {
         self.world
     }
@@ -133,6 +196,15 @@ impl LinearPlane {
     /// Whether each world axis depends on its own pixel axis only (no PC rotation or skew):
     /// then [`LinearPlane::axis_pixel_to_world`] and [`LinearPlane::axis_world_to_pixel`]
     /// give the same numbers as the 2-D maps, one axis at a time.
+    ///
+    /// ```
+    /// use reproject::wcs::{plane::LinearPlane, Wcs};
+    /// let plain = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCDELT1 = 2\n")?;
+    /// assert!(LinearPlane::new(&plain)?.is_diagonal());
+    /// let skewed = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nPC1_2 = 0.1\n")?;
+    /// assert!(!LinearPlane::new(&skewed)?.is_diagonal());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_diagonal(&self) -> bool {
         let (m, inv) = (self.linear.matrix(), self.linear.inverse());
         m[0][1] == 0.0 && m[1][0] == 0.0 && inv[0][1] == 0.0 && inv[1][0] == 0.0
@@ -140,6 +212,17 @@ impl LinearPlane {
 
     /// Pixel coordinate `p` (0-based) along `axis` (0 or 1) → world value, for a diagonal
     /// plane: the 2-D arithmetic, whose other terms are skipped zeros.
+    ///
+    /// ```
+    /// use reproject::wcs::{plane::LinearPlane, Wcs};
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\n\
+    ///     CRVAL1 = 10\nCDELT1 = 2\nCDELT2 = 0.5\n")?;
+    /// let plane = LinearPlane::new(&wcs)?;
+    /// assert_eq!(plane.axis_pixel_to_world(0, 3.0), 16.0);
+    /// assert_eq!(plane.axis_pixel_to_world(1, 4.0), 2.0);
+    /// assert_eq!(plane.pixel_to_world(3.0, 4.0), (16.0, 2.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn axis_pixel_to_world(&self, axis: usize, p: f64) -> f64 {
         let (u, v) = self.linear.pix_to_img(p, p);
@@ -147,6 +230,17 @@ impl LinearPlane {
     }
 
     /// World value `w` along `axis` → pixel coordinate (0-based), for a diagonal plane.
+    ///
+    /// ```
+    /// use reproject::wcs::{plane::LinearPlane, Wcs};
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\n\
+    ///     CRVAL1 = 10\nCDELT1 = 2\nCDELT2 = 0.5\n")?;
+    /// let plane = LinearPlane::new(&wcs)?;
+    /// assert_eq!(plane.axis_world_to_pixel(0, 16.0), 3.0);
+    /// assert_eq!(plane.axis_world_to_pixel(1, 2.0), 4.0);
+    /// assert_eq!(plane.world_to_pixel(16.0, 2.0), (3.0, 4.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn axis_world_to_pixel(&self, axis: usize, w: f64) -> f64 {
         let t = self.world[axis].to_intermediate(w);
@@ -159,6 +253,16 @@ impl LinearPlane {
     }
 
     /// Pixel (0-based) → world values of the two axes.
+    ///
+    /// ```
+    /// use reproject::wcs::{plane::LinearPlane, Wcs};
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\n\
+    ///     CRVAL1 = 10\nCRVAL2 = -1\nPC1_2 = 1\nPC2_1 = -1\nPC1_1 = 0\nPC2_2 = 0\n")?;
+    /// let plane = LinearPlane::new(&wcs)?;
+    /// // A quarter turn: world 1 follows pixel y, world 2 follows -x.
+    /// assert_eq!(plane.pixel_to_world(3.0, 4.0), (14.0, -4.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn pixel_to_world(&self, x: f64, y: f64) -> (f64, f64) {
         let (u, v) = self.linear.pix_to_img(x, y);
@@ -166,6 +270,15 @@ impl LinearPlane {
     }
 
     /// World values → pixel (0-based).
+    ///
+    /// ```
+    /// use reproject::wcs::{plane::LinearPlane, Wcs};
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'X'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\n\
+    ///     CRVAL1 = 10\nCRVAL2 = -1\nPC1_2 = 1\nPC2_1 = -1\nPC1_1 = 0\nPC2_2 = 0\n")?;
+    /// let plane = LinearPlane::new(&wcs)?;
+    /// assert_eq!(plane.world_to_pixel(14.0, -4.0), (3.0, 4.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn world_to_pixel(&self, a: f64, b: f64) -> (f64, f64) {
         let (u, v) = (
@@ -178,6 +291,15 @@ impl LinearPlane {
 
 /// The kind of high-level object astropy makes of a world axis (`world_axis_object_classes`):
 /// reproject matches the world axes of the two WCS by it.
+///
+/// ```
+/// use reproject::wcs::{plane::WorldClass, Wcs};
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCTYPE3 = 'STOKES'\n\
+///     CRVAL1 = 150\nCRVAL2 = 30\n")?;
+/// assert_eq!(WorldClass::of(&wcs, 1), WorldClass::Celestial);
+/// assert_eq!(WorldClass::of(&wcs, 2), WorldClass::Stokes);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorldClass {
     /// One of a longitude/latitude pair (a `SkyCoord`).
@@ -225,6 +347,13 @@ impl WorldClass {
     }
 
     /// The name astropy gives the class in its messages.
+    ///
+    /// ```
+    /// use reproject::wcs::plane::WorldClass;
+    /// assert_eq!(WorldClass::Celestial.astropy_name(), "SkyCoord");
+    /// assert_eq!(WorldClass::Spectral.astropy_name(), "Quantity"); // given as a Quantity
+    /// assert_eq!(WorldClass::Stokes.astropy_name(), "StokesCoord");
+    /// ```
     pub fn astropy_name(self) -> &'static str {
         match self {
             WorldClass::Celestial => "SkyCoord",
@@ -238,6 +367,12 @@ impl WorldClass {
 /// How a world value of one WCS becomes a world value of another along one axis:
 /// `value · factor + offset` (the offset added only when it is not zero, so that the other
 /// axes keep their exact values).
+///
+/// ```
+/// use reproject::wcs::plane::Conversion;
+/// let km_to_m = Conversion { factor: 1000.0, offset: 0.0 };
+/// assert_eq!(km_to_m.apply(2.5), 2500.0);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Conversion {
     /// The unit conversion factor (exactly 1 where the units agree).
@@ -248,12 +383,26 @@ pub struct Conversion {
 
 impl Conversion {
     /// No change.
+    ///
+    /// ```
+    /// use reproject::wcs::plane::Conversion;
+    /// assert_eq!(Conversion::IDENTITY.apply(12.75), 12.75);
+    /// // The zero offset is not added, so even the sign of a zero survives.
+    /// assert!(Conversion::IDENTITY.apply(-0.0).is_sign_negative());
+    /// ```
     pub const IDENTITY: Conversion = Conversion {
         factor: 1.0,
         offset: 0.0,
     };
 
     /// The converted value.
+    ///
+    /// ```
+    /// use reproject::wcs::plane::Conversion;
+    /// // Seconds from MJD 59000.5 → seconds from MJD 59000: half a day later.
+    /// let shift = Conversion { factor: 1.0, offset: 43200.0 };
+    /// assert_eq!(shift.apply(10.0), 43210.0);
+    /// ```
     #[inline]
     pub fn apply(self, w: f64) -> f64 {
         let w = w * self.factor;

@@ -33,6 +33,16 @@ const H: f64 = 6.6260755e-34;
 const TWO_PI: f64 = 2.0 * std::f64::consts::PI;
 
 /// The basic spectral variables an axis can be linear in (X) or related through (P).
+///
+/// ```
+/// use reproject::wcs::spectral::{Basic, SpectralAlgorithm};
+/// // WAVE-F2W: linear in frequency (X = F); vacuum wavelength is its own P-type (P = W).
+/// let alg = SpectralAlgorithm::new("WAVE-F2W", 5e-7, 0.0, 0.0)?.unwrap();
+/// let json = serde_json::to_value(alg).unwrap();
+/// assert_eq!(json["xtype"], serde_json::to_value(Basic::Freq).unwrap());
+/// assert_eq!(json["ptype"], serde_json::to_value(Basic::Wave).unwrap());
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Basic {
     /// Frequency (Hz).
@@ -58,6 +68,12 @@ impl Basic {
 }
 
 /// The S-type (world) variables of FITS spectral axes.
+///
+/// ```
+/// use reproject::wcs::spectral::SType;
+/// let ctype = "VRAD-F2V";
+/// assert_eq!(SType::parse(&ctype[..4]), Some(SType::Vrad));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SType {
     /// FREQ (Hz).
@@ -86,6 +102,13 @@ pub enum SType {
 
 impl SType {
     /// The S-type of a CTYPE's first four characters.
+    ///
+    /// ```
+    /// use reproject::wcs::spectral::SType;
+    /// assert_eq!(SType::parse("WAVE"), Some(SType::Wave));
+    /// assert_eq!(SType::parse("RA--"), None); // not spectral
+    /// assert_eq!(SType::parse("freq"), None); // case matters
+    /// ```
     pub fn parse(name: &str) -> Option<SType> {
         Some(match name {
             "FREQ" => SType::Freq,
@@ -121,6 +144,13 @@ impl SType {
 
 /// Whether `ctype` is a spectral type with a non-linear algorithm code this module evaluates
 /// (`XXXX-Y2Z` with Y ≠ Z among F, W, A, V; Z may be `?`).
+///
+/// ```
+/// use reproject::wcs::spectral::is_algorithm;
+/// assert!(is_algorithm("WAVE-F2W") && is_algorithm("FREQ-W2?"));
+/// assert!(!is_algorithm("WAVE-W2W")); // degenerate: linear in S
+/// assert!(!is_algorithm("WAVE-GRI") && !is_algorithm("RA---TAN"));
+/// ```
 pub fn is_algorithm(ctype: &str) -> bool {
     let b = ctype.trim_end().as_bytes();
     b.len() == 8
@@ -133,6 +163,18 @@ pub fn is_algorithm(ctype: &str) -> bool {
 
 /// One spectral axis with an algorithm code, ready to evaluate (WCSLIB's `spcprm` after
 /// `spcset`).
+///
+/// ```
+/// use reproject::wcs::spectral::SpectralAlgorithm;
+/// // FREQ-W2F: linear in vacuum wavelength λ, world values are frequencies ν = c / λ.
+/// let (c, nu0) = (2.99792458e8, 1.4e9);
+/// let alg = SpectralAlgorithm::new("FREQ-W2F", nu0, 0.0, 0.0)?.unwrap();
+/// // λ = λ0 + x · dλ/dν at the reference, with λ0 = c / ν0 and dλ/dν = −c / ν0².
+/// let x = 1e7;
+/// let nu = c / (c / nu0 - x * c / (nu0 * nu0));
+/// assert!((alg.x_to_s(x) - nu).abs() < 1e-3);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SpectralAlgorithm {
     stype: SType,
@@ -149,6 +191,17 @@ pub struct SpectralAlgorithm {
 impl SpectralAlgorithm {
     /// The algorithm of `ctype` with reference value `crval` (S units, SI) and the header's
     /// RESTFRQ / RESTWAV (0 when absent); `None` for a linear (or degenerate) code.
+    ///
+    /// ```
+    /// use reproject::wcs::spectral::SpectralAlgorithm;
+    /// assert!(SpectralAlgorithm::new("WAVE", 5e-7, 0.0, 0.0)?.is_none()); // linear
+    /// assert!(SpectralAlgorithm::new("WAVE-W2W", 5e-7, 0.0, 0.0)?.is_none()); // degenerate
+    /// // Optical velocity from frequency needs the rest frequency.
+    /// assert!(SpectralAlgorithm::new("VOPT-F2W", 1.2e5, 0.0, 0.0).is_err());
+    /// let vopt = SpectralAlgorithm::new("VOPT-F2W", 1.2e5, 1.420405751e9, 0.0)?.unwrap();
+    /// assert!((vopt.x_to_s(0.0) - 1.2e5).abs() < 1e-6);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(ctype: &str, crval: f64, restfrq: f64, restwav: f64) -> Result<Option<Self>> {
         let t = ctype.trim_end();
         let bad = |why: &str| Error::InvalidValue {
@@ -215,6 +268,16 @@ impl SpectralAlgorithm {
     }
 
     /// Intermediate world coordinate → S value (`spcx2s`); NaN where there is none.
+    ///
+    /// ```
+    /// use reproject::wcs::spectral::SpectralAlgorithm;
+    /// let alg = SpectralAlgorithm::new("WAVE-F2W", 5e-7, 0.0, 0.0)?.unwrap();
+    /// assert_eq!(alg.x_to_s(0.0), 5e-7); // CRVAL at the reference
+    /// // x is in S units there: the slope dS/dx at x = 0 is 1.
+    /// let slope = (alg.x_to_s(1e-12) - alg.x_to_s(-1e-12)) / 2e-12;
+    /// assert!((slope - 1.0).abs() < 1e-6);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn x_to_s(&self, x: f64) -> f64 {
         let big_x = self.w1 + x * self.w2;
@@ -223,6 +286,15 @@ impl SpectralAlgorithm {
     }
 
     /// S value → intermediate world coordinate (`spcs2x`); NaN where there is none.
+    ///
+    /// ```
+    /// use reproject::wcs::spectral::SpectralAlgorithm;
+    /// let alg = SpectralAlgorithm::new("FREQ-W2F", 1.4e9, 0.0, 0.0)?.unwrap();
+    /// assert!(alg.s_to_x(1.4e9).abs() < 1e-6); // CRVAL is x = 0
+    /// let x = alg.s_to_x(1.5e9);
+    /// assert!((alg.x_to_s(x) - 1.5e9).abs() < 1e-3);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn s_to_x(&self, s: f64) -> f64 {
         let p = s_to_p(self.stype, self.w0, s);

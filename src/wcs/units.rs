@@ -22,6 +22,14 @@ type Dims = [i8; 8];
 const NONE: Dims = [0; 8];
 
 /// A unit: a factor to the SI (or base) unit and its dimensions.
+///
+/// ```
+/// use reproject::wcs::units::Unit;
+/// assert_eq!(Unit::parse("km s-1")?, Unit::parse("km/s")?); // one unit, two spellings
+/// let deg = Unit::parse("deg")?;
+/// assert_eq!(deg.factor_to(&Unit::parse("arcsec")?)?, 3600.0);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Unit {
     scale: f64,
@@ -30,6 +38,13 @@ pub struct Unit {
 
 impl Unit {
     /// The dimensionless unit of an empty `CUNITi`.
+    ///
+    /// ```
+    /// use reproject::wcs::units::Unit;
+    /// assert_eq!(Unit::parse("")?, Unit::DIMENSIONLESS);
+    /// assert!(Unit::DIMENSIONLESS.factor_to(&Unit::parse("m")?).is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub const DIMENSIONLESS: Unit = Unit {
         scale: 1.0,
         dims: NONE,
@@ -75,6 +90,15 @@ impl Unit {
 
     /// The factor `f` such that a value `v` in `self` is `v · f` in `to`; an error naming
     /// both units when they measure different quantities (astropy's `UnitConversionError`).
+    ///
+    /// ```
+    /// use reproject::wcs::units::Unit;
+    /// let nm = Unit::parse("nm")?;
+    /// assert_eq!(nm.factor_to(&Unit::parse("Angstrom")?)?, 10.0); // 1 nm is 10 Angstrom
+    /// let err = nm.factor_to(&Unit::parse("Hz")?).unwrap_err();
+    /// assert!(err.to_string().contains("not convertible"));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn factor_to(&self, to: &Unit) -> Result<f64> {
         if self.dims != to.dims {
             return Err(Error::InvalidArgument(format!(

@@ -46,6 +46,17 @@ pub use tpv::{Tpv, TpvParams};
 ///
 /// Public coordinates are in the order of the celestial axes (longitude, latitude), like
 /// [`crate::wcs::CelestialTransform`]; internally SIP and TPV work in FITS axis order.
+///
+/// ```
+/// use reproject::wcs::Wcs;
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\n\
+///     CRPIX1 = 16\nCRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n\
+///     A_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\nB_0_2 = -1E-5\n")?;
+/// let distortion = wcs.celestial()?.distortion().unwrap();
+/// // SIP vanishes at CRPIX (the 0-based pixel (15, 15)).
+/// assert_eq!(distortion.pix_to_foc(15.0, 15.0), (15.0, 15.0));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Distortion {
     /// The latitude axis precedes the longitude axis in the header.
@@ -59,6 +70,17 @@ impl Distortion {
     /// Builds the distortion stage of a celestial pair. `sip` is in FITS axis order; `tpv` is
     /// the sequent linear step in FITS axis order with its polynomials. `None` if neither is
     /// present (or SIP has no forward polynomials).
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::{Distortion, Sip, SipParams, SipPolynomial};
+    /// let sip = |ab, apbp| Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp });
+    /// let pair = || Some((SipPolynomial::zeros(2), SipPolynomial::zeros(2)));
+    /// assert!(Distortion::new(false, Some(sip(pair(), None)?), None).is_some());
+    /// // Neither stage, or SIP with reverse (AP/BP) polynomials only: nothing to apply.
+    /// assert!(Distortion::new(false, None, None).is_none());
+    /// assert!(Distortion::new(false, Some(sip(None, pair())?), None).is_none());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(
         lat_first: bool,
         sip: Option<Sip>,
@@ -74,11 +96,34 @@ impl Distortion {
     }
 
     /// The SIP stage, if any.
+    ///
+    /// ```
+    /// # use reproject::wcs::distortion::{Distortion, Sip, SipParams, SipPolynomial};
+    /// # let mut a = SipPolynomial::zeros(2);
+    /// # a.coeffs[2][0] = 1e-4; // A_2_0
+    /// # let ab = Some((a, SipPolynomial::zeros(2)));
+    /// let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+    /// let d = Distortion::new(false, Some(sip), None).unwrap();
+    /// assert_eq!(d.sip().unwrap().crpix(), [50.0, 50.0]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn sip(&self) -> Option<&Sip> {
         self.sip.as_ref()
     }
 
     /// The TPV stage (its linear step and polynomials), if any.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::{Distortion, Tpv, TpvParams};
+    /// use reproject::wcs::linear::SequentLinear2;
+    /// let lin = SequentLinear2::new([50.0, 50.0], [[1.0, 0.0], [0.0, 1.0]], [-1e-4, 1e-4])?;
+    /// let tpv = Tpv::new(&TpvParams { lng: vec![(1, 1.0)], lat: vec![(1, 1.0), (7, 0.1)] })?;
+    /// let d = Distortion::new(false, None, Some((lin, tpv))).unwrap();
+    /// let (lin, tpv) = d.tpv().unwrap();
+    /// assert_eq!((lin.cdelt(), tpv.polynomials()[1].degree()), ([-1e-4, 1e-4], 3));
+    /// assert!(d.sip().is_none());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn tpv(&self) -> Option<&(SequentLinear2, Tpv)> {
         self.tpv.as_ref()
     }
@@ -89,11 +134,37 @@ impl Distortion {
     }
 
     /// How world → pixel inverts SIP (default: astropy's iteration, tolerance 1e-12 px).
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::sip::SIP_TOLERANCE;
+    /// # use reproject::wcs::distortion::{Distortion, Sip, SipParams, SipPolynomial};
+    /// # let mut a = SipPolynomial::zeros(2);
+    /// # a.coeffs[2][0] = 1e-4; // A_2_0
+    /// # let ab = Some((a, SipPolynomial::zeros(2)));
+    /// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+    /// # let d = Distortion::new(false, Some(sip), None).unwrap();
+    /// assert_eq!(d.sip_inversion().tolerance, SIP_TOLERANCE);
+    /// assert_eq!(SIP_TOLERANCE, 1e-12);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn sip_inversion(&self) -> &SipInversion {
         &self.inversion
     }
 
     /// Replaces the SIP inversion settings.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::SipInversion;
+    /// # use reproject::wcs::distortion::{Distortion, Sip, SipParams, SipPolynomial};
+    /// # let mut a = SipPolynomial::zeros(2);
+    /// # a.coeffs[2][0] = 1e-4; // A_2_0
+    /// # let ab = Some((a, SipPolynomial::zeros(2)));
+    /// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+    /// # let mut d = Distortion::new(false, Some(sip), None).unwrap();
+    /// d.set_sip_inversion(SipInversion::astropy());
+    /// assert_eq!(d.sip_inversion().tolerance, 1e-4);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn set_sip_inversion(&mut self, how: SipInversion) {
         self.inversion = how;
     }
@@ -108,6 +179,20 @@ impl Distortion {
     }
 
     /// 0-based pixel (lng, lat order) → 0-based focal-plane coordinates (pixel after SIP).
+    ///
+    /// ```
+    /// # use reproject::wcs::distortion::{Distortion, Sip, SipParams, SipPolynomial};
+    /// # let mut a = SipPolynomial::zeros(2);
+    /// # a.coeffs[2][0] = 1e-4; // A_2_0
+    /// # let ab = Some((a, SipPolynomial::zeros(2)));
+    /// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+    /// # let d = Distortion::new(false, Some(sip), None).unwrap();
+    /// // A_2_0 = 1e-4 and CRPIX = (50, 50): the 0-based (59, 49) is u = 10, v = 0.
+    /// let (fx, fy) = d.pix_to_foc(59.0, 49.0);
+    /// assert!((fx - 59.01).abs() < 1e-12 && fy == 49.0);
+    /// assert_eq!(d.pix_to_foc(49.0, 49.0), (49.0, 49.0)); // none at CRPIX
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn pix_to_foc(&self, x: f64, y: f64) -> (f64, f64) {
         match &self.sip {
             None => (x, y),
@@ -121,6 +206,22 @@ impl Distortion {
 
     /// 0-based pixel → intermediate coordinates (lng, lat order), `linear` being the affine
     /// step used when there is no TPV.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear2;
+    /// # use reproject::wcs::distortion::{Distortion, Sip, SipParams, SipPolynomial};
+    /// # let mut a = SipPolynomial::zeros(2);
+    /// # a.coeffs[2][0] = 1e-4; // A_2_0
+    /// # let ab = Some((a, SipPolynomial::zeros(2)));
+    /// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+    /// # let d = Distortion::new(false, Some(sip), None).unwrap();
+    /// let linear = Linear2::unity([50.0, 50.0], [-1e-4, 1e-4])?;
+    /// assert_eq!(d.pix_to_img(&linear, 49.0, 49.0), (0.0, 0.0)); // CRPIX
+    /// // Ten pixels along x, plus A = 0.01 px of distortion, times CDELT1.
+    /// let (u, v) = d.pix_to_img(&linear, 59.0, 49.0);
+    /// assert!((u + 10.01e-4).abs() < 1e-15 && v == 0.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline(never)]
     pub fn pix_to_img(&self, linear: &Linear2, x: f64, y: f64) -> (f64, f64) {
         let (p0, p1) = self.order(x + 1.0, y + 1.0);
@@ -145,6 +246,22 @@ impl Distortion {
     /// Intermediate coordinates (lng, lat order) → 0-based pixel, or `None` where the TPV
     /// inverse does not converge or the result is not finite. For SIP this is astropy's
     /// `best_solution` (see [`Sip::invert`]), whether or not the iteration converged.
+    ///
+    /// ```
+    /// use reproject::wcs::linear::Linear2;
+    /// # use reproject::wcs::distortion::{Distortion, Sip, SipParams, SipPolynomial};
+    /// # let mut a = SipPolynomial::zeros(2);
+    /// # a.coeffs[2][0] = 1e-4; // A_2_0
+    /// # let ab = Some((a, SipPolynomial::zeros(2)));
+    /// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+    /// # let d = Distortion::new(false, Some(sip), None).unwrap();
+    /// let linear = Linear2::unity([50.0, 50.0], [-1e-4, 1e-4])?;
+    /// let (u, v) = d.pix_to_img(&linear, 80.0, 20.0);
+    /// let (x, y) = d.img_to_pix(&linear, u, v).unwrap();
+    /// assert!((x - 80.0).abs() < 1e-9 && (y - 20.0).abs() < 1e-9);
+    /// assert_eq!(d.img_to_pix(&linear, f64::NAN, 0.0), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline(never)]
     pub fn img_to_pix(&self, linear: &Linear2, u: f64, v: f64) -> Option<(f64, f64)> {
         let (x0, x1) = match &self.tpv {
@@ -205,6 +322,12 @@ pub fn scamp_pre2012(header: &Header) -> Result<bool> {
 }
 
 /// The CTYPE astropy writes for a pre-2012 SCAMP axis: upper case, `-TAN` → `-TPV`.
+///
+/// ```
+/// use reproject::wcs::distortion::scamp_ctype;
+/// assert_eq!(scamp_ctype(" ra---tan "), "RA---TPV");
+/// assert_eq!(scamp_ctype("DEC--TAN"), "DEC--TPV");
+/// ```
 pub fn scamp_ctype(ctype: &str) -> String {
     ctype.trim().to_uppercase().replace("-TAN", "-TPV")
 }
@@ -212,6 +335,13 @@ pub fn scamp_ctype(ctype: &str) -> String {
 /// astropy's `_fix_scamp`, second rule: with SIP present, whether some axis whose CTYPE
 /// contains `-TAN` carries `PVi_j` with j ≥ 5 while every CTYPE ends in `-SIP`; astropy then
 /// removes all PV keywords. `pv` lists (0-based axis, m) of the `PVi_m` keywords.
+///
+/// ```
+/// use reproject::wcs::distortion::scamp_pv_with_sip;
+/// let sip = ["RA---TAN-SIP".to_string(), "DEC--TAN-SIP".to_string()];
+/// assert!(scamp_pv_with_sip(&sip, &[(0, 1), (0, 5)])); // PV1_5: SCAMP's
+/// assert!(!scamp_pv_with_sip(&sip, &[(0, 1), (1, 4)])); // no j ≥ 5
+/// ```
 pub fn scamp_pv_with_sip(ctype: &[String], pv: &[(usize, usize)]) -> bool {
     let upper: Vec<String> = ctype.iter().map(|c| c.trim().to_uppercase()).collect();
     let scamp = pv.iter().any(|&(i, _)| {
@@ -222,6 +352,13 @@ pub fn scamp_pv_with_sip(ctype: &[String], pv: &[(usize, usize)]) -> bool {
 }
 
 /// astropy's `_fix_scamp`, first rule: SIP is dropped when exactly two CTYPEs end in `-TPV`.
+///
+/// ```
+/// use reproject::wcs::distortion::tpv_overrides_sip;
+/// let ctypes = |a: &str, b: &str| [a.to_string(), b.to_string()];
+/// assert!(tpv_overrides_sip(&ctypes("RA---TPV", "DEC--TPV")));
+/// assert!(!tpv_overrides_sip(&ctypes("RA---TAN-SIP", "DEC--TAN-SIP")));
+/// ```
 pub fn tpv_overrides_sip(ctype: &[String]) -> bool {
     ctype
         .iter()

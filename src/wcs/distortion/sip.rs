@@ -40,17 +40,49 @@ use crate::wcs::header::Header;
 
 /// The highest SIP order read. astropy's SIP keyword pattern (`[AB]P?_1?[0-9]_1?[0-9]`) covers
 /// indices up to 19; a higher `A_ORDER` is refused rather than read term by term.
+///
+/// ```
+/// use reproject::wcs::{distortion::sip::{SipParams, MAX_SIP_ORDER}, header::Header};
+/// let header = |order: usize| {
+///     Header::parse(&format!("CRPIX1 = 1\nCRPIX2 = 1\nA_ORDER = {order}\nB_ORDER = 2\n"))
+/// };
+/// assert!(SipParams::from_header(&header(MAX_SIP_ORDER)?, "")?.is_some());
+/// assert!(SipParams::from_header(&header(MAX_SIP_ORDER + 1)?, "").is_err());
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub const MAX_SIP_ORDER: usize = 19;
 
 /// Tolerance (pixels) of the world → pixel iteration. astropy's default is 1e-4 px; the test
 /// vectors and this crate use 1e-12 px, which costs a few iterations and gains five digits.
+///
+/// ```
+/// use reproject::wcs::distortion::sip::{SipInversion, SIP_TOLERANCE};
+/// assert_eq!(SipInversion::default().tolerance, SIP_TOLERANCE);
+/// assert!(SIP_TOLERANCE < SipInversion::astropy().tolerance);
+/// ```
 pub const SIP_TOLERANCE: f64 = 1e-12;
 
 /// Iteration limit of the world → pixel iteration (astropy's default is 20; the vectors use 100).
+///
+/// ```
+/// use reproject::wcs::distortion::sip::{SipInversion, SIP_MAX_ITER};
+/// assert_eq!(SipInversion::default().max_iter, SIP_MAX_ITER);
+/// assert!(SIP_MAX_ITER > SipInversion::astropy().max_iter);
+/// ```
 pub const SIP_MAX_ITER: usize = 100;
 
 /// One SIP polynomial: `coeffs[p][q]` multiplies `u^p v^q`. Terms with `p + q > order` are
 /// ignored, as in `sip.c`.
+///
+/// ```
+/// use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+/// let mut a = SipPolynomial::zeros(2);
+/// a.coeffs[2][2] = 1.0; // u² v²: p + q = 4 > order 2, ignored
+/// let ab = Some((a, SipPolynomial::zeros(2)));
+/// let sip = Sip::new(&SipParams { crpix: [1.0, 1.0], ab, apbp: None })?;
+/// assert_eq!(sip.pix_to_foc(5.0, 7.0), (5.0, 7.0));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SipPolynomial {
     /// The order (`A_ORDER`, ...).
@@ -61,6 +93,13 @@ pub struct SipPolynomial {
 
 impl SipPolynomial {
     /// A polynomial of the given order with all coefficients 0.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::sip::SipPolynomial;
+    /// let p = SipPolynomial::zeros(3);
+    /// assert_eq!(p.order, 3);
+    /// assert_eq!(p.coeffs, vec![vec![0.0; 4]; 4]);
+    /// ```
     pub fn zeros(order: usize) -> SipPolynomial {
         SipPolynomial {
             order,
@@ -93,6 +132,17 @@ impl SipPolynomial {
 }
 
 /// The SIP parameters of a header (astropy's `Sip` object).
+///
+/// ```
+/// use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+/// let mut b = SipPolynomial::zeros(2);
+/// b.coeffs[0][2] = -1e-4; // B_0_2
+/// let ab = Some((SipPolynomial::zeros(2), b));
+/// let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+/// // 0-based (49, 59) is u = 0, v = 10: B = -1e-4 · 10² = -0.01.
+/// assert_eq!(sip.pix_to_foc(49.0, 59.0), (49.0, 58.99));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SipParams {
     /// The SIP reference point, 1-based: the header's `CRPIX1`/`CRPIX2`.
@@ -113,6 +163,18 @@ impl SipParams {
     ///   included; missing ones are 0.
     /// * `B_ORDER > 1` without `A_ORDER > 1` is an error; likewise for AP/BP.
     /// * `None` when neither pair is present.
+    ///
+    /// ```
+    /// use reproject::wcs::{distortion::sip::SipParams, header::Header};
+    /// let text = "CRPIX1 = 50\nCRPIX2 = 60\nA_ORDER = 2\nB_ORDER = 2\nA_2_0 = 1E-5\n";
+    /// let h = Header::parse(text)?;
+    /// let sip = SipParams::from_header(&h, "")?.unwrap();
+    /// assert_eq!(sip.crpix, [50.0, 60.0]);
+    /// assert_eq!(sip.ab.unwrap().0.coeffs[2][0], 1e-5);
+    /// let plain = Header::parse("CRPIX1 = 50\nCRPIX2 = 60\n")?;
+    /// assert_eq!(SipParams::from_header(&plain, "")?, None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn from_header(header: &Header, alt: &str) -> Result<Option<SipParams>> {
         let ab = read_pair(header, "A", "B")?;
         let apbp = read_pair(header, "AP", "BP")?;
@@ -218,6 +280,19 @@ impl Poly {
 }
 
 /// How [`Sip::invert`] iterates.
+///
+/// ```
+/// # use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+/// use reproject::wcs::distortion::sip::SipInversion;
+/// # let mut a = SipPolynomial::zeros(2);
+/// # a.coeffs[2][0] = 1e-4;
+/// # let ab = Some((a, SipPolynomial::zeros(2)));
+/// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+/// let how = SipInversion { tolerance: 1e-6, max_iter: 3, ap_bp_guess: false };
+/// let s = sip.invert(59.01, 49.0, &how); // the focal-plane image of 0-based (59, 49)
+/// assert!(s.iterations <= 3 && (s.x - 59.0).abs() < 1e-4 && s.y == 49.0);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SipInversion {
     /// Stop when the focal-plane residual is below this (pixels).
@@ -258,6 +333,19 @@ impl Default for SipInversion {
 }
 
 /// The result of [`Sip::invert`]: astropy's `best_solution`, with how it ended.
+///
+/// ```
+/// # use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+/// # let mut a = SipPolynomial::zeros(2);
+/// # a.coeffs[2][0] = 1e-4;
+/// # let ab = Some((a, SipPolynomial::zeros(2)));
+/// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+/// let (fx, fy) = sip.pix_to_foc(59.0, 49.0);
+/// let s = sip.invert(fx, fy, &Default::default());
+/// assert!(s.converged && !s.diverged && s.iterations > 1);
+/// assert!((s.x - 59.0).abs() < 1e-9 && (s.y - 49.0).abs() < 1e-9);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SipSolution {
     /// Pixel x, 0-based.
@@ -273,6 +361,17 @@ pub struct SipSolution {
 }
 
 /// SIP ready to evaluate. Coordinates are in FITS axis order (x = axis 1, y = axis 2).
+///
+/// ```
+/// use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+/// let mut a = SipPolynomial::zeros(2);
+/// a.coeffs[2][0] = 1e-4; // A_2_0
+/// let ab = Some((a, SipPolynomial::zeros(2)));
+/// let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+/// // The distortion vanishes at CRPIX (0-based 49, 49).
+/// assert_eq!(sip.pix_to_foc(49.0, 49.0), (49.0, 49.0));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Sip {
     crpix: [f64; 2],
@@ -282,6 +381,16 @@ pub struct Sip {
 
 impl Sip {
     /// Builds it from its parameters, checking their shapes.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+    /// let ok = SipParams { crpix: [1.0, 1.0], ab: None, apbp: None };
+    /// assert!(Sip::new(&ok).is_ok());
+    /// // An order-2 polynomial needs 3x3 coefficients.
+    /// let short = SipPolynomial { order: 2, coeffs: vec![vec![0.0; 2]; 2] };
+    /// let bad = SipParams { ab: Some((short, SipPolynomial::zeros(2))), ..ok };
+    /// assert!(Sip::new(&bad).is_err());
+    /// ```
     pub fn new(params: &SipParams) -> Result<Sip> {
         if !params.crpix.iter().all(|c| c.is_finite()) {
             return Err(Error::InvalidValue {
@@ -306,11 +415,29 @@ impl Sip {
     }
 
     /// Whether the forward polynomials are present (otherwise SIP changes nothing).
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+    /// let zeros = || SipPolynomial::zeros(2);
+    /// let params = SipParams { crpix: [1.0, 1.0], ab: Some((zeros(), zeros())), apbp: None };
+    /// assert!(Sip::new(&params)?.is_active());
+    /// // AP/BP alone (reverse polynomials only) do not make SIP active.
+    /// let reverse_only = SipParams { ab: None, apbp: Some((zeros(), zeros())), ..params };
+    /// assert!(!Sip::new(&reverse_only)?.is_active());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn is_active(&self) -> bool {
         self.forward.is_some()
     }
 
     /// The SIP reference point (1-based).
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::sip::{Sip, SipParams};
+    /// let sip = Sip::new(&SipParams { crpix: [50.0, 60.0], ab: None, apbp: None })?;
+    /// assert_eq!(sip.crpix(), [50.0, 60.0]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn crpix(&self) -> [f64; 2] {
         self.crpix
     }
@@ -326,6 +453,19 @@ impl Sip {
     }
 
     /// 1-based pixel → 1-based focal plane (astropy `pipeline_pix2foc`: `foc = p + SIP(p − CRPIX)`).
+    ///
+    /// ```
+    /// # use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+    /// # let mut a = SipPolynomial::zeros(2);
+    /// # a.coeffs[2][0] = 1e-4; // A_2_0
+    /// # let ab = Some((a, SipPolynomial::zeros(2)));
+    /// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+    /// // A_2_0 = 1e-4, CRPIX = (50, 50): at the 1-based pixel (60, 50), u = 10 and A = 0.01.
+    /// assert_eq!(sip.pix1_to_foc1(50.0, 50.0), (50.0, 50.0));
+    /// let (f1, f2) = sip.pix1_to_foc1(60.0, 50.0);
+    /// assert!((f1 - 60.01).abs() < 1e-12 && f2 == 50.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn pix1_to_foc1(&self, p1: f64, p2: f64) -> (f64, f64) {
         match &self.forward {
@@ -339,6 +479,20 @@ impl Sip {
     }
 
     /// 0-based pixel → 0-based focal plane (astropy `WCS.pix2foc(..., 0)`).
+    ///
+    /// ```
+    /// # use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+    /// # let mut a = SipPolynomial::zeros(2);
+    /// # a.coeffs[2][0] = 1e-4; // A_2_0
+    /// # let ab = Some((a, SipPolynomial::zeros(2)));
+    /// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab, apbp: None })?;
+    /// // CRPIX (50, 50) is the 0-based pixel (49, 49), where the distortion vanishes.
+    /// assert_eq!(sip.pix_to_foc(49.0, 49.0), (49.0, 49.0));
+    /// let (fx, fy) = sip.pix_to_foc(59.0, 49.0);
+    /// let (f1, f2) = sip.pix1_to_foc1(60.0, 50.0);
+    /// assert_eq!((fx, fy), (f1 - 1.0, f2 - 1.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn pix_to_foc(&self, x: f64, y: f64) -> (f64, f64) {
         let (f1, f2) = self.pix1_to_foc1(x + 1.0, y + 1.0);
@@ -347,6 +501,24 @@ impl Sip {
 
     /// 0-based focal plane → 0-based pixel by the AP/BP polynomials (astropy `WCS.foc2pix`, an
     /// approximation); `None` without AP/BP.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
+    /// # let poly = |c20: f64| {
+    /// #     let mut p = SipPolynomial::zeros(2);
+    /// #     p.coeffs[2][0] = c20;
+    /// #     (p, SipPolynomial::zeros(2))
+    /// # };
+    /// let (ab, apbp) = (Some(poly(1e-4)), Some(poly(-1e-4))); // A_2_0 = 1e-4, AP_2_0 = -1e-4
+    /// let params = SipParams { crpix: [50.0, 50.0], ab, apbp };
+    /// let sip = Sip::new(&params)?;
+    /// let (fx, fy) = sip.pix_to_foc(59.0, 49.0);
+    /// let (x, y) = sip.foc_to_pix_approx(fx, fy).unwrap();
+    /// assert!((x - 59.0).abs() < 1e-3 && y == 49.0); // AP/BP only approximate the inverse
+    /// let no_reverse = Sip::new(&SipParams { apbp: None, ..params })?;
+    /// assert_eq!(no_reverse.foc_to_pix_approx(fx, fy), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn foc_to_pix_approx(&self, x: f64, y: f64) -> Option<(f64, f64)> {
         let (ap, bp) = self.reverse.as_ref()?;
         let (f1, f2) = (x + 1.0, y + 1.0);
@@ -362,6 +534,19 @@ impl Sip {
     /// `x_{k+1} = x_k − (foc(x_k) − x')`, stopping when `|Δ|² < tolerance²`, after `max_iter`
     /// steps, or when `|Δ|²` stops decreasing (divergence: the last point is kept, as astropy's
     /// `best_solution`).
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::sip::{Sip, SipInversion, SipParams, SipPolynomial};
+    /// # let mut a = SipPolynomial::zeros(2);
+    /// # a.coeffs[2][0] = 1e-4; // A_2_0
+    /// # let mut b = SipPolynomial::zeros(2);
+    /// # b.coeffs[1][1] = -2e-4; // B_1_1
+    /// # let sip = Sip::new(&SipParams { crpix: [50.0, 50.0], ab: Some((a, b)), apbp: None })?;
+    /// let (fx, fy) = sip.pix_to_foc(80.0, 20.0);
+    /// let s = sip.invert(fx, fy, &SipInversion::default());
+    /// assert!(s.converged && (s.x - 80.0).abs() < 1e-9 && (s.y - 20.0).abs() < 1e-9);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn invert(&self, fx: f64, fy: f64, how: &SipInversion) -> SipSolution {
         let (mut x, mut y) = (fx, fy);
         if !self.is_active() {

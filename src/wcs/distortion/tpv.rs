@@ -33,6 +33,13 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// The highest TPV term number (`PVi_39`, the r⁷ term).
+///
+/// ```
+/// use reproject::wcs::distortion::tpv::{TpvPolynomial, TPV_MAX_TERM};
+/// assert_eq!(TpvPolynomial::new(&[(TPV_MAX_TERM, 1.0)])?.degree(), 7);
+/// assert!(TpvPolynomial::new(&[(TPV_MAX_TERM + 1, 1.0)]).is_err());
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub const TPV_MAX_TERM: usize = 39;
 
 /// WCSLIB `disx2p` convergence tolerance.
@@ -49,6 +56,16 @@ const DEG_START: [usize; 8] = [0, 1, 4, 7, 12, 17, 24, 31];
 
 /// The TPV coefficients of a header: `PVi_m` of each celestial axis, as (m, value) in header
 /// order. A term listed with value 0 still raises the polynomial degree, as in WCSLIB.
+///
+/// ```
+/// use reproject::wcs::distortion::tpv::{Tpv, TpvParams};
+/// // The identity terms: PV1_1 = 1 (ξ' = ξ) and PV2_1 = 1 (η' = η).
+/// let identity = TpvParams { lng: vec![(1, 1.0)], lat: vec![(1, 1.0)] };
+/// assert_eq!(Tpv::new(&identity)?.distort(0.25, -0.5), (0.25, -0.5));
+/// // Without them the linear terms are 0, not 1.
+/// assert_eq!(Tpv::new(&TpvParams::default())?.distort(0.25, -0.5), (0.0, 0.0));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TpvParams {
     /// `PVi_m` of the longitude axis.
@@ -59,6 +76,14 @@ pub struct TpvParams {
 
 /// One axis's TPV polynomial (WCSLIB's TPD form: degree and radial flag fixed by the terms
 /// present, coefficients zero-filled).
+///
+/// ```
+/// use reproject::wcs::distortion::tpv::TpvPolynomial;
+/// // 0.5 + x + 2y + 0.1 r, evaluated at (3, 4) where r = 5.
+/// let poly = TpvPolynomial::new(&[(0, 0.5), (1, 1.0), (2, 2.0), (3, 0.1)])?;
+/// assert!((poly.eval(3.0, 4.0) - 12.0).abs() < 1e-12);
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct TpvPolynomial {
     degree: usize,
@@ -68,6 +93,14 @@ pub struct TpvPolynomial {
 
 impl TpvPolynomial {
     /// Builds the polynomial from (term number, coefficient) pairs (`tpvset`).
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::tpv::TpvPolynomial;
+    /// let xy = TpvPolynomial::new(&[(5, 2.0)])?; // 2·xy; no PVi_1, so no linear term
+    /// assert_eq!(xy.eval(3.0, 4.0), 24.0);
+    /// assert!(TpvPolynomial::new(&[(1, f64::NAN)]).is_err());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(terms: &[(usize, f64)]) -> Result<TpvPolynomial> {
         let mut c = [0.0; TPV_MAX_TERM + 1];
         let mut nparm = 0;
@@ -102,6 +135,14 @@ impl TpvPolynomial {
     }
 
     /// The polynomial degree WCSLIB evaluates (1..7).
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::tpv::TpvPolynomial;
+    /// assert_eq!(TpvPolynomial::new(&[(1, 1.0)])?.degree(), 1);
+    /// // A term listed with value 0 still sets the degree (PVi_12 is x⁴).
+    /// assert_eq!(TpvPolynomial::new(&[(1, 1.0), (12, 0.0)])?.degree(), 4);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn degree(&self) -> usize {
         self.degree
     }
@@ -118,6 +159,14 @@ impl TpvPolynomial {
     }
 
     /// `tpdN(u, v)`, with the parenthesisation of dis.c for this degree.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::tpv::TpvPolynomial;
+    /// // u + 0.5 u² - 0.25 v² (terms 1, 4 and 6)
+    /// let poly = TpvPolynomial::new(&[(1, 1.0), (4, 0.5), (6, -0.25)])?;
+    /// assert_eq!(poly.eval(2.0, 4.0), 2.0 + 0.5 * 4.0 - 0.25 * 16.0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn eval(&self, u: f64, v: f64) -> f64 {
         let n = self.degree;
@@ -171,6 +220,15 @@ impl TpvPolynomial {
 /// first of the two celestial axes, `poly[1]` to the second. As in WCSLIB (`wcsset` fills
 /// the axis maps with the fixed axis numbers 1 and 2), the longitude polynomial takes
 /// (x0, x1) and the latitude polynomial (x1, x0), whichever axis comes first.
+///
+/// ```
+/// use reproject::wcs::distortion::tpv::{Tpv, TpvParams};
+/// // ξ' = ξ + 0.5 η, η' = η + 0.25 ξ (term 2 is the *other* coordinate for each axis).
+/// let params = TpvParams { lng: vec![(1, 1.0), (2, 0.5)], lat: vec![(1, 1.0), (2, 0.25)] };
+/// let tpv = Tpv::new(&params)?;
+/// assert_eq!(tpv.distort(2.0, 4.0), (4.0, 4.5));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tpv {
     poly: [TpvPolynomial; 2],
@@ -179,11 +237,29 @@ pub struct Tpv {
 
 impl Tpv {
     /// TPV for a WCS whose longitude axis comes first (`RA---TPV`, `DEC--TPV`).
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::tpv::{Tpv, TpvParams};
+    /// let params = TpvParams { lng: vec![(1, 1.0), (2, 0.5)], lat: vec![(1, 1.0)] };
+    /// let tpv = Tpv::new(&params)?;
+    /// assert_eq!(tpv, Tpv::in_axis_order(&params, false)?);
+    /// assert_eq!(tpv.distort(2.0, 4.0), (4.0, 4.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(params: &TpvParams) -> Result<Tpv> {
         Tpv::in_axis_order(params, false)
     }
 
     /// TPV in FITS axis order; `lat_first` when the latitude axis precedes the longitude axis.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::tpv::{Tpv, TpvParams};
+    /// let params = TpvParams { lng: vec![(1, 1.0), (2, 0.5)], lat: vec![(1, 1.0), (2, 0.25)] };
+    /// // x0 = latitude = 4, x1 = longitude = 2: longitude still takes (x0, x1), latitude (x1, x0).
+    /// let tpv = Tpv::in_axis_order(&params, true)?;
+    /// assert_eq!(tpv.distort(4.0, 2.0), (2.0 + 0.25 * 4.0, 4.0 + 0.5 * 2.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn in_axis_order(params: &TpvParams, lat_first: bool) -> Result<Tpv> {
         let lng = TpvPolynomial::new(&params.lng)?;
         let lat = TpvPolynomial::new(&params.lat)?;
@@ -194,6 +270,14 @@ impl Tpv {
     }
 
     /// The two polynomials, in axis order.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::tpv::{Tpv, TpvParams};
+    /// let params = TpvParams { lng: vec![(1, 1.0), (7, 1e-3)], lat: vec![(1, 1.0)] };
+    /// let [first, second] = Tpv::in_axis_order(&params, true)?.polynomials().clone();
+    /// assert_eq!((first.degree(), second.degree()), (1, 3)); // latitude first
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn polynomials(&self) -> &[TpvPolynomial; 2] {
         &self.poly
     }
@@ -204,6 +288,15 @@ impl Tpv {
     }
 
     /// Distorted coordinates (WCSLIB `disp2x` for TPV, which computes them directly).
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::tpv::{Tpv, TpvParams};
+    /// // ξ' = ξ + 0.01 ξ², η' = η − 0.01 η³ (terms 4 and 7 are x² and x³ of each axis).
+    /// let params = TpvParams { lng: vec![(1, 1.0), (4, 0.01)], lat: vec![(1, 1.0), (7, -0.01)] };
+    /// let (xi, eta) = Tpv::new(&params)?.distort(2.0, 3.0);
+    /// assert!((xi - 2.04).abs() < 1e-12 && (eta - 2.73).abs() < 1e-12);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn distort(&self, x0: f64, x1: f64) -> (f64, f64) {
         if self.lat_first {
@@ -215,6 +308,17 @@ impl Tpv {
 
     /// WCSLIB `disx2p`: the coordinates whose distortion is (d0, d1); `None` when the iteration
     /// does not converge in 30 steps or the result is not finite.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::tpv::{Tpv, TpvParams};
+    /// let cubic = TpvParams { lng: vec![(1, 1.0), (7, -1.0)], lat: vec![(1, 1.0)] }; // ξ − ξ³
+    /// let tpv = Tpv::new(&cubic)?;
+    /// let (x, y) = tpv.undistort(0.3 - 0.027, 0.1).unwrap();
+    /// assert!((x - 0.3).abs() < 1e-12 && (y - 0.1).abs() < 1e-15);
+    /// let square = TpvParams { lng: vec![(4, 1.0)], lat: vec![(1, 1.0)] }; // ξ' = ξ² ≥ 0
+    /// assert_eq!(Tpv::new(&square)?.undistort(-1.0, 0.1), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn undistort(&self, d0: f64, d1: f64) -> Option<(f64, f64)> {
         let dis = [d0, d1];
         let mut raw = dis;

@@ -30,6 +30,13 @@ mod quadcube;
 mod zenithal;
 
 /// Number of projection parameters WCSLIB keeps (`PVi_0` .. `PVi_29` of the latitude axis).
+///
+/// ```
+/// use reproject::wcs::projection::{ProjectionParams, PV_COUNT};
+/// let mut p = ProjectionParams::default();
+/// p.pv[PV_COUNT - 1] = Some(1.0); // PVi_29, the last one kept
+/// assert_eq!((p.get(PV_COUNT - 1), p.get(PV_COUNT)), (Some(1.0), None));
+/// ```
 pub const PV_COUNT: usize = 30;
 
 /// The radius of the generating sphere, `r0 = 180/π`, so that plane coordinates are degrees.
@@ -73,11 +80,25 @@ pub struct ProjectionParams {
 
 impl ProjectionParams {
     /// `PVi_m`, or `None` if absent (or m out of range).
+    ///
+    /// ```
+    /// use reproject::wcs::projection::ProjectionParams;
+    /// let mut p = ProjectionParams::default();
+    /// p.pv[0] = Some(2.0);
+    /// assert_eq!((p.get(0), p.get(1), p.get(99)), (Some(2.0), None, None));
+    /// ```
     pub fn get(&self, m: usize) -> Option<f64> {
         self.pv.get(m).copied().flatten()
     }
 
     /// `PVi_m`, or `default` if absent.
+    ///
+    /// ```
+    /// use reproject::wcs::projection::ProjectionParams;
+    /// let mut p = ProjectionParams::default();
+    /// p.pv[1] = Some(45.0);
+    /// assert_eq!((p.get_or(1, 0.0), p.get_or(2, 90.0)), (45.0, 90.0));
+    /// ```
     pub fn get_or(&self, m: usize, default: f64) -> f64 {
         self.get(m).unwrap_or(default)
     }
@@ -145,9 +166,24 @@ macro_rules! projections {
 
         impl ProjectionCode {
             /// Every code, in WCSLIB's order.
+            ///
+            /// ```
+            /// use reproject::wcs::projection::ProjectionCode::{self, Azp, Szp, Tan};
+            /// assert_eq!(ProjectionCode::ALL[..3], [Azp, Szp, Tan]);
+            /// for code in ProjectionCode::ALL {
+            ///     assert_eq!(code.as_str().parse::<ProjectionCode>()?, *code);
+            /// }
+            /// # Ok::<(), reproject::Error>(())
+            /// ```
             pub const ALL: &'static [ProjectionCode] = &[$(ProjectionCode::$variant),*];
 
             /// The three-letter code.
+            ///
+            /// ```
+            /// use reproject::wcs::projection::ProjectionCode;
+            /// assert_eq!(ProjectionCode::Hpx.as_str(), "HPX");
+            /// assert_eq!(ProjectionCode::Tan.as_str(), "TAN");
+            /// ```
             pub fn as_str(self) -> &'static str {
                 match self {
                     $(ProjectionCode::$variant => $code,)*
@@ -237,6 +273,18 @@ projections! {
 /// offset (x0, y0).
 ///
 /// It serialises as its code and parameters and is rebuilt on deserialisation.
+///
+/// ```
+/// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+/// let ait = Projection::new(ProjectionCode::Ait, &ProjectionParams::default())?;
+/// let (x, y) = ait.s2x(120.0, -35.0).unwrap();
+/// let (phi, theta) = ait.x2s(x, y).unwrap();
+/// assert!((phi - 120.0).abs() < 1e-9 && (theta + 35.0).abs() < 1e-9);
+/// let json = serde_json::to_string(&ait).unwrap();
+/// let back: Projection = serde_json::from_str(&json).unwrap();
+/// assert_eq!(back.s2x(120.0, -35.0), Some((x, y)));
+/// # Ok::<(), reproject::Error>(())
+/// ```
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "ProjectionSpec", into = "ProjectionSpec")]
 pub struct Projection {
@@ -319,21 +367,58 @@ impl Projection {
     }
 
     /// The projection code.
+    ///
+    /// ```
+    /// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+    /// let car = Projection::new(ProjectionCode::Car, &ProjectionParams::default())?;
+    /// assert_eq!(car.code(), ProjectionCode::Car);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn code(&self) -> ProjectionCode {
         self.code
     }
 
     /// The parameters it was built from.
+    ///
+    /// ```
+    /// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+    /// let mut params = ProjectionParams::default();
+    /// params.pv[1] = Some(45.0); // COP's θa
+    /// let cop = Projection::new(ProjectionCode::Cop, &params)?;
+    /// assert_eq!(cop.params(), &params);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn params(&self) -> &ProjectionParams {
         &self.params
     }
 
     /// The native fiducial point (φ0, θ0) in degrees (user-given or the projection's default).
+    ///
+    /// ```
+    /// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+    /// let default = ProjectionParams::default();
+    /// assert_eq!(Projection::new(ProjectionCode::Tan, &default)?.fiducial(), (0.0, 90.0));
+    /// assert_eq!(Projection::new(ProjectionCode::Car, &default)?.fiducial(), (0.0, 0.0));
+    /// let user = ProjectionParams { fiducial: Some((10.0, 60.0)), ..default };
+    /// assert_eq!(Projection::new(ProjectionCode::Tan, &user)?.fiducial(), (10.0, 60.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn fiducial(&self) -> (f64, f64) {
         (self.phi0, self.theta0)
     }
 
     /// The plane offset (x0, y0) that puts the fiducial point at the origin.
+    ///
+    /// ```
+    /// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+    /// let plain = Projection::new(ProjectionCode::Tan, &ProjectionParams::default())?;
+    /// assert_eq!(plain.offset(), (0.0, 0.0));
+    /// let params = ProjectionParams { fiducial: Some((0.0, 80.0)), ..Default::default() };
+    /// let shifted = Projection::new(ProjectionCode::Tan, &params)?;
+    /// assert_eq!(shifted.offset(), plain.s2x(0.0, 80.0).unwrap());
+    /// assert_eq!(shifted.s2x(0.0, 80.0), Some((0.0, 0.0)));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn offset(&self) -> (f64, f64) {
         (self.x0, self.y0)
     }
@@ -385,6 +470,17 @@ impl Projection {
     }
 
     /// Projection plane (x, y) to native spherical (φ, θ), degrees; `None` outside the domain.
+    ///
+    /// ```
+    /// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+    /// let sin = Projection::new(ProjectionCode::Sin, &ProjectionParams::default())?;
+    /// let (phi, theta) = sin.x2s(10.0, -20.0).unwrap();
+    /// let (x, y) = sin.s2x(phi, theta).unwrap();
+    /// assert!((x - 10.0).abs() < 1e-9 && (y + 20.0).abs() < 1e-9);
+    /// // SIN's plane is the disc of radius 180/π ≈ 57.3 degrees.
+    /// assert_eq!(sin.x2s(60.0, 0.0), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn x2s(&self, x: f64, y: f64) -> Option<(f64, f64)> {
         if !(x.is_finite() && y.is_finite()) {
@@ -422,6 +518,16 @@ impl Projection {
 
     /// Native direction (any length) → projection plane (x, y); `None` where
     /// [`Projection::s2x`] is `None` (TAN: the far hemisphere).
+    ///
+    /// ```
+    /// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+    /// let tan = Projection::new(ProjectionCode::Tan, &ProjectionParams::default())?;
+    /// assert_eq!(tan.v2x([0.0, 0.0, 2.0]), Some((0.0, 0.0))); // the native pole
+    /// let (x, y) = tan.v2x(tan.x2v(3.0, -4.0).unwrap()).unwrap();
+    /// assert!((x - 3.0).abs() < 1e-9 && (y + 4.0).abs() < 1e-9);
+    /// assert_eq!(tan.v2x([0.0, 0.0, -1.0]), None);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn v2x(&self, v: [f64; 3]) -> Option<(f64, f64)> {
         if self.is_plain_tan() {
@@ -442,6 +548,17 @@ impl Projection {
 
     /// Native spherical (φ, θ) to projection plane (x, y), degrees; `None` where WCSLIB flags
     /// the point (outside the domain, or on the far side of a perspective projection).
+    ///
+    /// ```
+    /// use reproject::wcs::projection::{Projection, ProjectionCode, ProjectionParams};
+    /// let stg = Projection::new(ProjectionCode::Stg, &ProjectionParams::default())?;
+    /// let (x, y) = stg.s2x(30.0, 20.0).unwrap();
+    /// let (phi, theta) = stg.x2s(x, y).unwrap();
+    /// assert!((phi - 30.0).abs() < 1e-9 && (theta - 20.0).abs() < 1e-9);
+    /// let tan = Projection::new(ProjectionCode::Tan, &ProjectionParams::default())?;
+    /// assert_eq!(tan.s2x(30.0, -20.0), None); // TAN's far hemisphere
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     #[inline]
     pub fn s2x(&self, phi: f64, theta: f64) -> Option<(f64, f64)> {
         if !(phi.is_finite() && theta.is_finite()) {
