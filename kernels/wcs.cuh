@@ -839,8 +839,10 @@ RP_DEVICE double rp_axis_to_world(int log_axis, double crval, double x) {
     return log_axis ? crval * exp(x / crval) : crval + x;
 }
 
+// A logarithmic axis has no intermediate coordinate at a world value <= 0 (WCSLIB's logs2x).
 RP_DEVICE double rp_axis_to_intermediate(int log_axis, double crval, double w) {
-    return log_axis ? crval * log(w / crval) : w - crval;
+    if (!log_axis) return w - crval;
+    return w > 0.0 ? crval * log(w / crval) : RP_NAN;
 }
 
 // Kind 3: output plane -> world values -> the input's units -> input plane.

@@ -45,7 +45,15 @@ pub enum AxisWorld {
 pub(crate) fn axis_world(params: &WcsParams, i: usize) -> Result<AxisWorld> {
     match &params.axis_types[i] {
         AxisType::Linear => Ok(AxisWorld::Linear(params.crval[i])),
-        AxisType::Log => Ok(AxisWorld::Log(params.crval[i])),
+        // WCSLIB's logx2s and logs2x refuse a reference value <= 0 (LOGERR_BAD_LOG_REF_VAL).
+        AxisType::Log if params.crval[i] > 0.0 => Ok(AxisWorld::Log(params.crval[i])),
+        AxisType::Log => Err(Error::InvalidValue {
+            keyword: format!("CRVAL{}", i + 1),
+            reason: format!(
+                "{} is no reference value of a logarithmic axis (it must be > 0)",
+                params.crval[i]
+            ),
+        }),
         AxisType::SpectralAlgorithm => SpectralAlgorithm::new(
             &params.ctype[i],
             params.crval[i],
@@ -82,8 +90,8 @@ impl AxisWorld {
         }
     }
 
-    /// World value → intermediate coordinate (NaN for a logarithmic axis at a value ≤ 0 of
-    /// the opposite sign to CRVAL, as WCSLIB's `logs2x` rejects it).
+    /// World value → intermediate coordinate (NaN for a logarithmic axis at a value ≤ 0, as
+    /// WCSLIB's `logs2x` rejects it).
     ///
     /// ```
     /// use reproject::wcs::plane::AxisWorld;
@@ -91,13 +99,14 @@ impl AxisWorld {
     /// let log = AxisWorld::Log(1.4e9);
     /// let x = log.to_intermediate(2.8e9);
     /// assert!((log.to_world(x) - 2.8e9).abs() < 1e-3);
-    /// assert!(log.to_intermediate(-1.0).is_nan());
+    /// assert!(log.to_intermediate(-1.0).is_nan() && log.to_intermediate(0.0).is_nan());
     /// ```
     #[inline]
     pub fn to_intermediate(self, w: f64) -> f64 {
         match self {
             AxisWorld::Linear(crval) => w - crval,
-            AxisWorld::Log(crval) => crval * (w / crval).ln(),
+            AxisWorld::Log(crval) if w > 0.0 => crval * (w / crval).ln(),
+            AxisWorld::Log(_) => f64::NAN,
             AxisWorld::Spectral(a) => a.s_to_x(w),
         }
     }
@@ -511,6 +520,21 @@ mod tests {
 
     fn wcs(text: &str) -> Wcs {
         Wcs::from_header_str(text).unwrap()
+    }
+
+    #[test]
+    fn logarithmic_axes_as_wcslib_s_logs2x() {
+        let header = |crval: f64| {
+            format!("CTYPE1 = 'PIXX'\nCTYPE2 = 'FREQ-LOG'\nCRVAL1 = 1\nCRVAL2 = {crval}\n")
+        };
+        for crval in [0.0, -1.4e9] {
+            let e = LinearPlane::new(&wcs(&header(crval))).unwrap_err();
+            assert!(matches!(&e, Error::InvalidValue { keyword, .. } if keyword == "CRVAL2"));
+        }
+        let plane = LinearPlane::new(&wcs(&header(1.4e9))).unwrap();
+        assert!(plane.world_to_pixel(1.0, 0.0).1.is_nan());
+        assert!(plane.world_to_pixel(1.0, -2.8e9).1.is_nan());
+        assert!(plane.world_to_pixel(1.0, 2.8e9).1.is_finite());
     }
 
     #[test]
