@@ -30,7 +30,16 @@ pyo3::create_exception!(
     reproject_rs._core,
     ReprojectError,
     PyException,
-    "Base class of every error raised by reproject_rs."
+    "Base class of every error raised by reproject_rs.
+
+>>> import numpy as np
+>>> import reproject_rs
+>>> try:
+...     reproject_rs.warmup(\"tpu\")
+... except reproject_rs.ReprojectError as e:
+...     print(type(e).__name__)
+InvalidArgumentError
+"
 );
 
 /// Which Python subclass an error maps to.
@@ -65,20 +74,83 @@ impl Kind {
         }
     }
 
+    /// The class's docstring, with an example (run by tests/test_docstring_examples.py).
     fn doc(self) -> &'static str {
         match self {
-            Kind::Shape => "Array shapes that do not fit together (also a ValueError).",
+            Kind::Shape => {
+                "Array shapes that do not fit together (also a ValueError).
+
+>>> import numpy as np
+>>> from astropy.wcs import WCS
+>>> from reproject_rs import reproject_block
+>>> header = WCS(naxis=2).to_header_string()
+>>> reproject_block(np.ones((8, 8)), header, header, (8,), (0, 1), (0, 1))
+Traceback (most recent call last):
+...
+reproject_rs._core.ShapeError: too few dimensions in shape_out: [8]
+"
+            }
             Kind::InvalidArgument => {
-                "An argument outside its documented range (also a ValueError)."
+                "An argument outside its documented range (also a ValueError).
+
+>>> import reproject_rs
+>>> try:
+...     reproject_rs.warmup(\"tpu\")
+... except ValueError as e:
+...     print(type(e).__name__)
+InvalidArgumentError
+"
             }
-            Kind::Wcs => "A WCS header the engine cannot use (also a ValueError).",
+            Kind::Wcs => {
+                "A WCS header the engine cannot use (also a ValueError).
+
+>>> import numpy as np
+>>> from astropy.wcs import WCS
+>>> from reproject_rs import reproject_block
+>>> wcs = WCS(naxis=2)
+>>> wcs.wcs.ctype = [\"RA---TAN\", \"DEC--TAN\"]
+>>> header = wcs.to_header_string()
+>>> reproject_block(np.ones((8, 8)), header.replace(\"TAN\", \"XYZ\"), header, (8, 8),
+...                 (0, 8), (0, 8))
+Traceback (most recent call last):
+...
+reproject_rs._core.WcsError: input WCS: unknown projection code 'XYZ'
+"
+            }
             Kind::Unsupported => {
-                "A valid request that reproject_rs does not implement (also a NotImplementedError)."
+                "A valid request that reproject_rs does not implement (also a NotImplementedError).
+
+>>> from reproject_rs import _core
+>>> cube = (\"NAXIS = 3\\nCTYPE1 = 'RA---TAN'\\nCTYPE2 = 'DEC--TAN'\\n\"
+...         \"CTYPE3 = 'WAVE-TAB'\\nCRVAL1 = 0\\nCRVAL2 = 0\\n\")
+>>> _core.check_plan(cube, cube, (2, 8, 8), (2, 8, 8))
+Traceback (most recent call last):
+...
+reproject_rs._core.UnsupportedError: unsupported axis type 'WAVE-TAB'
+"
             }
-            Kind::Io => "Reading the input failed (also an OSError).",
+            Kind::Io => {
+                "Reading the input failed (also an OSError).
+
+>>> import reproject_rs
+>>> issubclass(reproject_rs.ReprojectIOError, (reproject_rs.ReprojectError, OSError))
+True
+"
+            }
             Kind::DeviceUnavailable => {
                 "The requested device (device='cuda') cannot be used: no NVIDIA driver, GPU or \
-                 libnvrtc, or a GPU failure (also a RuntimeError)."
+                 libnvrtc, or a GPU failure (also a RuntimeError).
+
+>>> import numpy as np
+>>> from astropy.wcs import WCS
+>>> from reproject_rs import reproject_interp
+>>> wcs = WCS(naxis=2)
+>>> try:
+...     reproject_interp((np.ones((8, 8)), wcs), wcs, shape_out=(8, 8), device=\"cuda:99\")
+... except RuntimeError as e:
+...     print(type(e).__name__)
+DeviceUnavailableError
+"
             }
         }
     }

@@ -446,6 +446,22 @@ fn reproject_outputs<'py>(
 /// numpy.ndarray
 ///     float64 array of shape ``(2, *leading, rows, columns)``: ``[0]`` the data, ``[1]`` the
 ///     footprint.
+///
+/// Examples
+/// --------
+/// >>> import numpy as np
+/// >>> from astropy.wcs import WCS
+/// >>> from reproject_rs import reproject_block, reproject_interp
+/// >>> wcs = WCS(naxis=2)
+/// >>> wcs.wcs.ctype, wcs.wcs.cdelt = ["RA---TAN", "DEC--TAN"], [-0.001, 0.001]
+/// >>> header = wcs.to_header_string()
+/// >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+/// >>> block = reproject_block(image, header, header, (64, 48), (32, 64), (16, 48))
+/// >>> block.shape
+/// (2, 32, 32)
+/// >>> whole, _ = reproject_interp((image, wcs), wcs, shape_out=(64, 48))
+/// >>> bool(np.array_equal(block[0], whole[32:64, 16:48]))
+/// True
 #[pyfunction]
 #[pyo3(signature = (array, header_in, header_out, shape_out, rows, cols, *, order=None,
     roundtrip_coords=true, nan_policy="propagate", precision="reproject", device="auto"))]

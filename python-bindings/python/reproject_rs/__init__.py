@@ -1,8 +1,16 @@
 """reproject_rs: astropy reproject's ``reproject_interp``, computed by the reproject-rs Rust
 engine.
 
->>> from reproject_rs import reproject_interp          # doctest: +SKIP
->>> array, footprint = reproject_interp(hdu, header_out)  # doctest: +SKIP
+>>> import numpy as np
+>>> from astropy.wcs import WCS
+>>> from reproject_rs import reproject_interp
+>>> wcs = WCS(naxis=2)
+>>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+>>> array, footprint = reproject_interp((np.ones((4, 4)), wcs), wcs, shape_out=(4, 4))
+>>> float(array.sum()), float(footprint.sum())
+(16.0, 16.0)
+
+(``input_data`` as reproject takes it: an HDU, a FITS file name, ``(array, wcs)``, ...)
 
 ``reproject_interp`` takes reproject 0.21's arguments and returns the same values; the
 engine reads numpy arrays of any real dtype, byte order and strides in place and releases

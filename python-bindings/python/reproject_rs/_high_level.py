@@ -127,6 +127,31 @@ def reproject_interp(
         1 where the output is valid, 0 where it is not (only if ``return_footprint``).
 
     With ``return_type='lazy'``, a single :class:`~reproject_rs.LazyReprojection` instead.
+
+    Examples
+    --------
+    An image shifted by one pixel, and astropy reproject's own result for the same call:
+
+    >>> import numpy as np
+    >>> from astropy.wcs import WCS
+    >>> from reproject import reproject_interp as astropy_reproject_interp
+    >>> from reproject_rs import reproject_interp
+    >>> def tan(crpix1):
+    ...     wcs = WCS(naxis=2)
+    ...     wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+    ...     wcs.wcs.crval, wcs.wcs.crpix = [150, 30], [crpix1, 16]
+    ...     wcs.wcs.cdelt = [-0.001, 0.001]
+    ...     return wcs
+    >>> image = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    >>> array, footprint = reproject_interp((image, tan(16)), tan(15), shape_out=(32, 32))
+    >>> bool(np.allclose(array[:, :31], image[:, 1:])), float(footprint[:, 31].max())
+    (True, 0.0)
+    >>> theirs, their_footprint = astropy_reproject_interp((image, tan(16)), tan(15),
+    ...                                                     shape_out=(32, 32))
+    >>> bool(np.allclose(array, theirs, rtol=1e-9, atol=0, equal_nan=True))
+    True
+    >>> bool(np.array_equal(footprint, their_footprint))
+    True
     """
     options = parse_options(
         order=order,

@@ -182,6 +182,25 @@ class LazyReprojection:
     The object and its handles pickle (the input data and header texts travel with them)
     and compute in another process; a process builds the engine plan once per lazy result
     however many of its handles it receives.
+
+    Examples
+    --------
+    >>> import pickle
+    >>> import reproject_rs
+    >>> import numpy as np
+    >>> from astropy.wcs import WCS
+    >>> wcs = WCS(naxis=2)
+    >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+    >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+    >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+    >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+    ...                                      return_type="lazy", block_size=(32, 32))
+    >>> lazy
+    <LazyReprojection shape=(64, 48) blocks=4 of 32x32>
+    >>> handle = pickle.loads(pickle.dumps(lazy.blocks()[3]))  # e.g. sent to a worker
+    >>> data, footprint = handle.compute()
+    >>> bool(np.array_equal(data, lazy.compute()[0][handle.window]))
+    True
     """
 
     __slots__ = ("_shared", "_array", "shape", "_out_axes", "_return_footprint", "__weakref__")
@@ -199,15 +218,56 @@ class LazyReprojection:
 
     @property
     def dtype(self):
+        """The output's dtype: float64, as reproject's.
+
+        >>> import reproject_rs
+        >>> import numpy as np
+        >>> from astropy.wcs import WCS
+        >>> wcs = WCS(naxis=2)
+        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+        ...                                      return_type="lazy", block_size=(32, 32))
+        >>> lazy.dtype
+        dtype('float64')
+        """
         return np.dtype(np.float64)
 
     @property
     def ndim(self):
+        """The output's number of dimensions.
+
+        >>> import reproject_rs
+        >>> import numpy as np
+        >>> from astropy.wcs import WCS
+        >>> wcs = WCS(naxis=2)
+        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+        ...                                      return_type="lazy", block_size=(32, 32))
+        >>> lazy.ndim
+        2
+        """
         return len(self.shape)
 
     @property
     def block_shape(self):
-        """(rows, columns) of the blocks (edge blocks are clipped)."""
+        """(rows, columns) of the blocks (edge blocks are clipped).
+
+        >>> import reproject_rs
+        >>> import numpy as np
+        >>> from astropy.wcs import WCS
+        >>> wcs = WCS(naxis=2)
+        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+        ...                                      return_type="lazy", block_size=(32, 32))
+        >>> lazy.block_shape, len(lazy)
+        ((32, 32), 4)
+        """
         return tuple(self._plan.block_shape)
 
     def __len__(self):
@@ -216,14 +276,42 @@ class LazyReprojection:
 
     def blocks(self) -> list["BlockHandle"]:
         """One handle per output block, row-major over the output plane; each covers every
-        leading (broadcast) plane."""
+        leading (broadcast) plane.
+
+        >>> import reproject_rs
+        >>> import numpy as np
+        >>> from astropy.wcs import WCS
+        >>> wcs = WCS(naxis=2)
+        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+        ...                                      return_type="lazy", block_size=(32, 32))
+        >>> [(h.index, h.rows, h.cols) for h in lazy.blocks()]
+        [(0, (0, 32), (0, 32)), (1, (0, 32), (32, 48)), (2, (32, 64), (0, 32)), (3, (32, 64), (32, 48))]
+        """
         return [
             BlockHandle(self, i, rows, cols) for i, (rows, cols) in enumerate(self._plan.windows())
         ]
 
     def compute(self):
         """The whole output: ``(array, footprint)``, or the array alone when the call had
-        ``return_footprint=False``; float64, computed on the call's ``parallel`` threads."""
+        ``return_footprint=False``; float64, computed on the call's ``parallel`` threads.
+
+        >>> import reproject_rs
+        >>> import numpy as np
+        >>> from astropy.wcs import WCS
+        >>> wcs = WCS(naxis=2)
+        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+        ...                                      return_type="lazy", block_size=(32, 32))
+        >>> data, footprint = lazy.compute()
+        >>> eager, _ = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48))
+        >>> bool(np.array_equal(data, eager)), float(footprint.min())
+        (True, 1.0)
+        """
         data, footprint = self._plan.compute()
         data = _user_axes(data, self._out_axes)
         if not self._return_footprint:
@@ -259,6 +347,25 @@ class BlockHandle:
     * ``window``: a tuple of slices of the full output (caller's axis order), so that
       ``array[handle.window] = handle.compute()[0]`` fills it in;
     * :meth:`compute`: ``(data, footprint)`` of the block.
+
+    Examples
+    --------
+    Filling an output block by block, in any order:
+
+    >>> import reproject_rs
+    >>> import numpy as np
+    >>> from astropy.wcs import WCS
+    >>> wcs = WCS(naxis=2)
+    >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+    >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+    >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+    >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+    ...                                      return_type="lazy", block_size=(32, 32))
+    >>> out = np.full(lazy.shape, np.nan)
+    >>> for handle in reversed(lazy.blocks()):
+    ...     out[handle.window] = handle.compute()[0]
+    >>> bool(np.array_equal(out, lazy.compute()[0]))
+    True
     """
 
     __slots__ = ("lazy", "index", "rows", "cols")
@@ -271,6 +378,20 @@ class BlockHandle:
 
     @property
     def window(self):
+        """The block's slices of the full output (caller's axis order).
+
+        >>> import reproject_rs
+        >>> import numpy as np
+        >>> from astropy.wcs import WCS
+        >>> wcs = WCS(naxis=2)
+        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+        ...                                      return_type="lazy", block_size=(32, 32))
+        >>> lazy.blocks()[1].window
+        (slice(0, 32, None), slice(32, 48, None))
+        """
         lead = len(self.lazy.shape) - 2
         engine = (slice(None),) * lead + (slice(*self.rows), slice(*self.cols))
         axes = self.lazy._out_axes
@@ -283,14 +404,41 @@ class BlockHandle:
 
     @property
     def shape(self):
-        """The shape of the block's data (caller's axis order)."""
+        """The shape of the block's data (caller's axis order).
+
+        >>> import reproject_rs
+        >>> import numpy as np
+        >>> from astropy.wcs import WCS
+        >>> wcs = WCS(naxis=2)
+        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+        ...                                      return_type="lazy", block_size=(32, 32))
+        >>> [h.shape for h in lazy.blocks()]
+        [(32, 32), (32, 16), (32, 32), (32, 16)]
+        """
         return tuple(
             len(range(*s.indices(n))) for s, n in zip(self.window, self.lazy.shape)
         )
 
     def compute(self):
         """``(data, footprint)`` of the block: float64 arrays of :attr:`shape`, bit-identical
-        to ``full[handle.window]`` of the eager result."""
+        to ``full[handle.window]`` of the eager result.
+
+        >>> import reproject_rs
+        >>> import numpy as np
+        >>> from astropy.wcs import WCS
+        >>> wcs = WCS(naxis=2)
+        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
+        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
+        ...                                      return_type="lazy", block_size=(32, 32))
+        >>> data, footprint = lazy.blocks()[2].compute()
+        >>> data.shape, round(float(data[0, 0]), 6), float(footprint[0, 0])
+        ((32, 32), 1536.0, 1.0)
+        """
         data, footprint = self.lazy._plan.compute_block(self.index)
         axes = self.lazy._out_axes
         return _user_axes(data, axes), _user_axes(footprint, axes)

@@ -63,6 +63,16 @@ def warmup(device="cuda", *, arch=None, verbose=False) -> list[str]:
             setup=functools.partial(reproject_rs.warmup, device="cuda")
         )
         lines = client.run(reproject_rs.warmup, device="cuda")  # {worker: [lines]}
+
+    For the CPU there is nothing to prepare; a device name that means nothing is refused:
+
+    >>> import reproject_rs
+    >>> reproject_rs.warmup("cpu")
+    ['cpu: nothing to prepare']
+    >>> reproject_rs.warmup("tpu")
+    Traceback (most recent call last):
+    ...
+    reproject_rs.InvalidArgumentError: ...
     """
     if arch is not None:
         lines = [_core.compile_kernels(arch)]
@@ -110,6 +120,12 @@ def release_gpu_memory() -> None:
 
         data, footprint = reproject_rs.reproject_interp(hdu, header, device="cuda")
         reproject_rs.release_gpu_memory()
+
+    In a process that never used a GPU it does nothing, and returns nothing:
+
+    >>> import reproject_rs
+    >>> reproject_rs.release_gpu_memory() is None
+    True
     """
     _core.release_gpu_memory()
 

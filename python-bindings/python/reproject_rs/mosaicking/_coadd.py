@@ -160,6 +160,34 @@ def reproject_and_coadd(
         The footprint of the co-added array: the summed (weighted) coverage for 'mean',
         'sum', 'median' and 'clipped', the chosen input's for the others; 0 where no input
         has a valid value.
+
+    Examples
+    --------
+    Two 32 x 32 images, of 1 and of 3, overlapping on 16 columns of a 32 x 48 mosaic: the
+    mean is 2 in the overlap, where the footprint counts both images, and reproject's own
+    ``reproject_and_coadd`` gives the same arrays.
+
+    >>> import numpy as np
+    >>> from astropy.wcs import WCS
+    >>> from reproject_rs import reproject_interp
+    >>> from reproject_rs.mosaicking import reproject_and_coadd
+    >>> header = {"CTYPE1": "RA---TAN", "CTYPE2": "DEC--TAN", "CRVAL1": 10.0, "CRVAL2": 20.0,
+    ...           "CDELT1": -0.01, "CDELT2": 0.01, "CRPIX1": 16.0, "CRPIX2": 16.0}
+    >>> left = (np.ones((32, 32)), WCS(header))                         # columns 0-31
+    >>> right = (np.full((32, 32), 3.0), WCS(dict(header, CRPIX1=0.0)))  # columns 16-47
+    >>> array, footprint = reproject_and_coadd(
+    ...     [left, right], WCS(header), shape_out=(32, 48),
+    ...     reproject_function=reproject_interp, combine_function="mean")
+    >>> [float(array[16, x]) for x in (8, 24, 40)]      # left only, overlap, right only
+    [1.0, 2.0, 3.0]
+    >>> [float(footprint[16, x]) for x in (8, 24, 40)]
+    [1.0, 2.0, 1.0]
+    >>> import reproject, reproject.mosaicking
+    >>> expected, expected_footprint = reproject.mosaicking.reproject_and_coadd(
+    ...     [left, right], WCS(header), shape_out=(32, 48),
+    ...     reproject_function=reproject.reproject_interp, combine_function="mean")
+    >>> bool(np.allclose(array, expected) and np.allclose(footprint, expected_footprint))
+    True
     """
     if combine_function not in COMBINE_FUNCTIONS:
         raise ValueError(

@@ -119,6 +119,24 @@ def find_optimal_celestial_wcs(
 
     Returns ``(wcs, shape)``: an ``astropy.wcs.WCS`` and the ``(rows, columns)`` covering
     every input.
+
+    Examples
+    --------
+    For one image, the optimal WCS is the image's own, with its shape; for two images
+    side by side (the second 16 columns to the right), it covers both.
+
+    >>> import numpy as np
+    >>> from astropy.wcs import WCS
+    >>> from reproject_rs.mosaicking import find_optimal_celestial_wcs
+    >>> header = {"CTYPE1": "RA---TAN", "CTYPE2": "DEC--TAN", "CRVAL1": 10.0, "CRVAL2": 20.0,
+    ...           "CDELT1": -0.01, "CDELT2": 0.01, "CRPIX1": 16.0, "CRPIX2": 16.0}
+    >>> left = (np.zeros((32, 32)), WCS(header))
+    >>> wcs, shape = find_optimal_celestial_wcs(left)
+    >>> shape, [float(c) for c in wcs.wcs.cdelt], [float(c) for c in wcs.wcs.crval]
+    ((32, 32), [-0.01, 0.01], [10.0, 20.0])
+    >>> right = (np.zeros((32, 32)), WCS(dict(header, CRPIX1=0.0)))
+    >>> find_optimal_celestial_wcs([left, right])[1]
+    (32, 48)
     """
     from astropy import units as u
     from astropy.wcs import WCS
