@@ -1103,7 +1103,8 @@ impl CudaExecutor {
     /// use reproject::gpu::sim::{SimConfig, SimDriver};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\n\
+    ///                                 CRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
     /// let image = Array2::<f32>::ones((64, 64));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?;
@@ -1781,17 +1782,22 @@ impl Plan<'_> {
     /// Errors: [`Error::GpuUnavailable`] without a usable GPU or for a job the kernels do not
     /// cover; [`Error::Gpu`] when the GPU fails.
     ///
-    /// ```no_run
-    /// use ndarray::Array2;
-    /// use reproject::engine::{Backend, Options, Plan};
-    /// use reproject::io::ArraySource;
-    /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// ```
+    /// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Backend, Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\n\
+    ///                                 CRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
     /// let image = Array2::<f32>::zeros((64, 64));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let options = Options { backend: Backend::Cuda, ..Options::default() };
     /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &options)?;
+    /// let gpu = reproject::gpu::simulated_device(0).unwrap();
+    /// let in_use = gpu.stats().device_bytes_in_use;
     /// plan.prepare_on_device()?;
+    /// assert!(gpu.stats().device_bytes_in_use > in_use); // the parameters are on the device
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn prepare_on_device(&self) -> Result<()> {
@@ -1807,23 +1813,38 @@ impl Plan<'_> {
     /// # Safety
     /// As for [`Plan::compute_block_on_device`].
     ///
-    /// ```no_run
-    /// use ndarray::Array2;
-    /// use reproject::engine::{Options, Plan};
-    /// use reproject::gpu::{DeviceBuffer, DeviceImage};
-    /// use reproject::io::{ArraySource, SampleType};
-    /// use reproject::wcs::Wcs;
-    /// let h = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 32\nCRPIX2 = 32\n\
-    ///          CRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n";
-    /// let wcs = Wcs::from_header_str(h)?;
-    /// let image = Array2::<f32>::zeros((64, 64));
-    /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?;
+    /// ```
+    /// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+    /// # use ndarray::{Array2, ArrayD};
+    /// # use reproject::engine::{Backend, Options, Plan};
+    /// # use reproject::gpu::{DeviceBuffer, DeviceImage};
+    /// # use reproject::io::{ArraySource, SampleType};
+    /// # use reproject::wcs::Wcs;
+    /// # let h = |cdelt: f64| format!("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\n\
+    /// #     CRPIX1 = 32.5\nCRPIX2 = 32.5\nCRVAL1 = 10\nCRVAL2 = 20\n\
+    /// #     CDELT1 = -{cdelt}\nCDELT2 = {cdelt}\n");
+    /// # let wcs_in = Wcs::from_header_str(&h(0.01))?;
+    /// # let wcs_out = Wcs::from_header_str(&h(0.005))?; // a zoom on the input's centre
+    /// # let image = Array2::from_shape_fn((64, 64), |(y, x)| (y * x) as f32);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// # let options = Options { backend: Backend::Cpu, ..Options::default() };
+    /// # let bytes_of = |a: &ArrayD<f64>| -> Vec<u8> {
+    /// #     a.iter().flat_map(|v| v.to_ne_bytes()).collect()
+    /// # };
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[64, 64], &options)?;
     /// let bytes: Vec<u8> = image.iter().flat_map(|v| v.to_ne_bytes()).collect();
     /// let input = DeviceBuffer::from_host(&bytes)?;
-    /// let (data, footprint) = (DeviceBuffer::zeros(64 * 64 * 8)?, DeviceBuffer::zeros(64 * 64 * 8)?);
-    /// let image = DeviceImage { ptr: input.device_ptr(), sample: SampleType::F32, big_endian: false, pitch: 64 };
+    /// let image = DeviceImage { ptr: input.device_ptr(), sample: SampleType::F32,
+    ///                           big_endian: false, pitch: 64 };
+    /// let data = DeviceBuffer::zeros(64 * 64 * 8)?; // float64 values
+    /// let footprint = DeviceBuffer::zeros(64 * 64 * 8)?;
     /// unsafe { plan.compute_on_device(&image, data.device_ptr(), footprint.device_ptr(), true)? };
+    /// # let mut cpu = ArrayD::<f64>::zeros(vec![64, 64]);
+    /// # let mut cpu_footprint = cpu.clone();
+    /// plan.compute_into(cpu.view_mut(), cpu_footprint.view_mut())?; // the same plan on the CPU
+    /// # assert!(cpu_footprint.iter().all(|&f| f == 1.0)); // every pixel covered: no NaN
+    /// assert_eq!(data.to_host()?, bytes_of(&cpu)); // the CPU's bits
+    /// assert_eq!(footprint.to_host()?, bytes_of(&cpu_footprint));
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub unsafe fn compute_on_device(
@@ -1863,23 +1884,41 @@ impl Plan<'_> {
     /// for all devices; the simulator's under `REPROJECT_RS_CUDA_SIM`), of at least the sizes
     /// described, not written by anything else until this returns.
     ///
-    /// ```no_run
-    /// use ndarray::Array2;
-    /// use reproject::engine::blocks::Block;
-    /// use reproject::engine::{Options, Plan};
-    /// use reproject::gpu::{DeviceBuffer, DeviceImage};
-    /// use reproject::io::{ArraySource, SampleType};
-    /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
-    /// let image = Array2::<f32>::zeros((64, 64));
-    /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?;
+    /// ```
+    /// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+    /// # use ndarray::{Array2, Array3};
+    /// # use reproject::engine::blocks::Block;
+    /// # use reproject::engine::{Backend, Options, Plan};
+    /// # use reproject::gpu::{DeviceBuffer, DeviceImage};
+    /// # use reproject::io::{ArraySource, SampleType};
+    /// # use reproject::wcs::Wcs;
+    /// # let h = |cdelt: f64| format!("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\n\
+    /// #     CRPIX1 = 32.5\nCRPIX2 = 32.5\nCRVAL1 = 10\nCRVAL2 = 20\n\
+    /// #     CDELT1 = -{cdelt}\nCDELT2 = {cdelt}\n");
+    /// # let wcs_in = Wcs::from_header_str(&h(0.01))?;
+    /// # let wcs_out = Wcs::from_header_str(&h(0.005))?; // a zoom on the input's centre
+    /// # let image = Array2::from_shape_fn((64, 64), |(y, x)| (y * x) as f32);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// # let options = Options { backend: Backend::Cpu, ..Options::default() };
+    /// # let bytes_of = |a: &Array3<f32>| -> Vec<u8> {
+    /// #     a.iter().flat_map(|v| v.to_ne_bytes()).collect()
+    /// # };
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[64, 64], &options)?;
     /// let bytes: Vec<u8> = image.iter().flat_map(|v| v.to_ne_bytes()).collect();
     /// let input = DeviceBuffer::from_host(&bytes)?;
+    /// let image = DeviceImage { ptr: input.device_ptr(), sample: SampleType::F32,
+    ///                           big_endian: false, pitch: 64 };
     /// let block = Block { rows: 32..64, cols: 0..16 };
-    /// let (data, footprint) = (DeviceBuffer::zeros(32 * 16 * 4)?, DeviceBuffer::zeros(32 * 16 * 4)?);
-    /// let image = DeviceImage { ptr: input.device_ptr(), sample: SampleType::F32, big_endian: false, pitch: 64 };
-    /// unsafe { plan.compute_block_on_device(&block, &image, data.device_ptr(), footprint.device_ptr(), false)? };
+    /// let data = DeviceBuffer::zeros(32 * 16 * 4)?; // float32 values
+    /// let footprint = DeviceBuffer::zeros(32 * 16 * 4)?;
+    /// let (d, f) = (data.device_ptr(), footprint.device_ptr());
+    /// unsafe { plan.compute_block_on_device(&block, &image, d, f, false)? };
+    /// # let mut cpu = Array3::<f32>::zeros((1, 32, 16)); // planes × block rows × block columns
+    /// # let mut cpu_footprint = cpu.clone();
+    /// plan.compute_block(&block, cpu.view_mut(), cpu_footprint.view_mut())?; // on the CPU
+    /// # assert!(cpu_footprint.iter().all(|&f| f == 1.0)); // every pixel covered: no NaN
+    /// assert_eq!(data.to_host()?, bytes_of(&cpu)); // the CPU's bits
+    /// assert_eq!(footprint.to_host()?, bytes_of(&cpu_footprint));
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub unsafe fn compute_block_on_device(

@@ -502,14 +502,18 @@ fn kernels_line(devices: Devices) -> String {
 /// An input image already in GPU memory (device 0's primary context, as CuPy and PyTorch use
 /// it): a device pointer to plane 0's first sample, planes one after the other.
 ///
-/// ```no_run
+/// ```
+/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
 /// use reproject::gpu::{DeviceBuffer, DeviceImage};
 /// use reproject::io::SampleType;
-/// let pixels = vec![0f32; 64 * 64];
+/// let pixels: Vec<f32> = (0..64 * 64).map(|i| i as f32).collect();
 /// let bytes: Vec<u8> = pixels.iter().flat_map(|v| v.to_ne_bytes()).collect();
 /// let buffer = DeviceBuffer::from_host(&bytes)?;
 /// let image = DeviceImage { ptr: buffer.device_ptr(), sample: SampleType::F32,
 ///                           big_endian: false, pitch: 64 };
+/// // Pixel (row 3, column 5) lies 3 pitches and 5 samples past `ptr`.
+/// let at = (3 * image.pitch + 5) * 4;
+/// assert_eq!(buffer.to_host()?[at..at + 4], (3.0 * 64.0 + 5.0f32).to_ne_bytes());
 /// # Ok::<(), reproject::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -528,7 +532,8 @@ pub struct DeviceImage {
 /// device-resident inputs and outputs of the engine's `Plan::compute_on_device`; freed when
 /// dropped.
 ///
-/// ```no_run
+/// ```
+/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
 /// let buffer = reproject::gpu::DeviceBuffer::zeros(1024)?;
 /// assert_eq!(buffer.to_host()?, vec![0u8; 1024]);
 /// # Ok::<(), reproject::Error>(())
@@ -664,9 +669,11 @@ impl Drop for DeviceBuffer {
 /// Host ↔ device copy bandwidth measured here, for benchmarks: (page-locked H2D + D2H of
 /// `bytes`, D2D copy of `bytes`) in seconds, each the best of `repeats` runs.
 ///
-/// ```no_run
-/// let (h2d_d2h, d2d) = reproject::gpu::copy_times(1 << 28, 3)?;
+/// ```
+/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// let (h2d_d2h, d2d) = reproject::gpu::copy_times(1 << 20, 3)?;
 /// println!("PCIe round trip {h2d_d2h} s, device copy {d2d} s");
+/// assert!(h2d_d2h > 0.0 && d2d > 0.0 && h2d_d2h.is_finite() && d2d.is_finite());
 /// # Ok::<(), reproject::Error>(())
 /// ```
 pub fn copy_times(bytes: usize, repeats: usize) -> Result<(f64, f64)> {
@@ -731,9 +738,11 @@ pub struct RegisteredCopy {
 ///
 /// Errors: [`Error::GpuUnavailable`] without a GPU; [`Error::Gpu`] when a call fails.
 ///
-/// ```no_run
-/// let r = reproject::gpu::registered_copy_times(1 << 28, 3)?;
+/// ```
+/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// let r = reproject::gpu::registered_copy_times(1 << 20, 3)?;
 /// println!("lock {} s, copies {} s, unlock {} s", r.register, r.copies, r.unregister);
+/// assert!(r.copies > 0.0 && r.register >= 0.0 && r.unregister >= 0.0);
 /// # Ok::<(), reproject::Error>(())
 /// ```
 pub fn registered_copy_times(bytes: usize, repeats: usize) -> Result<RegisteredCopy> {
@@ -785,10 +794,12 @@ pub fn registered_copy_times(bytes: usize, repeats: usize) -> Result<RegisteredC
 ///
 /// Errors: [`Error::GpuUnavailable`] without a GPU; [`Error::Gpu`] when a call fails.
 ///
-/// ```no_run
-/// let (one_way_after_other, _) = reproject::gpu::copy_times(1 << 28, 3)?;
-/// let both_at_once = reproject::gpu::duplex_time(1 << 28, 3)?;
+/// ```
+/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// let (one_way_after_other, _) = reproject::gpu::copy_times(1 << 20, 3)?;
+/// let both_at_once = reproject::gpu::duplex_time(1 << 20, 3)?;
 /// println!("duplex gain {:.2}x", one_way_after_other / both_at_once);
+/// assert!(both_at_once > 0.0 && both_at_once.is_finite());
 /// # Ok::<(), reproject::Error>(())
 /// ```
 pub fn duplex_time(bytes: usize, repeats: usize) -> Result<f64> {

@@ -86,7 +86,11 @@ pub fn parse_device(s: &str) -> Result<(Backend, Devices)> {
 /// `N`: N), or `None` when the real driver is used.
 ///
 /// ```
-/// let _ = reproject::gpu::simulated_devices();
+/// use reproject::gpu::simulated_devices;
+/// std::env::set_var("REPROJECT_RS_CUDA_SIM", "2");
+/// assert_eq!(simulated_devices(), Some(2));
+/// std::env::set_var("REPROJECT_RS_CUDA_SIM", "off");
+/// assert_eq!(simulated_devices(), None);
 /// ```
 pub fn simulated_devices() -> Option<usize> {
     let v = std::env::var("REPROJECT_RS_CUDA_SIM").ok()?;
@@ -122,14 +126,15 @@ fn simulators() -> &'static [Arc<SimDriver>] {
     })
 }
 
-/// Device `ordinal` of the real driver, opened once per process.
 /// The simulated device `ordinal` the registry hands out under `REPROJECT_RS_CUDA_SIM` (to
 /// read its records in tests); `None` when the simulator is not in use or has no such device.
 ///
 /// ```
-/// if reproject::gpu::simulated_devices().is_none() {
-///     assert!(reproject::gpu::simulated_device(0).is_none());
-/// }
+/// use reproject::gpu::simulated_device;
+/// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// let first = simulated_device(0).expect("one simulated device");
+/// assert!(std::sync::Arc::ptr_eq(&first, &simulated_device(0).unwrap())); // the same one
+/// assert!(simulated_device(1).is_none());
 /// ```
 pub fn simulated_device(ordinal: usize) -> Option<Arc<SimDriver>> {
     simulated_devices()?;

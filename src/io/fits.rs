@@ -53,13 +53,25 @@ enum Data {
 /// with the unsigned conventions, a compressed one and a scaled one are native (astropy hands
 /// over `hdu.data`); a scaled image reports `scaled: true` and the stored integer/float type.
 ///
-/// ```no_run
+/// ```
 /// use reproject::io::{FitsSource, ImageSource};
-/// let src = FitsSource::open("image.fits", 0)?;
+/// # use reproject::io::{MappedOutput, OutputType};
+/// # let pid = std::process::id();
+/// # let path = std::env::temp_dir().join(format!("fits_source_{pid}.fits"));
+/// # let cards = concat!("CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRPIX1  = 1\n",
+/// #     "CRPIX2  = 1\nCRVAL1  = 150\nCRVAL2  = 30");
+/// # let mut out = MappedOutput::create_fits(&path, &[2, 3], OutputType::F32, cards, true)?;
+/// # out.view_mut::<f32>()?.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+/// # out.finish()?;
+/// let src = FitsSource::open(&path, 0)?;
 /// let wcs = src.wcs()?;
+/// assert_eq!(wcs.pixel_to_world(0.0, 0.0), Some((150.0, 30.0)));
 /// let (ny, nx) = src.plane_shape();
+/// assert_eq!((ny, nx), (2, 3));
 /// let mut row = vec![0.0; nx];
-/// src.read_window(0, 0..1, 0..nx, &mut row)?;
+/// src.read_window(0, 1..2, 0..nx, &mut row)?;
+/// assert_eq!(row, [3.0, 4.0, 5.0]);
+/// # std::fs::remove_file(&path)?;
 /// # Ok::<(), reproject::Error>(())
 /// ```
 #[derive(Debug)]
@@ -206,8 +218,24 @@ impl Wcs {
     /// last HDU and for unreadable files; the errors of [`Wcs::from_header_str`] for the
     /// header itself.
     ///
-    /// ```no_run
-    /// let wcs = reproject::wcs::Wcs::from_fits("image.fits", 0).unwrap();
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let pid = std::process::id();
+    /// # let path = std::env::temp_dir().join(format!("wcs_from_fits_{pid}.fits"));
+    /// # let cards = concat!("CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRPIX1  = 1\n",
+    /// #     "CRPIX2  = 1\nCRVAL1  = 150\nCRVAL2  = 30");
+    /// # let mut out = MappedOutput::create_fits(&path, &[2, 3], OutputType::F32, cards, true)?;
+    /// # out.view_mut::<f32>()?.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+    /// # out.finish()?;
+    /// let wcs = reproject::wcs::Wcs::from_fits(&path, 0).unwrap();
+    /// assert_eq!(wcs.pixel_to_world(0.0, 0.0), Some((150.0, 30.0)));
+    /// // An HDU past the last one is an error.
+    /// assert!(matches!(
+    ///     reproject::wcs::Wcs::from_fits(&path, 1),
+    ///     Err(reproject::Error::Fits(_))
+    /// ));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn from_fits(path: impl AsRef<Path>, hdu: usize) -> Result<Wcs> {
         let path = path.as_ref();
@@ -226,8 +254,24 @@ impl FitsSource {
     /// past the last HDU, a table HDU or an HDU without data (`NAXIS = 0`, with a hint to use
     /// an extension); [`Error::Fits`] for unreadable or truncated files.
     ///
-    /// ```no_run
-    /// let sci = reproject::io::FitsSource::open("image.fits", 1)?;
+    /// ```
+    /// use reproject::io::{FitsSource, ImageSource};
+    /// use reproject::Error;
+    /// # use fitsio::images::{ImageDescription, ImageType};
+    /// # let path = std::env::temp_dir().join(format!("fits_open_{}.fits", std::process::id()));
+    /// # let mut f = fitsio::FitsFile::create(&path).overwrite().open().unwrap(); // empty primary
+    /// # let desc = ImageDescription { data_type: ImageType::Float, dimensions: &[2, 3] };
+    /// # let hdu = f.create_image("SCI", &desc).unwrap();
+    /// # hdu.write_image(&mut f, &[0.5f32; 6]).unwrap();
+    /// # drop(f);
+    /// let sci = FitsSource::open(&path, 1)?;
+    /// assert_eq!(sci.shape(), &[2, 3]);
+    /// assert!(sci.header_cards().any(|c| c.starts_with("EXTNAME = 'SCI")));
+    /// // The primary HDU has no data (NAXIS = 0), and there is no HDU 2.
+    /// assert!(matches!(FitsSource::open(&path, 0), Err(Error::InvalidArgument(_))));
+    /// assert!(matches!(FitsSource::open(&path, 2), Err(Error::InvalidArgument(_))));
+    /// assert!(matches!(FitsSource::open("no-such-file.fits", 0), Err(Error::Io(_))));
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn open(path: impl AsRef<Path>, hdu: usize) -> Result<FitsSource> {
@@ -467,11 +511,25 @@ impl FitsSource {
 
     /// The HDU's header as concatenated 80-character cards (ending with `END`), as CFITSIO
     /// writes it; for a compressed image, the header of the image it holds. Feed it to
-    /// [`Wcs::from_header_str`] or to [`MappedOutput::create_fits`](crate::io::MappedOutput::create_fits).
+    /// [`Wcs::from_header_str`] or to
+    /// [`MappedOutput::create_fits`](crate::io::MappedOutput::create_fits).
     ///
-    /// ```no_run
-    /// let src = reproject::io::FitsSource::open("image.fits", 0)?;
-    /// assert_eq!(src.header_text().len() % 80, 0);
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let pid = std::process::id();
+    /// # let path = std::env::temp_dir().join(format!("fits_header_text_{pid}.fits"));
+    /// # let cards = concat!("CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRPIX1  = 1\n",
+    /// #     "CRPIX2  = 1\nCRVAL1  = 150\nCRVAL2  = 30");
+    /// # let mut out = MappedOutput::create_fits(&path, &[2, 3], OutputType::F32, cards, true)?;
+    /// # out.view_mut::<f32>()?.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+    /// # out.finish()?;
+    /// let src = reproject::io::FitsSource::open(&path, 0)?;
+    /// let text = src.header_text();
+    /// assert_eq!(text.len() % 80, 0);
+    /// assert!(text.contains("CTYPE1  = 'RA---TAN'"));
+    /// assert!(text[text.len() - 80..].starts_with("END "));
+    /// assert!(reproject::wcs::Wcs::from_header_str(text).is_ok());
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn header_text(&self) -> &str {
@@ -480,9 +538,21 @@ impl FitsSource {
 
     /// The header's cards, one per item, trailing blanks removed.
     ///
-    /// ```no_run
-    /// let src = reproject::io::FitsSource::open("image.fits", 0)?;
-    /// assert!(src.header_cards().any(|c| c.starts_with("BITPIX")));
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let pid = std::process::id();
+    /// # let path = std::env::temp_dir().join(format!("fits_header_cards_{pid}.fits"));
+    /// # let cards = concat!("CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRPIX1  = 1\n",
+    /// #     "CRPIX2  = 1\nCRVAL1  = 150\nCRVAL2  = 30");
+    /// # let mut out = MappedOutput::create_fits(&path, &[2, 3], OutputType::F32, cards, true)?;
+    /// # out.view_mut::<f32>()?.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+    /// # out.finish()?;
+    /// let src = reproject::io::FitsSource::open(&path, 0)?;
+    /// assert!(src.header_cards().any(|c| c.starts_with("BITPIX") && c.contains("-32")));
+    /// assert!(src.header_cards().any(|c| c == "CTYPE2  = 'DEC--TAN'"));
+    /// assert!(src.header_cards().all(|c| c.len() <= 80 && !c.ends_with(' ')));
+    /// assert_eq!(src.header_cards().last(), Some("END"));
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn header_cards(&self) -> impl Iterator<Item = &str> {
@@ -494,8 +564,19 @@ impl FitsSource {
 
     /// Parses the primary WCS of the header (`Wcs::from_header_str(self.header_text())`).
     ///
-    /// ```no_run
-    /// let wcs = reproject::io::FitsSource::open("image.fits", 0)?.wcs()?;
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let pid = std::process::id();
+    /// # let path = std::env::temp_dir().join(format!("fits_source_wcs_{pid}.fits"));
+    /// # let cards = concat!("CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRPIX1  = 1\n",
+    /// #     "CRPIX2  = 1\nCRVAL1  = 150\nCRVAL2  = 30");
+    /// # let mut out = MappedOutput::create_fits(&path, &[2, 3], OutputType::F32, cards, true)?;
+    /// # out.view_mut::<f32>()?.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+    /// # out.finish()?;
+    /// let wcs = reproject::io::FitsSource::open(&path, 0)?.wcs()?;
+    /// assert_eq!(wcs.pixel_to_world(0.0, 0.0), Some((150.0, 30.0)));
+    /// assert_eq!(wcs, reproject::wcs::Wcs::from_fits(&path, 0)?);
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn wcs(&self) -> Result<Wcs> {
@@ -504,8 +585,17 @@ impl FitsSource {
 
     /// BITPIX of the stored data (ZBITPIX for a compressed image).
     ///
-    /// ```no_run
-    /// assert_eq!(reproject::io::FitsSource::open("image.fits", 0)?.bitpix(), -32);
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let pid = std::process::id();
+    /// # let path = std::env::temp_dir().join(format!("fits_bitpix_{pid}.fits"));
+    /// # let cards = concat!("CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRPIX1  = 1\n",
+    /// #     "CRPIX2  = 1\nCRVAL1  = 150\nCRVAL2  = 30");
+    /// # let mut out = MappedOutput::create_fits(&path, &[2, 3], OutputType::F32, cards, true)?;
+    /// # out.view_mut::<f32>()?.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+    /// # out.finish()?;
+    /// assert_eq!(reproject::io::FitsSource::open(&path, 0)?.bitpix(), -32);
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn bitpix(&self) -> i32 {
@@ -514,8 +604,24 @@ impl FitsSource {
 
     /// `(BSCALE, BZERO)`, `(1, 0)` when absent.
     ///
-    /// ```no_run
-    /// assert_eq!(reproject::io::FitsSource::open("image.fits", 0)?.scaling(), (1.0, 0.0));
+    /// ```
+    /// use reproject::io::{FitsSource, ImageSource};
+    /// # use fitsio::images::{ImageDescription, ImageType};
+    /// # let path = std::env::temp_dir().join(format!("fits_scaling_{}.fits", std::process::id()));
+    /// # let desc = ImageDescription { data_type: ImageType::Short, dimensions: &[1, 3] };
+    /// # let new = fitsio::FitsFile::create(&path).with_custom_primary(&desc).overwrite();
+    /// # let mut f = new.open().unwrap();
+    /// # let hdu = f.primary_hdu().unwrap();
+    /// # hdu.write_image(&mut f, &[0i16, 2, 4]).unwrap(); // raw stored values
+    /// # hdu.write_key(&mut f, "BSCALE", 0.5f64).unwrap();
+    /// # hdu.write_key(&mut f, "BZERO", 10.0f64).unwrap();
+    /// # drop(f);
+    /// let src = FitsSource::open(&path, 0)?; // BITPIX 16, BSCALE 0.5, BZERO 10
+    /// assert_eq!(src.scaling(), (0.5, 10.0));
+    /// let mut row = [0.0; 3];
+    /// src.read_window(0, 0..1, 0..3, &mut row)?; // stored 0, 2, 4
+    /// assert_eq!(row, [10.0, 11.0, 12.0]);
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn scaling(&self) -> (f64, f64) {
@@ -524,8 +630,23 @@ impl FitsSource {
 
     /// The BLANK value of an integer image (raw stored value), if any.
     ///
-    /// ```no_run
-    /// assert_eq!(reproject::io::FitsSource::open("image.fits", 0)?.blank(), None);
+    /// ```
+    /// use reproject::io::{FitsSource, ImageSource};
+    /// # use fitsio::images::{ImageDescription, ImageType};
+    /// # let path = std::env::temp_dir().join(format!("fits_blank_{}.fits", std::process::id()));
+    /// # let desc = ImageDescription { data_type: ImageType::Short, dimensions: &[1, 3] };
+    /// # let new = fitsio::FitsFile::create(&path).with_custom_primary(&desc).overwrite();
+    /// # let mut f = new.open().unwrap();
+    /// # let hdu = f.primary_hdu().unwrap();
+    /// # hdu.write_image(&mut f, &[1i16, -999, 3]).unwrap(); // raw stored values
+    /// # hdu.write_key(&mut f, "BLANK", -999i64).unwrap();
+    /// # drop(f);
+    /// let src = FitsSource::open(&path, 0)?; // BITPIX 16, BLANK -999
+    /// assert_eq!(src.blank(), Some(-999));
+    /// let mut row = [0.0; 3];
+    /// src.read_window(0, 0..1, 0..3, &mut row)?; // stored 1, -999, 3
+    /// assert!(row[0] == 1.0 && row[1].is_nan() && row[2] == 3.0);
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn blank(&self) -> Option<i64> {
@@ -534,8 +655,27 @@ impl FitsSource {
 
     /// Whether the HDU is a tile-compressed image.
     ///
-    /// ```no_run
-    /// assert!(!reproject::io::FitsSource::open("image.fits", 0)?.is_compressed());
+    /// ```
+    /// use reproject::io::FitsSource;
+    /// # use fitsio::images::{ImageDescription, ImageType};
+    /// # let pid = std::process::id();
+    /// # let path = std::env::temp_dir().join(format!("fits_is_compressed_{pid}.fits"));
+    /// # let mut f = fitsio::FitsFile::create(&path).overwrite().open().unwrap();
+    /// # let mut status = 0;
+    /// # let rice = fitsio::sys::RICE_1 as i32;
+    /// # unsafe { fitsio::sys::fits_set_compression_type(f.as_raw(), rice, &mut status) };
+    /// # assert_eq!(status, 0);
+    /// # let desc = ImageDescription { data_type: ImageType::Short, dimensions: &[4, 5] };
+    /// # let hdu = f.create_image("SCI", &desc).unwrap(); // written RICE_1-compressed
+    /// # hdu.write_image(&mut f, &[7i16; 20]).unwrap();
+    /// # drop(f);
+    /// # assert!(std::fs::read(&path)?.windows(6).any(|w| w == b"ZIMAGE"));
+    /// let src = FitsSource::open(&path, 1)?; // a tile-compressed image extension
+    /// assert!(src.is_compressed());
+    /// assert!(!src.is_memory_mapped()); // decompressed into memory at open
+    /// assert_eq!(src.bitpix(), 16); // ZBITPIX
+    /// assert!(!src.header_text().contains("ZIMAGE")); // the header of the image it holds
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn is_compressed(&self) -> bool {
@@ -545,8 +685,29 @@ impl FitsSource {
     /// Whether the pixels are served from a memory map (else they were decompressed into
     /// memory).
     ///
-    /// ```no_run
-    /// assert!(reproject::io::FitsSource::open("image.fits", 0)?.is_memory_mapped());
+    /// ```
+    /// use reproject::io::FitsSource;
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let pid = std::process::id();
+    /// # let path = std::env::temp_dir().join(format!("fits_is_memory_mapped_{pid}.fits"));
+    /// # let cards = concat!("CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRPIX1  = 1\n",
+    /// #     "CRPIX2  = 1\nCRVAL1  = 150\nCRVAL2  = 30");
+    /// # let mut out = MappedOutput::create_fits(&path, &[2, 3], OutputType::F32, cards, true)?;
+    /// # out.view_mut::<f32>()?.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+    /// # out.finish()?;
+    /// # let gz = path.with_extension("fits.gz");
+    /// # let desc = fitsio::images::ImageDescription {
+    /// #     data_type: fitsio::images::ImageType::Float,
+    /// #     dimensions: &[2, 3],
+    /// # };
+    /// # let new = fitsio::FitsFile::create(&gz).with_custom_primary(&desc).overwrite();
+    /// # let mut f = new.open().unwrap();
+    /// # f.primary_hdu().unwrap().write_image(&mut f, &[1f32; 6]).unwrap();
+    /// # drop(f);
+    /// assert!(FitsSource::open(&path, 0)?.is_memory_mapped()); // a plain file
+    /// assert!(!FitsSource::open(&gz, 0)?.is_memory_mapped()); // a gzipped file
+    /// # std::fs::remove_file(&gz)?;
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn is_memory_mapped(&self) -> bool {
@@ -555,8 +716,19 @@ impl FitsSource {
 
     /// The HDU index this source reads.
     ///
-    /// ```no_run
-    /// assert_eq!(reproject::io::FitsSource::open("image.fits", 1)?.hdu(), 1);
+    /// ```
+    /// use reproject::io::FitsSource;
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let path = std::env::temp_dir().join(format!("fits_hdu_{}.fits", std::process::id()));
+    /// # let mut out = MappedOutput::create_fits_with_footprint(
+    /// #     &path, &[2, 2], OutputType::F32, "", OutputType::F32, true)?;
+    /// # out.finish()?;
+    /// // HDU 0: the image, HDU 1: its FOOTPRINT extension.
+    /// assert_eq!(FitsSource::open(&path, 0)?.hdu(), 0);
+    /// let fp = FitsSource::open(&path, 1)?;
+    /// assert_eq!(fp.hdu(), 1);
+    /// assert!(fp.header_cards().any(|c| c.starts_with("EXTNAME = 'FOOTPRINT'")));
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn hdu(&self) -> usize {
@@ -565,9 +737,20 @@ impl FitsSource {
 
     /// The file's path.
     ///
-    /// ```no_run
-    /// let src = reproject::io::FitsSource::open("image.fits", 0)?;
-    /// assert!(src.path().ends_with("image.fits"));
+    /// ```
+    /// # use reproject::io::{MappedOutput, OutputType};
+    /// # let pid = std::process::id();
+    /// # let path = std::env::temp_dir().join(format!("fits_path_{pid}.fits"));
+    /// # let cards = concat!("CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nCRPIX1  = 1\n",
+    /// #     "CRPIX2  = 1\nCRVAL1  = 150\nCRVAL2  = 30");
+    /// # let mut out = MappedOutput::create_fits(&path, &[2, 3], OutputType::F32, cards, true)?;
+    /// # out.view_mut::<f32>()?.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+    /// # out.finish()?;
+    /// let src = reproject::io::FitsSource::open(&path, 0)?;
+    /// assert_eq!(src.path(), path.as_path());
+    /// let name = format!("fits_path_{}.fits", std::process::id());
+    /// assert!(src.path().ends_with(name));
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn path(&self) -> &Path {

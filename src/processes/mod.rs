@@ -254,8 +254,9 @@ impl PreparedJob {
 pub struct ProcessRun {
     /// The published path of the image.
     pub output: PathBuf,
-    /// How many worker processes the job runs on: as many as asked, at most one per GPU (none
-    /// is started when an earlier run had computed every block).
+    /// How many worker processes the job runs on: as many as asked, at most one per GPU. A
+    /// run that resumes a job whose blocks an earlier run had all computed starts none, and
+    /// this is still the number it would have run on.
     pub workers: usize,
     /// The GPU of each worker, in order (`None`: they computed on the CPU).
     pub gpus: Option<Vec<usize>>,

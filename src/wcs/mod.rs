@@ -404,7 +404,10 @@ impl From<Wcs> for WcsParams {
 
 impl Wcs {
     /// Parses the primary WCS of FITS header text (80-character cards, with or without
-    /// newlines, as in a `.hdr` file or `Header.tostring()`).
+    /// newlines, as in a `.hdr` file or `Header.tostring()`). One departure from WCSLIB and
+    /// astropy: a celestial header without CRVAL1 or CRVAL2 is refused
+    /// ([`Error::MissingKeyword`]) where they would take 0, since such a header is far more
+    /// often broken than meant for (0, 0). astropy's `WCS.to_header()` always writes them.
     ///
     /// ```
     /// use reproject::wcs::Wcs;
