@@ -186,13 +186,9 @@ class LazyReprojection:
     Examples
     --------
     >>> import pickle
-    >>> import reproject_rs
-    >>> import numpy as np
+    >>> import numpy as np, reproject_rs
     >>> from astropy.wcs import WCS
-    >>> wcs = WCS(naxis=2)
-    >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-    >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-    >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+    >>> image, wcs = np.arange(64 * 48.0).reshape(64, 48), WCS(naxis=2)
     >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
     ...                                      return_type="lazy", block_size=(32, 32))
     >>> lazy
@@ -220,13 +216,9 @@ class LazyReprojection:
     def dtype(self):
         """The output's dtype: float64, as reproject's.
 
-        >>> import reproject_rs
-        >>> import numpy as np
+        >>> import numpy as np, reproject_rs
         >>> from astropy.wcs import WCS
-        >>> wcs = WCS(naxis=2)
-        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> image, wcs = np.arange(64 * 48.0).reshape(64, 48), WCS(naxis=2)
         >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
         ...                                      return_type="lazy", block_size=(32, 32))
         >>> lazy.dtype
@@ -236,19 +228,15 @@ class LazyReprojection:
 
     @property
     def ndim(self):
-        """The output's number of dimensions.
+        """The output's number of dimensions: a cube's leading axis is kept.
 
-        >>> import reproject_rs
-        >>> import numpy as np
+        >>> import numpy as np, reproject_rs
         >>> from astropy.wcs import WCS
-        >>> wcs = WCS(naxis=2)
-        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
-        >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
-        ...                                      return_type="lazy", block_size=(32, 32))
-        >>> lazy.ndim
-        2
+        >>> cube = np.zeros((3, 64, 48))
+        >>> lazy = reproject_rs.reproject_interp((cube, WCS(naxis=2)), WCS(naxis=2),
+        ...                                      shape_out=(64, 48), return_type="lazy")
+        >>> lazy.ndim, lazy.shape
+        (3, (3, 64, 48))
         """
         return len(self.shape)
 
@@ -256,13 +244,9 @@ class LazyReprojection:
     def block_shape(self):
         """(rows, columns) of the blocks (edge blocks are clipped).
 
-        >>> import reproject_rs
-        >>> import numpy as np
+        >>> import numpy as np, reproject_rs
         >>> from astropy.wcs import WCS
-        >>> wcs = WCS(naxis=2)
-        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> image, wcs = np.arange(64 * 48.0).reshape(64, 48), WCS(naxis=2)
         >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
         ...                                      return_type="lazy", block_size=(32, 32))
         >>> lazy.block_shape, len(lazy)
@@ -278,13 +262,9 @@ class LazyReprojection:
         """One handle per output block, row-major over the output plane; each covers every
         leading (broadcast) plane.
 
-        >>> import reproject_rs
-        >>> import numpy as np
+        >>> import numpy as np, reproject_rs
         >>> from astropy.wcs import WCS
-        >>> wcs = WCS(naxis=2)
-        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> image, wcs = np.arange(64 * 48.0).reshape(64, 48), WCS(naxis=2)
         >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
         ...                                      return_type="lazy", block_size=(32, 32))
         >>> [(h.index, h.rows, h.cols) for h in lazy.blocks()]
@@ -298,13 +278,9 @@ class LazyReprojection:
         """The whole output: ``(array, footprint)``, or the array alone when the call had
         ``return_footprint=False``; float64, computed on the call's ``parallel`` threads.
 
-        >>> import reproject_rs
-        >>> import numpy as np
+        >>> import numpy as np, reproject_rs
         >>> from astropy.wcs import WCS
-        >>> wcs = WCS(naxis=2)
-        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> image, wcs = np.arange(64 * 48.0).reshape(64, 48), WCS(naxis=2)
         >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
         ...                                      return_type="lazy", block_size=(32, 32))
         >>> data, footprint = lazy.compute()
@@ -352,13 +328,9 @@ class BlockHandle:
     --------
     Filling an output block by block, in any order:
 
-    >>> import reproject_rs
-    >>> import numpy as np
+    >>> import numpy as np, reproject_rs
     >>> from astropy.wcs import WCS
-    >>> wcs = WCS(naxis=2)
-    >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-    >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-    >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+    >>> image, wcs = np.arange(64 * 48.0).reshape(64, 48), WCS(naxis=2)
     >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
     ...                                      return_type="lazy", block_size=(32, 32))
     >>> out = np.full(lazy.shape, np.nan)
@@ -380,13 +352,9 @@ class BlockHandle:
     def window(self):
         """The block's slices of the full output (caller's axis order).
 
-        >>> import reproject_rs
-        >>> import numpy as np
+        >>> import numpy as np, reproject_rs
         >>> from astropy.wcs import WCS
-        >>> wcs = WCS(naxis=2)
-        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> image, wcs = np.arange(64 * 48.0).reshape(64, 48), WCS(naxis=2)
         >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
         ...                                      return_type="lazy", block_size=(32, 32))
         >>> lazy.blocks()[1].window
@@ -406,13 +374,9 @@ class BlockHandle:
     def shape(self):
         """The shape of the block's data (caller's axis order).
 
-        >>> import reproject_rs
-        >>> import numpy as np
+        >>> import numpy as np, reproject_rs
         >>> from astropy.wcs import WCS
-        >>> wcs = WCS(naxis=2)
-        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> image, wcs = np.arange(64 * 48.0).reshape(64, 48), WCS(naxis=2)
         >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
         ...                                      return_type="lazy", block_size=(32, 32))
         >>> [h.shape for h in lazy.blocks()]
@@ -426,13 +390,9 @@ class BlockHandle:
         """``(data, footprint)`` of the block: float64 arrays of :attr:`shape`, bit-identical
         to ``full[handle.window]`` of the eager result.
 
-        >>> import reproject_rs
-        >>> import numpy as np
+        >>> import numpy as np, reproject_rs
         >>> from astropy.wcs import WCS
-        >>> wcs = WCS(naxis=2)
-        >>> wcs.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-        >>> wcs.wcs.crval, wcs.wcs.cdelt = [150, 30], [-0.001, 0.001]
-        >>> image = np.arange(64 * 48, dtype=float).reshape(64, 48)
+        >>> image, wcs = np.arange(64 * 48.0).reshape(64, 48), WCS(naxis=2)
         >>> lazy = reproject_rs.reproject_interp((image, wcs), wcs, shape_out=(64, 48),
         ...                                      return_type="lazy", block_size=(32, 32))
         >>> data, footprint = lazy.blocks()[2].compute()
