@@ -422,9 +422,14 @@ impl NpySource {
 
     /// The parsed header.
     ///
-    /// ```no_run
-    /// let src = reproject::io::NpySource::open("image.npy")?;
-    /// println!("{} {:?}", src.header().descr, src.header().shape);
+    /// ```
+    /// # let name = format!("npy_header_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// # ndarray_npy::write_npy(&path, &ndarray::Array2::<f32>::zeros((3, 4))).unwrap();
+    /// let src = reproject::io::NpySource::open(&path)?;
+    /// let header = src.header();
+    /// assert_eq!((header.descr.as_str(), header.shape.as_slice()), ("<f4", &[3, 4][..]));
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn header(&self) -> &NpyHeader {
@@ -433,8 +438,12 @@ impl NpySource {
 
     /// The format version `(major, minor)`.
     ///
-    /// ```no_run
-    /// assert_eq!(reproject::io::NpySource::open("image.npy")?.version().0, 1);
+    /// ```
+    /// # let name = format!("npy_version_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// # ndarray_npy::write_npy(&path, &ndarray::Array2::<f32>::zeros((3, 4))).unwrap();
+    /// assert_eq!(reproject::io::NpySource::open(&path)?.version().0, 1);
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn version(&self) -> (u8, u8) {
@@ -443,8 +452,14 @@ impl NpySource {
 
     /// Byte offset of the data in the file.
     ///
-    /// ```no_run
-    /// assert_eq!(reproject::io::NpySource::open("image.npy")?.data_offset() % 16, 0);
+    /// ```
+    /// # let name = format!("npy_offset_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// # ndarray_npy::write_npy(&path, &ndarray::Array2::<f32>::zeros((3, 4))).unwrap();
+    /// let offset = reproject::io::NpySource::open(&path)?.data_offset();
+    /// assert_eq!(offset % 16, 0);
+    /// assert_eq!(std::fs::metadata(&path)?.len() as usize, offset + 3 * 4 * 4); // then the data
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn data_offset(&self) -> usize {
@@ -453,9 +468,13 @@ impl NpySource {
 
     /// The byte order of the samples.
     ///
-    /// ```no_run
+    /// ```
     /// use reproject::io::ByteOrder;
-    /// assert_eq!(reproject::io::NpySource::open("image.npy")?.byte_order(), ByteOrder::Little);
+    /// # let name = format!("npy_order_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// # ndarray_npy::write_npy(&path, &ndarray::Array2::<f32>::zeros((3, 4))).unwrap();
+    /// assert_eq!(reproject::io::NpySource::open(&path)?.byte_order(), ByteOrder::NATIVE);
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn byte_order(&self) -> ByteOrder {
@@ -464,9 +483,13 @@ impl NpySource {
 
     /// The file's path.
     ///
-    /// ```no_run
-    /// let src = reproject::io::NpySource::open("image.npy")?;
-    /// assert!(src.path().ends_with("image.npy"));
+    /// ```
+    /// # let name = format!("npy_path_{}.npy", std::process::id());
+    /// # let path = std::env::temp_dir().join(name);
+    /// # ndarray_npy::write_npy(&path, &ndarray::Array2::<f32>::zeros((3, 4))).unwrap();
+    /// let src = reproject::io::NpySource::open(&path)?;
+    /// assert_eq!(src.path(), path.as_path());
+    /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn path(&self) -> &Path {
