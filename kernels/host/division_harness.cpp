@@ -42,10 +42,7 @@ static double with_exponent(int lo, int hi) {
     return v;
 }
 
-// The tests build this harness under AddressSanitizer for the kernels' reads and writes; what
-// the harness itself keeps until it exits is no finding, and leak checking needs ptrace, which
-// some sandboxes refuse.
-extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
+#include "asan_options.h"
 
 int main(int argc, char** argv) {
     if (argc != 3) return 2;

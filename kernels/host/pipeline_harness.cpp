@@ -36,10 +36,7 @@ static int rp_harness_value[RP_HARNESS_VALUES];
 
 static int read_i64(FILE* f, long long* v) { return fread(v, 8, 1, f) == 1 ? 0 : 1; }
 
-// The tests build this harness under AddressSanitizer for the kernels' reads and writes; what
-// the harness itself keeps until it exits is no finding, and leak checking needs ptrace, which
-// some sandboxes refuse.
-extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
+#include "asan_options.h"
 
 int main(int argc, char** argv) {
     if (argc != 3 + RP_HARNESS_VALUES) {

@@ -20,10 +20,7 @@ static int read_doubles(double* out, size_t n) {
 
 static void put(double v) { fwrite(&v, sizeof(double), 1, stdout); }
 
-// The tests build this harness under AddressSanitizer for the kernels' reads and writes; what
-// the harness itself keeps until it exits is no finding, and leak checking needs ptrace, which
-// some sandboxes refuse.
-extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
+#include "asan_options.h"
 
 int main() {
     double params[RP_PRJ_PARAMS];

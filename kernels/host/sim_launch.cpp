@@ -17,10 +17,7 @@
 #include "spline_values.cu"
 
 #ifdef RP_SIM_SANITIZED
-// The sanitized build (build.rs, REPROJECT_RS_SANITIZE_SIM=1): no leak report at exit (the
-// test binaries keep some buffers until then on purpose, and LeakSanitizer needs ptrace,
-// which some sandboxes refuse).
-extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
+#include "asan_options.h"
 #endif
 
 // `rp_accumulate` over the launch's grid, thread by thread.
