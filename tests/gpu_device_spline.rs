@@ -200,6 +200,71 @@ fn check<T: ArrayElement + Copy>(sample: SampleType, to_t: fn(f64) -> T, bytes: 
                 "{what}: input {input:#x}, outputs {d:#x} and {f:#x}: {e}"
             );
         }
+        // So is memory the kernels cannot reach: an allocation that ends before the job's last
+        // byte (the input's, from its start or from an address inside it; an output's), host
+        // memory, a buffer given back. The GPU would fault there or write past the caller's
+        // array.
+        let elements = PLANES * IN.0 * IN.1;
+        let short_input = DeviceBuffer::zeros((elements - 1) * size as usize).unwrap();
+        let short_output = DeviceBuffer::zeros(n * 8 - 8).unwrap();
+        let host_memory = vec![0u64; n];
+        let host = host_memory.as_ptr() as u64;
+        let freed = DeviceBuffer::zeros(n * 8).unwrap().device_ptr(); // dropped here
+        let short = short_output.device_ptr();
+        for (input, d, f) in [
+            (short_input.device_ptr(), d, f),
+            (image.ptr + size, d, f),
+            (image.ptr, short, f),
+            (image.ptr, d, short),
+            (host, d, f),
+            (image.ptr, host, f),
+            (image.ptr, d, freed),
+        ] {
+            let at = DeviceImage {
+                ptr: input,
+                ..image
+            };
+            // SAFETY: refused before any launch.
+            let e = unsafe { plan.compute_on_device(&at, d, f, true) }.unwrap_err();
+            assert!(
+                matches!(e, reproject::Error::InvalidArgument(_)),
+                "{what}: input {input:#x}, outputs {d:#x} and {f:#x}: {e}"
+            );
+        }
+        // An input at a wider pitch needs its last row only to its last column: the allocation
+        // ends there, and the CPU's bits come out (a fresh plan, which reads this input for its
+        // coefficients).
+        let pitch = IN.1 + 3;
+        let mut padded = Vec::new();
+        for (i, &v) in input.iter().enumerate() {
+            padded.extend(bytes(v));
+            if i % IN.1 == IN.1 - 1 && i + 1 < elements {
+                padded.extend((0..3).flat_map(|_| bytes(to_t(1.0e6))));
+            }
+        }
+        assert_eq!(
+            padded.len(),
+            ((elements / IN.1 - 1) * pitch + IN.1) * size as usize
+        );
+        let d_padded = DeviceBuffer::from_host(&padded).unwrap();
+        let pitched = DeviceImage {
+            ptr: d_padded.device_ptr(),
+            pitch,
+            ..image
+        };
+        let fresh = Plan::new(&source, &wcs_in, &wcs_out, &shape, &options).unwrap();
+        let (pd, pf) = (
+            DeviceBuffer::zeros(n * 8).unwrap(),
+            DeviceBuffer::zeros(n * 8).unwrap(),
+        );
+        // SAFETY: the padded input's allocation holds every row the plan reads.
+        unsafe { fresh.compute_on_device(&pitched, pd.device_ptr(), pf.device_ptr(), true) }
+            .unwrap();
+        assert_same_bits(
+            &format!("{what}, pitch {pitch}"),
+            &f64s(&pd),
+            cpu.0.as_slice().unwrap(),
+        );
         assert!(
             up < 4096,
             "{what}: {up} bytes up (the input's planes are {} bytes)",

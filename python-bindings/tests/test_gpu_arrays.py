@@ -259,6 +259,42 @@ def test_device_addresses_the_gpu_would_fault_on(cupy):
                                                      **kwargs)), expected)
 
 
+def test_memory_the_kernels_cannot_reach(cupy):
+    """A GPU input or output array in memory the driver says the kernels cannot reach raises
+    InvalidArgumentError before any kernel runs: host memory handed over as a GPU array, and
+    (on the stand-in, whose allocations are the arrays' own) an array that runs past the end
+    of its allocation. The GPU would fault, or write past the caller's array."""
+    args, kwargs = _case("tan-tan", 1)
+    expected = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
+    host = np.zeros(expected[0].shape)
+
+    def in_host_memory(array):
+        """``array``'s shape and dtype over ``host``'s memory (never written by the GPU)."""
+        if hasattr(cupy, "calls"):  # the stand-in
+            array.data = types.SimpleNamespace(ptr=host.ctypes.data)
+            return array
+        memory = cupy.cuda.UnownedMemory(host.ctypes.data, host.nbytes, host)
+        return cupy.ndarray(array.shape, array.dtype, memptr=cupy.cuda.MemoryPointer(memory, 0))
+
+    (image, header_in), header_out = _on_gpu(cupy, args)
+    with pytest.raises(reproject_rs.InvalidArgumentError, match="input address .* not in GPU"):
+        reproject_rs.reproject_interp((in_host_memory(image), header_in), header_out,
+                                      device="cuda", **kwargs)
+    for name in ["output_array", "output_footprint"]:
+        given = {name: in_host_memory(cupy.empty(expected[0].shape, dtype=np.float64))}
+        with pytest.raises(reproject_rs.InvalidArgumentError, match="output address"):
+            reproject_rs.reproject_interp(*_on_gpu(cupy, args), device="cuda", **given,
+                                          **kwargs)
+    assert not host.any()
+    if hasattr(cupy, "calls"):
+        # A row into its allocation: the array's last row lies past the end.
+        (image, header_in), header_out = _on_gpu(cupy, args)
+        image.data = types.SimpleNamespace(ptr=image.data.ptr + image.shape[-1] * 8)
+        with pytest.raises(reproject_rs.InvalidArgumentError, match="end of its allocation"):
+            reproject_rs.reproject_interp((image, header_in), header_out, device="cuda",
+                                          **kwargs)
+
+
 def test_dask_needs_a_block_size(cupy):
     """reproject's rule: no dask output without a block size or parallel."""
     args, kwargs = _case("tan-tan", 1)

@@ -63,8 +63,8 @@ use super::streaming::{self, store_f32_row, store_f64_row, StreamedSample};
 use super::{in_row_bands, OutputSample, Parallel, Plan};
 use crate::error::{Error, Result};
 use crate::gpu::driver::{
-    BlockLaunch, DevicePtr, Driver, DriverFault, FaultKind, HostBuffer, SplineLaunch, SplineOp,
-    SplineSamples, StreamId,
+    BlockLaunch, DevicePtr, Driver, DriverFault, FaultKind, HostBuffer, MemoryAt, SplineLaunch,
+    SplineOp, SplineSamples, StreamId,
 };
 use crate::gpu::variant::KernelDefines;
 use crate::interp::spline::{filter_gain, filter_poles, spline_pole_params};
@@ -1874,15 +1874,19 @@ impl Plan<'_> {
     ///
     /// Errors: [`Error::GpuUnavailable`] without a usable GPU or for a job the kernels do not
     /// cover; [`Error::Gpu`] when the GPU fails; [`Error::InvalidArgument`], before anything
-    /// runs, for a pitch the kernels cannot read or an address that is null or not a multiple
-    /// of its elements' size (on which the GPU would fault, and its context with the caller's
-    /// work be lost).
+    /// runs, for a pitch the kernels cannot read, an address that is null or not a multiple
+    /// of its elements' size, or an address the driver says the kernels cannot reach: not
+    /// GPU memory it knows (host memory, memory freed), another GPU's memory, or an
+    /// allocation that ends before the job's last byte (the GPU would fault on each, and its
+    /// context with the caller's work be lost, or write past the caller's array).
     ///
     /// # Safety
     /// `input`, `data` and `footprint` must be valid memory of the primary context of the
     /// device the plan's [`Options::devices`](super::Options::devices) names (the first of them
     /// for all devices; the simulator's under `REPROJECT_RS_CUDA_SIM`), of at least the sizes
-    /// described, not written by anything else until this returns.
+    /// described, not written by anything else until this returns. (The checks above catch
+    /// the usual mistakes where the driver answers; they cannot see memory that another
+    /// stream still writes, nor one allocation's bytes the caller meant for another array.)
     ///
     /// ```
     /// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
@@ -1963,6 +1967,21 @@ impl Plan<'_> {
         let (executor, resident) = self.device_resident()?;
         let driver = executor.devices[0].driver.clone();
         let (blk_ny, blk_nx) = (block.rows.len(), block.cols.len());
+        // The bytes the kernels reach from each address: every plane's rows at the pitch (the
+        // last row to its last column), and the block's outputs.
+        let input_bytes = (self.planes * in_ny)
+            .saturating_sub(1)
+            .saturating_mul(input.pitch)
+            .saturating_add(in_nx)
+            .saturating_mul(elem);
+        let out_bytes = self.planes * blk_ny * blk_nx * out_elem;
+        for (what, address, bytes) in [
+            ("input", input.ptr, input_bytes),
+            ("data output", data, out_bytes),
+            ("footprint output", footprint, out_bytes),
+        ] {
+            check_device_memory(driver.as_ref(), what, DevicePtr(address), bytes)?;
+        }
         let coefficients = resident
             .coefficients_from_device(&driver, self, input, input_type)
             .map_err(|f| gpu_error("(device-resident job: the spline prefilter)", &f))?;
@@ -2061,6 +2080,61 @@ fn check_device_addresses(addresses: &[(&str, u64, usize)]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a caller's device address whose `bytes` the kernels could not reach on the plan's
+/// device (see [`judge_device_memory`]). A query the driver refuses checks nothing (the
+/// launch then reports a broken context) unless the context is already broken.
+fn check_device_memory(
+    driver: &dyn Driver,
+    what: &str,
+    ptr: DevicePtr,
+    bytes: usize,
+) -> Result<()> {
+    match driver.memory_at(ptr) {
+        Ok(memory) => judge_device_memory(memory, driver.ordinal(), what, ptr, bytes),
+        Err(fault) if fault.kind == FaultKind::Sticky => {
+            Err(gpu_error("(device-resident job)", &fault))
+        }
+        Err(_) => Ok(()),
+    }
+}
+
+/// Whether `bytes` from `ptr` in `memory` are reachable by the kernels of GPU `ordinal`: not
+/// memory the driver does not know (host memory, memory given back), nor memory of another
+/// GPU, nor past the end of the allocation. The GPU would fault there (ending its context,
+/// and the caller's work with it) or write into the caller's other arrays.
+fn judge_device_memory(
+    memory: MemoryAt,
+    ordinal: usize,
+    what: &str,
+    ptr: DevicePtr,
+    bytes: usize,
+) -> Result<()> {
+    let refused = |why: String| {
+        Err(Error::InvalidArgument(format!(
+            "the device {what} address {:#x} {why}",
+            ptr.0
+        )))
+    };
+    if let MemoryAt::Device {
+        ordinal: Some(owner),
+        ..
+    } = memory
+    {
+        if owner != ordinal {
+            return refused(format!(
+                "is memory of GPU {owner}, not of the plan's GPU {ordinal}"
+            ));
+        }
+    }
+    match memory.room_from(ptr) {
+        Some(0) => refused("is not in GPU memory the driver knows (host memory, or freed?)".into()),
+        Some(room) if room < bytes => refused(format!(
+            "has {room} bytes to the end of its allocation, where the job reaches {bytes}"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A driver fault as an error naming where it happened.
 fn gpu_error(block: &str, fault: &DriverFault) -> Error {
     Error::Gpu {
@@ -2094,6 +2168,45 @@ mod tests {
             let e = check_device_addresses(&bad).unwrap_err();
             assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
             assert!(e.to_string().contains(named), "{e}");
+        }
+    }
+
+    /// Caller's device memory the kernels cannot reach is refused, each case named: memory
+    /// the driver does not know, another GPU's, or an allocation that ends before the job's
+    /// last byte. Memory every GPU addresses, or whose extent the driver does not tell, is
+    /// taken.
+    #[test]
+    fn device_memory_must_be_the_plans_gpu_s_and_hold_the_job() {
+        let (start, at) = (DevicePtr(0x10_0000), DevicePtr(0x10_0100));
+        let device = |ordinal| MemoryAt::Device {
+            ordinal: Some(ordinal),
+            allocation: Some((start, 0x1000)),
+        };
+        let judge = |memory, bytes| judge_device_memory(memory, 1, "input", at, bytes);
+        assert!(judge(device(1), 0xf00).is_ok()); // to the allocation's last byte
+        let shared = MemoryAt::Shared {
+            allocation: Some((start, 0x1000)),
+        };
+        assert!(judge(shared, 0xf00).is_ok());
+        let untold = MemoryAt::Device {
+            ordinal: None,
+            allocation: None,
+        };
+        assert!(judge(untold, usize::MAX).is_ok());
+        for (memory, bytes, named) in [
+            (
+                device(1),
+                0xf01,
+                "has 3840 bytes to the end of its allocation",
+            ),
+            (shared, 0xf01, "has 3840 bytes"),
+            (device(0), 8, "memory of GPU 0, not of the plan's GPU 1"),
+            (MemoryAt::Unknown, 8, "not in GPU memory the driver knows"),
+        ] {
+            let e = judge(memory, bytes).unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+            assert!(e.to_string().contains(named), "{named}: {e}");
+            assert!(e.to_string().contains("input address 0x100100"), "{e}");
         }
     }
 

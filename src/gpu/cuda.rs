@@ -15,7 +15,7 @@ use cudarc::driver::{result, sys, CudaContext, CudaFunction, CudaModule, CudaStr
 
 use super::driver::{
     AccumulateLaunch, BlockLaunch, CallCount, DevicePtr, Driver, DriverFault, DriverResult,
-    FaultKind, HostBuffer, SplineLaunch, StreamId,
+    FaultKind, HostBuffer, MemoryAt, SplineLaunch, StreamId,
 };
 use super::kernel_args::{KernelArg, SplineKernel};
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
@@ -655,6 +655,51 @@ impl Driver for CudaDriver {
             // now, with no work on it since).
             let _ = self.call("cuMemFree", || unsafe { result::free_sync(block.ptr.0) });
         }
+    }
+
+    fn memory_at(&self, ptr: DevicePtr) -> DriverResult<MemoryAt> {
+        use sys::CUpointer_attribute::*;
+        let mut attributes = [
+            CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            CU_POINTER_ATTRIBUTE_IS_MANAGED,
+            CU_POINTER_ATTRIBUTE_MAPPED,
+            CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+            CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        ];
+        // One zeroed 8-byte slot per attribute, wide enough for each one's type (unsigned
+        // int, bool, int, CUdeviceptr, size_t); the narrow ones land in the low bytes.
+        let mut values = [0u64; 6];
+        let mut data: Vec<*mut c_void> = values
+            .iter_mut()
+            .map(|v| v as *mut u64 as *mut c_void)
+            .collect();
+        self.call("cuPointerGetAttributes", || {
+            // SAFETY: six attributes, each with a slot of 8 bytes; an address CUDA does not
+            // know is not an error here: its attributes keep their null values.
+            unsafe {
+                sys::cuPointerGetAttributes(
+                    attributes.len() as u32,
+                    attributes.as_mut_ptr(),
+                    data.as_mut_ptr(),
+                    ptr.0,
+                )
+            }
+            .result()
+        })?;
+        let [memory_type, managed, mapped, ordinal, start, bytes] = values;
+        let (memory_type, ordinal) = (memory_type as u32, ordinal as u32 as i32);
+        let allocation = (bytes > 0).then_some((DevicePtr(start), bytes as usize));
+        const HOST: u32 = sys::CUmemorytype::CU_MEMORYTYPE_HOST as u32;
+        Ok(match memory_type {
+            0 if mapped & 0xff == 0 => MemoryAt::Unknown,
+            HOST => MemoryAt::Shared { allocation },
+            _ if managed & 0xff != 0 => MemoryAt::Shared { allocation },
+            _ => MemoryAt::Device {
+                ordinal: usize::try_from(ordinal).ok(),
+                allocation,
+            },
+        })
     }
 
     fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer> {

@@ -207,6 +207,58 @@ impl DevicePtr {
     }
 }
 
+/// What memory a device address lies in ([`Driver::memory_at`]).
+///
+/// ```
+/// use reproject::gpu::driver::{DevicePtr, MemoryAt};
+/// let at = MemoryAt::Device { ordinal: Some(0), allocation: Some((DevicePtr(4096), 256)) };
+/// assert_eq!(at.room_from(DevicePtr(4096 + 56)), Some(200)); // bytes left in the allocation
+/// assert_eq!(MemoryAt::Unknown.room_from(DevicePtr(4096)), Some(0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryAt {
+    /// Memory of one device (`cuMemAlloc`, a CuPy array): the device's ordinal and the
+    /// allocation the address lies in (start, bytes), each where the driver tells it.
+    Device {
+        /// The device's ordinal among the visible ones.
+        ordinal: Option<usize>,
+        /// The allocation's first address and size in bytes.
+        allocation: Option<(DevicePtr, usize)>,
+    },
+    /// Memory every device can address: managed memory, or page-locked host memory mapped
+    /// for the devices; the allocation where the driver tells it.
+    Shared {
+        /// The allocation's first address and size in bytes.
+        allocation: Option<(DevicePtr, usize)>,
+    },
+    /// No memory the driver knows: ordinary host memory, memory given back, or no allocation.
+    Unknown,
+}
+
+impl MemoryAt {
+    /// The bytes from `ptr` to the end of its allocation: `Some(0)` for memory the driver
+    /// does not know, `None` where it does not tell the allocation's extent.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{DevicePtr, MemoryAt};
+    /// let shared = MemoryAt::Shared { allocation: None };
+    /// assert_eq!(shared.room_from(DevicePtr(64)), None); // no extent to check against
+    /// ```
+    pub fn room_from(&self, ptr: DevicePtr) -> Option<usize> {
+        let allocation = match *self {
+            MemoryAt::Device { allocation, .. } | MemoryAt::Shared { allocation } => allocation,
+            MemoryAt::Unknown => return Some(0),
+        };
+        let (start, bytes) = allocation?;
+        let end = start.0.saturating_add(bytes as u64);
+        Some(if (start.0..end).contains(&ptr.0) {
+            (end - ptr.0) as usize
+        } else {
+            0
+        })
+    }
+}
+
 /// A stream: operations queued on one stream run in order.
 ///
 /// ```
@@ -1264,6 +1316,25 @@ pub trait Driver: Send + Sync {
     /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
     /// ```
     fn free(&self, ptr: DevicePtr);
+
+    /// What memory `ptr` addresses, as the driver knows it (`cuPointerGetAttributes`): memory
+    /// of one device, memory every device can address, or none it knows. Callers check a
+    /// caller's device address with it before a kernel reads or writes there, since a fault
+    /// would end the context and every allocation in it.
+    ///
+    /// ```
+    /// use reproject::gpu::driver::{Driver, MemoryAt};
+    /// use reproject::gpu::sim::{SimConfig, SimDriver};
+    /// let sim = SimDriver::new(SimConfig { ordinal: 1, ..SimConfig::default() });
+    /// let dev = sim.alloc(100)?;
+    /// let inside = MemoryAt::Device { ordinal: Some(1), allocation: Some((dev, 100)) };
+    /// assert_eq!(sim.memory_at(dev.offset(40))?, inside);
+    /// assert_eq!(sim.memory_at(dev.offset(100))?, MemoryAt::Unknown); // past its end
+    /// sim.free(dev);
+    /// assert_eq!(sim.memory_at(dev)?, MemoryAt::Unknown); // given back
+    /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
+    /// ```
+    fn memory_at(&self, ptr: DevicePtr) -> DriverResult<MemoryAt>;
 
     /// At least `bytes` of page-locked host memory: a buffer kept from before (see
     /// [`super::pool`]), or a new one.

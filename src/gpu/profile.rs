@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use super::driver::{
     AccumulateLaunch, BlockLaunch, CallCount, DevicePtr, Driver, DriverResult, HostBuffer,
-    SplineLaunch, StreamId,
+    MemoryAt, SplineLaunch, StreamId,
 };
 use super::variant::KernelDefines;
 use super::GpuInfo;
@@ -190,6 +190,10 @@ impl Driver for ProfilingDriver {
 
     fn free(&self, ptr: DevicePtr) {
         self.inner.free(ptr)
+    }
+
+    fn memory_at(&self, ptr: DevicePtr) -> DriverResult<MemoryAt> {
+        self.inner.memory_at(ptr)
     }
 
     fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer> {

@@ -49,7 +49,7 @@ use std::sync::{Mutex, MutexGuard};
 use super::driver::SplineOp;
 use super::driver::{
     AccumulateLaunch, BlockLaunch, DevicePtr, Driver, DriverFault, DriverResult, FaultKind,
-    HostBuffer, SplineLaunch, StreamId,
+    HostBuffer, MemoryAt, SplineLaunch, StreamId,
 };
 use super::kernel_args::{KernelArg, KernelArgs, SplineKernel};
 use super::pool::{device_pool_limit, DeviceBlock, DevicePool, HostPool, KEPT_STREAMS};
@@ -475,7 +475,9 @@ impl SimDriver {
                 arch: "host".into(),
             },
             state: Mutex::new(State {
-                next_address: 1 << 40,
+                // Each simulated device's addresses apart from the others', as under CUDA's
+                // unified addressing.
+                next_address: (1 << 40) + ((config.ordinal as u64) << 48),
                 allocations: BTreeMap::new(),
                 capacities: HashMap::new(),
                 used: 0,
@@ -1478,6 +1480,20 @@ impl Driver for SimDriver {
             }
             self.count_device(st);
         }
+    }
+
+    fn memory_at(&self, ptr: DevicePtr) -> DriverResult<MemoryAt> {
+        let st = &mut *self.lock();
+        self.begin(st, "cuPointerGetAttributes", None, 0, true)?;
+        // The simulated kernels address only this device's allocations (not host memory,
+        // not another simulated device's): the rest is memory the driver does not know.
+        Ok(match st.allocations.range(..=ptr.0).next_back() {
+            Some((&start, &(_, bytes))) if ptr.0 < start + bytes as u64 => MemoryAt::Device {
+                ordinal: Some(self.config.ordinal),
+                allocation: Some((DevicePtr(start), bytes)),
+            },
+            _ => MemoryAt::Unknown,
+        })
     }
 
     fn alloc_host(&self, bytes: usize) -> DriverResult<HostBuffer> {
