@@ -554,16 +554,16 @@ fn frame_change(
     if out.frame() == inp.frame() {
         return Ok(None);
     }
-    if let (CelestialFrame::Other(a), CelestialFrame::Other(b)) = (out.frame(), inp.frame()) {
-        if a.get(..4) == b.get(..4) {
-            // Solar frames of two observers or times (e.g. helioprojective from Earth and from
-            // Venus): never silently the identity.
-            return Err(Error::Unsupported(format!(
-                "the output and input are both in '{}' frames but not the same one \
+    if let (CelestialFrame::Other(a), CelestialFrame::Other(b)) = (out.frame(), inp.frame())
+        && a.get(..4) == b.get(..4)
+    {
+        // Solar frames of two observers or times (e.g. helioprojective from Earth and from
+        // Venus): never silently the identity.
+        return Err(Error::Unsupported(format!(
+            "the output and input are both in '{}' frames but not the same one \
                  (output: {a}; input: {b}): converting between them is not implemented",
-                &a[..4]
-            )));
-        }
+            &a[..4]
+        )));
     }
     let f = FrameTransform::new(out.frame(), inp.frame()).map_err(|e| {
         Error::InvalidArgument(format!(

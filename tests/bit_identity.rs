@@ -44,12 +44,11 @@ fn pixel_to_world_is_bit_identical_to_astropy() {
                 continue;
             }
             total_w2p += 1;
-            if let Some((x, y)) = wcs.world_to_pixel(sky[[i, 0]], sky[[i, 1]]) {
-                if x.to_bits() == sky_pix[[i, 0]].to_bits()
-                    && y.to_bits() == sky_pix[[i, 1]].to_bits()
-                {
-                    same_w2p += 1;
-                }
+            if let Some((x, y)) = wcs.world_to_pixel(sky[[i, 0]], sky[[i, 1]])
+                && x.to_bits() == sky_pix[[i, 0]].to_bits()
+                && y.to_bits() == sky_pix[[i, 1]].to_bits()
+            {
+                same_w2p += 1;
             }
         }
     }

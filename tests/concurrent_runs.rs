@@ -236,11 +236,11 @@ fn concurrent_and_killed_runs_never_publish_a_wrong_file() {
                 (stop.clone(), wrong.clone(), out.clone(), reference.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
-                    if let Ok(bytes) = std::fs::read(&out) {
-                        if comparable(&bytes) != *reference {
-                            *wrong.lock().unwrap() =
-                                Some(format!("{} bytes differ from a clean run", bytes.len()));
-                        }
+                    if let Ok(bytes) = std::fs::read(&out)
+                        && comparable(&bytes) != *reference
+                    {
+                        *wrong.lock().unwrap() =
+                            Some(format!("{} bytes differ from a clean run", bytes.len()));
                     }
                     std::thread::sleep(Duration::from_millis(5));
                 }

@@ -326,7 +326,8 @@ fn check<T: ArrayElement + Copy>(sample: SampleType, to_t: fn(f64) -> T, bytes: 
 
 #[test]
 fn device_inputs_of_spline_orders_never_leave_the_device() {
-    std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+    // SAFETY: set before this process starts any thread of its own (the binary's only test).
+    unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
     assert!(reproject::gpu::sim::SimDriver::has_kernels());
     check(
         SampleType::F32,

@@ -32,10 +32,10 @@ use reproject::Error;
 /// there is one.
 fn architectures() -> Vec<String> {
     let mut archs = vec!["sm_80".to_string(), "sm_90".to_string()];
-    if let Ok(info) = reproject::gpu::gpu_info() {
-        if !archs.contains(&info.arch) {
-            archs.push(info.arch);
-        }
+    if let Ok(info) = reproject::gpu::gpu_info()
+        && !archs.contains(&info.arch)
+    {
+        archs.push(info.arch);
     }
     archs
 }

@@ -26,7 +26,9 @@ use reproject::wcs::Wcs;
 fn simulator() -> (MutexGuard<'static, ()>, std::sync::Arc<SimDriver>) {
     static TURN: Mutex<()> = Mutex::new(());
     let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+    // SAFETY: every test of this binary takes the turn first, so no other thread reads or
+    // writes the environment meanwhile.
+    unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
     assert!(
         SimDriver::has_kernels(),
         "the CUDA simulator was built without its host kernels (no C++ compiler)"

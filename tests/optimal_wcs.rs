@@ -329,10 +329,10 @@ fn optimal_wcs_matches_reproject() {
         }
 
         // The output is in the frame asked for.
-        if let Some(f) = &case.options.frame {
-            if out.wcs.frame() != Some(f) {
-                fail(format!("frame {:?}, asked for {f:?}", out.wcs.frame()));
-            }
+        if let Some(f) = &case.options.frame
+            && out.wcs.frame() != Some(f)
+        {
+            fail(format!("frame {:?}, asked for {f:?}", out.wcs.frame()));
         }
     }
     eprintln!("{checked} cases; worst differences (scaled = difference / tolerance):");

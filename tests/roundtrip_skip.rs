@@ -72,10 +72,10 @@ fn check_roundtrip(
             continue;
         };
         checked += 1;
-        if let Some((bx, by)) = backward.map(px, py) {
-            if (bx - x).abs() > 1.0 || (by - y).abs() > 1.0 {
-                dropped += 1;
-            }
+        if let Some((bx, by)) = backward.map(px, py)
+            && ((bx - x).abs() > 1.0 || (by - y).abs() > 1.0)
+        {
+            dropped += 1;
         }
     }
     (dropped, checked)

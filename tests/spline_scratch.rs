@@ -40,6 +40,18 @@ fn run(image: &ArrayD<f64>, order: Order, nan_policy: NanPolicy) -> (ArrayD<f64>
     (data, plan.spline_in_scratch_file())
 }
 
+/// Sets (or, given `None`, removes) an environment variable the plans read.
+fn set_env(name: &str, value: Option<&str>) {
+    // SAFETY: only the binary's one test calls this; plans read these variables on its
+    // thread, and the engine's worker threads read no environment.
+    unsafe {
+        match value {
+            Some(v) => std::env::set_var(name, v),
+            None => std::env::remove_var(name),
+        }
+    }
+}
+
 #[test]
 fn scratch_file_coefficients_equal_in_memory_ones() {
     let plane = Array2::from_shape_fn((50, 60), |(y, x)| {
@@ -61,11 +73,11 @@ fn scratch_file_coefficients_equal_in_memory_ones() {
         ),
         (cube.into_dyn(), Order::Bicubic, NanPolicy::Propagate),
     ];
-    std::env::remove_var("REPROJECT_RS_SPLINE_MEMORY");
+    set_env("REPROJECT_RS_SPLINE_MEMORY", None);
     let in_memory: Vec<_> = cases.iter().map(|(i, o, p)| run(i, *o, *p)).collect();
-    std::env::set_var("REPROJECT_RS_SPLINE_MEMORY", "0");
+    set_env("REPROJECT_RS_SPLINE_MEMORY", Some("0"));
     let in_file: Vec<_> = cases.iter().map(|(i, o, p)| run(i, *o, *p)).collect();
-    std::env::remove_var("REPROJECT_RS_SPLINE_MEMORY");
+    set_env("REPROJECT_RS_SPLINE_MEMORY", None);
     for ((mem, file), (_, order, policy)) in in_memory.iter().zip(&in_file).zip(&cases) {
         assert!(
             !mem.1 && file.1,
@@ -86,8 +98,8 @@ fn scratch_file_coefficients_equal_in_memory_ones() {
     }
 
     // A scratch folder that does not exist: a clear error from Plan::new, not a crash.
-    std::env::set_var("REPROJECT_RS_SPLINE_MEMORY", "0");
-    std::env::set_var("REPROJECT_RS_SCRATCH_DIR", "/nonexistent/scratch");
+    set_env("REPROJECT_RS_SPLINE_MEMORY", Some("0"));
+    set_env("REPROJECT_RS_SCRATCH_DIR", Some("/nonexistent/scratch"));
     let source = ArraySource::new(plane.view().into_dyn()).unwrap();
     let w = wcs("TAN", (150.0, 30.0), 0.01);
     let options = Options {
@@ -97,7 +109,7 @@ fn scratch_file_coefficients_equal_in_memory_ones() {
     let err = Plan::new(&source, &w, &w, &[50, 60], &options)
         .err()
         .unwrap();
-    std::env::remove_var("REPROJECT_RS_SPLINE_MEMORY");
-    std::env::remove_var("REPROJECT_RS_SCRATCH_DIR");
+    set_env("REPROJECT_RS_SPLINE_MEMORY", None);
+    set_env("REPROJECT_RS_SCRATCH_DIR", None);
     assert!(err.to_string().contains("scratch file"), "{err}");
 }

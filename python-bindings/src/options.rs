@@ -105,14 +105,14 @@ impl<'a> OptionArgs<'a> {
         // The core's own parsers (FromStr): the same names and errors as the core's users.
         let nan_policy: NanPolicy = self.nan_policy.parse().map_err(|e| to_pyerr(py, e))?;
         let precision: Precision = self.precision.parse().map_err(|e| to_pyerr(py, e))?;
-        if let Some((by, bx)) = self.block_size {
-            if by == 0 || bx == 0 {
-                return Err(new_err(
-                    py,
-                    Kind::InvalidArgument,
-                    format!("block_size must be positive, got ({by}, {bx})"),
-                ));
-            }
+        if let Some((by, bx)) = self.block_size
+            && (by == 0 || bx == 0)
+        {
+            return Err(new_err(
+                py,
+                Kind::InvalidArgument,
+                format!("block_size must be positive, got ({by}, {bx})"),
+            ));
         }
         let (backend, devices) = parse_device(py, self.device)?;
         let parallel = match self.threads {

@@ -219,12 +219,12 @@ pub(super) fn check_wcs(wcs_in: &Wcs, wcs_out: &Wcs) -> Result<()> {
         world_conversions(wcs_out, wcs_in)?;
     }
     for (p, which) in [(pi, "input"), (po, "output")] {
-        if let Some((lng, lat)) = p.celestial_axes() {
-            if lng.max(lat) > 1 {
-                return Err(Error::Unsupported(format!(
-                    "the {which} WCS's celestial axes must be its first two axes"
-                )));
-            }
+        if let Some((lng, lat)) = p.celestial_axes()
+            && lng.max(lat) > 1
+        {
+            return Err(Error::Unsupported(format!(
+                "the {which} WCS's celestial axes must be its first two axes"
+            )));
         }
     }
     Ok(())

@@ -256,12 +256,11 @@ impl CoordinateMap {
         if !self.inside(px, py) {
             return (f64::NAN, f64::NAN);
         }
-        if let Some(back) = &self.backward {
-            if let Some((bx, by)) = back.map(px, py) {
-                if (bx - x).abs() > 1.0 || (by - y).abs() > 1.0 {
-                    return (f64::NAN, f64::NAN);
-                }
-            }
+        if let Some(back) = &self.backward
+            && let Some((bx, by)) = back.map(px, py)
+            && ((bx - x).abs() > 1.0 || (by - y).abs() > 1.0)
+        {
+            return (f64::NAN, f64::NAN);
         }
         (px, py)
     }
@@ -582,44 +581,47 @@ impl RowHomography {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn fill_avx2_unchecked(&self, x0: usize, xs: &mut [f64], ys: &mut [f64]) -> usize {
-        use std::arch::x86_64::*;
-        let n = xs.len().min(ys.len());
-        let [h0, h1, h2] = self.h.map(|v| _mm256_set1_pd(v));
-        let [c0, c1, c2] = self.c.map(|v| _mm256_set1_pd(v));
-        let (x_hi, y_hi) = (_mm256_set1_pd(self.hi.0), _mm256_set1_pd(self.hi.1));
-        let (zero, one, half_neg) = (
-            _mm256_setzero_pd(),
-            _mm256_set1_pd(1.0),
-            _mm256_set1_pd(-0.5),
-        );
-        let (nan, four) = (_mm256_set1_pd(f64::NAN), _mm256_set1_pd(4.0));
-        let x0f = x0 as f64;
-        let mut x = _mm256_setr_pd(x0f, x0f + 1.0, x0f + 2.0, x0f + 3.0);
-        let mut i = 0;
-        while i + 4 <= n {
-            let w = _mm256_add_pd(_mm256_mul_pd(h2, x), c2);
-            let inv_w = _mm256_div_pd(one, w);
-            let a = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(h0, x), c0), inv_w);
-            let b = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(h1, x), c1), inv_w);
-            let ok = _mm256_and_pd(
-                _mm256_and_pd(
-                    _mm256_cmp_pd::<_CMP_GT_OQ>(w, zero),
-                    _mm256_and_pd(
-                        _mm256_cmp_pd::<_CMP_GE_OQ>(a, half_neg),
-                        _mm256_cmp_pd::<_CMP_LT_OQ>(a, x_hi),
-                    ),
-                ),
-                _mm256_and_pd(
-                    _mm256_cmp_pd::<_CMP_GE_OQ>(b, half_neg),
-                    _mm256_cmp_pd::<_CMP_LT_OQ>(b, y_hi),
-                ),
+        // SAFETY: the caller checked AVX2; loads and stores stay below `n`, within both slices.
+        unsafe {
+            use std::arch::x86_64::*;
+            let n = xs.len().min(ys.len());
+            let [h0, h1, h2] = self.h.map(|v| _mm256_set1_pd(v));
+            let [c0, c1, c2] = self.c.map(|v| _mm256_set1_pd(v));
+            let (x_hi, y_hi) = (_mm256_set1_pd(self.hi.0), _mm256_set1_pd(self.hi.1));
+            let (zero, one, half_neg) = (
+                _mm256_setzero_pd(),
+                _mm256_set1_pd(1.0),
+                _mm256_set1_pd(-0.5),
             );
-            _mm256_storeu_pd(xs.as_mut_ptr().add(i), _mm256_blendv_pd(nan, a, ok));
-            _mm256_storeu_pd(ys.as_mut_ptr().add(i), _mm256_blendv_pd(nan, b, ok));
-            x = _mm256_add_pd(x, four);
-            i += 4;
+            let (nan, four) = (_mm256_set1_pd(f64::NAN), _mm256_set1_pd(4.0));
+            let x0f = x0 as f64;
+            let mut x = _mm256_setr_pd(x0f, x0f + 1.0, x0f + 2.0, x0f + 3.0);
+            let mut i = 0;
+            while i + 4 <= n {
+                let w = _mm256_add_pd(_mm256_mul_pd(h2, x), c2);
+                let inv_w = _mm256_div_pd(one, w);
+                let a = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(h0, x), c0), inv_w);
+                let b = _mm256_mul_pd(_mm256_add_pd(_mm256_mul_pd(h1, x), c1), inv_w);
+                let ok = _mm256_and_pd(
+                    _mm256_and_pd(
+                        _mm256_cmp_pd::<_CMP_GT_OQ>(w, zero),
+                        _mm256_and_pd(
+                            _mm256_cmp_pd::<_CMP_GE_OQ>(a, half_neg),
+                            _mm256_cmp_pd::<_CMP_LT_OQ>(a, x_hi),
+                        ),
+                    ),
+                    _mm256_and_pd(
+                        _mm256_cmp_pd::<_CMP_GE_OQ>(b, half_neg),
+                        _mm256_cmp_pd::<_CMP_LT_OQ>(b, y_hi),
+                    ),
+                );
+                _mm256_storeu_pd(xs.as_mut_ptr().add(i), _mm256_blendv_pd(nan, a, ok));
+                _mm256_storeu_pd(ys.as_mut_ptr().add(i), _mm256_blendv_pd(nan, b, ok));
+                x = _mm256_add_pd(x, four);
+                i += 4;
+            }
+            i
         }
-        i
     }
 }
 

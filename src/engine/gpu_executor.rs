@@ -194,10 +194,13 @@ impl HostAlloc {
     /// # Safety
     /// No copy from or into the buffer may be pending.
     unsafe fn bytes_mut(&mut self) -> &mut [u8] {
-        self.buffer
-            .as_mut()
-            .expect("present until dropped")
-            .as_mut_slice()
+        // SAFETY: the caller's promises (# Safety above).
+        unsafe {
+            self.buffer
+                .as_mut()
+                .expect("present until dropped")
+                .as_mut_slice()
+        }
     }
 }
 
@@ -1783,7 +1786,7 @@ impl Plan<'_> {
     /// cover; [`Error::Gpu`] when the GPU fails.
     ///
     /// ```
-    /// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+    /// # unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") }; // SAFETY: no other thread yet
     /// # use ndarray::Array2;
     /// # use reproject::engine::{Backend, Options, Plan};
     /// # use reproject::io::ArraySource;
@@ -1814,7 +1817,7 @@ impl Plan<'_> {
     /// As for [`Plan::compute_block_on_device`].
     ///
     /// ```
-    /// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+    /// # unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") }; // SAFETY: no other thread yet
     /// # use ndarray::{Array2, ArrayD};
     /// # use reproject::engine::{Backend, Options, Plan};
     /// # use reproject::gpu::{DeviceBuffer, DeviceImage};
@@ -1854,12 +1857,15 @@ impl Plan<'_> {
         footprint: u64,
         out_f64: bool,
     ) -> Result<()> {
-        let (ny, nx) = self.plane_shape_out();
-        let whole = Block {
-            rows: 0..ny,
-            cols: 0..nx,
-        };
-        self.compute_block_on_device(&whole, input, data, footprint, out_f64)
+        // SAFETY: the caller's promises (# Safety above).
+        unsafe {
+            let (ny, nx) = self.plane_shape_out();
+            let whole = Block {
+                rows: 0..ny,
+                cols: 0..nx,
+            };
+            self.compute_block_on_device(&whole, input, data, footprint, out_f64)
+        }
     }
 
     /// Computes one block on the GPU with the input and the block's outputs in GPU memory
@@ -1889,7 +1895,7 @@ impl Plan<'_> {
     /// stream still writes, nor one allocation's bytes the caller meant for another array.)
     ///
     /// ```
-    /// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+    /// # unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") }; // SAFETY: no other thread yet
     /// # use ndarray::{Array2, Array3};
     /// # use reproject::engine::blocks::Block;
     /// # use reproject::engine::{Backend, Options, Plan};
@@ -2119,12 +2125,11 @@ fn judge_device_memory(
         ordinal: Some(owner),
         ..
     } = memory
+        && owner != ordinal
     {
-        if owner != ordinal {
-            return refused(format!(
-                "is memory of GPU {owner}, not of the plan's GPU {ordinal}"
-            ));
-        }
+        return refused(format!(
+            "is memory of GPU {owner}, not of the plan's GPU {ordinal}"
+        ));
     }
     match memory.room_from(ptr) {
         Some(0) => refused("is not in GPU memory the driver knows (host memory, or freed?)".into()),

@@ -173,10 +173,10 @@ pub fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()
     if bytes > isize::MAX as u128 {
         return Err(too_big());
     }
-    if let Some(available) = available_memory() {
-        if bytes > available as u128 {
-            return Err(too_big());
-        }
+    if let Some(available) = available_memory()
+        && bytes > available as u128
+    {
+        return Err(too_big());
     }
     Ok(())
 }
@@ -192,14 +192,14 @@ pub(crate) fn check_working_memory(
     if bytes <= UNCHECKED {
         return Ok(());
     }
-    if let Some(available) = available_memory() {
-        if bytes as u64 > available {
-            let (what, fix) = what();
-            return Err(Error::InvalidArgument(format!(
-                "{what} needs {bytes} bytes of working memory but only {available} are \
+    if let Some(available) = available_memory()
+        && bytes as u64 > available
+    {
+        let (what, fix) = what();
+        return Err(Error::InvalidArgument(format!(
+            "{what} needs {bytes} bytes of working memory but only {available} are \
                  available; {fix}"
-            )));
-        }
+        )));
     }
     Ok(())
 }

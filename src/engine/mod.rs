@@ -581,12 +581,12 @@ impl<'a> Plan<'a> {
             plan_geometry(geometry, &shape_in, shape_out, options)?;
         let planes_out = shape_out[..shape_out.len() - 2].iter().product();
         let lead_in = &shape_in[..shape_in.len() - 2];
-        if let Some((by, bx)) = options.block_size {
-            if by == 0 || bx == 0 {
-                return Err(Error::InvalidArgument(format!(
-                    "block_size must be positive, got ({by}, {bx})"
-                )));
-            }
+        if let Some((by, bx)) = options.block_size
+            && (by == 0 || bx == 0)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "block_size must be positive, got ({by}, {bx})"
+            )));
         }
         if let Parallel::Threads(0) = options.parallel {
             return Err(Error::InvalidArgument(
@@ -982,18 +982,18 @@ impl<'a> Plan<'a> {
                     crate::gpu::readiness(devices)
                 },
             );
-            if let AutoChoice::CpuWhileCompiling(estimate) = &choice {
-                if let Ok(true) = crate::gpu::compile_for_in_background(devices) {
-                    log_once(
-                        "compiling",
-                        &format!(
-                            "computing on the CPU: {estimate}, whose kernels are not compiled \
+            if let AutoChoice::CpuWhileCompiling(estimate) = &choice
+                && let Ok(true) = crate::gpu::compile_for_in_background(devices)
+            {
+                log_once(
+                    "compiling",
+                    &format!(
+                        "computing on the CPU: {estimate}, whose kernels are not compiled \
                              yet; they compile in the background into the disk cache (once per \
                              machine, about 20 s; a process that ends first waits for them) for \
                              the jobs after this one (`reproject-rs warmup` compiles them ahead)"
-                        ),
-                    );
-                }
+                    ),
+                );
             }
             choice
         })
@@ -1441,12 +1441,12 @@ impl<'a> Plan<'a> {
         views: Option<(&[usize], &[usize])>,
     ) -> Result<()> {
         let expected = [self.planes, block.rows.len(), block.cols.len()];
-        if let Some((data, footprint)) = views {
-            if data != expected || footprint != expected {
-                return Err(Error::ShapeMismatch(format!(
-                    "block buffers of shapes {data:?} and {footprint:?}, expected {expected:?}"
-                )));
-            }
+        if let Some((data, footprint)) = views
+            && (data != expected || footprint != expected)
+        {
+            return Err(Error::ShapeMismatch(format!(
+                "block buffers of shapes {data:?} and {footprint:?}, expected {expected:?}"
+            )));
         }
         let (ny, nx) = self.plane_shape_out();
         if block.rows.end > ny || block.cols.end > nx {

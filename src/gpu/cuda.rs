@@ -368,10 +368,10 @@ pub(crate) fn compile_in_background(arch: &str, build: &KernelDefines) -> bool {
 /// compiles it already, see [`super::runtime::compile_into_cache`]). `None` when this process
 /// began exiting before it would compile here.
 fn compile_by_helper_or_here(arch: &str, build: &KernelDefines) -> Option<()> {
-    if let Some(helper) = super::helper::compile_helper() {
-        if helper.compile(arch, build).is_ok() {
-            return Some(());
-        }
+    if let Some(helper) = super::helper::compile_helper()
+        && helper.compile(arch, build).is_ok()
+    {
+        return Some(());
     }
     let _inside = COMPILATIONS.enter()?;
     order_exit_before_nvrtc(arch);

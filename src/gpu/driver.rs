@@ -429,7 +429,8 @@ impl HostBuffer {
     /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
     /// ```
     pub unsafe fn as_slice(&self) -> &[u8] {
-        std::slice::from_raw_parts(self.ptr, self.len)
+        // SAFETY: the caller's promises (# Safety above).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     /// The bytes, for writing.
@@ -450,7 +451,8 @@ impl HostBuffer {
     /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
     /// ```
     pub unsafe fn as_mut_slice(&mut self) -> &mut [u8] {
-        std::slice::from_raw_parts_mut(self.ptr, self.len)
+        // SAFETY: the caller's promises (# Safety above).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
 }
 
@@ -1007,13 +1009,12 @@ impl SplineLaunch {
         if let SplineOp::Filter {
             source: Some(s), ..
         } = op
+            && !s.filter_reads()
         {
-            if !s.filter_reads() {
-                return Err(fault(format!(
-                    "the filter reads 4- and 8-byte samples, not input type {}",
-                    s.input_type
-                )));
-            }
+            return Err(fault(format!(
+                "the filter reads 4- and 8-byte samples, not input type {}",
+                s.input_type
+            )));
         }
         let threads = match op {
             SplineOp::Values { .. } => plane.0 * plane.1,

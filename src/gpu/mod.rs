@@ -503,7 +503,7 @@ fn kernels_line(devices: Devices) -> String {
 /// it): a device pointer to plane 0's first sample, planes one after the other.
 ///
 /// ```
-/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// # unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") }; // SAFETY: no other thread yet
 /// use reproject::gpu::{DeviceBuffer, DeviceImage};
 /// use reproject::io::SampleType;
 /// let pixels: Vec<f32> = (0..64 * 64).map(|i| i as f32).collect();
@@ -533,7 +533,7 @@ pub struct DeviceImage {
 /// dropped.
 ///
 /// ```
-/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// # unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") }; // SAFETY: no other thread yet
 /// let buffer = reproject::gpu::DeviceBuffer::zeros(1024)?;
 /// assert_eq!(buffer.to_host()?, vec![0u8; 1024]);
 /// # Ok::<(), reproject::Error>(())
@@ -564,7 +564,8 @@ impl DeviceBuffer {
     /// A copy of `bytes` on the first GPU.
     ///
     /// ```
-    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// // The CUDA simulator stands in for a GPU (SAFETY: no other thread yet).
+    /// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
     /// let buffer = reproject::gpu::DeviceBuffer::from_host(b"NAXIS1 = 64")?;
     /// assert_eq!(buffer.len(), 11);
     /// assert_eq!(buffer.to_host()?, b"NAXIS1 = 64");
@@ -582,7 +583,8 @@ impl DeviceBuffer {
     /// `len` zero bytes on the first GPU.
     ///
     /// ```
-    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// // The CUDA simulator stands in for a GPU (SAFETY: no other thread yet).
+    /// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
     /// let buffer = reproject::gpu::DeviceBuffer::zeros(16)?;
     /// assert_eq!(buffer.to_host()?, vec![0u8; 16]);
     /// # Ok::<(), reproject::Error>(())
@@ -595,7 +597,8 @@ impl DeviceBuffer {
     ///
     /// ```
     /// use reproject::gpu::DeviceBuffer;
-    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// // The CUDA simulator stands in for a GPU (SAFETY: no other thread yet).
+    /// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
     /// let pixels = [1.5f32, -2.0, f32::NAN];
     /// let bytes: Vec<u8> = pixels.iter().flat_map(|v| v.to_ne_bytes()).collect();
     /// let buffer = DeviceBuffer::from_host(&bytes)?;
@@ -622,7 +625,8 @@ impl DeviceBuffer {
     /// Size in bytes.
     ///
     /// ```
-    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// // The CUDA simulator stands in for a GPU (SAFETY: no other thread yet).
+    /// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
     /// assert_eq!(reproject::gpu::DeviceBuffer::zeros(1000)?.len(), 1000);
     /// # Ok::<(), reproject::Error>(())
     /// ```
@@ -634,7 +638,8 @@ impl DeviceBuffer {
     ///
     /// ```
     /// use reproject::gpu::DeviceBuffer;
-    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// // The CUDA simulator stands in for a GPU (SAFETY: no other thread yet).
+    /// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
     /// assert!(DeviceBuffer::zeros(0)?.is_empty());
     /// assert!(!DeviceBuffer::zeros(1)?.is_empty());
     /// # Ok::<(), reproject::Error>(())
@@ -647,7 +652,8 @@ impl DeviceBuffer {
     ///
     /// ```
     /// use reproject::gpu::DeviceBuffer;
-    /// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+    /// // The CUDA simulator stands in for a GPU (SAFETY: no other thread yet).
+    /// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
     /// let a = DeviceBuffer::zeros(64)?;
     /// let at = a.device_ptr();
     /// assert_ne!(at, 0);
@@ -670,7 +676,7 @@ impl Drop for DeviceBuffer {
 /// `bytes`, D2D copy of `bytes`) in seconds, each the best of `repeats` runs.
 ///
 /// ```
-/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// # unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") }; // SAFETY: no other thread yet
 /// let (h2d_d2h, d2d) = reproject::gpu::copy_times(1 << 20, 3)?;
 /// println!("PCIe round trip {h2d_d2h} s, device copy {d2d} s");
 /// assert!(h2d_d2h > 0.0 && d2d > 0.0 && h2d_d2h.is_finite() && d2d.is_finite());
@@ -716,7 +722,8 @@ pub fn copy_times(bytes: usize, repeats: usize) -> Result<(f64, f64)> {
 /// [`registered_copy_times`]: seconds, each the best of the runs.
 ///
 /// ```
-/// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1"); // the CUDA simulator stands in for a GPU
+/// // The CUDA simulator stands in for a GPU (SAFETY: no other thread yet).
+/// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
 /// let r = reproject::gpu::registered_copy_times(1 << 16, 2)?;
 /// assert!([r.register, r.copies, r.unregister].iter().all(|t| t.is_finite() && *t >= 0.0));
 /// # Ok::<(), reproject::Error>(())
@@ -739,7 +746,7 @@ pub struct RegisteredCopy {
 /// Errors: [`Error::GpuUnavailable`] without a GPU; [`Error::Gpu`] when a call fails.
 ///
 /// ```
-/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// # unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") }; // SAFETY: no other thread yet
 /// let r = reproject::gpu::registered_copy_times(1 << 20, 3)?;
 /// println!("lock {} s, copies {} s, unlock {} s", r.register, r.copies, r.unregister);
 /// assert!(r.copies > 0.0 && r.register >= 0.0 && r.unregister >= 0.0);
@@ -795,7 +802,7 @@ pub fn registered_copy_times(bytes: usize, repeats: usize) -> Result<RegisteredC
 /// Errors: [`Error::GpuUnavailable`] without a GPU; [`Error::Gpu`] when a call fails.
 ///
 /// ```
-/// # std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// # unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") }; // SAFETY: no other thread yet
 /// let (one_way_after_other, _) = reproject::gpu::copy_times(1 << 20, 3)?;
 /// let both_at_once = reproject::gpu::duplex_time(1 << 20, 3)?;
 /// println!("duplex gain {:.2}x", one_way_after_other / both_at_once);

@@ -82,11 +82,12 @@ pub fn parse_ptxas_log(log: &str) -> Vec<KernelResources> {
                 e.spill_stores = number_before(line, "bytes spill stores").unwrap_or(0);
                 e.spill_loads = number_before(line, "bytes spill loads").unwrap_or(0);
             }
-        } else if line.contains("Used ") && line.contains(" registers") {
-            if let Some(e) = current.and_then(|i| entries.get_mut(i)) {
-                e.registers = number_before(line, "registers").unwrap_or(0);
-                e.shared_memory = number_before(line, "bytes smem").unwrap_or(0);
-            }
+        } else if line.contains("Used ")
+            && line.contains(" registers")
+            && let Some(e) = current.and_then(|i| entries.get_mut(i))
+        {
+            e.registers = number_before(line, "registers").unwrap_or(0);
+            e.shared_memory = number_before(line, "bytes smem").unwrap_or(0);
         }
     }
     entries

@@ -87,9 +87,11 @@ pub fn parse_device(s: &str) -> Result<(Backend, Devices)> {
 ///
 /// ```
 /// use reproject::gpu::simulated_devices;
-/// std::env::set_var("REPROJECT_RS_CUDA_SIM", "2");
+/// // SAFETY: no other thread reads the environment meanwhile.
+/// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "2") };
 /// assert_eq!(simulated_devices(), Some(2));
-/// std::env::set_var("REPROJECT_RS_CUDA_SIM", "off");
+/// // SAFETY: no other thread reads the environment meanwhile.
+/// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "off") };
 /// assert_eq!(simulated_devices(), None);
 /// ```
 pub fn simulated_devices() -> Option<usize> {
@@ -131,7 +133,8 @@ fn simulators() -> &'static [Arc<SimDriver>] {
 ///
 /// ```
 /// use reproject::gpu::simulated_device;
-/// std::env::set_var("REPROJECT_RS_CUDA_SIM", "1");
+/// // SAFETY: no other thread reads the environment meanwhile.
+/// unsafe { std::env::set_var("REPROJECT_RS_CUDA_SIM", "1") };
 /// let first = simulated_device(0).expect("one simulated device");
 /// assert!(std::sync::Arc::ptr_eq(&first, &simulated_device(0).unwrap())); // the same one
 /// assert!(simulated_device(1).is_none());

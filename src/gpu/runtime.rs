@@ -145,9 +145,14 @@ pub(crate) fn nvrtc_version() -> std::result::Result<(i32, i32), String> {
 /// # Safety
 /// `prog` must be a live program.
 unsafe fn program_log(prog: nsys::nvrtcProgram) -> String {
-    match nresult::get_program_log(prog) {
-        Ok(log) if !log.is_empty() => CStr::from_ptr(log.as_ptr()).to_string_lossy().into_owned(),
-        _ => String::new(),
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        match nresult::get_program_log(prog) {
+            Ok(log) if !log.is_empty() => {
+                CStr::from_ptr(log.as_ptr()).to_string_lossy().into_owned()
+            }
+            _ => String::new(),
+        }
     }
 }
 
@@ -197,24 +202,27 @@ pub(crate) fn compile_with(src: &str, arch: &str, extra: &[String]) -> Result<(V
 /// # Safety
 /// `prog` must be a live, successfully compiled program.
 unsafe fn get_image(prog: nsys::nvrtcProgram, cubin: bool) -> std::result::Result<Vec<u8>, String> {
-    type SizeFn = unsafe fn(nsys::nvrtcProgram, *mut usize) -> nsys::nvrtcResult;
-    type GetFn = unsafe fn(nsys::nvrtcProgram, *mut c_char) -> nsys::nvrtcResult;
-    let mut size = 0usize;
-    let (size_fn, get_fn): (SizeFn, GetFn) = if cubin {
-        (nsys::nvrtcGetCUBINSize, nsys::nvrtcGetCUBIN)
-    } else {
-        (nsys::nvrtcGetPTXSize, nsys::nvrtcGetPTX)
-    };
-    let r = size_fn(prog, &mut size);
-    if r != nsys::nvrtcResult::NVRTC_SUCCESS {
-        return Err(format!("cannot get the compiled image's size: {r:?}"));
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        type SizeFn = unsafe fn(nsys::nvrtcProgram, *mut usize) -> nsys::nvrtcResult;
+        type GetFn = unsafe fn(nsys::nvrtcProgram, *mut c_char) -> nsys::nvrtcResult;
+        let mut size = 0usize;
+        let (size_fn, get_fn): (SizeFn, GetFn) = if cubin {
+            (nsys::nvrtcGetCUBINSize, nsys::nvrtcGetCUBIN)
+        } else {
+            (nsys::nvrtcGetPTXSize, nsys::nvrtcGetPTX)
+        };
+        let r = size_fn(prog, &mut size);
+        if r != nsys::nvrtcResult::NVRTC_SUCCESS {
+            return Err(format!("cannot get the compiled image's size: {r:?}"));
+        }
+        let mut image = vec![0u8; size];
+        let r = get_fn(prog, image.as_mut_ptr() as *mut c_char);
+        if r != nsys::nvrtcResult::NVRTC_SUCCESS || size == 0 {
+            return Err(format!("cannot get the compiled image: {r:?}"));
+        }
+        Ok(image)
     }
-    let mut image = vec![0u8; size];
-    let r = get_fn(prog, image.as_mut_ptr() as *mut c_char);
-    if r != nsys::nvrtcResult::NVRTC_SUCCESS || size == 0 {
-        return Err(format!("cannot get the compiled image: {r:?}"));
-    }
-    Ok(image)
 }
 
 /// The kernels' CUBIN for `arch`, built with `variant`'s defines, from the on-disk cache

@@ -713,15 +713,15 @@ impl SimDriver {
         if let Some(why) = &st.poisoned {
             return Err(DriverFault::new(name, FaultKind::Sticky, why.clone()));
         }
-        if let Some((at, kind)) = st.fail_at {
-            if at <= index {
-                st.fail_at = None;
-                let message = format!("injected {kind} at call {index}");
-                if kind == FaultKind::Sticky {
-                    Self::poison(st, &message);
-                }
-                return Err(DriverFault::new(name, kind, message));
+        if let Some((at, kind)) = st.fail_at
+            && at <= index
+        {
+            st.fail_at = None;
+            let message = format!("injected {kind} at call {index}");
+            if kind == FaultKind::Sticky {
+                Self::poison(st, &message);
             }
+            return Err(DriverFault::new(name, kind, message));
         }
         self.progress(st);
         Ok(())
@@ -1092,7 +1092,7 @@ fn accumulate_host(
     footprint: *mut u8,
 ) -> std::result::Result<(), String> {
     use std::ffi::{c_int, c_uint};
-    extern "C" {
+    unsafe extern "C" {
         fn rp_sim_accumulate(
             grid_x: c_uint,
             grid_y: c_uint,
@@ -1172,7 +1172,7 @@ fn spline_host(
     source: *mut u8,
 ) -> std::result::Result<(), String> {
     use std::ffi::{c_int, c_uint, c_void};
-    extern "C" {
+    unsafe extern "C" {
         fn rp_sim_spline_values(
             grid_x: c_uint,
             block_x: c_uint,

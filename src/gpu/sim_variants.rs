@@ -41,7 +41,7 @@ pub(super) type SimLaunch = unsafe extern "C" fn(
 #[cfg(rp_sim_kernels)]
 macro_rules! declare_launchers {
     ($($name:ident),*) => {
-        extern "C" {
+        unsafe extern "C" {
             $(
                 fn $name(
                     grid_x: std::ffi::c_uint, grid_y: std::ffi::c_uint,
@@ -73,7 +73,7 @@ type SimSet = unsafe extern "C" fn(values: *const std::ffi::c_int);
 macro_rules! sim_variants {
     ($($entry:ident $set:ident: [$($define:literal),*];)*) => {
         declare_launchers!($($entry),*);
-        extern "C" {
+        unsafe extern "C" {
             $(fn $set(values: *const std::ffi::c_int);)*
         }
         /// Each specialised build's defines (a pattern), launcher and setter.

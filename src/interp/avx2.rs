@@ -227,20 +227,23 @@ unsafe fn interior_groups(
     out: &mut [f64],
     taps: impl Fn(__m128i) -> [__m256d; 4],
 ) -> usize {
-    let n = out.len().min(ys.len()).min(xs.len());
-    let k = Constants::new(g, 2);
-    let mut i = 0;
-    while i + 4 <= n {
-        let y = _mm256_loadu_pd(ys.as_ptr().add(i));
-        let x = _mm256_loadu_pd(xs.as_ptr().add(i));
-        let Some(l) = Lanes::of(&k, y, x) else {
-            return sampled(i);
-        };
-        let [v00, v01, v10, v11] = taps(l.offset);
-        _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
-        i += 4;
+    // SAFETY: AVX2, as the callers checked; loads and stores stay below `n`, within the slices.
+    unsafe {
+        let n = out.len().min(ys.len()).min(xs.len());
+        let k = Constants::new(g, 2);
+        let mut i = 0;
+        while i + 4 <= n {
+            let y = _mm256_loadu_pd(ys.as_ptr().add(i));
+            let x = _mm256_loadu_pd(xs.as_ptr().add(i));
+            let Some(l) = Lanes::of(&k, y, x) else {
+                return sampled(i);
+            };
+            let [v00, v01, v10, v11] = taps(l.offset);
+            _mm256_storeu_pd(out.as_mut_ptr().add(i), l.combine(v00, v01, v10, v11));
+            i += 4;
+        }
+        sampled(i)
     }
-    sampled(i)
 }
 
 /// Samples an `f64` window (see [`interior_groups`]): four gathers per group.
@@ -258,12 +261,15 @@ pub(super) unsafe fn bilinear4_f64(
     xs: &[f64],
     out: &mut [f64],
 ) -> usize {
-    // The four taps are at the offset from these bases.
-    let stride = g.stride as usize;
-    let bases = [0, 1, stride, stride + 1].map(|d| data.as_ptr().add(d));
-    interior_groups(&g, ys, xs, out, |offset| {
-        bases.map(|b| _mm256_i32gather_pd::<8>(b, offset))
-    })
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        // The four taps are at the offset from these bases.
+        let stride = g.stride as usize;
+        let bases = [0, 1, stride, stride + 1].map(|d| data.as_ptr().add(d));
+        interior_groups(&g, ys, xs, out, |offset| {
+            bases.map(|b| _mm256_i32gather_pd::<8>(b, offset))
+        })
+    }
 }
 
 /// Samples an `f32` window (see [`interior_groups`]): each row's two taps are adjacent, so
@@ -281,21 +287,24 @@ pub(super) unsafe fn bilinear4_f32(
     xs: &[f64],
     out: &mut [f64],
 ) -> usize {
-    let (top, bottom) = (data.as_ptr(), data.as_ptr().add(g.stride as usize));
-    // Gathered pairs [a0 b0 a1 b1 | a2 b2 a3 b3] → [a0 a1 a2 a3 | b0 b1 b2 b3].
-    let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    interior_groups(&g, ys, xs, out, |offset| {
-        let row = |base: *const f32| {
-            let pairs = _mm256_i32gather_epi64::<4>(base as *const i64, offset);
-            let taps = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(pairs), split);
-            [
-                _mm256_cvtps_pd(_mm256_castps256_ps128(taps)),
-                _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(taps)),
-            ]
-        };
-        let ([v00, v01], [v10, v11]) = (row(top), row(bottom));
-        [v00, v01, v10, v11]
-    })
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        let (top, bottom) = (data.as_ptr(), data.as_ptr().add(g.stride as usize));
+        // Gathered pairs [a0 b0 a1 b1 | a2 b2 a3 b3] → [a0 a1 a2 a3 | b0 b1 b2 b3].
+        let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+        interior_groups(&g, ys, xs, out, |offset| {
+            let row = |base: *const f32| {
+                let pairs = _mm256_i32gather_epi64::<4>(base as *const i64, offset);
+                let taps = _mm256_permutevar8x32_ps(_mm256_castsi256_ps(pairs), split);
+                [
+                    _mm256_cvtps_pd(_mm256_castps256_ps128(taps)),
+                    _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(taps)),
+                ]
+            };
+            let ([v00, v01], [v10, v11]) = (row(top), row(bottom));
+            [v00, v01, v10, v11]
+        })
+    }
 }
 
 /// The weights of orders 2 and 3 for four lanes, operation for operation as the scalar
@@ -353,47 +362,50 @@ pub(super) unsafe fn spline4<const O: usize>(
     xs: &[f64],
     out: &mut [f64],
 ) -> usize {
-    const { assert!(O == 2 || O == 3, "spline4 is for orders 2 and 3") };
-    let n = out.len().min(ys.len()).min(xs.len());
-    let k = Constants::new(&g, O as i32 + 1);
-    let stride = g.stride as usize;
-    // Tap (k0, k1) of a lane is at its offset from bases[k0][k1].
-    let bases: [[*const f64; 4]; 4] = std::array::from_fn(|k0| {
-        std::array::from_fn(|k1| data.as_ptr().wrapping_add(k0 * stride + k1))
-    });
-    let (half, back) = (_mm256_set1_pd(0.5), _mm_set1_epi32((O / 2) as i32));
-    let mut i = 0;
-    while i + 4 <= n {
-        let y = _mm256_loadu_pd(ys.as_ptr().add(i));
-        let x = _mm256_loadu_pd(xs.as_ptr().add(i));
-        let (valid, cy, cx) = k.clamped(y, x);
-        // The knot: floor(c) for odd orders, floor(c + 0.5) for even ones.
-        let knot = |c| {
-            if O & 1 == 1 {
-                _mm256_cvttpd_epi32(c)
-            } else {
-                _mm256_cvttpd_epi32(_mm256_add_pd(c, half))
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        const { assert!(O == 2 || O == 3, "spline4 is for orders 2 and 3") };
+        let n = out.len().min(ys.len()).min(xs.len());
+        let k = Constants::new(&g, O as i32 + 1);
+        let stride = g.stride as usize;
+        // Tap (k0, k1) of a lane is at its offset from bases[k0][k1].
+        let bases: [[*const f64; 4]; 4] = std::array::from_fn(|k0| {
+            std::array::from_fn(|k1| data.as_ptr().wrapping_add(k0 * stride + k1))
+        });
+        let (half, back) = (_mm256_set1_pd(0.5), _mm_set1_epi32((O / 2) as i32));
+        let mut i = 0;
+        while i + 4 <= n {
+            let y = _mm256_loadu_pd(ys.as_ptr().add(i));
+            let x = _mm256_loadu_pd(xs.as_ptr().add(i));
+            let (valid, cy, cx) = k.clamped(y, x);
+            // The knot: floor(c) for odd orders, floor(c + 0.5) for even ones.
+            let knot = |c| {
+                if O & 1 == 1 {
+                    _mm256_cvttpd_epi32(c)
+                } else {
+                    _mm256_cvttpd_epi32(_mm256_add_pd(c, half))
+                }
+            };
+            let (ky, kx) = (knot(cy), knot(cx));
+            let wy = spline_weights::<O>(cy, _mm256_cvtepi32_pd(ky));
+            let wx = spline_weights::<O>(cx, _mm256_cvtepi32_pd(kx));
+            let first = |knot| _mm_sub_epi32(knot, back);
+            let Some(offset) = k.interior_offset(valid, first(ky), first(kx)) else {
+                return sampled(i);
+            };
+            let mut t = _mm256_setzero_pd();
+            for k0 in 0..=O {
+                for k1 in 0..=O {
+                    let v = _mm256_i32gather_pd::<8>(bases[k0][k1], offset);
+                    t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_mul_pd(v, wy[k0]), wx[k1]));
+                }
             }
-        };
-        let (ky, kx) = (knot(cy), knot(cx));
-        let wy = spline_weights::<O>(cy, _mm256_cvtepi32_pd(ky));
-        let wx = spline_weights::<O>(cx, _mm256_cvtepi32_pd(kx));
-        let first = |knot| _mm_sub_epi32(knot, back);
-        let Some(offset) = k.interior_offset(valid, first(ky), first(kx)) else {
-            return sampled(i);
-        };
-        let mut t = _mm256_setzero_pd();
-        for k0 in 0..=O {
-            for k1 in 0..=O {
-                let v = _mm256_i32gather_pd::<8>(bases[k0][k1], offset);
-                t = _mm256_add_pd(t, _mm256_mul_pd(_mm256_mul_pd(v, wy[k0]), wx[k1]));
-            }
+            let t = _mm256_blendv_pd(_mm256_set1_pd(f64::NAN), t, valid);
+            _mm256_storeu_pd(out.as_mut_ptr().add(i), t);
+            i += 4;
         }
-        let t = _mm256_blendv_pd(_mm256_set1_pd(f64::NAN), t, valid);
-        _mm256_storeu_pd(out.as_mut_ptr().add(i), t);
-        i += 4;
+        sampled(i)
     }
-    sampled(i)
 }
 
 #[cfg(test)]

@@ -166,46 +166,49 @@ unsafe fn header_text(
     p: &str,
     hdu: usize,
 ) -> Result<String> {
-    let mut status: c_int = 0;
-    let mut text: *mut c_char = std::ptr::null_mut();
-    let mut nkeys: c_int = 0;
-    // CFITSIO allocates `text`; it is copied and freed with fffree.
-    if as_image {
-        sys::ffcnvthdr2str(
-            raw,
-            0,
-            std::ptr::null_mut(),
-            0,
-            &mut text,
-            &mut nkeys,
-            &mut status,
-        );
-    } else {
-        sys::ffhdr2str(
-            raw,
-            0,
-            std::ptr::null_mut(),
-            0,
-            &mut text,
-            &mut nkeys,
-            &mut status,
-        );
-    }
-    if status != 0 || text.is_null() {
-        if !text.is_null() {
-            // CFITSIO can fail after allocating the text (found by fuzzing: a leak).
-            let mut st: c_int = 0;
-            sys::fffree(text as *mut c_void, &mut st);
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        let mut status: c_int = 0;
+        let mut text: *mut c_char = std::ptr::null_mut();
+        let mut nkeys: c_int = 0;
+        // CFITSIO allocates `text`; it is copied and freed with fffree.
+        if as_image {
+            sys::ffcnvthdr2str(
+                raw,
+                0,
+                std::ptr::null_mut(),
+                0,
+                &mut text,
+                &mut nkeys,
+                &mut status,
+            );
+        } else {
+            sys::ffhdr2str(
+                raw,
+                0,
+                std::ptr::null_mut(),
+                0,
+                &mut text,
+                &mut nkeys,
+                &mut status,
+            );
         }
-        return Err(fits_error(
-            p,
-            &format!("cannot read the header of HDU {hdu}"),
-            status,
-        ));
+        if status != 0 || text.is_null() {
+            if !text.is_null() {
+                // CFITSIO can fail after allocating the text (found by fuzzing: a leak).
+                let mut st: c_int = 0;
+                sys::fffree(text as *mut c_void, &mut st);
+            }
+            return Err(fits_error(
+                p,
+                &format!("cannot read the header of HDU {hdu}"),
+                status,
+            ));
+        }
+        let header = ascii_header(CStr::from_ptr(text).to_bytes());
+        sys::fffree(text as *mut c_void, &mut status);
+        Ok(header)
     }
-    let header = ascii_header(CStr::from_ptr(text).to_bytes());
-    sys::fffree(text as *mut c_void, &mut status);
-    Ok(header)
 }
 
 // `Wcs::from_fits` lives here, with the CFITSIO header reader it uses, so that `wcs` parses
@@ -455,13 +458,13 @@ impl FitsSource {
                 }
                 let exact_f32 = !scaled && matches!(bitpix, 8 | 16 | -32);
                 let bytes = count as u64 * if exact_f32 { 4 } else { 8 };
-                if let Some(avail) = available_memory() {
-                    if bytes > avail {
-                        return Err(Error::Io(format!(
-                            "{p}: HDU {hdu} is compressed; decompressing it needs {bytes} bytes \
+                if let Some(avail) = available_memory()
+                    && bytes > avail
+                {
+                    return Err(Error::Io(format!(
+                        "{p}: HDU {hdu} is compressed; decompressing it needs {bytes} bytes \
                              of memory but only {avail} are available"
-                        )));
-                    }
+                    )));
                 }
                 let data = if exact_f32 {
                     Data::F32(read_pixels(
@@ -856,19 +859,22 @@ unsafe fn read_pixels<T: Copy + Default>(
     count: usize,
     status: &mut c_int,
 ) -> Vec<T> {
-    let mut v = vec![T::default(); count];
-    let mut anynul: c_int = 0;
-    sys::ffgpv(
-        raw,
-        datatype,
-        1,
-        count as sys::LONGLONG,
-        &mut nul as *mut T as *mut c_void,
-        v.as_mut_ptr() as *mut c_void,
-        &mut anynul,
-        status,
-    );
-    v
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        let mut v = vec![T::default(); count];
+        let mut anynul: c_int = 0;
+        sys::ffgpv(
+            raw,
+            datatype,
+            1,
+            count as sys::LONGLONG,
+            &mut nul as *mut T as *mut c_void,
+            v.as_mut_ptr() as *mut c_void,
+            &mut anynul,
+            status,
+        );
+        v
+    }
 }
 
 /// Reads a numeric keyword as f64; `None` when absent or not numeric.
@@ -876,17 +882,20 @@ unsafe fn read_pixels<T: Copy + Default>(
 /// # Safety
 /// `raw` must be a valid open fitsfile.
 unsafe fn key_f64(raw: *mut sys::fitsfile, name: &CStr) -> Option<f64> {
-    let mut v = 0f64;
-    let mut status: c_int = 0;
-    sys::ffgky(
-        raw,
-        sys::TDOUBLE as c_int,
-        name.as_ptr(),
-        &mut v as *mut f64 as *mut c_void,
-        std::ptr::null_mut(),
-        &mut status,
-    );
-    (status == 0).then_some(v)
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        let mut v = 0f64;
+        let mut status: c_int = 0;
+        sys::ffgky(
+            raw,
+            sys::TDOUBLE as c_int,
+            name.as_ptr(),
+            &mut v as *mut f64 as *mut c_void,
+            std::ptr::null_mut(),
+            &mut status,
+        );
+        (status == 0).then_some(v)
+    }
 }
 
 /// Reads a string keyword; `None` when absent or not a string.
@@ -894,22 +903,25 @@ unsafe fn key_f64(raw: *mut sys::fitsfile, name: &CStr) -> Option<f64> {
 /// # Safety
 /// `raw` must be a valid open fitsfile.
 unsafe fn key_string(raw: *mut sys::fitsfile, name: &CStr) -> Option<String> {
-    let mut buf = [0 as c_char; 72];
-    let mut status: c_int = 0;
-    sys::ffgky(
-        raw,
-        sys::TSTRING as c_int,
-        name.as_ptr(),
-        buf.as_mut_ptr() as *mut c_void,
-        std::ptr::null_mut(),
-        &mut status,
-    );
-    (status == 0).then(|| {
-        CStr::from_ptr(buf.as_ptr())
-            .to_string_lossy()
-            .trim()
-            .to_string()
-    })
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        let mut buf = [0 as c_char; 72];
+        let mut status: c_int = 0;
+        sys::ffgky(
+            raw,
+            sys::TSTRING as c_int,
+            name.as_ptr(),
+            buf.as_mut_ptr() as *mut c_void,
+            std::ptr::null_mut(),
+            &mut status,
+        );
+        (status == 0).then(|| {
+            CStr::from_ptr(buf.as_ptr())
+                .to_string_lossy()
+                .trim()
+                .to_string()
+        })
+    }
 }
 
 /// Reads an integer keyword; `None` when absent or not an integer.
@@ -917,17 +929,20 @@ unsafe fn key_string(raw: *mut sys::fitsfile, name: &CStr) -> Option<String> {
 /// # Safety
 /// `raw` must be a valid open fitsfile.
 unsafe fn key_i64(raw: *mut sys::fitsfile, name: &CStr) -> Option<i64> {
-    let mut v: sys::LONGLONG = 0;
-    let mut status: c_int = 0;
-    sys::ffgky(
-        raw,
-        sys::TLONGLONG as c_int,
-        name.as_ptr(),
-        &mut v as *mut sys::LONGLONG as *mut c_void,
-        std::ptr::null_mut(),
-        &mut status,
-    );
-    (status == 0).then_some(v)
+    // SAFETY: the caller's promises (# Safety above).
+    unsafe {
+        let mut v: sys::LONGLONG = 0;
+        let mut status: c_int = 0;
+        sys::ffgky(
+            raw,
+            sys::TLONGLONG as c_int,
+            name.as_ptr(),
+            &mut v as *mut sys::LONGLONG as *mut c_void,
+            std::ptr::null_mut(),
+            &mut status,
+        );
+        (status == 0).then_some(v)
+    }
 }
 
 /// FITS block size.
@@ -1195,10 +1210,10 @@ fn read_header(
                         Some(d) => (&mut keys.zaxes, d),
                         None => (&mut keys.ztiles, &name[5..]),
                     };
-                    if let Ok(n) = digits.parse::<usize>() {
-                        if !list.iter().any(|k| k.0 == n) {
-                            list.push((n, value));
-                        }
+                    if let Ok(n) = digits.parse::<usize>()
+                        && !list.iter().any(|k| k.0 == n)
+                    {
+                        list.push((n, value));
                     }
                 }
                 _ => {

@@ -1088,14 +1088,14 @@ fn coadd(
         )));
     }
     let given = part.and_then(|p| p.corrections.as_ref());
-    if let Some(c) = given {
-        if c.len() != inputs.len() {
-            return Err(Error::InvalidArgument(format!(
-                "{} background corrections for {} inputs",
-                c.len(),
-                inputs.len()
-            )));
-        }
+    if let Some(c) = given
+        && c.len() != inputs.len()
+    {
+        return Err(Error::InvalidArgument(format!(
+            "{} background corrections for {} inputs",
+            c.len(),
+            inputs.len()
+        )));
     }
     let mut prepared = prepare(&inputs, wcs_out, shape, options, SplinePrep::Usual)?;
     let corrections = match given {
@@ -1131,13 +1131,13 @@ fn check_inputs(inputs: &[SharedInput], shape: &[usize], options: &MosaicOptions
             "the output shape {shape:?} has fewer than two dimensions"
         )));
     }
-    if let Some(r) = options.background_reference {
-        if r >= inputs.len() {
-            return Err(Error::InvalidArgument(format!(
-                "background_reference {r} is not one of the {} inputs",
-                inputs.len()
-            )));
-        }
+    if let Some(r) = options.background_reference
+        && r >= inputs.len()
+    {
+        return Err(Error::InvalidArgument(format!(
+            "background_reference {r} is not one of the {} inputs",
+            inputs.len()
+        )));
     }
     for (k, input) in inputs.iter().enumerate() {
         let in_shape = input.source.shape();
@@ -1146,13 +1146,13 @@ fn check_inputs(inputs: &[SharedInput], shape: &[usize], options: &MosaicOptions
                 "input {k} has shape {in_shape:?}: not an image"
             )));
         }
-        if let Some((w, _)) = &input.weights {
-            if w.shape() != in_shape {
-                return Err(Error::ShapeMismatch(format!(
-                    "the weights of input {k} have shape {:?}, the image {in_shape:?}",
-                    w.shape()
-                )));
-            }
+        if let Some((w, _)) = &input.weights
+            && w.shape() != in_shape
+        {
+            return Err(Error::ShapeMismatch(format!(
+                "the weights of input {k} have shape {:?}, the image {in_shape:?}",
+                w.shape()
+            )));
         }
     }
     Ok(())

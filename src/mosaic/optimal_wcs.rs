@@ -335,12 +335,12 @@ pub fn optimal_celestial_wcs<S: ImageShape>(
         ));
     }
     check_projection(&options.projection)?;
-    if let Some(r) = options.resolution {
-        if !r.is_finite() || r == 0.0 {
-            return Err(Error::InvalidArgument(format!(
-                "resolution {r}: must be finite and non-zero"
-            )));
-        }
+    if let Some(r) = options.resolution
+        && (!r.is_finite() || r == 0.0)
+    {
+        return Err(Error::InvalidArgument(format!(
+            "resolution {r}: must be finite and non-zero"
+        )));
     }
 
     // Corners and CRPIX positions in the output frame, and the pixel scales.

@@ -398,7 +398,8 @@ pub fn run_processes(
 /// #     footprint, overwrite: true };
 /// let job_file = prepare_job(&plan, &request)?.job_file;
 /// // A worker computes on the GPU it names, and refuses what is not a GPU number.
-/// std::env::set_var(WORKER_GPU_VAR, "first");
+/// // SAFETY: no other thread reads the environment meanwhile.
+/// unsafe { std::env::set_var(WORKER_GPU_VAR, "first") };
 /// let refused = run_worker(&job_file, &"0/1".parse()?).unwrap_err();
 /// assert!(refused.to_string().contains("REPROJECT_RS_WORKER_GPU=first is not a GPU number"));
 /// # std::fs::remove_dir_all(&dir).unwrap();
@@ -748,7 +749,7 @@ pub fn missing_blocks(job: &ProcessJob) -> Result<Vec<usize>> {
     Ok(progress::read(&job.progress, job.blocks)?
         .iter()
         .enumerate()
-        .filter(|(_, &s)| s == progress::MISSING)
+        .filter(|&(_, &s)| s == progress::MISSING)
         .map(|(i, _)| i)
         .collect())
 }

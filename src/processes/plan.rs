@@ -182,15 +182,15 @@ impl JobPlan {
     /// ```
     pub fn with_choices_of(&self, opened: &OpenedJob) -> JobPlan {
         let mut pinned = self.clone();
-        if let (JobPlan::Reprojection(p), OpenedJob::Reprojection(open)) = (&mut pinned, opened) {
-            if p.options.block_size.is_none() {
-                let for_a_gpu = p.options.backend == Backend::Auto && open.worth_a_gpu();
-                p.options.block_size = Some(if for_a_gpu {
-                    open.gpu_block_shape()
-                } else {
-                    open.block_shape()
-                });
-            }
+        if let (JobPlan::Reprojection(p), OpenedJob::Reprojection(open)) = (&mut pinned, opened)
+            && p.options.block_size.is_none()
+        {
+            let for_a_gpu = p.options.backend == Backend::Auto && open.worth_a_gpu();
+            p.options.block_size = Some(if for_a_gpu {
+                open.gpu_block_shape()
+            } else {
+                open.block_shape()
+            });
         }
         let options = pinned.options_mut();
         if options.backend == Backend::Auto && !opened.worth_a_gpu() {

@@ -568,10 +568,10 @@ impl Wcs {
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn with_sip_inversion(mut self, how: distortion::sip::SipInversion) -> Wcs {
-        if let Some(d) = self.celestial.as_mut().and_then(|c| c.distortion_mut()) {
-            if d.sip().is_some() {
-                d.set_sip_inversion(how);
-            }
+        if let Some(d) = self.celestial.as_mut().and_then(|c| c.distortion_mut())
+            && d.sip().is_some()
+        {
+            d.set_sip_inversion(how);
         }
         self
     }

@@ -345,15 +345,15 @@ impl WcsParams {
             }
             pc = cd;
             cdelt = vec![1.0; n];
-        } else if let Some((lng, lat)) = celestial {
-            if let Some(rho) = header.float(&key(&format!("CROTA{}", lat + 1)))? {
-                let (s, c) = sincosd(rho);
-                let lambda = cdelt[lat] / cdelt[lng];
-                pc[lng][lng] = c;
-                pc[lat][lat] = c;
-                pc[lng][lat] = -s * lambda;
-                pc[lat][lng] = s / lambda;
-            }
+        } else if let Some((lng, lat)) = celestial
+            && let Some(rho) = header.float(&key(&format!("CROTA{}", lat + 1)))?
+        {
+            let (s, c) = sincosd(rho);
+            let lambda = cdelt[lat] / cdelt[lng];
+            pc[lng][lng] = c;
+            pc[lat][lat] = c;
+            pc[lng][lat] = -s * lambda;
+            pc[lat][lng] = s / lambda;
         }
 
         // Celestial units to degrees (wcs_units / unitfix).
@@ -407,21 +407,18 @@ impl WcsParams {
         if let (Some((lng, lat)), false) = (celestial, drop_pv) {
             for (i, m, k) in &indexed.pv {
                 let value = header.float(k)?.unwrap_or(0.0);
-                if let (Some(t), Some(i)) = (tpv.as_mut(), *i) {
-                    if i == lng || i == lat {
-                        if *m > distortion::tpv::TPV_MAX_TERM {
-                            return Err(Error::PvOutOfRange {
-                                keyword: k.clone(),
-                                reason: format!(
-                                    "TPV terms go up to {}",
-                                    distortion::tpv::TPV_MAX_TERM
-                                ),
-                            });
-                        }
-                        let list = if i == lng { &mut t.lng } else { &mut t.lat };
-                        list.push((*m, value));
-                        continue;
+                if let (Some(t), Some(i)) = (tpv.as_mut(), *i)
+                    && (i == lng || i == lat)
+                {
+                    if *m > distortion::tpv::TPV_MAX_TERM {
+                        return Err(Error::PvOutOfRange {
+                            keyword: k.clone(),
+                            reason: format!("TPV terms go up to {}", distortion::tpv::TPV_MAX_TERM),
+                        });
                     }
+                    let list = if i == lng { &mut t.lng } else { &mut t.lat };
+                    list.push((*m, value));
+                    continue;
                 }
                 let i = i.unwrap_or(lat);
                 if i == lat {
@@ -487,10 +484,8 @@ impl WcsParams {
                 }
             }
         }
-        if offset {
-            if let (Some(p), Some(t)) = (phi0, theta0) {
-                projection_params.fiducial = Some((p, t));
-            }
+        if offset && let (Some(p), Some(t)) = (phi0, theta0) {
+            projection_params.fiducial = Some((p, t));
         }
 
         let radesys = match header.string(&key("RADESYS"))? {
@@ -897,10 +892,10 @@ impl IndexedKeywords {
                 found.max_axis = found.max_axis.max(i);
                 found.pv.push((Some(i - 1), m, k.to_string()));
             }
-            if alt.is_empty() {
-                if let Some(m) = k.strip_prefix("PROJP").and_then(parse_index) {
-                    found.pv.push((None, m, k.to_string()));
-                }
+            if alt.is_empty()
+                && let Some(m) = k.strip_prefix("PROJP").and_then(parse_index)
+            {
+                found.pv.push((None, m, k.to_string()));
             }
         }
         Ok(found)

@@ -286,7 +286,7 @@ fn describe(dims: &Dims) -> String {
     let parts: Vec<String> = dims
         .iter()
         .zip(NAMES)
-        .filter(|(&p, _)| p != 0)
+        .filter(|&(&p, _)| p != 0)
         .map(|(&p, n)| if p == 1 { n.into() } else { format!("{n}{p}") })
         .collect();
     if parts.is_empty() {

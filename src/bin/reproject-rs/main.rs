@@ -419,10 +419,10 @@ fn with_default_command(mut args: Vec<OsString>) -> Vec<OsString> {
         "-V",
         "--version",
     ];
-    if let Some(first) = args.get(1) {
-        if !TOP.iter().any(|t| first == t) {
-            args.insert(1, OsString::from("reproject"));
-        }
+    if let Some(first) = args.get(1)
+        && !TOP.iter().any(|t| first == t)
+    {
+        args.insert(1, OsString::from("reproject"));
     }
     args
 }

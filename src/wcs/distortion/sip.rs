@@ -558,10 +558,10 @@ impl Sip {
                 iterations: 0,
             };
         }
-        if how.ap_bp_guess {
-            if let Some((gx, gy)) = self.foc_to_pix_approx(fx, fy) {
-                (x, y) = (gx, gy);
-            }
+        if how.ap_bp_guess
+            && let Some((gx, gy)) = self.foc_to_pix_approx(fx, fy)
+        {
+            (x, y) = (gx, gy);
         }
         let tol2 = how.tolerance * how.tolerance;
         let (f0, f1) = self.pix_to_foc(x, y);
