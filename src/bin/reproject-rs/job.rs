@@ -117,11 +117,16 @@ impl Report {
             "" | "cpu" => workers,
             device => format!("{workers} ({device})"),
         };
+        // A run that resumes a job whose blocks earlier workers computed starts none.
+        let computed = if job.processes.is_some() && self.blocks == 0 {
+            "no block left to compute (earlier workers computed them all)".to_string()
+        } else {
+            format!("{} block(s) computed on {workers}", self.blocks)
+        };
         format!(
-            "wrote {} ({shape} {dtype}, {footprint}{png}): {coverage}, {} block(s) computed on \
-             {workers}, {:.2} s (prepare {:.2} s, reproject {:.2} s, write {:.2} s)",
+            "wrote {} ({shape} {dtype}, {footprint}{png}): {coverage}, {computed}, {:.2} s \
+             (prepare {:.2} s, reproject {:.2} s, write {:.2} s)",
             job.output.display(),
-            self.blocks,
             self.total().as_secs_f64(),
             self.t_prepare.as_secs_f64(),
             self.t_compute.as_secs_f64(),
