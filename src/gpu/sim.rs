@@ -377,7 +377,7 @@ struct Stream {
 fn guard_tail(words: &[u64], bytes: usize) {
     #[cfg(rp_sim_sanitized)]
     {
-        extern "C" {
+        unsafe extern "C" {
             fn __asan_poison_memory_region(addr: *const std::ffi::c_void, size: usize);
         }
         let total = std::mem::size_of_val(words);
@@ -1792,7 +1792,7 @@ impl Driver for SimDriver {
 mod sanitized {
     use super::*;
 
-    extern "C" {
+    unsafe extern "C" {
         fn __asan_address_is_poisoned(addr: *const std::ffi::c_void) -> std::ffi::c_int;
     }
 
