@@ -266,7 +266,8 @@ def test_memory_the_kernels_cannot_reach(cupy):
     of its allocation. The GPU would fault, or write past the caller's array."""
     args, kwargs = _case("tan-tan", 1)
     expected = reproject_rs.reproject_interp(*args, device="cuda", **kwargs)
-    host = np.zeros(expected[0].shape)
+    (image, header_in), header_out = _on_gpu(cupy, args)
+    host = np.zeros(max(image.nbytes, expected[0].nbytes) // 8 + 1)
 
     def in_host_memory(array):
         """``array``'s shape and dtype over ``host``'s memory (never written by the GPU)."""
@@ -276,7 +277,6 @@ def test_memory_the_kernels_cannot_reach(cupy):
         memory = cupy.cuda.UnownedMemory(host.ctypes.data, host.nbytes, host)
         return cupy.ndarray(array.shape, array.dtype, memptr=cupy.cuda.MemoryPointer(memory, 0))
 
-    (image, header_in), header_out = _on_gpu(cupy, args)
     with pytest.raises(reproject_rs.InvalidArgumentError, match="input address .* not in GPU"):
         reproject_rs.reproject_interp((in_host_memory(image), header_in), header_out,
                                       device="cuda", **kwargs)
