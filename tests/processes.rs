@@ -11,6 +11,8 @@ use reproject::engine::lazy::{InputSpec, ReprojectPlan};
 use reproject::engine::{reproject_interp, Backend, Options};
 use reproject::interp::Order;
 use reproject::io::{ArraySource, ImageSource, NpySource, OutputType};
+use reproject::mosaic::coadd::{Correction, MosaicOptions};
+use reproject::mosaic::plan::{MosaicInputSpec, MosaicPlan};
 use reproject::processes::{
     missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
     FootprintRequest, JobPlan, OpenedJob, OutputRequest, WorkerCommand,
@@ -216,6 +218,65 @@ fn a_failed_worker_is_reported_and_the_rerun_completes() {
         .all(|(x, y)| x.to_bits() == y.to_bits()));
 }
 
+/// A mosaic job whose bands a worker computed after it was prepared (as after an owner
+/// killed between its workers' last band and the publication): the run starts no worker,
+/// publishes, and says it computed no block; a fresh run of the same mosaic computes them all,
+/// with the same bytes.
+#[test]
+fn a_mosaic_resumed_with_every_band_done_only_publishes() {
+    let (dir, plan, _) = setup("processes_mosaic_resumed");
+    let second = dir.join("second.npy");
+    let shifted = Array3::from_shape_fn((2, 100, 120), |(p, y, x)| (x * 5 + y + p) as f64 % 19.0);
+    ndarray_npy::write_npy(&second, &shifted).unwrap();
+    let input = |path: PathBuf, lon| MosaicInputSpec {
+        image: InputSpec::Npy { path },
+        wcs: Some(wcs(lon, 0.0)),
+        weights: None,
+    };
+    let InputSpec::Npy { path: first } = plan.input.clone() else {
+        unreachable!("setup writes a .npy input")
+    };
+    let mosaic = JobPlan::Mosaic(Box::new(MosaicPlan {
+        inputs: vec![input(first, 150.0), input(second, 150.02)],
+        wcs_out: plan.wcs_out.clone(),
+        shape_out: plan.shape_out.clone(),
+        options: MosaicOptions {
+            reprojection: plan.options.clone(),
+            ..MosaicOptions::default()
+        },
+        corrections: vec![Correction::default(); 2],
+    }));
+    let out = dir.join("resumed.npy");
+    let job_file = prepare_job(&mosaic, &request(&out)).unwrap().job_file;
+    run_worker(&job_file, &"0/1".parse().unwrap()).unwrap();
+    let resumed = run_processes(
+        &mosaic,
+        &request(&out),
+        2,
+        &worker_command(None),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(
+        (resumed.output.as_path(), resumed.blocks_computed),
+        (out.as_path(), 0)
+    );
+    let fresh_out = dir.join("fresh.npy");
+    let fresh = run_processes(
+        &mosaic,
+        &request(&fresh_out),
+        2,
+        &worker_command(None),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert!(fresh.blocks_computed > 0);
+    assert_eq!(
+        std::fs::read(&fresh_out).unwrap(),
+        std::fs::read(&out).unwrap()
+    );
+}
+
 /// Workers that cannot prefilter an input themselves (no room for spline coefficients, in
 /// memory or in a scratch file): they succeed only with the coefficients their owner made
 /// for them.
@@ -358,8 +419,20 @@ fn a_worker_killed_mid_run_keeps_its_finished_blocks() {
     // The rerun resumes the same files and publishes the eager result (its workers map the
     // spline coefficients the resumed job's owner makes).
     let partial = file_id(&dir.join("out.npy.partial"));
-    run(&plan, &out, 2, &workers_that_cannot_prefilter()).unwrap();
+    let rerun = run_processes(
+        &plan,
+        &request(&out),
+        2,
+        &workers_that_cannot_prefilter(),
+        &mut |_, _| {},
+    )
+    .unwrap();
     assert_eq!(file_id(&out), partial, "the rerun must resume, not create");
+    assert_eq!(
+        rerun.blocks_computed,
+        total - kept,
+        "the blocks the rerun computed"
+    );
     assert_eager_result(&image, &plan, &out);
     println!("killed after {seen} blocks marked; {kept} of {total} kept");
 }

@@ -247,7 +247,12 @@ impl PreparedJob {
 /// ```
 /// use reproject::processes::ProcessRun;
 /// // Two workers, on GPUs 0 and 1.
-/// let run = ProcessRun { output: "out.fits".into(), workers: 2, gpus: Some(vec![0, 1]) };
+/// let run = ProcessRun {
+///     output: "out.fits".into(),
+///     workers: 2,
+///     gpus: Some(vec![0, 1]),
+///     blocks_computed: 16,
+/// };
 /// assert_eq!(run.gpus.as_ref().map(Vec::len), Some(run.workers));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,6 +265,9 @@ pub struct ProcessRun {
     pub workers: usize,
     /// The GPU of each worker, in order (`None`: they computed on the CPU).
     pub gpus: Option<Vec<usize>>,
+    /// The blocks this run's workers computed: the job's blocks less those earlier runs of
+    /// the same job had computed (0 when a run only publishes).
+    pub blocks_computed: usize,
 }
 
 /// Runs `plan` (a [`JobPlan`], or a reprojection or mosaic plan) with `workers` processes
@@ -302,6 +310,7 @@ pub struct ProcessRun {
 ///     seen.push((done, total))
 /// })?;
 /// assert_eq!((run.output.as_path(), seen), (out.as_path(), vec![(6, 6)]));
+/// assert_eq!(run.blocks_computed, 0); // the worker in this process computed all 6
 /// assert!(out.exists() && !job_file.exists());
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// # Ok::<(), reproject::Error>(())
@@ -324,8 +333,10 @@ pub fn run_processes(
     // The job's plan, with the owner's choices in it.
     let gpus = worker_gpus(&job.plan);
     let workers = worker_count(gpus.as_deref(), workers);
+    let mut blocks_computed = 0;
     if job.state == JobState::Computing {
         let missing = missing_blocks(job)?;
+        blocks_computed = missing.len();
         on_progress(job.blocks - missing.len(), job.blocks);
         let mut failures = Vec::new();
         if !missing.is_empty() {
@@ -370,6 +381,7 @@ pub fn run_processes(
         output: job.data.path().to_path_buf(),
         workers,
         gpus: gpus.map(|g| g[..workers].to_vec()),
+        blocks_computed,
     })
 }
 

@@ -553,10 +553,7 @@ fn with_processes(
     let t = Instant::now();
     // Counted in the job's blocks (see above), which the first report gives.
     let bar = Progress::new(0, "reprojecting", job.quiet);
-    let (mut already, mut blocks) = (None, 0);
     let mut on_progress = |done: usize, total: usize| {
-        already.get_or_insert(done);
-        blocks = total;
         bar.set_length(total as u64);
         bar.set(done as u64);
     };
@@ -566,7 +563,7 @@ fn with_processes(
     let t_compute = t.elapsed();
     Ok(Report {
         shape: shape.clone(),
-        blocks: blocks - already.unwrap_or(0),
+        blocks: run.blocks_computed,
         threads: run.workers,
         device: match &run.gpus {
             Some(gpus) => format!(

@@ -344,12 +344,16 @@ fn with_processes(
         bar.set_length(total as u64);
         bar.set(done as u64);
     };
-    let workers = run_processes(&plan, request, workers, &command, &mut on_progress)
-        .map_err(out_err)?
-        .workers;
+    let run =
+        run_processes(&plan, request, workers, &command, &mut on_progress).map_err(out_err)?;
     bar.finish();
+    // A run that resumes a job whose bands earlier workers combined starts none.
+    let workers = match run.blocks_computed {
+        0 => "no band left to combine (earlier workers combined them all)".to_string(),
+        _ => format!("{} worker process(es)", run.workers),
+    };
     Ok(format!(
-        "wrote {} ({} x {}, f64): {} input(s), {workers} worker process(es){}, {:.2} s \
+        "wrote {} ({} x {}, f64): {} input(s), {workers}{}, {:.2} s \
          (background {:.2} s, mosaic {:.2} s)",
         job.output.display(),
         grid.shape[grid.shape.len() - 1],
