@@ -1857,15 +1857,13 @@ impl Plan<'_> {
         footprint: u64,
         out_f64: bool,
     ) -> Result<()> {
-        // SAFETY: the caller's promises (# Safety above).
-        unsafe {
-            let (ny, nx) = self.plane_shape_out();
-            let whole = Block {
-                rows: 0..ny,
-                cols: 0..nx,
-            };
-            self.compute_block_on_device(&whole, input, data, footprint, out_f64)
-        }
+        let (ny, nx) = self.plane_shape_out();
+        let whole = Block {
+            rows: 0..ny,
+            cols: 0..nx,
+        };
+        // SAFETY: the caller's promises (# Safety above), for the whole output.
+        unsafe { self.compute_block_on_device(&whole, input, data, footprint, out_f64) }
     }
 
     /// Computes one block on the GPU with the input and the block's outputs in GPU memory

@@ -834,11 +834,9 @@ impl<'a, S: Sample> Plane<'a, S> {
     /// that `(h - 1) * stride + w <= data.len()`.
     #[inline(always)]
     unsafe fn at(&self, off: usize) -> f64 {
-        // SAFETY: the caller's promises (# Safety above).
-        unsafe {
-            debug_assert!(off < self.data.len());
-            self.data.get_unchecked(off).to_f64()
-        }
+        debug_assert!(off < self.data.len());
+        // SAFETY: `off` is within the data (# Safety above).
+        unsafe { self.data.get_unchecked(off).to_f64() }
     }
 
     /// Order 0.
