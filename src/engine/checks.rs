@@ -133,8 +133,8 @@ pub(super) fn plan_geometry(
 }
 
 /// Whether the engine can reproject data of `shape_in` from `wcs_in` onto `wcs_out` with
-/// `shape_out` (see [`Plan::new`](super::Plan::new)): the checks and transforms of a plan without its data, so
-/// a caller can learn early that a pair is refused, e.g. as not implemented.
+/// `shape_out` (see [`Plan::new`](super::Plan::new)): the checks and transforms of a plan without
+/// its data, so a caller can learn early that a pair is refused, e.g. as not implemented.
 ///
 /// ```
 /// use reproject::engine::{check_plan, Options};

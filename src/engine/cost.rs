@@ -21,13 +21,12 @@
 //! thread, since its blocks are short there and the values it reads back are still in the
 //! host's cache (`engine::gpu_executor`'s block shapes).
 //!
-//! The copies and the kernels overlap (the pipeline of `engine::gpu_executor`), so the GPU's
-//! time is the larger of the two after its fixed cost; a spline order's prefilter waits for
-//! the whole input and holds every block back, so it adds to them. The constants
-//! ([`CostModel::H100`]) are fitted to the H100 machine's measurements
-//! (`docs/measurements/h100-2026-11-26` and `docs/measurements/h100-2026-11-27-session14`:
-//! the CPU engine and the GPU on the same 16-core host). They decide only where a job runs, never its values: both executors give
-//! the same values.
+//! The copies and the kernels overlap (the pipeline of `engine::gpu_executor`), so the GPU's time
+//! is the larger of the two after its fixed cost; a spline order's prefilter waits for the whole
+//! input and holds every block back, so it adds to them. The constants ([`CostModel::H100`]) are
+//! fitted to the H100 machine's measurements (`docs/measurements/h100-2026-11-26` and
+//! `docs/measurements/h100-2026-11-27-session14`: the CPU engine and the GPU on the same 16-core
+//! host). They decide only where a job runs, never its values: both executors give the same values.
 //!
 //! ```
 //! use reproject::engine::cost::{CostModel, JobSize};

@@ -8,9 +8,9 @@ use super::OutputSample;
 use crate::error::{Error, Result};
 use crate::io::available_memory;
 
-/// A zero-filled output array whose pages the kernel may back with transparent huge pages:
-/// a fresh output is written once, and 2 MiB pages cut the page-fault work of that first
-/// write by 512 (the zeroing itself stays). This is how [`reproject_interp`](super::reproject_interp) allocates.
+/// A zero-filled output array whose pages the kernel may back with transparent huge pages: a fresh
+/// output is written once, and 2 MiB pages cut the page-fault work of that first write by 512 (the
+/// zeroing itself stays). This is how [`reproject_interp`](super::reproject_interp) allocates.
 ///
 /// ```
 /// let a = reproject::engine::zeroed_output::<f64>(&[2, 3]);
@@ -137,11 +137,11 @@ fn resident_pages<T>(_buffer: &[T]) -> Option<(usize, usize)> {
     None
 }
 
-/// Refuses an in-memory output of `shape` (`bytes_per_pixel` bytes per pixel, all arrays
-/// together) larger than the memory available ([`available_memory`]), before it is
-/// allocated, with [`Error::InvalidArgument`] naming the fix: write the output to a file
-/// (a memory-mapped [`crate::io::MappedOutput`] through [`reproject_interp_into`](super::reproject_interp_into), the CLI's
-/// `-o`, a `numpy.memmap` as Python's `output_array`) or compute it block by block. Every
+/// Refuses an in-memory output of `shape` (`bytes_per_pixel` bytes per pixel, all arrays together)
+/// larger than the memory available ([`available_memory`]), before it is allocated, with
+/// [`Error::InvalidArgument`] naming the fix: write the output to a file (a memory-mapped
+/// [`crate::io::MappedOutput`] through [`reproject_interp_into`](super::reproject_interp_into), the
+/// CLI's `-o`, a `numpy.memmap` as Python's `output_array`) or compute it block by block. Every
 /// in-memory output of the engine, its lazy blocks and the Python bindings goes through it.
 ///
 /// ```
@@ -182,8 +182,8 @@ pub fn check_output_memory(shape: &[usize], bytes_per_pixel: usize) -> Result<()
 }
 
 /// Refuses working buffers larger than the memory available, before allocating them (an
-/// [`Error::InvalidArgument`] naming what they are for and the fix). Buffers under 256 MiB are not checked: reading
-/// the memory figures would cost more than it saves.
+/// [`Error::InvalidArgument`] naming what they are for and the fix). Buffers under 256 MiB are not
+/// checked: reading the memory figures would cost more than it saves.
 pub(crate) fn check_working_memory(
     bytes: usize,
     what: impl FnOnce() -> (String, &'static str),

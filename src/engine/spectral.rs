@@ -24,10 +24,10 @@ type AxisTaps = Vec<Option<Vec<(usize, f64)>>>;
 
 impl SpectralAxis {
     /// The map for cubes whose axes beyond the plane differ, or are identical and
-    /// `interpolate_identical` (scipy's NaN propagation along them); `None` when there is
-    /// nothing to interpolate (2-D WCS, identical extra axes otherwise). `lead_in` and `lead_out` are the
-    /// leading (numpy-order) dimensions of the input data and of the output: one per extra
-    /// WCS axis, the last WCS axis first.
+    /// `interpolate_identical` (scipy's NaN propagation along them); `None` when there is nothing
+    /// to interpolate (2-D WCS, identical extra axes otherwise). `lead_in` and `lead_out` are the
+    /// leading (numpy-order) dimensions of the input data and of the output: one per extra WCS
+    /// axis, the last WCS axis first.
     pub(crate) fn new(
         wcs_in: &Wcs,
         wcs_out: &Wcs,

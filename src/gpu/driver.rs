@@ -1,6 +1,6 @@
 //! The driver seam: every CUDA driver operation a GPU pipeline uses, behind one trait, with two
-//! implementations: the real driver (`CudaDriver` in `gpu/cuda.rs`, through `cudarc`) and a simulator
-//! ([`super::sim`]) that runs the kernels compiled as host C++.
+//! implementations: the real driver (`CudaDriver` in `gpu/cuda.rs`, through `cudarc`) and a
+//! simulator ([`super::sim`]) that runs the kernels compiled as host C++.
 //!
 //! ```text
 //! pipeline ──Driver──▶ CudaDriver (cuMemAlloc, cuMemcpyHtoDAsync, cuLaunchKernel, ...)

@@ -383,12 +383,12 @@ pub(crate) fn is_cached(arch: &str, nvrtc: (i32, i32), variant: &KernelDefines) 
 /// 50% occupancy instead of 25% for a sky variant's 96, kernels/README.md).
 const MIN_BLOCKS: [u32; 3] = [4, 3, 2];
 
-/// Compiles `src` with `variant`'s defines and ptxas's report (`--ptxas-options=-v`): the
-/// image and the log. A specialised build whose block kernel fits fewer than `n` thread
-/// blocks of 256 threads per SM by its registers is rebuilt with the first of [`MIN_BLOCKS`]
-/// above that under which ptxas reports no spill and no larger stack frame
-/// (`-DRP_V_MIN_BLOCKS=n`, kernels/common.cuh); builds that fit already are left alone (bounds would let ptxas use
-/// more registers), and the general kernel has none (it would spill).
+/// Compiles `src` with `variant`'s defines and ptxas's report (`--ptxas-options=-v`): the image and
+/// the log. A specialised build whose block kernel fits fewer than `n` thread blocks of 256 threads
+/// per SM by its registers is rebuilt with the first of [`MIN_BLOCKS`] above that under which ptxas
+/// reports no spill and no larger stack frame (`-DRP_V_MIN_BLOCKS=n`, kernels/common.cuh); builds
+/// that fit already are left alone (bounds would let ptxas use more registers), and the general
+/// kernel has none (it would spill).
 pub(crate) fn compile_variant(
     src: &str,
     arch: &str,

@@ -630,8 +630,9 @@ impl SimDriver {
     }
 
     /// Makes the first fallible call of index `at` or later (counted over every call, as
-    /// [`SimDriver::calls`] numbers them) fail with `kind`, replacing any fault configured
-    /// before; `None`: no fault. For tests of a driver shared by the process (see [`super::simulated_device`]).
+    /// [`SimDriver::calls`] numbers them) fail with `kind`, replacing any fault configured before;
+    /// `None`: no fault. For tests of a driver shared by the process (see
+    /// [`super::simulated_device`]).
     ///
     /// ```
     /// use reproject::gpu::driver::{Driver, FaultKind};

@@ -452,7 +452,8 @@ impl Sip {
         [view(self.forward.as_ref()), view(self.reverse.as_ref())]
     }
 
-    /// 1-based pixel → 1-based focal plane (astropy `pipeline_pix2foc`: `foc = p + SIP(p − CRPIX)`).
+    /// 1-based pixel → 1-based focal plane (astropy `pipeline_pix2foc`:
+    /// `foc = p + SIP(p − CRPIX)`).
     ///
     /// ```
     /// # use reproject::wcs::distortion::sip::{Sip, SipParams, SipPolynomial};
