@@ -15,7 +15,7 @@ use reproject::mosaic::coadd::{Correction, MosaicOptions};
 use reproject::mosaic::plan::{MosaicInputSpec, MosaicPlan};
 use reproject::processes::{
     missing_blocks, prepare_job, run_processes, run_worker, BlockSelection, FileRequest,
-    FootprintRequest, JobPlan, OpenedJob, OutputRequest, WorkerCommand,
+    FootprintRequest, JobPlan, OpenedJob, OutputRequest, ProcessRun, WorkerCommand,
 };
 use reproject::wcs::Wcs;
 use reproject::Result;
@@ -137,12 +137,12 @@ fn assert_eager_result(image: &Array3<f64>, plan: &ReprojectPlan, out: &Path) {
 
 /// Runs the job with `workers` processes of `command`, without progress reports.
 fn run(
-    plan: &ReprojectPlan,
+    plan: impl Into<JobPlan>,
     out: &Path,
     workers: usize,
     command: &WorkerCommand,
-) -> Result<PathBuf> {
-    run_processes(plan, &request(out), workers, command, &mut |_, _| {}).map(|run| run.output)
+) -> Result<ProcessRun> {
+    run_processes(plan, &request(out), workers, command, &mut |_, _| {})
 }
 
 fn read_all(path: &Path) -> Vec<f64> {
@@ -161,7 +161,7 @@ fn processes_match_the_eager_call() {
     let (dir, plan, image) = setup("processes_ok");
     let out = dir.join("out.npy");
     let published = run(&plan, &out, 3, &worker_command(None)).unwrap();
-    assert_eq!(published, out);
+    assert_eq!(published.output, out);
     let source = ArraySource::new(image.view().into_dyn()).unwrap();
     let (want, want_fp) = reproject_interp(
         &source,
@@ -246,27 +246,13 @@ fn a_mosaic_resumed_with_every_band_done_only_publishes() {
     let out = dir.join("resumed.npy");
     let job_file = prepare_job(&mosaic, &request(&out)).unwrap().job_file;
     run_worker(&job_file, &"0/1".parse().unwrap()).unwrap();
-    let resumed = run_processes(
-        &mosaic,
-        &request(&out),
-        2,
-        &worker_command(None),
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let resumed = run(&mosaic, &out, 2, &worker_command(None)).unwrap();
     assert_eq!(
         (resumed.output.as_path(), resumed.blocks_computed),
         (out.as_path(), 0)
     );
     let fresh_out = dir.join("fresh.npy");
-    let fresh = run_processes(
-        &mosaic,
-        &request(&fresh_out),
-        2,
-        &worker_command(None),
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let fresh = run(&mosaic, &fresh_out, 2, &worker_command(None)).unwrap();
     assert!(fresh.blocks_computed > 0);
     assert_eq!(
         std::fs::read(&fresh_out).unwrap(),
@@ -413,14 +399,7 @@ fn a_worker_killed_mid_run_keeps_its_finished_blocks() {
     // The rerun resumes the same files and publishes the eager result (its workers map the
     // spline coefficients the resumed job's owner makes).
     let partial = file_id(&dir.join("out.npy.partial"));
-    let rerun = run_processes(
-        &plan,
-        &request(&out),
-        2,
-        &workers_that_cannot_prefilter(),
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let rerun = run(&plan, &out, 2, &workers_that_cannot_prefilter()).unwrap();
     assert_eq!(file_id(&out), partial, "the rerun must resume, not create");
     assert_eq!(
         rerun.blocks_computed,

@@ -670,10 +670,7 @@ impl Driver for CudaDriver {
         // One zeroed 8-byte slot per attribute, wide enough for each one's type (unsigned
         // int, bool, int, CUdeviceptr, size_t); the narrow ones land in the low bytes.
         let mut values = [0u64; 6];
-        let mut data: Vec<*mut c_void> = values
-            .iter_mut()
-            .map(|v| v as *mut u64 as *mut c_void)
-            .collect();
+        let mut data = values.each_mut().map(|v| v as *mut u64 as *mut c_void);
         self.call("cuPointerGetAttributes", || {
             // SAFETY: six attributes, each with a slot of 8 bytes; an address CUDA does not
             // know is not an error here: its attributes keep their null values.
