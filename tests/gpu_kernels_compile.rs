@@ -330,7 +330,7 @@ const CAR: u8 = reproject::wcs::projection::ProjectionCode::Car as u8;
 /// The sky variants call them; nothing else may have a frame.
 const MATH_LIBRARY_FRAME: u32 = 40;
 
-/// Threads per block of the launches (`THREADS` in src/engine/gpu_executor.rs).
+/// Threads per block of the launches (`THREADS` in src/engine/gpu_executor/resident.rs).
 const THREADS: u32 = 256;
 
 /// Prints the kernel's resources and occupancy on `arch`; what exceeds the variant's budget,
