@@ -37,6 +37,7 @@ pub mod coords;
 pub mod cost;
 mod cpu;
 mod crew;
+mod device_choice;
 pub mod executor;
 pub(crate) mod gpu_executor;
 mod gpu_times;
@@ -44,278 +45,45 @@ pub mod kernel_params;
 pub mod kernel_variant;
 pub mod lazy;
 mod memory;
+mod options;
+mod output_sample;
 mod precision;
+mod prefilter;
 pub mod schedule;
 mod spectral;
 pub mod spline_share;
 mod streaming;
 
-use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use ndarray::{ArrayD, ArrayView2, ArrayViewMut3, ArrayViewMutD};
-use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::gpu::Readiness;
 pub use crate::gpu::{Backend, Devices};
-use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
-use crate::interp::{NanPolicy, Order, Window};
+
+use crate::interp::{NanPolicy, Window};
 use crate::io::ImageSource;
 use crate::pixel_transform::PositionTable;
 use crate::wcs::Wcs;
 use blocks::{auto_block_size, blocks, Block};
 pub use checks::check_plan;
 use checks::plan_geometry;
-use coefficients::{Placement, PlaneStore};
+
 use coords::{Bounds, CoordinateMap};
-use executor::{BlockExecutor, BlockOut, CpuExecutor};
+use device_choice::AutoChoice;
+use executor::BlockExecutor;
 pub use gpu_executor::CudaExecutor;
 pub use gpu_times::HostTimes;
 pub(crate) use memory::{advise_huge_pages, check_working_memory};
 pub use memory::{check_output_memory, mostly_unfaulted, zeroed_output};
+pub use options::{Options, Parallel};
+pub use output_sample::OutputSample;
 pub use precision::Precision;
 use precision::Rounding;
+use prefilter::{Coefficients, Sharing};
 use spectral::SpectralAxis;
 use spline_share::SplinePrep;
-
-/// How many threads compute blocks.
-///
-/// ```
-/// use reproject::engine::Parallel;
-/// assert_eq!(Parallel::from_threads(1), Parallel::Serial);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum Parallel {
-    /// One thread (reproject's `parallel=False`).
-    #[default]
-    Serial,
-    /// Every core (rayon's global pool; reproject's `parallel=True`).
-    AllCores,
-    /// This many threads.
-    Threads(usize),
-}
-
-impl Parallel {
-    /// `Serial` for 0 or 1 thread, otherwise `Threads(n)`.
-    ///
-    /// ```
-    /// use reproject::engine::Parallel;
-    /// assert_eq!(Parallel::from_threads(0), Parallel::Serial);
-    /// assert_eq!(Parallel::from_threads(4), Parallel::Threads(4));
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn from_threads(n: usize) -> Parallel {
-        if n <= 1 {
-            Parallel::Serial
-        } else {
-            Parallel::Threads(n)
-        }
-    }
-
-    /// The number of threads this setting uses.
-    ///
-    /// ```
-    /// use reproject::engine::Parallel;
-    /// assert_eq!(Parallel::Serial.threads(), 1);
-    /// assert_eq!(Parallel::Threads(3).threads(), 3);
-    /// assert_eq!(Parallel::AllCores.threads(), rayon::current_num_threads());
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn threads(self) -> usize {
-        match self {
-            Parallel::Serial => 1,
-            Parallel::AllCores => rayon::current_num_threads(),
-            Parallel::Threads(n) => n.max(1),
-        }
-    }
-
-    /// Runs `f` so that the rayon work inside it uses this many threads: rayon's global pool
-    /// for `AllCores`, a pool of its own otherwise (one thread for `Serial`).
-    ///
-    /// ```
-    /// use reproject::engine::Parallel;
-    /// assert_eq!(Parallel::Serial.install(rayon::current_num_threads)?, 1);
-    /// assert_eq!(Parallel::Threads(3).install(rayon::current_num_threads)?, 3);
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn install<R: Send>(self, f: impl FnOnce() -> R + Send) -> Result<R> {
-        match self {
-            Parallel::AllCores => Ok(f()),
-            _ => {
-                let n = self.threads();
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .map_err(|e| {
-                        Error::InvalidArgument(format!("cannot start {n} threads: {e}"))
-                    })?;
-                Ok(pool.install(f))
-            }
-        }
-    }
-}
-
-/// Options of [`reproject_interp`], with astropy reproject's defaults.
-///
-/// ```
-/// use reproject::engine::Options;
-/// use reproject::interp::Order;
-/// let o = Options { order: "bicubic".parse()?, ..Options::default() };
-/// assert_eq!(o.order, Order::Bicubic);
-/// assert!(o.roundtrip_coords);
-/// # Ok::<(), reproject::Error>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Options {
-    /// Interpolation order (reproject's `order`, default bilinear).
-    pub order: Order,
-    /// What NaN input pixels do (reproject's behaviour by default).
-    pub nan_policy: NanPolicy,
-    /// Drop output pixels whose input position does not map back within one output pixel
-    /// (reproject's `roundtrip_coords`, default true).
-    pub roundtrip_coords: bool,
-    /// Output block shape (rows, columns); `None` chooses one from the shape and thread count.
-    pub block_size: Option<(usize, usize)>,
-    /// Threads.
-    pub parallel: Parallel,
-    /// Whether to follow reproject's float32 rounding of results for float32 and integer
-    /// inputs and its SIP inversion tolerance (default), or keep everything in float64 with
-    /// SIP inverted to 1e-12 px.
-    pub precision: Precision,
-    /// Opt-in approximate transform: positions interpolated over 16-pixel cells wherever that
-    /// stays within this many input pixels of the exact transform at the checked points (see
-    /// [`CoordinateMap::with_approximation`]); `None` (default) computes every pixel exactly.
-    pub approximate: Option<f64>,
-    /// CPU or GPU ([`Backend`]; default `Auto`: the GPU for jobs large enough for it to pay,
-    /// else the CPU). `Auto` and `Cuda` run the blocks on the GPU when it can do the job;
-    /// `Auto` falls back to the CPU. Options serialised before there was a backend (a job
-    /// file left to resume) read as the CPU they were computed on.
-    #[serde(default = "Backend::before_backends")]
-    pub backend: Backend,
-    /// Which GPUs a GPU backend uses ([`Devices`]; default the first).
-    #[serde(default)]
-    pub devices: Devices,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            order: Order::Bilinear,
-            nan_policy: NanPolicy::Propagate,
-            roundtrip_coords: true,
-            block_size: None,
-            parallel: Parallel::Serial,
-            precision: Precision::Reproject,
-            approximate: None,
-            backend: Backend::Auto,
-            devices: Devices::First,
-        }
-    }
-}
-
-/// An output sample type: `f64` (reproject's default) or `f32`.
-///
-/// ```
-/// use reproject::engine::OutputSample;
-/// fn third<T: OutputSample>() -> T {
-///     T::from_f64(1.0 / 3.0)
-/// }
-/// assert_eq!(third::<f64>(), 1.0 / 3.0);
-/// assert_eq!(third::<f32>(), 1.0f32 / 3.0);
-/// # Ok::<(), reproject::Error>(())
-/// ```
-pub trait OutputSample: Copy + Send + Sync + 'static {
-    /// Converts a computed value.
-    fn from_f64(v: f64) -> Self;
-
-    /// Block outputs of this type, as executors take them.
-    fn block_out<'a>(
-        data: ArrayViewMut3<'a, Self>,
-        footprint: ArrayViewMut3<'a, Self>,
-    ) -> BlockOut<'a>;
-
-    /// Stores a row of computed `values` into `data` ([`OutputSample::from_f64`]) and their
-    /// footprint into `footprint` (1 where the value is a number, 0 where it is NaN), with
-    /// streaming stores where the platform has them: the same bits as storing them one by
-    /// one, without reading the outputs' cache lines first. The stores are ordered before the
-    /// thread's later ones only after [`OutputSample::finish_rows`].
-    ///
-    /// ```
-    /// use reproject::engine::OutputSample;
-    /// let (mut data, mut footprint) = ([0.0f32; 3], [0.0f32; 3]);
-    /// f32::store_row(&[1.5, f64::NAN, 2.0], &mut data, &mut footprint);
-    /// f32::finish_rows();
-    /// assert_eq!(footprint, [1.0, 0.0, 1.0]);
-    /// assert!(data[0] == 1.5 && data[1].is_nan() && data[2] == 2.0);
-    /// ```
-    ///
-    /// Panics if the three lengths differ.
-    fn store_row(values: &[f64], data: &mut [Self], footprint: &mut [Self]);
-
-    /// Orders the rows [`OutputSample::store_row`] stored on this thread before its later
-    /// stores (the end of a block, before another thread may read it).
-    fn finish_rows() {
-        streaming::finish();
-    }
-}
-
-impl OutputSample for f64 {
-    #[inline(always)]
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-
-    fn block_out<'a>(
-        data: ArrayViewMut3<'a, f64>,
-        footprint: ArrayViewMut3<'a, f64>,
-    ) -> BlockOut<'a> {
-        BlockOut::F64(data, footprint)
-    }
-
-    fn store_row(values: &[f64], data: &mut [f64], footprint: &mut [f64]) {
-        streaming::store_f64_row(values, data, footprint);
-    }
-}
-
-impl OutputSample for f32 {
-    #[inline(always)]
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-
-    fn block_out<'a>(
-        data: ArrayViewMut3<'a, f32>,
-        footprint: ArrayViewMut3<'a, f32>,
-    ) -> BlockOut<'a> {
-        BlockOut::F32(data, footprint)
-    }
-
-    fn store_row(values: &[f64], data: &mut [f32], footprint: &mut [f32]) {
-        streaming::store_f64_row(values, data, footprint);
-    }
-}
-
-/// Spline coefficients of every input plane (orders ≥ 2), computed once per call, in memory
-/// or in a memory-mapped scratch file (see [`coefficients`]).
-struct Coefficients {
-    /// Prefiltered values, one plane per input plane.
-    planes: PlaneStore,
-    /// For `NanPolicy::Renormalize`: the prefiltered validity masks.
-    masks: Option<PlaneStore>,
-    /// For `NanPolicy::Renormalize`: whether each input plane has non-finite pixels and is
-    /// sampled through its mask; a plane without is sampled as with `Propagate`.
-    masked: Vec<bool>,
-}
-
-/// Whether spline coefficients are made for this process only, or for other processes to map
-/// too ([`spline_share`]).
-#[derive(Clone, Copy)]
-enum Sharing {
-    Private,
-    Shareable,
-}
 
 /// The input of a plan: borrowed from the caller, or shared and owned (for plans that outlive
 /// the call that made them, such as lazy block handles).
@@ -770,119 +538,6 @@ impl<'a> Plan<'a> {
         self.coords.is_homography()
     }
 
-    /// Whether the spline coefficients (orders ≥ 2) live in a memory-mapped scratch file
-    /// because they do not fit in memory (see `$REPROJECT_RS_SPLINE_MEMORY` and
-    /// `$REPROJECT_RS_SCRATCH_DIR` in [`coefficients`]).
-    ///
-    /// ```
-    /// use ndarray::Array2;
-    /// use reproject::engine::{Options, Plan};
-    /// use reproject::io::ArraySource;
-    /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
-    /// let image = Array2::<f64>::zeros((8, 8));
-    /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// let options = Options { order: "bicubic".parse()?, ..Options::default() };
-    /// let plan = Plan::new(&source, &wcs, &wcs, &[8, 8], &options)?;
-    /// assert!(!plan.spline_in_scratch_file()); // 512 bytes fit in memory
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn spline_in_scratch_file(&self) -> bool {
-        self.coefficients
-            .get()
-            .is_some_and(|c| c.as_ref().is_ok_and(|c| c.planes.in_file()))
-    }
-
-    /// Whether the CPU's spline coefficients (orders ≥ 2) have been computed: at once for a
-    /// plan of the CPU backend (or [`Backend::Auto`] with a job too small for a GPU); for a
-    /// plan that may run on a GPU ([`Backend::Cuda`], [`Backend::Auto`]) only once the CPU
-    /// needs them (a block computed on the CPU, a fallback after a GPU fault, input planes
-    /// too large for the device's memory). A GPU plan whose input planes are resident on the
-    /// device prefilters them there and never computes them.
-    ///
-    /// ```
-    /// use ndarray::Array2;
-    /// use reproject::engine::{Backend, Options, Plan};
-    /// use reproject::io::ArraySource;
-    /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
-    /// let image = Array2::<f64>::zeros((8, 8));
-    /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// let cpu = Options { order: "bicubic".parse()?, backend: Backend::Cpu, ..Options::default() };
-    /// assert!(Plan::new(&source, &wcs, &wcs, &[8, 8], &cpu)?.cpu_spline_coefficients_made());
-    /// let auto = Options { backend: Backend::Auto, ..cpu.clone() }; // too small for a GPU
-    /// assert!(Plan::new(&source, &wcs, &wcs, &[8, 8], &auto)?.cpu_spline_coefficients_made());
-    /// let gpu = Options { backend: Backend::Cuda, ..cpu };
-    /// assert!(!Plan::new(&source, &wcs, &wcs, &[8, 8], &gpu)?.cpu_spline_coefficients_made());
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn cpu_spline_coefficients_made(&self) -> bool {
-        self.coefficients.get().is_some_and(|c| c.is_ok())
-    }
-
-    /// Whether the spline prefilter may run on a GPU for this plan (so the CPU's coefficients
-    /// wait until the CPU needs them): kernels that cover the plan, and `Cuda`, or `Auto`
-    /// with a job large enough for a GPU (one too small even for an open GPU stays on the
-    /// CPU, and computes them now, as a CPU plan does).
-    fn gpu_may_prefilter(&self) -> bool {
-        match self.options.backend {
-            Backend::Cpu => false,
-            Backend::Cuda => kernel_params::kernel_support(self).is_ok(),
-            Backend::Auto => self.worth_a_gpu(),
-        }
-    }
-
-    /// Whether this job is worth a GPU at all, whatever this machine has: the kernels cover
-    /// the plan and the cost model estimates it faster on a GPU that is open and ready than
-    /// on the CPU (with the options' threads). A job that is not stays on the CPU with
-    /// [`Backend::Auto`] on any machine; one that is goes to a GPU where one is ready
-    /// ([`Plan::runs_on_gpu`]).
-    ///
-    /// ```
-    /// use reproject::engine::{Options, Plan};
-    /// use reproject::io::ArraySource;
-    /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
-    /// let image = ndarray::Array2::<f32>::zeros((64, 64));
-    /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// assert!(!Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?.worth_a_gpu());
-    /// let serial = Options { parallel: reproject::engine::Parallel::Serial, ..Options::default() };
-    /// assert!(Plan::new(&source, &wcs, &wcs, &[16384, 16384], &serial)?.worth_a_gpu());
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn worth_a_gpu(&self) -> bool {
-        self.estimate_with(Readiness::Open).prefers_gpu()
-            && kernel_params::kernel_support(self).is_ok()
-    }
-
-    /// The CPU's spline coefficients of every input plane (orders ≥ 2; `None` for orders 0
-    /// and 1), computed on first use (see the field's documentation).
-    ///
-    /// They are computed on a thread of their own, in a thread pool of their own: the caller
-    /// may be a worker of the pool that computes blocks, which must not pick up (by work
-    /// stealing) another block that waits for these same coefficients, and whose other workers
-    /// may all be waiting for them (so they cannot run the prefilter's work either).
-    fn coefficients(&self) -> Result<Option<&Coefficients>> {
-        if !self.options.order.needs_prefilter() {
-            return Ok(None);
-        }
-        let made = self.coefficients.get_or_init(|| {
-            std::thread::scope(|scope| {
-                scope
-                    .spawn(|| {
-                        let threads = self.options.parallel.threads();
-                        self.prefilter_all(Parallel::Threads(threads), Sharing::Private)
-                    })
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-        });
-        match made {
-            Ok(c) => Ok(Some(c)),
-            Err(e) => Err(e.clone()),
-        }
-    }
-
     /// The block shape used when the options leave it open: the GPU's for a plan computed on
     /// a GPU (shorter blocks into fresh outputs, [`Plan::with_fresh_outputs`]), else the
     /// CPU's for its threads. Found without opening a GPU (the owner of GPU worker
@@ -935,173 +590,6 @@ impl<'a> Plan<'a> {
     /// ```
     pub fn gpu_block_shape(&self) -> (usize, usize) {
         gpu_executor::gpu_block(self.plane_shape_out(), self.outputs_fresh())
-    }
-
-    /// Whether this plan's blocks are meant for a GPU: always with [`Backend::Cuda`], never
-    /// with [`Backend::Cpu`], and with [`Backend::Auto`] when it chooses one (a job large
-    /// enough, with a usable GPU whose kernels cover the plan and are compiled; see
-    /// [`Plan::executor`]). Decided without opening a GPU, once per plan; a GPU that then
-    /// fails to open still leaves the blocks to the CPU. A job that `Auto` keeps on the CPU
-    /// only because the GPU's kernels were never compiled starts their compilation in the
-    /// background when this is decided ([`crate::gpu::compile_kernels_in_background`]).
-    ///
-    /// ```
-    /// use reproject::engine::{Backend, Options, Plan};
-    /// use reproject::io::ArraySource;
-    /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
-    /// let image = ndarray::Array2::<f32>::zeros((64, 64));
-    /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// let plan = |backend| Plan::new(&source, &wcs, &wcs, &[64, 64], &Options { backend, ..Options::default() });
-    /// assert!(plan(Backend::Cuda)?.runs_on_gpu());
-    /// assert!(!plan(Backend::Auto)?.runs_on_gpu()); // too small for a GPU
-    /// assert!(!plan(Backend::Cpu)?.runs_on_gpu());
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn runs_on_gpu(&self) -> bool {
-        match self.options.backend {
-            Backend::Cpu => false,
-            Backend::Cuda => true,
-            Backend::Auto => *self.auto_decision() == AutoChoice::Gpu,
-        }
-    }
-
-    /// [`Backend::Auto`]'s choice for this plan ([`auto_choice`]), made on first use: the
-    /// GPU's readiness is asked only for a job large enough for an open GPU, and a plan the
-    /// kernels do not cover stays on the CPU without asking it. A job kept on the CPU only
-    /// because the GPU's kernels are not compiled starts their compilation in the background
-    /// here, for the jobs after it, whoever asked (the process computing the job, or the
-    /// owner of worker processes, whose workers then compute on the CPU).
-    fn auto_decision(&self) -> &AutoChoice {
-        self.auto.get_or_init(|| {
-            let devices = self.options.devices;
-            let choice = auto_choice(
-                |gpu| self.estimate_with(gpu),
-                || {
-                    kernel_params::kernel_support(self).map_err(Error::GpuUnavailable)?;
-                    crate::gpu::readiness(devices)
-                },
-            );
-            if let AutoChoice::CpuWhileCompiling(estimate) = &choice
-                && let Ok(true) = crate::gpu::compile_for_in_background(devices)
-            {
-                log_once(
-                    "compiling",
-                    &format!(
-                        "computing on the CPU: {estimate}, whose kernels are not compiled \
-                             yet; they compile in the background into the disk cache (once per \
-                             machine, about 20 s; a process that ends first waits for them) for \
-                             the jobs after this one (`reproject-rs warmup` compiles them ahead)"
-                    ),
-                );
-            }
-            choice
-        })
-    }
-
-    /// What computes this plan's blocks: chosen once, on first use, from the options
-    /// ([`Options::backend`] and [`Options::devices`]): the CPU engine, or the CUDA executor
-    /// on the chosen GPUs (the simulator's under `REPROJECT_RS_CUDA_SIM`). `Auto` takes the
-    /// GPU when the cost model estimates it faster ([`Plan::cost_estimate`]: small jobs stay
-    /// on the CPU without looking at the GPU) and it can do the job, and says why not (once
-    /// per process) when it cannot. A job that would be faster on a GPU whose kernels were
-    /// never compiled, but not once their compilation is counted, runs on the CPU while they
-    /// compile in the background into the disk cache
-    /// ([`crate::gpu::compile_kernels_in_background`]), for the jobs after it.
-    ///
-    /// Errors (`Cuda` only): [`Error::GpuUnavailable`] when there is no usable GPU or the
-    /// kernels do not cover the plan.
-    ///
-    /// ```
-    /// # use ndarray::Array2;
-    /// # use reproject::engine::{Options, Plan};
-    /// # use reproject::io::ArraySource;
-    /// # use reproject::wcs::Wcs;
-    /// # let header = |crpix: f64| format!(
-    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
-    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
-    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
-    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
-    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
-    /// # let source = ArraySource::new(image.view().into_dyn())?;
-    /// use reproject::gpu::Backend;
-    /// let options = Options { backend: Backend::Cpu, ..Options::default() };
-    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
-    /// assert_eq!(plan.executor()?.name(), "cpu");
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn executor(&self) -> Result<&Arc<dyn BlockExecutor>> {
-        if let Some(e) = self.executor.get() {
-            return Ok(e);
-        }
-        let chosen: Arc<dyn BlockExecutor> = match self.options.backend {
-            Backend::Cpu => Arc::new(CpuExecutor),
-            Backend::Cuda => Arc::new(self.gpu_executor()?),
-            Backend::Auto => self.auto_executor(),
-        };
-        Ok(self.executor.get_or_init(|| chosen))
-    }
-
-    /// The CUDA executor of this plan on the options' GPUs.
-    fn gpu_executor(&self) -> Result<CudaExecutor> {
-        crate::gpu::drivers(self.options.devices)
-            .and_then(|drivers| CudaExecutor::new(self, drivers))
-    }
-
-    /// [`Backend::Auto`]'s executor (see [`Plan::executor`]).
-    fn auto_executor(&self) -> Arc<dyn BlockExecutor> {
-        // Machines without a GPU are the common case: silent there.
-        let on_cpu = |key: &'static str, why: &dyn fmt::Display| -> Arc<dyn BlockExecutor> {
-            if crate::gpu::driver_installed() {
-                log_once(key, &format!("computing on the CPU: {why}"));
-            }
-            Arc::new(CpuExecutor)
-        };
-        match self.auto_decision().clone() {
-            // The common case, and expected: silent.
-            AutoChoice::Cpu(_) => Arc::new(CpuExecutor),
-            AutoChoice::CpuUntilOpen(estimate) => on_cpu(
-                "start",
-                &format!(
-                    "{estimate}, its start included (warm-up opens it ahead of the jobs: \
-                     `reproject_rs.warmup()`, `gpu::warmup`)"
-                ),
-            ),
-            AutoChoice::NoGpu(e) => on_cpu("cpu", &e),
-            // Their compilation started with the choice (see `auto_decision`).
-            AutoChoice::CpuWhileCompiling(_) => Arc::new(CpuExecutor),
-            AutoChoice::Gpu => match self.gpu_executor() {
-                Ok(gpu) => {
-                    log_once("using", &format!("computing on {}", gpu.name()));
-                    Arc::new(gpu)
-                }
-                Err(e) => on_cpu("cpu", &e),
-            },
-        }
-    }
-
-    /// What this job is estimated to cost on the CPU (with the options' threads) and on the
-    /// GPU (data starting and ending in host memory, counting its start as this process
-    /// stands: open, kernels cached or not compiled yet; a machine without a usable GPU is
-    /// estimated as one with its kernels cached): how [`Backend::Auto`] chooses between them
-    /// (see [`cost`]).
-    ///
-    /// ```
-    /// use reproject::engine::{Backend, Options, Plan};
-    /// use reproject::io::ArraySource;
-    /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
-    /// let image = ndarray::Array2::<f32>::zeros((64, 64));
-    /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// let options = Options { backend: Backend::Auto, ..Options::default() };
-    /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &options)?;
-    /// assert!(!plan.cost_estimate().prefers_gpu());
-    /// assert_eq!(plan.executor()?.name(), "cpu"); // too small for the GPU
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn cost_estimate(&self) -> cost::Estimate {
-        let readiness = crate::gpu::readiness(self.options.devices).unwrap_or(Readiness::Cached);
-        self.estimate_with(readiness)
     }
 
     /// This plan with its results (data and footprint) going into `bytes` of fresh memory:
@@ -1208,27 +696,6 @@ impl<'a> Plan<'a> {
         self.fresh_output_bytes > 0
     }
 
-    /// The cost model's estimate of this job with the GPU as `gpu` says.
-    fn estimate_with(&self, gpu: Readiness) -> cost::Estimate {
-        let (ny, nx) = self.plane_shape_out();
-        let pixels = (ny * nx * self.planes) as u64;
-        let job = cost::JobSize {
-            pixels,
-            input_bytes: gpu_executor::upload_bytes(self),
-            output_bytes: pixels * if self.rounding.rounds_results() { 4 } else { 8 },
-            homography: self.coords.is_homography(),
-            distortion: self.coords.is_distorted(),
-            order: self.options.order.degree(),
-            gpu,
-            fresh_output_bytes: self.fresh_output_bytes,
-            gpu_host_writers: gpu_executor::host_writers(
-                self.options.parallel,
-                self.outputs_fresh(),
-            ),
-        };
-        cost::CostModel::H100.estimate(&job, self.options.parallel.threads())
-    }
-
     /// This plan computed by `executor` (instead of the one its options choose), e.g. a
     /// [`CudaExecutor`] on given drivers.
     ///
@@ -1294,97 +761,6 @@ impl<'a> Plan<'a> {
         self.source.read_window(plane, rows, cols, out)?;
         self.rounding.convert_values(out);
         Ok(())
-    }
-
-    /// The CPU's spline coefficients of every input plane, the input read and the filters
-    /// run in parallel as `parallel` says, in stores other processes can map or not.
-    fn prefilter_all(&self, parallel: Parallel, sharing: Sharing) -> Result<Coefficients> {
-        let (ny, nx) = self.plane_shape_in;
-        let planes_in = self.planes_in;
-        let order = self.options.order;
-        let renormalize = self.options.nan_policy == NanPolicy::Renormalize;
-        // Filtered in place; Renormalize keeps the filtered masks too.
-        let stores = if renormalize { 2 } else { 1 };
-        let bytes = (ny as u64)
-            .saturating_mul(nx as u64)
-            .saturating_mul(planes_in as u64)
-            .saturating_mul(8 * stores);
-        let placement = Placement::for_size(bytes)?;
-        let store = |placement: &Placement| match sharing {
-            Sharing::Private => PlaneStore::new(planes_in, (ny, nx), placement),
-            Sharing::Shareable => PlaneStore::new_shareable(planes_in, (ny, nx), placement),
-        };
-        let mut planes = store(&placement)?;
-        // In bands on every thread: the store is fresh memory (or a scratch file), and a
-        // 16384² plane's 2.1 GB of float64 written on one thread was the serial part of a
-        // prefilter that took about 1.9 s of the CPU's bicubic call on the H100 machine's 16
-        // cores (session 14).
-        parallel.install(|| {
-            (0..planes_in).try_for_each(|plane| {
-                let mut view = planes.plane_mut(plane);
-                let buf = view.as_slice_mut().expect("store planes are contiguous");
-                in_row_bands(&mut buf[..ny * nx], nx, 0, |r0, band| {
-                    self.read_values(plane, r0..r0 + band.len() / nx, 0..nx, band)
-                })
-            })
-        })??;
-        if self.spectral.is_some() {
-            // scipy filters the cube along its leading axes first, axis 0 (the last WCS
-            // axis) first; planes are numbered in C order of those axes.
-            let n = ny * nx;
-            let values = planes.values_mut();
-            let lead = &self.lead_in;
-            for a in 0..lead.len() {
-                let stride: usize = lead[a + 1..].iter().product();
-                let len = lead[a];
-                let mut line = vec![0.0; len];
-                let starts = (0..planes_in).filter(|p| (p / stride).is_multiple_of(len));
-                for start in starts {
-                    for i in 0..n {
-                        for (j, v) in line.iter_mut().enumerate() {
-                            *v = values[(start + j * stride) * n + i];
-                        }
-                        filter_line(&mut line, order);
-                        for (j, v) in line.iter().enumerate() {
-                            values[(start + j * stride) * n + i] = *v;
-                        }
-                    }
-                }
-            }
-        }
-        // On the threads the options ask for (the filters run in parallel over lines).
-        let mut masked = vec![false; planes_in];
-        let masks = if renormalize {
-            let mut masks = store(&placement)?;
-            parallel.install(|| {
-                for (p, masked) in masked.iter_mut().enumerate() {
-                    // A plane without non-finite pixels is sampled exactly as with Propagate
-                    // (see NanPolicy): dividing by its mask sample, ≈ 1 but not exactly, would
-                    // change the last bits.
-                    if planes.plane(p).iter().all(|v| v.is_finite()) {
-                        prefilter(planes.plane_mut(p), order);
-                        continue;
-                    }
-                    *masked = true;
-                    let (coeffs, mask) = prefilter_masked(planes.plane(p), order);
-                    planes.plane_mut(p).assign(&coeffs);
-                    masks.plane_mut(p).assign(&mask);
-                }
-            })?;
-            Some(masks)
-        } else {
-            parallel.install(|| {
-                for p in 0..planes_in {
-                    prefilter(planes.plane_mut(p), order);
-                }
-            })?;
-            None
-        };
-        Ok(Coefficients {
-            planes,
-            masks,
-            masked,
-        })
     }
 
     /// Computes one block for every plane: `data` and `footprint` are (planes, block rows,
@@ -1577,49 +953,6 @@ pub(crate) fn in_row_bands<T: Send>(
         .try_for_each(|(i, chunk)| fill(first_row + i * band, chunk))
 }
 
-/// Where [`Backend::Auto`] runs a job (see [`auto_choice`]).
-#[derive(Debug, Clone, PartialEq)]
-enum AutoChoice {
-    /// On the CPU, estimated faster there even than on an open GPU (the estimate with it
-    /// open): a small job, for which the GPU is not looked at.
-    Cpu(cost::Estimate),
-    /// On the CPU: no usable GPU.
-    NoGpu(Error),
-    /// On the CPU, estimated faster there only because the GPU's kernels would be compiled
-    /// first: they should compile in the background for the next jobs.
-    CpuWhileCompiling(cost::Estimate),
-    /// On the CPU, estimated faster there only because the GPU is not open yet (its start
-    /// counted: an open GPU would win).
-    CpuUntilOpen(cost::Estimate),
-    /// On the GPU.
-    Gpu,
-}
-
-/// [`Backend::Auto`]'s choice for a job whose estimate with the GPU as ready as given is
-/// `estimate`, the GPU's readiness found by `readiness` only for jobs large enough for an open
-/// GPU (small ones never touch the driver).
-fn auto_choice(
-    estimate: impl Fn(Readiness) -> cost::Estimate,
-    readiness: impl FnOnce() -> Result<Readiness>,
-) -> AutoChoice {
-    let if_open = estimate(Readiness::Open);
-    if !if_open.prefers_gpu() {
-        return AutoChoice::Cpu(if_open);
-    }
-    let readiness = match readiness() {
-        Ok(readiness) => readiness,
-        Err(e) => return AutoChoice::NoGpu(e),
-    };
-    let as_it_stands = estimate(readiness);
-    match readiness {
-        _ if as_it_stands.prefers_gpu() => AutoChoice::Gpu,
-        Readiness::Uncompiled if estimate(Readiness::Cached).prefers_gpu() => {
-            AutoChoice::CpuWhileCompiling(as_it_stands)
-        }
-        _ => AutoChoice::CpuUntilOpen(as_it_stands),
-    }
-}
-
 /// Prints `msg` on stderr once per process per key.
 pub(crate) fn log_once(key: &'static str, msg: &str) {
     use std::collections::HashSet;
@@ -1746,60 +1079,6 @@ pub(crate) fn in_block(err: Error, block: &Block) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::Cell;
-    use std::time::Duration;
-
-    /// A job estimated at `cpu` ms on the CPU and, on the GPU, at `kernels` ms plus the start
-    /// the readiness implies (0, 300 ms cached, 17 s more to compile).
-    fn estimates(cpu: u64, kernels: u64) -> impl Fn(Readiness) -> cost::Estimate {
-        move |gpu| {
-            let start = match gpu {
-                Readiness::Open => 0,
-                Readiness::Cached => 300,
-                Readiness::Uncompiled => 17_300,
-            };
-            cost::Estimate {
-                cpu: Duration::from_millis(cpu),
-                gpu: Duration::from_millis(kernels + start),
-            }
-        }
-    }
-
-    #[test]
-    fn auto_looks_at_the_gpu_only_for_jobs_an_open_gpu_would_win() {
-        let looked = Cell::new(false);
-        let choice = auto_choice(estimates(10, 20), || {
-            looked.set(true);
-            Ok(Readiness::Open)
-        });
-        assert!(matches!(choice, AutoChoice::Cpu(_)), "{choice:?}");
-        assert!(!looked.get(), "a small job asked the driver");
-    }
-
-    #[test]
-    fn auto_takes_the_gpu_when_it_wins_as_it_stands() {
-        for readiness in [Readiness::Open, Readiness::Cached] {
-            let choice = auto_choice(estimates(1000, 20), || Ok(readiness));
-            assert_eq!(choice, AutoChoice::Gpu, "{readiness:?}");
-        }
-        // A job long enough to wait for the compilation.
-        let choice = auto_choice(estimates(60_000, 20), || Ok(Readiness::Uncompiled));
-        assert_eq!(choice, AutoChoice::Gpu);
-    }
-
-    #[test]
-    fn auto_compiles_in_the_background_what_only_the_compilation_holds_back() {
-        let choice = auto_choice(estimates(1000, 20), || Ok(Readiness::Uncompiled));
-        assert_eq!(
-            choice,
-            AutoChoice::CpuWhileCompiling(estimates(1000, 20)(Readiness::Uncompiled))
-        );
-        // Too small for a GPU that is not open, compiled or not: nothing to compile for.
-        let choice = auto_choice(estimates(100, 20), || Ok(Readiness::Uncompiled));
-        assert!(matches!(choice, AutoChoice::CpuUntilOpen(_)), "{choice:?}");
-        let choice = auto_choice(estimates(100, 20), || Ok(Readiness::Cached));
-        assert!(matches!(choice, AutoChoice::CpuUntilOpen(_)), "{choice:?}");
-    }
 
     #[test]
     fn gpu_plans_cut_fresh_outputs_into_shorter_blocks() {
@@ -1830,12 +1109,5 @@ mod tests {
             shape(Backend::Cpu, false, None)
         );
         assert_eq!(shape(Backend::Cuda, true, Some((512, 512))), (512, 512));
-    }
-
-    #[test]
-    fn auto_without_a_gpu_says_why() {
-        let why = Error::GpuUnavailable("no CUDA driver".into());
-        let choice = auto_choice(estimates(1000, 20), || Err(why.clone()));
-        assert_eq!(choice, AutoChoice::NoGpu(why));
     }
 }
