@@ -4,6 +4,11 @@
 //! to choose a variant's launch bounds.
 
 /// Where a [`KernelResources`] was read.
+///
+/// ```
+/// use reproject::gpu::resources::{KernelResources, ReportSource};
+/// assert_eq!(KernelResources::default().source, ReportSource::Ptxas);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReportSource {
     /// ptxas's verbose report in NVRTC's log: every field.
@@ -16,6 +21,17 @@ pub enum ReportSource {
 }
 
 /// The resources of one kernel entry point, as ptxas reports them.
+///
+/// ```
+/// use reproject::gpu::resources::parse_ptxas_log;
+/// let log = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n\
+///            ptxas info    : Function properties for k\n\
+///            ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+///            ptxas info    : Used 64 registers, used 0 barriers\n";
+/// let k = &parse_ptxas_log(log)[0];
+/// assert_eq!((k.name.as_str(), k.registers, k.stack_frame), ("k", 64, 0));
+/// assert_eq!(k.occupancy(256, "sm_90"), Some(0.5)); // 64 registers: half the warps
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KernelResources {
     /// The entry point's name.

@@ -124,7 +124,46 @@ struct Params {
     decoding: InputDecoding,
 }
 
-/// Computes blocks on GPUs (see the module documentation).
+/// Computes a plan's blocks on one or more GPUs (or on the CUDA simulator) through the driver
+/// seam ([`Driver`]), with the CPU engine's bits. The blocks go round-robin over the devices;
+/// the input planes go up once, in bands, while the first blocks compute; only the values come
+/// back, and the footprint is derived from them on the host. A GPU failure sends that block
+/// and every later one to the CPU, with one warning ([`BlockExecutor::failure`] says why).
+///
+/// ```
+/// use std::sync::Arc;
+/// use ndarray::ArrayD;
+/// use reproject::engine::executor::BlockExecutor;
+/// use reproject::engine::{Backend, CudaExecutor, Options, Plan};
+/// use reproject::gpu::driver::Driver;
+/// use reproject::gpu::sim::{SimConfig, SimDriver};
+/// use reproject::io::ArraySource;
+/// use reproject::wcs::Wcs;
+/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\n\
+///                                 CRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+/// let image = ndarray::Array2::from_shape_fn((64, 64), |(y, x)| (y * 64 + x) as f32);
+/// let source = ArraySource::new(image.view().into_dyn())?;
+/// let options = Options { block_size: Some((16, 64)), backend: Backend::Cpu,
+///                         ..Options::default() };
+/// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &options)?;
+/// // Two simulated GPUs share the four blocks.
+/// let sims: Vec<Arc<SimDriver>> = (0..2)
+///     .map(|ordinal| Arc::new(SimDriver::new(SimConfig { ordinal, ..SimConfig::default() })))
+///     .collect();
+/// let drivers = sims.iter().map(|s| s.clone() as Arc<dyn Driver>).collect();
+/// let executor = Arc::new(CudaExecutor::new(&plan, drivers)?);
+/// assert_eq!(executor.name(), "cuda:0,1");
+/// let zeros = || ArrayD::<f32>::zeros(vec![64, 64]);
+/// let (mut cpu, mut cpu_footprint) = (zeros(), zeros());
+/// plan.compute_into(cpu.view_mut(), cpu_footprint.view_mut())?;
+/// let plan = plan.with_executor(executor.clone());
+/// let (mut gpu, mut gpu_footprint) = (zeros(), zeros());
+/// plan.compute_into(gpu.view_mut(), gpu_footprint.view_mut())?;
+/// assert!(sims.iter().all(|s| s.stats().launches > 0)); // both GPUs computed blocks
+/// assert_eq!(executor.failure(), None);
+/// assert_eq!((gpu, gpu_footprint), (cpu, cpu_footprint)); // the CPU's values
+/// # Ok::<(), reproject::Error>(())
+/// ```
 pub struct CudaExecutor {
     devices: Vec<Device>,
     params: Params,
@@ -144,6 +183,20 @@ impl CudaExecutor {
     ///
     /// Errors: [`Error::GpuUnavailable`] when the kernels do not cover the plan or no
     /// driver is given.
+    ///
+    /// ```
+    /// use reproject::engine::{CudaExecutor, Options, Plan};
+    /// use reproject::io::ArraySource;
+    /// use reproject::wcs::Wcs;
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\n\
+    ///                                 CRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let image = ndarray::Array2::<f32>::zeros((8, 8));
+    /// let source = ArraySource::new(image.view().into_dyn())?;
+    /// let plan = Plan::new(&source, &wcs, &wcs, &[8, 8], &Options::default())?;
+    /// let none = CudaExecutor::new(&plan, Vec::new());
+    /// assert!(matches!(none, Err(reproject::Error::GpuUnavailable(_))));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn new(plan: &Plan, drivers: Vec<Arc<dyn Driver>>) -> Result<CudaExecutor> {
         Self::with_decoding(plan, drivers, kernel_decoding(plan))
     }
