@@ -1,7 +1,8 @@
 // The accumulate kernel of mosaics combined on the device: one input's samples over a part of
-// an output block added into the block's accumulators, as `Target::add` (src/mosaic/coadd.rs)
-// adds them on the CPU, operation for operation (`--fmad=false`), so the sums have the CPU's
-// bits. The host divides and blanks once every input is in.
+// an output block added into the block's accumulators, as `Target::add`
+// (src/mosaic/coadd/combine.rs) adds them on the CPU, operation for operation
+// (`--fmad=false`), so the sums have the CPU's bits. The host divides and blanks once every
+// input is in.
 //
 // Needs common.cuh before it, and reproject.cu (the host build's thread indices).
 

@@ -8,10 +8,10 @@
 // line length n of the axis (`spline_pole_params` in src/interp/spline.rs).
 //
 // Needs common.cuh before it. Part of the runtime's module (after accumulate.cu): the GPU
-// executor (src/engine/gpu_executor.rs) filters each plane's columns, then its rows, so the
-// coefficients never cross the bus (issue 17). The values the CPU's prefilter starts from are
-// uploaded as they are, or read from samples on the device (a device-resident input, or the
-// stored samples of a host input): the column pass reads 4- and 8-byte samples itself
+// executor (src/engine/gpu_executor/spline.rs) filters each plane's columns, then its rows,
+// so the coefficients never cross the bus (issue 17). The values the CPU's prefilter starts
+// from are uploaded as they are, or read from samples on the device (a device-resident input,
+// or the stored samples of a host input): the column pass reads 4- and 8-byte samples itself
 // (`rp_spline_filter_from`), and `rp_spline_values` (spline_values.cu) first makes the values
 // of 1- and 2-byte ones.
 
