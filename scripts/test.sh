@@ -22,6 +22,9 @@ cargo clippy --all-targets -- -D warnings
 
 step "cargo doc -D warnings (the library's documentation and its links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib
+# The same for the internal items, whose links a module split easily breaks (a link such as
+# [`Feed`] or [`super::x`] resolves from the module it is written in).
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --lib --document-private-items
 
 step "cargo test"
 # The host builds of the CUDA kernels (tests/gpu_host_*.rs) fail here, instead of skipping,

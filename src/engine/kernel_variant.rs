@@ -223,7 +223,7 @@ impl Reader<'_> {
         Some((prj, distorted))
     }
 
-    /// DIS with no TPV: lat_first, has_sip, [SIP], has_tpv (0).
+    /// DIS with no TPV: lat_first, has_sip, `[SIP]`, has_tpv (0).
     fn sip_only(&mut self) -> Option<()> {
         self.flag()?;
         if self.flag()? {

@@ -8,7 +8,7 @@ use crate::interp::spline::{filter_line, prefilter, prefilter_masked};
 use crate::interp::NanPolicy;
 
 /// Spline coefficients of every input plane (orders ≥ 2), computed once per call, in memory
-/// or in a memory-mapped scratch file (see [`coefficients`]).
+/// or in a memory-mapped scratch file (see [`coefficients`](super::coefficients)).
 pub(super) struct Coefficients {
     /// Prefiltered values, one plane per input plane.
     pub(super) planes: PlaneStore,
@@ -20,7 +20,7 @@ pub(super) struct Coefficients {
 }
 
 /// Whether spline coefficients are made for this process only, or for other processes to map
-/// too ([`spline_share`]).
+/// too ([`spline_share`](super::spline_share)).
 #[derive(Clone, Copy)]
 pub(super) enum Sharing {
     Private,

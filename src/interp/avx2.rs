@@ -69,7 +69,7 @@ pub(super) fn vector_points() -> usize {
     VECTOR_POINTS.with(|c| c.get())
 }
 
-/// The count a vector loop returns, `n`; test builds add it to [`vector_points`].
+/// The count a vector loop returns, `n`; test builds add it to `vector_points`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn sampled(n: usize) -> usize {

@@ -5,7 +5,7 @@
 //! file are then memory-mapped and decoded window by window straight from the big-endian
 //! bytes. Tile-compressed images (`ZIMAGE = T`) and gzipped files are decompressed by CFITSIO
 //! into memory at open (as f32 when that is exact, else f64), after checking the size against
-//! [`available_memory`](crate::io::available_memory).
+//! [`available_memory`].
 //!
 //! This is also the crate's one reader of FITS headers through CFITSIO: [`FitsSource::open`]
 //! and [`Wcs::from_fits`] (defined here, so that `wcs` only parses header text and does not

@@ -17,7 +17,8 @@ pub(super) trait Row: Copy {
     fn width(self) -> usize;
     /// The first `n` pixels.
     fn prefix(self, n: usize) -> Self;
-    /// (value, footprint) of pixel `i`, as [`Prepared::compute`] gives them.
+    /// (value, footprint) of pixel `i`, as
+    /// [`Prepared::compute`](crate::mosaic::coadd::Prepared::compute) gives them.
     fn sample(self, i: usize) -> (f64, f64);
     /// The value of pixel `i` where its footprint is positive.
     fn valid(self, i: usize) -> Option<f64>;

@@ -70,9 +70,10 @@ fn stored_input<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> I
 }
 
 /// What of input plane `plane` crosses the bus to the resident planes: what the kernels read
-/// ([`input_of`]), except for the spline orders, whose plain stored samples (no scaling, no
-/// blank value) go up as they are and become the prefilter's values on the device
-/// ([`SplineSamples`]: half the bytes of float64 values for float32 inputs).
+/// ([`input_of`]), except for the spline orders, whose plain stored samples (no scaling, no blank
+/// value) go up as they are and become the prefilter's values on the device
+/// ([`SplineSamples`](crate::gpu::driver::SplineSamples): half the bytes of float64 values for
+/// float32 inputs).
 pub(super) fn sent_of<'a>(plan: &'a Plan, plane: usize, decoding: &InputDecoding) -> Input<'a> {
     if plan.options.order.needs_prefilter() {
         stored_input(plan, plane, &InputDecoding::default())

@@ -293,7 +293,7 @@ impl CudaExecutor {
 
     /// The order to compute `blocks` in (indices): by the last input row they read from
     /// resident planes (row-major among equals), so the blocks run in the order their rows
-    /// arrive ([`Feed`]).
+    /// arrive ([`Feed`](feed::Feed)).
     pub(crate) fn block_order(&self, plan: &Plan, blocks: &[Block]) -> Vec<usize> {
         let mut order: Vec<usize> = (0..blocks.len()).collect();
         order.sort_by_key(|&i| resident_rows(plan, &blocks[i]).end);

@@ -143,7 +143,8 @@ impl Resident {
     /// (values, footprint) of float64 (`out_f64`) or float32: one, or bands of rows when the
     /// block is taller than one grid may be (each band writing its rows of the outputs).
     ///
-    /// A size beyond the kernels' 32-bit indices ([`kernel_support`] refuses such plans) is a
+    /// A size beyond the kernels' 32-bit indices
+    /// ([`kernel_support`](crate::engine::kernel_params::kernel_support) refuses such plans) is a
     /// fault, so the block goes to the CPU.
     pub(super) fn launches(
         &self,

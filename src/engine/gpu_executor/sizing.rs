@@ -22,9 +22,9 @@ const GPU_BLOCK_ROWS: usize = 1024;
 /// 64 rows: 199.6), and 192-196 ms against 274-280 ms from Rust (session 18, runs 1, 4, 5).
 const GPU_FRESH_BLOCK_ROWS: usize = 128;
 
-/// The GPU's block shape for an output plane of `shape` when the options leave it open,
-/// into `fresh` outputs ([`Plan::with_fresh_outputs`]) or not: [`GPU_BLOCK_COLS`] columns
-/// and [`GPU_FRESH_BLOCK_ROWS`] or [`GPU_BLOCK_ROWS`] rows at most.
+/// The GPU's block shape for an output plane of `shape` when the options leave it open, into
+/// `fresh` outputs ([`Plan::with_fresh_outputs`](crate::engine::Plan::with_fresh_outputs)) or not:
+/// [`GPU_BLOCK_COLS`] columns and [`GPU_FRESH_BLOCK_ROWS`] or [`GPU_BLOCK_ROWS`] rows at most.
 pub(crate) fn gpu_block((ny, nx): (usize, usize), fresh: bool) -> (usize, usize) {
     let rows = if fresh {
         GPU_FRESH_BLOCK_ROWS

@@ -37,7 +37,7 @@ impl Bon {
     }
 }
 
-/// SFL's inverse as `sflx2s` computes it (r0 = 180/π, so its w[0] = w[1] = 1).
+/// SFL's inverse as `sflx2s` computes it (r0 = 180/π, so its `w[0] = w[1] = 1`).
 #[inline]
 fn sfl_x2s(x: f64, y: f64) -> Option<(f64, f64)> {
     let s = (y / R0).cos();
