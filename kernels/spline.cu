@@ -36,8 +36,8 @@
 // chunk instead of reading them back (rp_spline_pole). Host builds copy at once; RP_HOST_WARP
 // builds run a warp as host threads (kernels/host/spline_harness.cpp).
 #define RP_RING_LEN 32
-// Threads of a filter launch (src/gpu/driver.rs FILTER_THREADS): one warp, a lane of the
-// ring each (RP_RING_LEN must not exceed it: slots are swizzled by lane ^ k).
+// Threads of a filter launch (src/gpu/driver/spline_launch.rs FILTER_THREADS): one warp, a
+// lane of the ring each (RP_RING_LEN must not exceed it: slots are swizzled by lane ^ k).
 #define RP_RING_LANES 32
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
