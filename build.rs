@@ -1,4 +1,4 @@
-//! Compiles the CUDA kernels as host C++ for the CUDA simulator (`src/gpu/sim.rs`), which
+//! Compiles the CUDA kernels as host C++ for the CUDA simulator (`src/gpu/sim/`), which
 //! `REPROJECT_RS_CUDA_SIM=1` puts in place of the driver: the general kernel
 //! (`kernels/host/sim_launch.cpp`) and one build per specialised variant listed in
 //! `kernels/variants.txt` (`kernels/host/sim_variant.cpp` with that variant's defines), with

@@ -6,7 +6,7 @@
 // Needs common.cuh, projections.cuh, wcs.cuh and interp.cuh before it.
 
 #if !(defined(__CUDACC_RTC__) || defined(__CUDACC__))
-// Host build (tests/gpu_host_pipeline.rs, the CUDA simulator of src/gpu/sim.rs): a "thread" is
+// Host build (tests/gpu_host_pipeline.rs, the CUDA simulator of src/gpu/sim/): a "thread" is
 // one call; every call parses the parameters itself (nothing is shared), so the barrier has
 // nothing to wait for. The launch indices are per host thread, so launches may run at once.
 static inline void __syncthreads(void) {}

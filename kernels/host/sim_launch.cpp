@@ -1,4 +1,4 @@
-// Host build of the block kernel for the CUDA simulator (src/gpu/sim.rs, REPROJECT_RS_CUDA_SIM=1):
+// Host build of the block kernel for the CUDA simulator (src/gpu/sim/, REPROJECT_RS_CUDA_SIM=1):
 // `rp_sim_launch` runs `rp_reproject_block` once per thread of the launch's grid, in launch
 // order, exactly as tests/gpu_host_pipeline.rs's harness does; `rp_sim_accumulate` runs the
 // accumulate kernel of mosaics likewise, and `rp_sim_spline_values` / `rp_sim_spline_filter`

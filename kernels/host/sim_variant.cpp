@@ -1,4 +1,4 @@
-// Host build of one variant of the block kernel for the CUDA simulator (src/gpu/sim.rs,
+// Host build of one variant of the block kernel for the CUDA simulator (src/gpu/sim/,
 // src/gpu/sim_variants.rs): sim_launch.cpp includes it for the general kernel (no gate), and
 // build.rs writes, for each line of
 // kernels/variants.txt, a file that #defines that line's gates (RP_V_*, see common.cuh), the
