@@ -227,8 +227,14 @@ impl PixelTransform {
     /// ```
     /// use reproject::pixel_transform::PixelTransform;
     /// use reproject::wcs::Wcs;
-    /// let out = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\n").unwrap();
-    /// let inp = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\nCDELT1 = 500\n").unwrap();
+    /// let out = Wcs::from_header_str(
+    ///     "CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\n",
+    /// )
+    /// .unwrap();
+    /// let inp = Wcs::from_header_str(
+    ///     "CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'Y'\nCRPIX1 = 1\nCRPIX2 = 1\nCDELT1 = 500\n",
+    /// )
+    /// .unwrap();
     /// let t = PixelTransform::new(&out, &inp).unwrap();
     /// assert_eq!(t.map(3.0, 4.0), Some((6.0, 4.0)));
     /// ```
@@ -300,7 +306,10 @@ impl PixelTransform {
     /// ```
     /// use reproject::pixel_transform::PixelTransform;
     /// use reproject::wcs::Wcs;
-    /// let car = Wcs::from_header_str("CTYPE1 = 'GLON-CAR'\nCTYPE2 = 'GLAT-CAR'\nCRVAL1 = 0\nCRVAL2 = 0\n").unwrap();
+    /// let car = Wcs::from_header_str(
+    ///     "CTYPE1 = 'GLON-CAR'\nCTYPE2 = 'GLAT-CAR'\nCRVAL1 = 0\nCRVAL2 = 0\n",
+    /// )
+    /// .unwrap();
     /// assert!(PixelTransform::new(&car, &car).unwrap().is_rotation());
     /// ```
     pub fn is_rotation(&self) -> bool {
@@ -330,8 +339,15 @@ impl PixelTransform {
     /// ```
     /// use reproject::pixel_transform::PixelTransform;
     /// use reproject::wcs::Wcs;
-    /// let tan = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n").unwrap();
-    /// let sip = Wcs::from_header_str("CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nCRVAL1 = 0\nCRVAL2 = 0\nCRPIX1 = 1\nCRPIX2 = 1\nA_ORDER = 2\nA_2_0 = 1E-6\nB_ORDER = 2\n").unwrap();
+    /// let tan = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n",
+    /// )
+    /// .unwrap();
+    /// let sip = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CRPIX1 = 1\nCRPIX2 = 1\nA_ORDER = 2\nA_2_0 = 1E-6\nB_ORDER = 2\n",
+    /// )
+    /// .unwrap();
     /// assert!(!PixelTransform::new(&tan, &tan).unwrap().is_distorted());
     /// assert!(PixelTransform::new(&tan, &sip).unwrap().is_distorted());
     /// ```

@@ -139,7 +139,9 @@ pub(super) fn plan_geometry(
 /// ```
 /// use reproject::engine::{check_plan, Options};
 /// use reproject::wcs::Wcs;
-/// let sky = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n").unwrap();
+/// let sky =
+///     Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")
+///         .unwrap();
 /// let pixels = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\n").unwrap();
 /// assert!(check_plan(&sky, &sky, &[10, 10], &[5, 5], &Options::default()).is_ok());
 /// assert!(check_plan(&sky, &pixels, &[10, 10], &[5, 5], &Options::default()).is_err());

@@ -23,7 +23,11 @@ use crate::wcs::Wcs;
 /// ```
 /// use reproject::engine::{blocks::Block, coords::CoordinateMap};
 /// use reproject::wcs::Wcs;
-/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n").unwrap();
+/// let wcs = Wcs::from_header_str(
+///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\n\
+///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// )
+/// .unwrap();
 /// let map = CoordinateMap::new(&wcs, &wcs, true, (2, 3)).unwrap();
 /// let block = Block { rows: 0..2, cols: 0..4 };
 /// let (mut x, mut y) = (vec![0.0; 8], vec![0.0; 8]);

@@ -42,7 +42,8 @@
 //! assert!(!model.estimate(&JobSize { gpu: Readiness::Cached, ..job(16384) }, 16).prefers_gpu());
 //! // On one thread the GPU pays its start, but not the compilation of its kernels.
 //! assert!(model.estimate(&JobSize { gpu: Readiness::Cached, ..job(16384) }, 1).prefers_gpu());
-//! assert!(!model.estimate(&JobSize { gpu: Readiness::Uncompiled, ..job(16384) }, 1).prefers_gpu());
+//! let uncompiled = JobSize { gpu: Readiness::Uncompiled, ..job(16384) };
+//! assert!(!model.estimate(&uncompiled, 1).prefers_gpu());
 //! ```
 
 use std::fmt;
@@ -89,7 +90,10 @@ pub struct JobSize {
 ///
 /// ```
 /// use std::time::Duration;
-/// let e = reproject::engine::cost::Estimate { cpu: Duration::from_millis(3), gpu: Duration::from_millis(5) };
+/// let e = reproject::engine::cost::Estimate {
+///     cpu: Duration::from_millis(3),
+///     gpu: Duration::from_millis(5),
+/// };
 /// assert!(!e.prefers_gpu());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]

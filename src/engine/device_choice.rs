@@ -63,11 +63,17 @@ impl Plan<'_> {
     /// use reproject::engine::{Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let image = ndarray::Array2::<f32>::zeros((64, 64));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// assert!(!Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?.worth_a_gpu());
-    /// let serial = Options { parallel: reproject::engine::Parallel::Serial, ..Options::default() };
+    /// let serial = Options {
+    ///     parallel: reproject::engine::Parallel::Serial,
+    ///     ..Options::default()
+    /// };
     /// assert!(Plan::new(&source, &wcs, &wcs, &[16384, 16384], &serial)?.worth_a_gpu());
     /// # Ok::<(), reproject::Error>(())
     /// ```
@@ -88,10 +94,16 @@ impl Plan<'_> {
     /// use reproject::engine::{Backend, Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let image = ndarray::Array2::<f32>::zeros((64, 64));
     /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// let plan = |backend| Plan::new(&source, &wcs, &wcs, &[64, 64], &Options { backend, ..Options::default() });
+    /// let plan = |backend| {
+    ///     let options = Options { backend, ..Options::default() };
+    ///     Plan::new(&source, &wcs, &wcs, &[64, 64], &options)
+    /// };
     /// assert!(plan(Backend::Cuda)?.runs_on_gpu());
     /// assert!(!plan(Backend::Auto)?.runs_on_gpu()); // too small for a GPU
     /// assert!(!plan(Backend::Cpu)?.runs_on_gpu());
@@ -230,7 +242,10 @@ impl Plan<'_> {
     /// use reproject::engine::{Backend, Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let image = ndarray::Array2::<f32>::zeros((64, 64));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let options = Options { backend: Backend::Auto, ..Options::default() };

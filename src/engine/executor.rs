@@ -12,13 +12,17 @@
 //! use reproject::io::ArraySource;
 //! use reproject::wcs::Wcs;
 //! let wcs = Wcs::from_header_str(
-//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.1\nCDELT2 = 0.1\n",
+//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+//!      CDELT1 = -0.1\nCDELT2 = 0.1\n",
 //! )?;
 //! let image = ndarray::Array2::<f64>::ones((16, 16));
 //! let source = ArraySource::new(image.view().into_dyn())?;
 //! let plan = Plan::new(&source, &wcs, &wcs, &[16, 16], &Options::default())?;
 //! let block = Block { rows: 0..8, cols: 0..8 };
-//! let (mut data, mut footprint) = (Array3::<f32>::zeros((1, 8, 8)), Array3::<f32>::zeros((1, 8, 8)));
+//! let (mut data, mut footprint) = (
+//!     Array3::<f32>::zeros((1, 8, 8)),
+//!     Array3::<f32>::zeros((1, 8, 8)),
+//! );
 //! CpuExecutor.compute(&plan, &block, BlockOut::F32(data.view_mut(), footprint.view_mut()))?;
 //! assert_eq!(footprint[[0, 7, 7]], 1.0);
 //! assert_eq!(plan.executor()?.name(), "cpu");
@@ -81,7 +85,10 @@ impl BlockOut<'_> {
     /// # let source = ArraySource::new(image.view().into_dyn())?;
     /// # let options = Options { block_size: Some((16, 16)), ..Options::default() };
     /// # let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
-    /// let (mut data, mut footprint) = (Array3::<f64>::zeros((1, 16, 16)), Array3::zeros((1, 16, 16)));
+    /// let (mut data, mut footprint) = (
+    ///     Array3::<f64>::zeros((1, 16, 16)),
+    ///     Array3::zeros((1, 16, 16)),
+    /// );
     /// let mut out = BlockOut::F64(data.view_mut(), footprint.view_mut());
     /// // Two blocks of the same shape, one after the other, into the same arrays.
     /// CpuExecutor.compute(&plan, &plan.blocks()[0], out.reborrow())?;
@@ -147,7 +154,10 @@ impl BlockOut<'_> {
 /// # let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
 /// let counting = Arc::new(Counting(AtomicUsize::new(0)));
 /// let plan = plan.with_executor(counting.clone());
-/// let (mut data, mut footprint) = (ArrayD::<f64>::zeros(vec![32, 32]), ArrayD::zeros(vec![32, 32]));
+/// let (mut data, mut footprint) = (
+///     ArrayD::<f64>::zeros(vec![32, 32]),
+///     ArrayD::zeros(vec![32, 32]),
+/// );
 /// plan.compute_into(data.view_mut(), footprint.view_mut())?;
 /// assert_eq!(counting.0.load(Ordering::Relaxed), 4);
 /// assert!((data[[20, 7]] - image[[20, 8]]).abs() < 1e-6);

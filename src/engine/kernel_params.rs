@@ -362,7 +362,11 @@ pub struct HostParityInputs {
 /// use reproject::engine::kernel_params::{host_parity_inputs, InputDecoding};
 /// use reproject::io::ArraySource;
 /// use reproject::wcs::Wcs;
-/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n").unwrap();
+/// let wcs = Wcs::from_header_str(
+///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\n\
+///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+/// )
+/// .unwrap();
 /// let image = ndarray::Array2::<f64>::zeros((8, 8));
 /// let source = ArraySource::new(image.view().into_dyn()).unwrap();
 /// let plan = Plan::new(&source, &wcs, &wcs, &[8, 8], &Options::default()).unwrap();

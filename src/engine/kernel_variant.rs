@@ -491,7 +491,8 @@ impl KernelVariant {
     /// };
     /// assert_eq!(
     ///     v.family().to_string(),
-    ///     "RP_V_SKY RP_V_PRJ_OUT=* RP_V_PRJ_IN=* RP_V_FRAME=* RP_V_SIP=* RP_V_ORDER=0 RP_V_INPUT=0"
+    ///     "RP_V_SKY RP_V_PRJ_OUT=* RP_V_PRJ_IN=* RP_V_FRAME=* RP_V_SIP=* \
+    ///      RP_V_ORDER=0 RP_V_INPUT=0"
     /// );
     /// assert_eq!(v.defines().instance_of(&v.family()), Some(vec![11, 2, 0, 1]));
     /// ```

@@ -8,12 +8,19 @@
 //! use reproject::io::ArraySource;
 //! use reproject::wcs::Wcs;
 //! let wcs = Wcs::from_header_str(
-//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.1\nCDELT2 = 0.1\n",
+//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+//!      CDELT1 = -0.1\nCDELT2 = 0.1\n",
 //! )?;
 //! let image = Array2::<f64>::ones((64, 64));
 //! let source = Arc::new(ArraySource::new(image.view().into_dyn())?);
 //! let options = Options { block_size: Some((32, 32)), ..Options::default() };
-//! let lazy = LazyReprojection::new(Plan::with_shared_source(source, &wcs, &wcs, &[64, 64], &options)?);
+//! let lazy = LazyReprojection::new(Plan::with_shared_source(
+//!     source,
+//!     &wcs,
+//!     &wcs,
+//!     &[64, 64],
+//!     &options,
+//! )?);
 //! let handles = lazy.blocks();
 //! assert_eq!(handles.len(), 4);
 //! let (data, footprint) = handles[3].compute()?; // any block, any order, any thread
@@ -341,7 +348,8 @@ pub enum InputSpec {
 /// ```
 /// use reproject::engine::{lazy::{InputSpec, ReprojectPlan}, Options};
 /// use reproject::wcs::Wcs;
-/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+/// let wcs =
+///     Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
 /// let plan = ReprojectPlan {
 ///     input: InputSpec::Npy { path: "in.npy".into() },
 ///     wcs_in: Some(wcs.clone()),

@@ -20,10 +20,14 @@
 //! let header = |crpix: f64| format!(
 //!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
 //!      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
-//! let (wcs_in, wcs_out) = (Wcs::from_header_str(&header(16.0))?, Wcs::from_header_str(&header(15.0))?);
+//! let (wcs_in, wcs_out) = (
+//!     Wcs::from_header_str(&header(16.0))?,
+//!     Wcs::from_header_str(&header(15.0))?,
+//! );
 //! let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
 //! let source = ArraySource::new(image.view().into_dyn())?;
-//! let (data, footprint) = reproject_interp(&source, &wcs_in, &wcs_out, &[32, 32], &Options::default())?;
+//! let (data, footprint) =
+//!     reproject_interp(&source, &wcs_in, &wcs_out, &[32, 32], &Options::default())?;
 //! // Output pixel x shows input pixel x + 1.
 //! assert!((data[[5, 5]] - image[[5, 6]]).abs() < 1e-6);
 //! assert_eq!(footprint[[5, 31]], 0.0);
@@ -304,9 +308,17 @@ impl<'a> Plan<'a> {
     /// let image = Array2::from_shape_fn((4, 5), |(y, x)| (10 * y + x) as f64);
     /// let source = ArraySource::new(image.view().into_dyn()).unwrap();
     /// // A 2 x 2 output whose pixels see input (x, y) = (1, 1), (2.5, 1), (f64::NAN, ..), (4, 3).
-    /// let table = PositionTable::new((2, 2), vec![1.0, 2.5, f64::NAN, 4.0], vec![1.0, 1.0, 0.0, 3.0]).unwrap();
+    /// let table = PositionTable::new(
+    ///     (2, 2),
+    ///     vec![1.0, 2.5, f64::NAN, 4.0],
+    ///     vec![1.0, 1.0, 0.0, 3.0],
+    /// )
+    /// .unwrap();
     /// let plan = Plan::from_positions(&source, table, &[2, 2], &Options::default()).unwrap();
-    /// let (mut data, mut footprint) = (ndarray::ArrayD::<f64>::zeros(vec![2, 2]), ndarray::ArrayD::<f64>::zeros(vec![2, 2]));
+    /// let (mut data, mut footprint) = (
+    ///     ndarray::ArrayD::<f64>::zeros(vec![2, 2]),
+    ///     ndarray::ArrayD::<f64>::zeros(vec![2, 2]),
+    /// );
     /// plan.compute_into(data.view_mut(), footprint.view_mut()).unwrap();
     /// assert_eq!(data[[0, 0]], 11.0);
     /// assert_eq!(data[[0, 1]], 12.5);
@@ -581,7 +593,10 @@ impl<'a> Plan<'a> {
     /// use reproject::engine::{Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let image = ndarray::Array2::<f32>::zeros((64, 64));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let plan = Plan::new(&source, &wcs, &wcs, &[3000, 5000], &Options::default())?;
@@ -608,7 +623,10 @@ impl<'a> Plan<'a> {
     /// use reproject::engine::{Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let image = ndarray::Array2::<f32>::zeros((64, 64));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &Options::default())?;
@@ -630,7 +648,10 @@ impl<'a> Plan<'a> {
     /// use reproject::engine::{zeroed_output, Backend, Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let image = ndarray::Array2::<f32>::zeros((64, 64));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let options = Options { backend: Backend::Cuda, ..Options::default() };
@@ -670,12 +691,18 @@ impl<'a> Plan<'a> {
     /// use reproject::engine::{Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let image = ndarray::Array2::<f32>::ones((16, 16));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let plan = Plan::new(&source, &wcs, &wcs, &[16, 16], &Options::default())?
     ///     .with_outputs_read_back();
-    /// let (mut data, mut footprint) = (ndarray::Array2::<f64>::zeros((16, 16)), ndarray::Array2::<f64>::zeros((16, 16)));
+    /// let (mut data, mut footprint) = (
+    ///     ndarray::Array2::<f64>::zeros((16, 16)),
+    ///     ndarray::Array2::<f64>::zeros((16, 16)),
+    /// );
     /// plan.compute_into(data.view_mut().into_dyn(), footprint.view_mut().into_dyn())?;
     /// assert_eq!(data[[8, 8]], 1.0);
     /// # Ok::<(), reproject::Error>(())
@@ -705,7 +732,10 @@ impl<'a> Plan<'a> {
     /// use reproject::engine::{Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.1\nCDELT2 = 0.1\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CDELT1 = -0.1\nCDELT2 = 0.1\n",
+    /// )?;
     /// let image = ndarray::Array2::<f64>::ones((8, 8));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let plan = Plan::new(&source, &wcs, &wcs, &[8, 8], &Options::default())?

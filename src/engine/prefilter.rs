@@ -37,7 +37,10 @@ impl Plan<'_> {
     /// use reproject::engine::{Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let image = Array2::<f64>::zeros((8, 8));
     /// let source = ArraySource::new(image.view().into_dyn())?;
     /// let options = Options { order: "bicubic".parse()?, ..Options::default() };
@@ -63,10 +66,17 @@ impl Plan<'_> {
     /// use reproject::engine::{Backend, Options, Plan};
     /// use reproject::io::ArraySource;
     /// use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 10\nCRVAL2 = 20\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let image = Array2::<f64>::zeros((8, 8));
     /// let source = ArraySource::new(image.view().into_dyn())?;
-    /// let cpu = Options { order: "bicubic".parse()?, backend: Backend::Cpu, ..Options::default() };
+    /// let cpu = Options {
+    ///     order: "bicubic".parse()?,
+    ///     backend: Backend::Cpu,
+    ///     ..Options::default()
+    /// };
     /// assert!(Plan::new(&source, &wcs, &wcs, &[8, 8], &cpu)?.cpu_spline_coefficients_made());
     /// let auto = Options { backend: Backend::Auto, ..cpu.clone() }; // too small for a GPU
     /// assert!(Plan::new(&source, &wcs, &wcs, &[8, 8], &auto)?.cpu_spline_coefficients_made());

@@ -11,13 +11,17 @@
 //! use reproject::io::ArraySource;
 //! use reproject::wcs::Wcs;
 //! let wcs = Wcs::from_header_str(
-//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.1\nCDELT2 = 0.1\n",
+//!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+//!      CDELT1 = -0.1\nCDELT2 = 0.1\n",
 //! )?;
 //! let image = ndarray::Array2::<f64>::ones((64, 64));
 //! let source = ArraySource::new(image.view().into_dyn())?;
 //! let options = Options { block_size: Some((16, 64)), ..Options::default() };
 //! let plan = Plan::new(&source, &wcs, &wcs, &[64, 64], &options)?;
-//! let (mut data, mut footprint) = (Array3::<f64>::zeros((1, 64, 64)), Array3::<f64>::zeros((1, 64, 64)));
+//! let (mut data, mut footprint) = (
+//!     Array3::<f64>::zeros((1, 64, 64)),
+//!     Array3::<f64>::zeros((1, 64, 64)),
+//! );
 //! let done = AtomicUsize::new(0);
 //! let progress = |_: usize| { done.fetch_add(1, Ordering::Relaxed); };
 //! let schedule = Schedule { progress: Some(&progress), ..Schedule::default() };

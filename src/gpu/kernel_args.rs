@@ -11,7 +11,13 @@
 //! ```
 //! use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
 //! use reproject::gpu::kernel_args::KernelArg;
-//! let rows = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: None };
+//! let rows = SplineOp::Filter {
+//!     axis: 1,
+//!     poles: DevicePtr(256),
+//!     npoles: 1,
+//!     gain: 6.0,
+//!     source: None,
+//! };
 //! let (kernel, args) = SplineLaunch::new(DevicePtr(4096), (4, 5), rows)?.kernel_args()?;
 //! assert_eq!(kernel.entry(), reproject::gpu::SPLINE_FILTER_ENTRY);
 //! assert_eq!(args[0], ("data", KernelArg::Pointer(4096)));
@@ -126,7 +132,13 @@ impl BlockLaunch {
     /// ```
     /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
     /// use reproject::gpu::kernel_args::KernelArg;
-    /// let parse = BlockLaunch::parse_params(Default::default(), DevicePtr(256), DevicePtr(512), DevicePtr(4096), 16384)?;
+    /// let parse = BlockLaunch::parse_params(
+    ///     Default::default(),
+    ///     DevicePtr(256),
+    ///     DevicePtr(512),
+    ///     DevicePtr(4096),
+    ///     16384,
+    /// )?;
     /// let args = parse.kernel_args();
     /// assert_eq!(args.len(), 20);
     /// assert_eq!(args[19], ("out_pitch", KernelArg::Long(16384))); // the parse's capacity
@@ -211,8 +223,20 @@ impl SplineLaunch {
     /// ```
     /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};
     /// use reproject::gpu::kernel_args::KernelArg;
-    /// let f32s = SplineSamples { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 5, values_f32: 0 };
-    /// let columns = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: Some(f32s) };
+    /// let f32s = SplineSamples {
+    ///     input: DevicePtr(1 << 20),
+    ///     input_type: 0,
+    ///     big_endian: 0,
+    ///     pitch: 5,
+    ///     values_f32: 0,
+    /// };
+    /// let columns = SplineOp::Filter {
+    ///     axis: 0,
+    ///     poles: DevicePtr(256),
+    ///     npoles: 1,
+    ///     gain: 6.0,
+    ///     source: Some(f32s),
+    /// };
     /// let (kernel, args) = SplineLaunch::new(DevicePtr(4096), (4, 5), columns)?.kernel_args()?;
     /// assert_eq!(kernel.entry(), reproject::gpu::SPLINE_FILTER_FROM_ENTRY);
     /// assert_eq!(args[8], ("source", KernelArg::Pointer(1 << 20)));

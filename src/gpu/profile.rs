@@ -11,7 +11,11 @@
 //! use reproject::gpu::sim::{SimConfig, SimDriver};
 //! let sim: Arc<dyn Driver> = Arc::new(SimDriver::new(SimConfig::default()));
 //! let profiled = ProfilingDriver::new(sim);
-//! let (stream, dev, host) = (profiled.create_stream()?, profiled.alloc(64)?, profiled.alloc_host(64)?);
+//! let (stream, dev, host) = (
+//!     profiled.create_stream()?,
+//!     profiled.alloc(64)?,
+//!     profiled.alloc_host(64)?,
+//! );
 //! unsafe { profiled.upload(stream, &host, 0, dev, 64)? };
 //! let phases = profiled.phases();
 //! assert_eq!((phases.uploads, phases.uploaded), (1, 64));
@@ -75,7 +79,11 @@ impl Phases {
     /// ```
     /// use std::time::Duration;
     /// use reproject::gpu::profile::Phases;
-    /// let p = Phases { upload_time: Duration::from_millis(2), kernel_time: Duration::from_millis(3), ..Phases::default() };
+    /// let p = Phases {
+    ///     upload_time: Duration::from_millis(2),
+    ///     kernel_time: Duration::from_millis(3),
+    ///     ..Phases::default()
+    /// };
     /// assert_eq!(p.device_time(), Duration::from_millis(5));
     /// ```
     pub fn device_time(&self) -> Duration {

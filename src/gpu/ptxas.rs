@@ -70,7 +70,8 @@ fn number_before(line: &str, unit: &str) -> Option<u32> {
 /// use reproject::gpu::resources::parse_ptxas_log;
 /// let log = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n\
 ///            ptxas info    : Function properties for k\n\
-///            ptxas         .     16 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n\
+///            ptxas         .     16 bytes stack frame, 4 bytes spill stores, \
+///            8 bytes spill loads\n\
 ///            ptxas info    : Used 40 registers, used 1 barriers, 3624 bytes smem\n";
 /// let k = &parse_ptxas_log(log)[0];
 /// assert_eq!((k.registers, k.stack_frame, k.spill_stores, k.spill_loads, k.shared_memory),

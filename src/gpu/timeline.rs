@@ -334,7 +334,12 @@ impl Timeline {
     /// The floor no schedule can beat: the busiest engine's time.
     ///
     /// ```
-    /// let t = reproject::gpu::timeline::Timeline { critical_path: 3.0, upload: 1.0, kernels: 0.5, download: 2.0 };
+    /// let t = reproject::gpu::timeline::Timeline {
+    ///     critical_path: 3.0,
+    ///     upload: 1.0,
+    ///     kernels: 0.5,
+    ///     download: 2.0,
+    /// };
     /// assert_eq!(t.floor(), 2.0);
     /// ```
     pub fn floor(&self) -> f64 {
@@ -344,7 +349,12 @@ impl Timeline {
     /// The critical path over the floor (1 for a perfect overlap; 0 for an empty sequence).
     ///
     /// ```
-    /// let t = reproject::gpu::timeline::Timeline { critical_path: 3.0, upload: 1.0, kernels: 0.5, download: 2.0 };
+    /// let t = reproject::gpu::timeline::Timeline {
+    ///     critical_path: 3.0,
+    ///     upload: 1.0,
+    ///     kernels: 0.5,
+    ///     download: 2.0,
+    /// };
     /// assert_eq!(t.ratio(), 1.5);
     /// ```
     pub fn ratio(&self) -> f64 {

@@ -132,7 +132,8 @@ pub fn mirror_index(idx: isize, len: isize) -> isize {
 /// let w = spline_weights(Order::Bilinear, 2.25);
 /// assert_eq!(&w[..2], &[0.75, 0.25]);
 /// let w = spline_weights(Order::Bicubic, 0.0);
-/// assert_eq!(&w[..4], &[1.0 / 6.0, 2.0 / 3.0, 1.0 / 6.0, 1.0 - 1.0 / 6.0 - 2.0 / 3.0 - 1.0 / 6.0]);
+/// let (sixth, two_thirds) = (1.0 / 6.0, 2.0 / 3.0);
+/// assert_eq!(&w[..4], &[sixth, two_thirds, sixth, 1.0 - sixth - two_thirds - sixth]);
 /// ```
 #[inline]
 pub fn spline_weights(order: Order, cc: f64) -> [f64; 6] {
@@ -748,7 +749,8 @@ impl<'a, S: Sample> Plane<'a, S> {
     /// let plane = Plane::full(&v, 2, 2)?;
     /// assert!(plane.sample(Order::Bilinear, 0.5, 0.5).is_nan());
     /// assert_eq!(plane.sample_renormalized(Order::Bilinear, 0.5, 0.5), 3.0); // (1 + 3 + 5) / 3
-    /// assert_eq!(plane.sample_renormalized(Order::Bilinear, 1.0, 0.0), 3.0); // NaN tap has weight 0
+    /// // NaN tap has weight 0
+    /// assert_eq!(plane.sample_renormalized(Order::Bilinear, 1.0, 0.0), 3.0);
     /// # Ok::<(), reproject::Error>(())
     /// ```
     ///
@@ -1110,8 +1112,16 @@ impl<'a, S: Sample> Plane<'a, S> {
 /// let mut image = Array2::from_shape_fn((12, 12), |(r, c)| r as f64 + c as f64);
 /// image[[3, 3]] = f64::NAN;
 /// let (coeffs, mask) = prefilter_masked(image.view(), Order::Bicubic);
-/// let (c, m, r) = (coeffs.as_slice().unwrap(), mask.as_slice().unwrap(), image.as_slice().unwrap());
-/// let s = MaskedSpline::new(Plane::full(c, 12, 12)?, Plane::full(m, 12, 12)?, Plane::full(r, 12, 12)?)?;
+/// let (c, m, r) = (
+///     coeffs.as_slice().unwrap(),
+///     mask.as_slice().unwrap(),
+///     image.as_slice().unwrap(),
+/// );
+/// let s = MaskedSpline::new(
+///     Plane::full(c, 12, 12)?,
+///     Plane::full(m, 12, 12)?,
+///     Plane::full(r, 12, 12)?,
+/// )?;
 /// assert!(s.sample(Order::Bicubic, 3.0, 3.2).is_nan()); // the nearest pixel is NaN
 /// assert!((s.sample(Order::Bicubic, 4.0, 3.0) - 7.0).abs() < 0.1); // next to it: a fill
 /// assert!((s.sample(Order::Bicubic, 7.0, 6.3) - 13.3).abs() < 1e-3); // away from it: the ramp

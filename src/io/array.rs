@@ -201,7 +201,10 @@ impl<T: ArrayElement> ImageSource for ArraySource<'_, T> {
 /// ```
 /// use reproject::io::{ByteOrder, ImageSource, RawSource, SampleType};
 /// // A 2x2 big-endian float32 image.
-/// let bytes: Vec<u8> = [1.0f32, 2.0, 3.0, f32::NAN].iter().flat_map(|v| v.to_be_bytes()).collect();
+/// let bytes: Vec<u8> = [1.0f32, 2.0, 3.0, f32::NAN]
+///     .iter()
+///     .flat_map(|v| v.to_be_bytes())
+///     .collect();
 /// let src = RawSource::new(&bytes, SampleType::F32, ByteOrder::Big, &[2, 2])?;
 /// let mut out = [0.0; 4];
 /// src.read_window(0, 0..2, 0..2, &mut out)?;
@@ -242,7 +245,14 @@ impl<'a> RawSource<'a> {
     /// use reproject::io::{ByteOrder, ImageSource, RawSource, SampleType};
     /// // The transpose of the little-endian u16 array [[1, 2, 3], [4, 5, 6]].
     /// let bytes: Vec<u8> = (1u16..=6).flat_map(|v| v.to_le_bytes()).collect();
-    /// let t = RawSource::with_strides(&bytes, SampleType::U16, ByteOrder::Little, &[3, 2], &[2, 6], 0)?;
+    /// let t = RawSource::with_strides(
+    ///     &bytes,
+    ///     SampleType::U16,
+    ///     ByteOrder::Little,
+    ///     &[3, 2],
+    ///     &[2, 6],
+    ///     0,
+    /// )?;
     /// let mut out = [0.0; 6];
     /// t.read_window(0, 0..3, 0..2, &mut out)?;
     /// assert_eq!(out, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);

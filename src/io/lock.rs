@@ -62,7 +62,10 @@ impl OutputLock {
     ///
     /// ```
     /// use reproject::io::OutputLock;
-    /// assert_eq!(OutputLock::lock_path("a/b.fits".as_ref()), std::path::Path::new("a/b.fits.lock"));
+    /// assert_eq!(
+    ///     OutputLock::lock_path("a/b.fits".as_ref()),
+    ///     std::path::Path::new("a/b.fits.lock")
+    /// );
     /// ```
     pub fn lock_path(output: &Path) -> PathBuf {
         let mut name = output.file_name().unwrap_or_default().to_os_string();

@@ -49,7 +49,10 @@ impl NpyHeader {
     ///
     /// ```
     /// use reproject::io::NpyHeader;
-    /// assert!(NpyHeader::parse_dict("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,)}").is_err());
+    /// assert!(NpyHeader::parse_dict(
+    ///     "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,)}"
+    /// )
+    /// .is_err());
     /// ```
     pub fn parse_dict(text: &str) -> Result<NpyHeader> {
         let mut p = Parser {
@@ -276,7 +279,11 @@ impl Parser<'_> {
 /// use ndarray::Array2;
 /// use reproject::io::{ImageSource, NpySource};
 /// let path = std::env::temp_dir().join(format!("npy_doc_{}.npy", std::process::id()));
-/// ndarray_npy::write_npy(&path, &Array2::from_shape_fn((3, 4), |(y, x)| (10 * y + x) as f32)).unwrap();
+/// ndarray_npy::write_npy(
+///     &path,
+///     &Array2::from_shape_fn((3, 4), |(y, x)| (10 * y + x) as f32),
+/// )
+/// .unwrap();
 /// let src = NpySource::open(&path)?;
 /// assert_eq!(src.shape(), &[3, 4]);
 /// let mut out = [0.0; 2];

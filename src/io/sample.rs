@@ -76,7 +76,8 @@ pub(crate) fn sample_size(sample: SampleType) -> usize {
 ///
 /// ```
 /// use reproject::io::ByteOrder;
-/// assert_eq!(ByteOrder::NATIVE, if cfg!(target_endian = "big") { ByteOrder::Big } else { ByteOrder::Little });
+/// let native = if cfg!(target_endian = "big") { ByteOrder::Big } else { ByteOrder::Little };
+/// assert_eq!(ByteOrder::NATIVE, native);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ByteOrder {

@@ -156,8 +156,12 @@ fn gauss_solve(mut a: Vec<Vec<f64>>) -> Vec<f64> {
 ///
 /// ```
 /// use reproject::mosaic::background::fit_plane;
-/// let pts: Vec<(f64, f64, f64)> =
-///     (0..20).map(|i| { let (x, y) = ((i % 5) as f64, (i / 5) as f64); (x, y, 1.0 + 0.5 * x - 2.0 * y) }).collect();
+/// let pts: Vec<(f64, f64, f64)> = (0..20)
+///     .map(|i| {
+///         let (x, y) = ((i % 5) as f64, (i / 5) as f64);
+///         (x, y, 1.0 + 0.5 * x - 2.0 * y)
+///     })
+///     .collect();
 /// let (a, b, c) = fit_plane(&pts).unwrap();
 /// assert!((a - 1.0).abs() < 1e-9 && (b - 0.5).abs() < 1e-9 && (c + 2.0).abs() < 1e-9);
 /// ```

@@ -22,7 +22,10 @@
 //!     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 20.5\nCRPIX2 = 15.5\n\
 //!      CRVAL1 = {ra}\nCRVAL2 = 30\nCDELT1 = -0.002\nCDELT2 = 0.002\n"));
 //! let (a, b) = (tile(150.0)?, tile(150.06)?);
-//! let out = optimal_celestial_wcs(&[((30, 40), &a), ((30, 40), &b)], &OptimalWcsOptions::default())?;
+//! let out = optimal_celestial_wcs(
+//!     &[((30, 40), &a), ((30, 40), &b)],
+//!     &OptimalWcsOptions::default(),
+//! )?;
 //! assert_eq!(out.shape, (30, 66));
 //! let (ra, dec) = out.wcs.pixel_to_world(32.5, 14.5).unwrap(); // the centre of the mosaic
 //! assert!((ra - 150.03).abs() < 1e-4 && (dec - 30.0).abs() < 1e-4);

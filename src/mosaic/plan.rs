@@ -78,8 +78,15 @@ pub struct MosaicInputSpec {
 /// use reproject::mosaic::coadd::{Correction, MosaicOptions};
 /// use reproject::mosaic::plan::{MosaicInputSpec, MosaicPlan};
 /// use reproject::wcs::Wcs;
-/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
-/// let input = MosaicInputSpec { image: InputSpec::Npy { path: "a.npy".into() }, wcs: Some(wcs.clone()), weights: None };
+/// let wcs =
+///     Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+/// let input = MosaicInputSpec {
+///     image: InputSpec::Npy {
+///         path: "a.npy".into(),
+///     },
+///     wcs: Some(wcs.clone()),
+///     weights: None,
+/// };
 /// let plan = MosaicPlan {
 ///     inputs: vec![input],
 ///     wcs_out: wcs,

@@ -19,9 +19,17 @@ use crate::mosaic::plan::{MosaicPlan, OpenedMosaic};
 /// use reproject::processes::JobPlan;
 /// use reproject::engine::Options;
 /// use reproject::wcs::Wcs;
-/// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
-/// let plan = ReprojectPlan { input: InputSpec::Npy { path: "in.npy".into() },
-///     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![64, 64], options: Options::default() };
+/// let wcs =
+///     Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n")?;
+/// let plan = ReprojectPlan {
+///     input: InputSpec::Npy {
+///         path: "in.npy".into(),
+///     },
+///     wcs_in: Some(wcs.clone()),
+///     wcs_out: wcs,
+///     shape_out: vec![64, 64],
+///     options: Options::default(),
+/// };
 /// let job = JobPlan::from(plan);
 /// assert_eq!(job.files().len(), 1);
 /// # Ok::<(), reproject::Error>(())
@@ -169,7 +177,10 @@ impl JobPlan {
     /// use reproject::wcs::Wcs;
     /// let input = std::env::temp_dir().join(format!("choices_of_{}.npy", std::process::id()));
     /// ndarray_npy::write_npy(&input, &ndarray::Array2::<f64>::ones((32, 32))).unwrap();
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\nCDELT1 = -0.01\nCDELT2 = 0.01\n")?;
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n\
+    ///      CDELT1 = -0.01\nCDELT2 = 0.01\n",
+    /// )?;
     /// let job = JobPlan::from(ReprojectPlan { input: InputSpec::Npy { path: input.clone() },
     ///     wcs_in: Some(wcs.clone()), wcs_out: wcs, shape_out: vec![300, 200],
     ///     options: Options { backend: Backend::Auto, ..Options::default() } });

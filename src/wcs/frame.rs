@@ -7,9 +7,15 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// use reproject::wcs::frame::CelestialFrame;
-/// assert_eq!(CelestialFrame::from_keywords("RA", None, Some(2000.0)), CelestialFrame::Fk5 { equinox: 2000.0 });
+/// assert_eq!(
+///     CelestialFrame::from_keywords("RA", None, Some(2000.0)),
+///     CelestialFrame::Fk5 { equinox: 2000.0 }
+/// );
 /// assert_eq!(CelestialFrame::from_keywords("RA", None, None), CelestialFrame::Icrs);
-/// assert_eq!(CelestialFrame::from_keywords("RA", None, Some(1950.0)), CelestialFrame::Fk4 { equinox: 1950.0 });
+/// assert_eq!(
+///     CelestialFrame::from_keywords("RA", None, Some(1950.0)),
+///     CelestialFrame::Fk4 { equinox: 1950.0 }
+/// );
 /// assert_eq!(CelestialFrame::from_keywords("GLON", None, None), CelestialFrame::Galactic);
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

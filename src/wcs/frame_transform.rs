@@ -210,7 +210,11 @@ impl FrameTransform {
     /// ```
     /// # use reproject::wcs::frame::CelestialFrame;
     /// # use reproject::wcs::frame_transform::FrameTransform;
-    /// let t = FrameTransform::new(&CelestialFrame::Galactic, &CelestialFrame::Fk5 { equinox: 2000.0 }).unwrap();
+    /// let t = FrameTransform::new(
+    ///     &CelestialFrame::Galactic,
+    ///     &CelestialFrame::Fk5 { equinox: 2000.0 },
+    /// )
+    /// .unwrap();
     /// let (ra, dec) = t.apply(0.0, 90.0);
     /// assert!((ra - 192.8594812065348).abs() < 1e-9 && (dec - 27.12825118085622).abs() < 1e-9);
     /// ```

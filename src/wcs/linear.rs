@@ -12,7 +12,12 @@ use crate::error::{Error, Result};
 ///
 /// ```
 /// use reproject::wcs::linear::Linear;
-/// let lin = Linear::new(vec![10.0, 20.0], vec![-0.5, 0.5], vec![vec![1.0, 0.0], vec![0.0, 1.0]]).unwrap();
+/// let lin = Linear::new(
+///     vec![10.0, 20.0],
+///     vec![-0.5, 0.5],
+///     vec![vec![1.0, 0.0], vec![0.0, 1.0]],
+/// )
+/// .unwrap();
 /// let mut img = [0.0; 2];
 /// lin.pix_to_img(&[9.0, 19.0], &mut img);   // 0-based (9, 19) is CRPIX
 /// assert_eq!(img, [0.0, 0.0]);

@@ -455,7 +455,10 @@ impl Wcs {
     ///
     /// ```
     /// # use reproject::wcs::Wcs;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n").unwrap();
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n",
+    /// )
+    /// .unwrap();
     /// let (mut lon, mut lat) = (vec![0.0; 2], vec![0.0; 2]);
     /// wcs.pixel_to_world_slice(&[0.0, 500.0], &[0.0, 0.0], &mut lon, &mut lat).unwrap();
     /// assert_eq!((lon[0], lat[0]), (1.0, 1.0));
@@ -513,8 +516,13 @@ impl Wcs {
     /// ```
     /// # use reproject::wcs::Wcs;
     /// use ndarray::array;
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n").unwrap();
-    /// let (lon, lat) = wcs.pixel_to_world_array(array![[0.0, 1.0]].view(), array![[0.0, 0.0]].view()).unwrap();
+    /// let wcs = Wcs::from_header_str(
+    ///     "CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n",
+    /// )
+    /// .unwrap();
+    /// let (lon, lat) = wcs
+    ///     .pixel_to_world_array(array![[0.0, 1.0]].view(), array![[0.0, 0.0]].view())
+    ///     .unwrap();
     /// assert_eq!(lon, array![[1.0, 2.0]]);
     /// assert_eq!(lat, array![[1.0, 1.0]]);
     /// ```
@@ -554,7 +562,8 @@ impl Wcs {
     ///
     /// ```
     /// # use reproject::wcs::Wcs;
-    /// let h = "CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\nCTYPE3 = 'FREQ'\nCRVAL3 = 1.4E9\nCDELT3 = 1.0E6\n";
+    /// let h = "CTYPE1 = 'RA---CAR'\nCTYPE2 = 'DEC--CAR'\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n\
+    ///          CTYPE3 = 'FREQ'\nCRVAL3 = 1.4E9\nCDELT3 = 1.0E6\n";
     /// let wcs = Wcs::from_header_str(h).unwrap();
     /// let world = wcs.pixel_to_world_nd(&[0.0, 0.0, 1.0]).unwrap();
     /// assert_eq!(world, vec![1.0, 1.0, 1.402e9]);

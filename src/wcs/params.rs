@@ -46,7 +46,11 @@ pub enum AxisType {
 ///
 /// ```
 /// use reproject::wcs::{header::Header, WcsParams};
-/// let h = Header::parse("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCD1_1 = -2.0\nCD2_2 = 3.0\nCDELT1 = 7.0\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n").unwrap();
+/// let h = Header::parse(
+///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCD1_1 = -2.0\nCD2_2 = 3.0\n\
+///      CDELT1 = 7.0\nCRVAL1 = 0.0\nCRVAL2 = 0.0\n",
+/// )
+/// .unwrap();
 /// let p = WcsParams::from_header(&h, None).unwrap();
 /// assert_eq!(p.cdelt, vec![1.0, 1.0]);          // CD wins: CDELT is reset to 1
 /// assert_eq!(p.pc, vec![vec![-2.0, 0.0], vec![0.0, 3.0]]);

@@ -9,7 +9,10 @@
 //!
 //! ```
 //! use reproject::wcs::{plane::LinearPlane, Wcs};
-//! let wcs = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\nCRPIX1 = 1\nCRPIX2 = 1\nCRVAL1 = 10\nCDELT1 = 2\n").unwrap();
+//! let wcs = Wcs::from_header_str(
+//!     "CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\nCRPIX1 = 1\nCRPIX2 = 1\nCRVAL1 = 10\nCDELT1 = 2\n",
+//! )
+//! .unwrap();
 //! let plane = LinearPlane::new(&wcs).unwrap();
 //! assert_eq!(plane.pixel_to_world(3.0, 4.0), (16.0, 4.0));
 //! assert_eq!(plane.world_to_pixel(16.0, 4.0), (3.0, 4.0));
@@ -328,7 +331,8 @@ impl WorldClass {
     ///
     /// ```
     /// use reproject::wcs::{plane::WorldClass, Wcs};
-    /// let wcs = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'WAVE'\nCTYPE3 = 'TIME'\n").unwrap();
+    /// let wcs =
+    ///     Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'WAVE'\nCTYPE3 = 'TIME'\n").unwrap();
     /// assert_eq!(WorldClass::of(&wcs, 0), WorldClass::Quantity);
     /// assert_eq!(WorldClass::of(&wcs, 1), WorldClass::Spectral);
     /// assert_eq!(WorldClass::of(&wcs, 2), WorldClass::Time);
@@ -432,8 +436,11 @@ impl Conversion {
 ///
 /// ```
 /// use reproject::wcs::{plane::world_conversions, Wcs};
-/// let km = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'TIME'\nMJDREF = 59000.5\n").unwrap();
-/// let m = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'TIME'\nMJDREF = 59000\n").unwrap();
+/// let km =
+///     Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'km'\nCTYPE2 = 'TIME'\nMJDREF = 59000.5\n")
+///         .unwrap();
+/// let m = Wcs::from_header_str("CTYPE1 = 'X'\nCUNIT1 = 'm'\nCTYPE2 = 'TIME'\nMJDREF = 59000\n")
+///     .unwrap();
 /// let c = world_conversions(&km, &m).unwrap();
 /// assert_eq!((c[0].factor, c[1].offset), (1000.0, 43200.0));
 /// ```

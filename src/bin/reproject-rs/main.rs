@@ -2,7 +2,8 @@
 //! line, print WCS summaries, and run a self-contained demo.
 //!
 //! ```text
-//! reproject-rs INPUT.fits --to TARGET -o OUT.fits [options]   (same as `reproject-rs reproject ...`)
+//! reproject-rs INPUT.fits --to TARGET -o OUT.fits [options]
+//!     (same as `reproject-rs reproject ...`)
 //! reproject-rs demo [--out-dir DIR] [--size WIDTH]
 //! reproject-rs info FILE [--hdu N]
 //! reproject-rs warmup [--device cuda:all | --arch sm_90]

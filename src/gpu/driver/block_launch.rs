@@ -83,7 +83,13 @@ impl BlockLaunch {
     ///
     /// ```
     /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
-    /// let parse = BlockLaunch::parse_params(Default::default(), DevicePtr(256), DevicePtr(512), DevicePtr(4096), 16384)?;
+    /// let parse = BlockLaunch::parse_params(
+    ///     Default::default(),
+    ///     DevicePtr(256),
+    ///     DevicePtr(512),
+    ///     DevicePtr(4096),
+    ///     16384,
+    /// )?;
     /// assert!(parse.parses() && parse.output_bytes() == 16384 && parse.input_bytes() == 0);
     /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
     /// ```
@@ -145,7 +151,8 @@ impl BlockLaunch {
     /// use reproject::gpu::driver::{BlockLaunch, DevicePtr};
     /// let mut launch = BlockLaunch {
     ///     variant: Default::default(),
-    ///     grid: (4, 65_535), threads: (32, 8), transform: DevicePtr(256), sampling: DevicePtr(512),
+    ///     grid: (4, 65_535), threads: (32, 8),
+    ///     transform: DevicePtr(256), sampling: DevicePtr(512),
     ///     input: DevicePtr(1024), input_type: 0, big_endian: 0, in_pitch: 64,
     ///     window: (0, 0, 64, 64), plane: (64, 64), out_origin: (0, 0), block: (524_280, 128),
     ///     out: DevicePtr(4096), footprint: DevicePtr(8192), out_f64: 1, out_pitch: 128,

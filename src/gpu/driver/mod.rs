@@ -16,7 +16,10 @@
 //! ```
 //! use reproject::gpu::driver::{Driver, FaultKind};
 //! use reproject::gpu::sim::{SimConfig, SimDriver};
-//! let sim = SimDriver::new(SimConfig { fail_at: Some((0, FaultKind::OutOfMemory)), ..SimConfig::default() });
+//! let sim = SimDriver::new(SimConfig {
+//!     fail_at: Some((0, FaultKind::OutOfMemory)),
+//!     ..SimConfig::default()
+//! });
 //! let fault = sim.alloc(1024).unwrap_err();
 //! assert_eq!(fault.kind, FaultKind::OutOfMemory);
 //! assert!(sim.alloc(1024).is_ok());
@@ -418,7 +421,12 @@ pub trait Driver: Send + Sync {
     /// use reproject::gpu::sim::{SimConfig, SimDriver};
     /// use reproject::gpu::variant::KernelDefines;
     /// let sim = SimDriver::new(SimConfig { uncached_variants: true, ..SimConfig::default() });
-    /// let v = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=1", "RP_V_OUT=0", "RP_V_NAN=0"])?;
+    /// let v = KernelDefines::new([
+    ///     "RP_V_HOMOGRAPHY",
+    ///     "RP_V_ORDER=1",
+    ///     "RP_V_OUT=0",
+    ///     "RP_V_NAN=0",
+    /// ])?;
     /// assert!(sim.variant_ready(&KernelDefines::general()));
     /// assert!(!sim.variant_ready(&v));
     /// sim.prepare_variant(&v);

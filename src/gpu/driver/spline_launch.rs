@@ -10,7 +10,13 @@ use super::{DevicePtr, DriverFault, DriverResult, FaultKind};
 /// ```
 /// use reproject::gpu::driver::{DevicePtr, SplineSamples};
 /// // A float32 plane of 4 rows of 5 samples, 6 per row in memory.
-/// let s = SplineSamples { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 6, values_f32: 0 };
+/// let s = SplineSamples {
+///     input: DevicePtr(1 << 20),
+///     input_type: 0,
+///     big_endian: 0,
+///     pitch: 6,
+///     values_f32: 0,
+/// };
 /// assert_eq!(s.bytes((4, 5)), (3 * 6 + 5) * 4);
 /// assert!(s.filter_reads());
 /// assert!(!SplineSamples { input_type: 3, ..s }.filter_reads()); // int16: by the values kernel
@@ -76,7 +82,13 @@ impl SplineSamples {
 /// ```
 /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};
 /// // The values of a 4 x 5 float32 input (5 elements per row), not rounded.
-/// let s = SplineSamples { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 5, values_f32: 0 };
+/// let s = SplineSamples {
+///     input: DevicePtr(1 << 20),
+///     input_type: 0,
+///     big_endian: 0,
+///     pitch: 5,
+///     values_f32: 0,
+/// };
 /// let launch = SplineLaunch::new(DevicePtr(4096), (4, 5), SplineOp::Values(s))?;
 /// assert_eq!(launch.reads(), (DevicePtr(1 << 20), 4 * 5 * 4));
 /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
@@ -111,7 +123,13 @@ pub enum SplineOp {
 ///
 /// ```
 /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
-/// let filter = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: None };
+/// let filter = SplineOp::Filter {
+///     axis: 0,
+///     poles: DevicePtr(256),
+///     npoles: 1,
+///     gain: 6.0,
+///     source: None,
+/// };
 /// let launch = SplineLaunch::new(DevicePtr(4096), (100, 300), filter)?;
 /// assert_eq!(launch.filter_lines(), Some((300, 100, 1, 300))); // 300 columns of 100
 /// assert_eq!(launch.data_bytes(), 100 * 300 * 8);
@@ -195,7 +213,13 @@ impl SplineLaunch {
     ///
     /// ```
     /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
-    /// let op = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: None };
+    /// let op = SplineOp::Filter {
+    ///     axis: 0,
+    ///     poles: DevicePtr(256),
+    ///     npoles: 1,
+    ///     gain: 6.0,
+    ///     source: None,
+    /// };
     /// let mut launch = SplineLaunch::new(DevicePtr(4096), (8, 8), op)?;
     /// assert_eq!(launch.invalid_configuration(), None);
     /// launch.threads = 2048;
@@ -257,7 +281,13 @@ impl SplineLaunch {
     ///
     /// ```
     /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
-    /// let filter = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 2, gain: 1.0, source: None };
+    /// let filter = SplineOp::Filter {
+    ///     axis: 1,
+    ///     poles: DevicePtr(256),
+    ///     npoles: 2,
+    ///     gain: 1.0,
+    ///     source: None,
+    /// };
     /// let launch = SplineLaunch::new(DevicePtr(4096), (3, 7), filter)?;
     /// assert_eq!(launch.reads(), (DevicePtr(256), 2 * 4 * 8));
     /// assert_eq!(launch.filter_lines(), Some((3, 7, 7, 1))); // 3 rows of 7
@@ -279,13 +309,31 @@ impl SplineLaunch {
     ///
     /// ```
     /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp, SplineSamples};
-    /// let s = SplineSamples { input: DevicePtr(1 << 20), input_type: 1, big_endian: 0, pitch: 9, values_f32: 0 };
-    /// let columns = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: Some(s) };
+    /// let s = SplineSamples {
+    ///     input: DevicePtr(1 << 20),
+    ///     input_type: 1,
+    ///     big_endian: 0,
+    ///     pitch: 9,
+    ///     values_f32: 0,
+    /// };
+    /// let columns = SplineOp::Filter {
+    ///     axis: 0,
+    ///     poles: DevicePtr(256),
+    ///     npoles: 1,
+    ///     gain: 6.0,
+    ///     source: Some(s),
+    /// };
     /// let launch = SplineLaunch::new(DevicePtr(4096), (3, 7), columns)?;
     /// assert_eq!(launch.source_reads(), Some(((DevicePtr(1 << 20), (2 * 9 + 7) * 8), (1, 9))));
     /// // int16 samples go through the values kernel: a filter reading them is refused.
     /// let int16 = SplineSamples { input_type: 3, ..s };
-    /// let refused = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: Some(int16) };
+    /// let refused = SplineOp::Filter {
+    ///     axis: 0,
+    ///     poles: DevicePtr(256),
+    ///     npoles: 1,
+    ///     gain: 6.0,
+    ///     source: Some(int16),
+    /// };
     /// assert!(SplineLaunch::new(DevicePtr(4096), (3, 7), refused).is_err());
     /// # Ok::<(), reproject::gpu::driver::DriverFault>(())
     /// ```
@@ -317,12 +365,30 @@ impl SplineLaunch {
     /// use reproject::gpu::driver::{DevicePtr, SplineLaunch, SplineOp};
     /// use reproject::gpu::driver::SplineSamples;
     /// let plane = 64 * 64 * 8;
-    /// let rows = SplineOp::Filter { axis: 1, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: None };
+    /// let rows = SplineOp::Filter {
+    ///     axis: 1,
+    ///     poles: DevicePtr(256),
+    ///     npoles: 1,
+    ///     gain: 6.0,
+    ///     source: None,
+    /// };
     /// let launch = SplineLaunch::new(DevicePtr(4096), (64, 64), rows)?;
     /// assert_eq!(launch.traffic_bytes(), 3 * plane + 2 * plane / 32);
     /// // The columns from float32 samples read half the bytes of float64 values, twice.
-    /// let f32s = SplineSamples { input: DevicePtr(1 << 20), input_type: 0, big_endian: 0, pitch: 64, values_f32: 0 };
-    /// let columns = SplineOp::Filter { axis: 0, poles: DevicePtr(256), npoles: 1, gain: 6.0, source: Some(f32s) };
+    /// let f32s = SplineSamples {
+    ///     input: DevicePtr(1 << 20),
+    ///     input_type: 0,
+    ///     big_endian: 0,
+    ///     pitch: 64,
+    ///     values_f32: 0,
+    /// };
+    /// let columns = SplineOp::Filter {
+    ///     axis: 0,
+    ///     poles: DevicePtr(256),
+    ///     npoles: 1,
+    ///     gain: 6.0,
+    ///     source: Some(f32s),
+    /// };
     /// let launch = SplineLaunch::new(DevicePtr(4096), (64, 64), columns)?;
     /// assert_eq!(launch.traffic_bytes(), 2 * plane / 2 + plane + 2 * plane / 32);
     /// # Ok::<(), reproject::gpu::driver::DriverFault>(())

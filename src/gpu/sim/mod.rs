@@ -190,7 +190,12 @@ impl SimDriver {
     /// use reproject::gpu::sim::{SimConfig, SimDriver};
     /// use reproject::gpu::variant::KernelDefines;
     /// let sim = SimDriver::new(SimConfig { uncached_variants: true, ..SimConfig::default() });
-    /// let v = KernelDefines::new(["RP_V_HOMOGRAPHY", "RP_V_ORDER=1", "RP_V_OUT=0", "RP_V_NAN=0"])?;
+    /// let v = KernelDefines::new([
+    ///     "RP_V_HOMOGRAPHY",
+    ///     "RP_V_ORDER=1",
+    ///     "RP_V_OUT=0",
+    ///     "RP_V_NAN=0",
+    /// ])?;
     /// sim.prepare_variant(&v);
     /// assert!(!sim.variant_ready(&v)); // still compiling
     /// sim.finish_compilations();

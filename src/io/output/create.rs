@@ -71,7 +71,8 @@ impl MappedOutput {
     ///
     /// ```
     /// use reproject::io::{MappedOutput, OutputType};
-    /// let path = std::env::temp_dir().join(format!("create_fits_doc_{}.fits", std::process::id()));
+    /// let path =
+    ///     std::env::temp_dir().join(format!("create_fits_doc_{}.fits", std::process::id()));
     /// let cards = "CTYPE1  = 'RA---TAN'\nCTYPE2  = 'DEC--TAN'\nBITPIX  = 16";
     /// let mut out = MappedOutput::create_fits(&path, &[3, 4], OutputType::F32, cards, true)?;
     /// out.data_mut::<f32>()?.fill(1.5);

@@ -39,8 +39,17 @@ use crate::wcs::Wcs;
 /// let corrections = background_corrections(&inputs, &out, &[32, 52], &options)?;
 /// assert_eq!(corrections[1].offset - corrections[0].offset, 2.0);
 /// // Columns 30..52 alone, with those corrections: the same pixels as the whole mosaic.
-/// let part = MosaicPart { window: Block { rows: 0..32, cols: 30..52 }, corrections: Some(corrections) };
-/// let (mut data, mut footprint) = (Array2::<f64>::zeros((32, 22)), Array2::<f64>::zeros((32, 22)));
+/// let part = MosaicPart {
+///     window: Block {
+///         rows: 0..32,
+///         cols: 30..52,
+///     },
+///     corrections: Some(corrections),
+/// };
+/// let (mut data, mut footprint) = (
+///     Array2::<f64>::zeros((32, 22)),
+///     Array2::<f64>::zeros((32, 22)),
+/// );
 /// reproject_and_coadd_part(&inputs, &out, &[32, 52], &part,
 ///     data.view_mut().into_dyn(), footprint.view_mut().into_dyn(), &options)?;
 /// let whole = reproject_and_coadd(&inputs, &out, &[32, 52], &options)?;
