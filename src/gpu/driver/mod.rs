@@ -1,5 +1,5 @@
 //! The driver seam: every CUDA driver operation a GPU pipeline uses, behind one trait, with two
-//! implementations: the real driver (`CudaDriver` in `gpu/cuda.rs`, through `cudarc`) and a
+//! implementations: the real driver (`CudaDriver` in `gpu/cuda/`, through `cudarc`) and a
 //! simulator ([`super::sim`]) that runs the kernels compiled as host C++.
 //!
 //! ```text
@@ -49,7 +49,7 @@ use super::GpuInfo;
 
 /// The CUDA driver operations of the GPU pipelines, for one device.
 ///
-/// Implementations: `CudaDriver` (`gpu/cuda.rs`, a real GPU) and [`super::sim::SimDriver`].
+/// Implementations: `CudaDriver` (`gpu/cuda/`, a real GPU) and [`super::sim::SimDriver`].
 /// Calls may come from several threads at once.
 ///
 /// ```
