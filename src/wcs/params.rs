@@ -329,127 +329,25 @@ impl WcsParams {
         let axis_types: Vec<AxisType> = parsed.iter().map(|p| p.axis_type.clone()).collect();
         let (celestial, code) = celestial_pair(&ctype, &parsed)?;
 
-        // PC / CD / CROTA precedence (wcs.c altlin).
-        let mut pc = identity(n);
-        if !indexed.pc.is_empty() {
-            for &(i, j, ref k) in &indexed.pc {
-                pc[i][j] = header.float(k)?.unwrap_or(0.0);
-            }
-        } else if !indexed.cd.is_empty() {
-            let mut cd = vec![vec![0.0; n]; n];
-            for &(i, j, ref k) in &indexed.cd {
-                cd[i][j] = header.float(k)?.unwrap_or(0.0);
-            }
-            // cdfix: an all-zero row and column gets a unit diagonal.
-            for i in 0..n {
-                let row_zero = cd[i].iter().all(|&v| v == 0.0);
-                if row_zero && cd.iter().all(|row| row[i] == 0.0) {
-                    cd[i][i] = 1.0;
-                }
-            }
-            pc = cd;
-            cdelt = vec![1.0; n];
-        } else if let Some((lng, lat)) = celestial
-            && let Some(rho) = header.float(&key(&format!("CROTA{}", lat + 1)))?
-        {
-            let (s, c) = sincosd(rho);
-            let lambda = cdelt[lat] / cdelt[lng];
-            pc[lng][lng] = c;
-            pc[lat][lat] = c;
-            pc[lng][lat] = -s * lambda;
-            pc[lat][lng] = s / lambda;
-        }
-
-        // Celestial units to degrees (wcs_units / unitfix).
-        if let Some((lng, lat)) = celestial {
-            for i in [lng, lat] {
-                let scale = angle_unit_scale(&cunit[i]).ok_or_else(|| Error::InvalidValue {
-                    keyword: key(&format!("CUNIT{}", i + 1)),
-                    reason: format!("'{}' is not an angular unit", cunit[i]),
-                })?;
-                if scale != 1.0 {
-                    crval[i] *= scale;
-                    cdelt[i] *= scale;
-                }
-                cunit[i] = "deg".into();
-            }
-        }
-
-        // Spectral units to SI (wcs_units): a spectral world value is always in SI.
-        for i in 0..n {
-            let Some(si) = units::spectral_si_unit(spectral_kind(&ctype[i])) else {
-                continue;
-            };
-            if !cunit[i].trim().is_empty() {
-                let scale =
-                    units::conversion_factor(&cunit[i], si).map_err(|e| Error::InvalidValue {
-                        keyword: key(&format!("CUNIT{}", i + 1)),
-                        reason: format!("'{}' is not a unit of {}: {e}", cunit[i], ctype[i]),
-                    })?;
-                if scale != 1.0 {
-                    crval[i] *= scale;
-                    cdelt[i] *= scale;
-                }
-            }
-            cunit[i] = si.into();
-        }
-
-        // Projection parameters and the celestial rotation's keywords.
-        let mut projection_params = ProjectionParams::default();
-        let (mut phi0, mut theta0, mut offset) = (None, None, false);
-        let mut lonpole = header.float(&key("LONPOLE"))?;
-        let mut latpole = header.float(&key("LATPOLE"))?;
-        // TPV: the PVi_m of both celestial axes are its coefficients (wcsset).
-        let mut tpv = (code.as_deref() == Some("TPV")).then(TpvParams::default);
-        // astropy _fix_scamp: SIP with SCAMP PVs on -TAN-SIP axes: the PVs are dropped.
-        let axis_pv: Vec<(usize, usize)> = indexed
-            .pv
-            .iter()
-            .filter_map(|(i, m, _)| i.map(|i| (i, *m)))
-            .collect();
-        let drop_pv = sip.is_some() && distortion::scamp_pv_with_sip(&ctype, &axis_pv);
-        if let (Some((lng, lat)), false) = (celestial, drop_pv) {
-            for (i, m, k) in &indexed.pv {
-                let value = header.float(k)?.unwrap_or(0.0);
-                if let (Some(t), Some(i)) = (tpv.as_mut(), *i)
-                    && (i == lng || i == lat)
-                {
-                    if *m > distortion::tpv::TPV_MAX_TERM {
-                        return Err(Error::PvOutOfRange {
-                            keyword: k.clone(),
-                            reason: format!("TPV terms go up to {}", distortion::tpv::TPV_MAX_TERM),
-                        });
-                    }
-                    let list = if i == lng { &mut t.lng } else { &mut t.lat };
-                    list.push((*m, value));
-                    continue;
-                }
-                let i = i.unwrap_or(lat);
-                if i == lat {
-                    if *m >= PV_COUNT {
-                        return Err(Error::PvOutOfRange {
-                            keyword: k.clone(),
-                            reason: format!("projection parameters go up to {}", PV_COUNT - 1),
-                        });
-                    }
-                    projection_params.pv[*m] = Some(value);
-                } else if i == lng {
-                    match m {
-                        0 => offset = value != 0.0,
-                        1 => phi0 = Some(value),
-                        2 => theta0 = Some(value),
-                        3 => lonpole = Some(value),
-                        4 => latpole = Some(value),
-                        _ => {
-                            return Err(Error::PvOutOfRange {
-                                keyword: k.clone(),
-                                reason: "the longitude axis takes PV 0 to 4".into(),
-                            })
-                        }
-                    }
-                }
-            }
-        }
+        let pc = linear_matrix(header, &indexed, &alt, celestial, &mut cdelt)?;
+        normalise_units(&ctype, &mut cunit, &mut crval, &mut cdelt, celestial, &alt)?;
+        let ProjectionKeywords {
+            mut projection_params,
+            mut phi0,
+            mut theta0,
+            mut offset,
+            lonpole,
+            latpole,
+            tpv,
+        } = projection_keywords(
+            header,
+            &indexed,
+            &alt,
+            code.as_deref(),
+            celestial,
+            &ctype,
+            sip.is_some(),
+        )?;
 
         // Aliases: NCP -> SIN, GLS -> SFL (wcs.c, wcsfix.c celfix).
         let mut projection = None;
@@ -555,6 +453,197 @@ impl WcsParams {
             tpv,
         })
     }
+}
+
+/// The PCi_j matrix of an alternate description `alt` (`""`: primary) of `cdelt.len()` axes,
+/// by WCSLIB's precedence (wcs.c `altlin`): PCi_j where any is given; else CDi_j, with
+/// `cdfix`'s unit diagonal for an all-zero row and column, and `cdelt` then all ones (CD is
+/// PC × CDELT); else, for a celestial pair, CROTA of its latitude axis with the pair's CDELT
+/// ratio; else the identity.
+fn linear_matrix(
+    header: &Header,
+    indexed: &IndexedKeywords,
+    alt: &str,
+    celestial: Option<(usize, usize)>,
+    cdelt: &mut Vec<f64>,
+) -> Result<Vec<Vec<f64>>> {
+    let key = |base: &str| format!("{base}{alt}");
+    // PC / CD / CROTA precedence (wcs.c altlin).
+    let n = cdelt.len();
+    let mut pc = identity(n);
+    if !indexed.pc.is_empty() {
+        for &(i, j, ref k) in &indexed.pc {
+            pc[i][j] = header.float(k)?.unwrap_or(0.0);
+        }
+    } else if !indexed.cd.is_empty() {
+        let mut cd = vec![vec![0.0; n]; n];
+        for &(i, j, ref k) in &indexed.cd {
+            cd[i][j] = header.float(k)?.unwrap_or(0.0);
+        }
+        // cdfix: an all-zero row and column gets a unit diagonal.
+        for i in 0..n {
+            let row_zero = cd[i].iter().all(|&v| v == 0.0);
+            if row_zero && cd.iter().all(|row| row[i] == 0.0) {
+                cd[i][i] = 1.0;
+            }
+        }
+        pc = cd;
+        *cdelt = vec![1.0; n];
+    } else if let Some((lng, lat)) = celestial
+        && let Some(rho) = header.float(&key(&format!("CROTA{}", lat + 1)))?
+    {
+        let (s, c) = sincosd(rho);
+        let lambda = cdelt[lat] / cdelt[lng];
+        pc[lng][lng] = c;
+        pc[lat][lat] = c;
+        pc[lng][lat] = -s * lambda;
+        pc[lat][lng] = s / lambda;
+    }
+    Ok(pc)
+}
+
+/// The units of an alternate description `alt` (`""`: primary) made WCSLIB's (`wcs_units`,
+/// `unitfix`): the celestial pair's CRVAL and CDELT in degrees, each spectral axis's in SI
+/// units, and their CUNIT saying so.
+fn normalise_units(
+    ctype: &[String],
+    cunit: &mut [String],
+    crval: &mut [f64],
+    cdelt: &mut [f64],
+    celestial: Option<(usize, usize)>,
+    alt: &str,
+) -> Result<()> {
+    let key = |base: &str| format!("{base}{alt}");
+    // Celestial units to degrees (wcs_units / unitfix).
+    if let Some((lng, lat)) = celestial {
+        for i in [lng, lat] {
+            let scale = angle_unit_scale(&cunit[i]).ok_or_else(|| Error::InvalidValue {
+                keyword: key(&format!("CUNIT{}", i + 1)),
+                reason: format!("'{}' is not an angular unit", cunit[i]),
+            })?;
+            if scale != 1.0 {
+                crval[i] *= scale;
+                cdelt[i] *= scale;
+            }
+            cunit[i] = "deg".into();
+        }
+    }
+
+    // Spectral units to SI (wcs_units): a spectral world value is always in SI.
+    for i in 0..ctype.len() {
+        let Some(si) = units::spectral_si_unit(spectral_kind(&ctype[i])) else {
+            continue;
+        };
+        if !cunit[i].trim().is_empty() {
+            let scale =
+                units::conversion_factor(&cunit[i], si).map_err(|e| Error::InvalidValue {
+                    keyword: key(&format!("CUNIT{}", i + 1)),
+                    reason: format!("'{}' is not a unit of {}: {e}", cunit[i], ctype[i]),
+                })?;
+            if scale != 1.0 {
+                crval[i] *= scale;
+                cdelt[i] *= scale;
+            }
+        }
+        cunit[i] = si.into();
+    }
+    Ok(())
+}
+
+/// What the keywords of the projection and of the celestial rotation say.
+struct ProjectionKeywords {
+    projection_params: ProjectionParams,
+    /// PVi_1 and PVi_2 of the longitude axis: the fiducial point's native coordinates.
+    phi0: Option<f64>,
+    theta0: Option<f64>,
+    /// PVi_0 of the longitude axis: whether the fiducial point is offset to (phi0, theta0).
+    offset: bool,
+    /// LONPOLE and LATPOLE, or PVi_3 and PVi_4 of the longitude axis.
+    lonpole: Option<f64>,
+    latpole: Option<f64>,
+    /// A TPV projection's coefficients: the PVi_m of both celestial axes.
+    tpv: Option<TpvParams>,
+}
+
+/// The projection and rotation keywords of an alternate description `alt` (`""`: primary):
+/// LONPOLE, LATPOLE, and the PVi_m (PROJPm) of the celestial pair, which are the projection's
+/// parameters on the latitude axis, the fiducial point and pole on the longitude axis, and
+/// the coefficients of a TPV (`code`) on both; a SIP header's SCAMP PVs are dropped, as
+/// astropy's `_fix_scamp` drops them.
+fn projection_keywords(
+    header: &Header,
+    indexed: &IndexedKeywords,
+    alt: &str,
+    code: Option<&str>,
+    celestial: Option<(usize, usize)>,
+    ctype: &[String],
+    has_sip: bool,
+) -> Result<ProjectionKeywords> {
+    let key = |base: &str| format!("{base}{alt}");
+    let mut projection_params = ProjectionParams::default();
+    let (mut phi0, mut theta0, mut offset) = (None, None, false);
+    let mut lonpole = header.float(&key("LONPOLE"))?;
+    let mut latpole = header.float(&key("LATPOLE"))?;
+    // TPV: the PVi_m of both celestial axes are its coefficients (wcsset).
+    let mut tpv = (code == Some("TPV")).then(TpvParams::default);
+    // astropy _fix_scamp: SIP with SCAMP PVs on -TAN-SIP axes: the PVs are dropped.
+    let axis_pv: Vec<(usize, usize)> = indexed
+        .pv
+        .iter()
+        .filter_map(|(i, m, _)| i.map(|i| (i, *m)))
+        .collect();
+    let drop_pv = has_sip && distortion::scamp_pv_with_sip(ctype, &axis_pv);
+    if let (Some((lng, lat)), false) = (celestial, drop_pv) {
+        for (i, m, k) in &indexed.pv {
+            let value = header.float(k)?.unwrap_or(0.0);
+            if let (Some(t), Some(i)) = (tpv.as_mut(), *i)
+                && (i == lng || i == lat)
+            {
+                if *m > distortion::tpv::TPV_MAX_TERM {
+                    return Err(Error::PvOutOfRange {
+                        keyword: k.clone(),
+                        reason: format!("TPV terms go up to {}", distortion::tpv::TPV_MAX_TERM),
+                    });
+                }
+                let list = if i == lng { &mut t.lng } else { &mut t.lat };
+                list.push((*m, value));
+                continue;
+            }
+            let i = i.unwrap_or(lat);
+            if i == lat {
+                if *m >= PV_COUNT {
+                    return Err(Error::PvOutOfRange {
+                        keyword: k.clone(),
+                        reason: format!("projection parameters go up to {}", PV_COUNT - 1),
+                    });
+                }
+                projection_params.pv[*m] = Some(value);
+            } else if i == lng {
+                match m {
+                    0 => offset = value != 0.0,
+                    1 => phi0 = Some(value),
+                    2 => theta0 = Some(value),
+                    3 => lonpole = Some(value),
+                    4 => latpole = Some(value),
+                    _ => {
+                        return Err(Error::PvOutOfRange {
+                            keyword: k.clone(),
+                            reason: "the longitude axis takes PV 0 to 4".into(),
+                        })
+                    }
+                }
+            }
+        }
+    }
+    Ok(ProjectionKeywords {
+        projection_params,
+        phi0,
+        theta0,
+        offset,
+        lonpole,
+        latpole,
+        tpv,
+    })
 }
 
 /// WCSLIB's `datfix` for the observation date: an old `DD/MM/YY` DATE-OBS becomes ISO 8601,
