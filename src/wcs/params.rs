@@ -468,7 +468,6 @@ fn linear_matrix(
     cdelt: &mut Vec<f64>,
 ) -> Result<Vec<Vec<f64>>> {
     let key = |base: &str| format!("{base}{alt}");
-    // PC / CD / CROTA precedence (wcs.c altlin).
     let n = cdelt.len();
     let mut pc = identity(n);
     if !indexed.pc.is_empty() {

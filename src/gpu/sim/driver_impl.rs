@@ -328,7 +328,7 @@ impl Driver for SimDriver {
         let st = &mut *self.lock();
         self.begin(st, "cuLaunchKernel", Some(stream), 0, true)?;
         refuse_configuration(launch.invalid_configuration())?;
-        if Self::has_kernels() && !super::sim_variants::has(&launch.variant) {
+        if Self::has_kernels() && !crate::gpu::sim_variants::has(&launch.variant) {
             return Err(Self::no_variant("cuLaunchKernel", &launch.variant));
         }
         self.enqueue(st, stream, Op::Launch(Box::new(launch.clone())))?;
@@ -337,7 +337,7 @@ impl Driver for SimDriver {
     }
 
     fn load_variant(&self, variant: &KernelDefines) -> DriverResult<()> {
-        if Self::has_kernels() && !super::sim_variants::has(variant) {
+        if Self::has_kernels() && !crate::gpu::sim_variants::has(variant) {
             return Err(Self::no_variant("cuModuleLoadData", variant));
         }
         let st = &mut *self.lock();

@@ -108,7 +108,7 @@ fn launch_host(
 ) -> std::result::Result<(), String> {
     use std::ffi::c_void;
     // The build of the variant the launch names: never another one in its place.
-    let Some(kernel) = super::sim_variants::launcher(&l.variant) else {
+    let Some(kernel) = crate::gpu::sim_variants::launcher(&l.variant) else {
         return Err(format!(
             "the simulator has no build of the kernel variant {}",
             l.variant

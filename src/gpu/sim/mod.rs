@@ -53,9 +53,6 @@ use std::sync::Mutex;
 
 use super::driver::{Driver, DriverFault, FaultKind};
 use super::pool::{device_pool_limit, DevicePool, HostPool};
-// The host builds of the kernels, which `host_kernels` and `driver_impl` name as
-// `super::sim_variants`.
-use super::sim_variants;
 use super::timeline;
 use super::variant::KernelDefines;
 use super::GpuInfo;
