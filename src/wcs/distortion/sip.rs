@@ -257,26 +257,67 @@ impl Poly {
     }
 
     /// `sip.c` `sip_compute`: for each power of u (high to low) a Horner sum in v, then a Horner
-    /// sum in u over those.
+    /// sum in u over those. The orders headers use (2 to 7) have a copy each with the order
+    /// fixed, which the compiler unrolls; every order runs the same operations in the same
+    /// order, so the results are the same bits.
     #[inline]
     fn eval(&self, x: f64, y: f64) -> f64 {
-        let m = self.m;
-        let n = m + 1;
-        // tmp[j] = Σ_{k ≤ j} a[m−j][k] y^k, by Horner from k = j down to 0.
-        let row = |j: usize| {
-            let base = (m - j) * n;
-            let mut t = self.c[base + j];
-            for k in (0..j).rev() {
-                t = y * t + self.c[base + k];
-            }
-            t
-        };
-        let mut sum = row(0);
-        for j in 1..=m {
-            sum = x * sum + row(j);
+        match self.m {
+            2 => horner::<2>(&self.c, x, y),
+            3 => horner::<3>(&self.c, x, y),
+            4 => horner::<4>(&self.c, x, y),
+            5 => horner::<5>(&self.c, x, y),
+            6 => horner::<6>(&self.c, x, y),
+            7 => horner::<7>(&self.c, x, y),
+            m => horner_any(m, &self.c, x, y),
         }
-        sum
     }
+
+    /// `(a.eval(x, y), b.eval(x, y))`, with one dispatch on the order when both have the same
+    /// (as headers' A and B do), so both sums are one stretch of straight-line code.
+    #[inline]
+    fn eval_pair(a: &Poly, b: &Poly, x: f64, y: f64) -> (f64, f64) {
+        fn both<const M: usize>(a: &Poly, b: &Poly, x: f64, y: f64) -> (f64, f64) {
+            (horner::<M>(&a.c, x, y), horner::<M>(&b.c, x, y))
+        }
+        match (a.m == b.m).then_some(a.m) {
+            Some(2) => both::<2>(a, b, x, y),
+            Some(3) => both::<3>(a, b, x, y),
+            Some(4) => both::<4>(a, b, x, y),
+            Some(5) => both::<5>(a, b, x, y),
+            Some(6) => both::<6>(a, b, x, y),
+            Some(7) => both::<7>(a, b, x, y),
+            _ => (a.eval(x, y), b.eval(x, y)),
+        }
+    }
+}
+
+/// [`Poly::eval`] for order `M` known when compiling.
+#[inline(always)]
+fn horner<const M: usize>(c: &[f64], x: f64, y: f64) -> f64 {
+    let c = &c[..(M + 1) * (M + 1)];
+    horner_any(M, c, x, y)
+}
+
+/// [`Poly::eval`] for any order `m`, `c` holding `(m + 1)²` coefficients.
+#[inline(always)]
+fn horner_any(m: usize, c: &[f64], x: f64, y: f64) -> f64 {
+    let n = m + 1;
+    // tmp[j] = Σ_{k ≤ j} a[m−j][k] y^k, by Horner from k = j down to 0.
+    let row = |j: usize| {
+        let base = (m - j) * n;
+        let mut t = c[base + j];
+        for k in (0..j).rev() {
+            t = y * t + c[base + k];
+        }
+        t
+    };
+    let mut sum = row(0);
+    // `1..n`, not `1..=m`: an inclusive range keeps a loop the compiler does not unroll.
+    for j in 1..n {
+        sum = x * sum + row(j);
+    }
+    sum
 }
 
 /// How [`Sip::invert`] iterates.
@@ -474,7 +515,8 @@ impl Sip {
             Some((a, b)) => {
                 let u = p1 - self.crpix[0];
                 let v = p2 - self.crpix[1];
-                (p1 + a.eval(u, v), p2 + b.eval(u, v))
+                let (da, db) = Poly::eval_pair(a, b, u, v);
+                (p1 + da, p2 + db)
             }
         }
     }
@@ -683,6 +725,75 @@ mod tests {
             }
         }
         assert!((poly.eval(x, y) - direct).abs() < 1e-14);
+    }
+
+    /// The order-specialised sums are `sip.c`'s operations in `sip.c`'s order: the same bits as
+    /// the plain loop below (the code before the specialisation), for every order up to the
+    /// highest read (and the orders 0 and 1 the API accepts), alone and in pairs of equal and of
+    /// different orders.
+    #[test]
+    fn specialised_orders_give_the_plain_loops_bits() {
+        fn plain(p: &Poly, x: f64, y: f64) -> f64 {
+            let (m, n) = (p.m, p.m + 1);
+            let row = |j: usize| {
+                let base = (m - j) * n;
+                let mut t = p.c[base + j];
+                for k in (0..j).rev() {
+                    t = y * t + p.c[base + k];
+                }
+                t
+            };
+            let mut sum = row(0);
+            for j in 1..=m {
+                sum = x * sum + row(j);
+            }
+            sum
+        }
+        // A fixed pseudo-random sequence (an LCG): coefficients of mixed signs and scales.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let mut poly = |order: usize| {
+            let mut p = SipPolynomial::zeros(order);
+            for (i, row) in p.coeffs.iter_mut().enumerate() {
+                for (j, c) in row.iter_mut().enumerate() {
+                    *c = next() * 10f64.powi(-2 - 3 * (i + j) as i32);
+                }
+            }
+            Poly::new(&p)
+        };
+        let polys: Vec<Poly> = (0..=MAX_SIP_ORDER).map(&mut poly).collect();
+        let points = [
+            (0.0, 0.0),
+            (1.5, -2.25),
+            (-1023.7, 511.3),
+            (4095.0, -2047.5),
+            (3e4, 7e3),
+        ];
+        for a in &polys {
+            for &(x, y) in &points {
+                assert_eq!(
+                    a.eval(x, y).to_bits(),
+                    plain(a, x, y).to_bits(),
+                    "order {}",
+                    a.m
+                );
+            }
+            for b in &polys {
+                for &(x, y) in &points {
+                    let (da, db) = Poly::eval_pair(a, b, x, y);
+                    let want = (plain(a, x, y), plain(b, x, y));
+                    assert_eq!(
+                        (da.to_bits(), db.to_bits()),
+                        (want.0.to_bits(), want.1.to_bits())
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -169,7 +169,22 @@ impl TpvPolynomial {
     /// ```
     #[inline]
     pub fn eval(&self, u: f64, v: f64) -> f64 {
-        let n = self.degree;
+        // A copy per degree, with the degree a constant the compiler unrolls the sums by; each
+        // runs the same operations in the same order, so the results are the same bits.
+        match self.degree {
+            1 => self.eval_degree(1, u, v),
+            2 => self.eval_degree(2, u, v),
+            3 => self.eval_degree(3, u, v),
+            4 => self.eval_degree(4, u, v),
+            5 => self.eval_degree(5, u, v),
+            6 => self.eval_degree(6, u, v),
+            _ => self.eval_degree(7, u, v),
+        }
+    }
+
+    /// [`TpvPolynomial::eval`] at degree `n` (`self.degree`).
+    #[inline(always)]
+    fn eval_degree(&self, n: usize, u: f64, v: f64) -> f64 {
         let p = &self.c;
         // p[0] + u*(p[1] + u*(p[4] + ...))
         let mut h = p[X_POW[n]];
