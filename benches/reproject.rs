@@ -12,6 +12,9 @@
 //!   coverage), bilinear: the separable path (one transform per output row and column).
 //! * `job_e_2048`: non-celestial PIXX/PIXY planes, output rotated 30° (about 84.5 %
 //!   coverage), bilinear: the per-pixel linear-plane path.
+//! * `job_f_2048`: job A with a TAN-SIP input (order 3, up to about 3 px of distortion at the
+//!   corners), bilinear: the unit-vector path and SIP's world → pixel iteration, run for
+//!   several pixels of a row at once.
 //!
 //! Run with `cargo bench --bench reproject`; throughput is in output pixels.
 
@@ -60,6 +63,31 @@ fn tan_pair(n: usize) -> (String, String) {
     cout.push(("CD2_1", format!("{:.15E}", s * sin)));
     cout.push(("CD2_2", format!("{:.15E}", s * cos)));
     (header(&cin), header(&cout))
+}
+
+/// Job A's headers with SIP distortion (order 3) on the input.
+fn sip_pair(n: usize) -> (String, String) {
+    let (tan_in, tan_out) = tan_pair(n);
+    let sip = header(&[
+        ("A_ORDER", "3".to_string()),
+        ("B_ORDER", "3".to_string()),
+        ("A_2_0", "2.0E-6".to_string()),
+        ("A_0_2", "-1.0E-6".to_string()),
+        ("A_1_1", "5.0E-7".to_string()),
+        ("A_3_0", "1.0E-10".to_string()),
+        ("B_2_0", "-3.0E-7".to_string()),
+        ("B_0_2", "1.5E-6".to_string()),
+        ("B_1_1", "4.0E-7".to_string()),
+        ("B_0_3", "-1.0E-10".to_string()),
+    ]);
+    // Same-length replacements keep the 80-character cards.
+    let tan_in = tan_in
+        .replace("'RA---TAN'    ", "'RA---TAN-SIP'")
+        .replace("'DEC--TAN'    ", "'DEC--TAN-SIP'");
+    assert!(Wcs::from_header_str(&(tan_in.clone() + &sip))
+        .unwrap()
+        .has_distortion());
+    (tan_in + &sip, tan_out)
 }
 
 /// Non-celestial PIXX/PIXY input and output headers, the output scaled by `scale` and
@@ -133,6 +161,7 @@ fn bench_jobs(c: &mut Criterion) {
         ("job_c_2048", tan_pair(N), Order::Bicubic),
         ("job_d_2048", pixel_pair(N, 1.09, 0.0), Order::Bilinear),
         ("job_e_2048", pixel_pair(N, 1.0, 30.0), Order::Bilinear),
+        ("job_f_2048", sip_pair(N), Order::Bilinear),
     ];
     let mut out = ArrayD::<f64>::zeros(IxDyn(&[N, N]));
     let mut footprint = ArrayD::<f64>::zeros(IxDyn(&[N, N]));

@@ -34,6 +34,7 @@
 //! assert!((x - general.0).abs() < 1e-9 && (y - general.1).abs() < 1e-9);
 //! ```
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -499,6 +500,69 @@ impl PixelTransform {
                 let py = (h[1][0] * x + h[1][1] * y + h[1][2]) / w;
                 (px.is_finite() && py.is_finite()).then_some((px, py))
             }
+            Kind::Vector { wcs_in, .. } | Kind::General { wcs_in, .. } => {
+                let (u, v) = self.to_input_intermediate(x, y)?;
+                wcs_in.intermediate_to_image(u, v)
+            }
+            Kind::Linear {
+                out,
+                inp,
+                conversions: [ca, cb],
+            } => {
+                let (a, b) = out.pixel_to_world(x, y);
+                let (px, py) = inp.world_to_pixel(ca.apply(a), cb.apply(b));
+                (px.is_finite() && py.is_finite()).then_some((px, py))
+            }
+            Kind::Table(table) => table.get(x, y),
+        }
+    }
+}
+
+impl PixelTransform {
+    /// [`PixelTransform::map`] of the pixels `cols` of output row `y` into `xs`, `ys` (NaN where
+    /// `map` gives `None`), the same bits. Where the input's inverse iterates (SIP), it runs
+    /// for [`ROW_LANES`] pixels at once.
+    ///
+    /// # Panics
+    /// If `xs` or `ys` is shorter than `cols`.
+    pub(crate) fn map_row(&self, y: f64, cols: Range<usize>, xs: &mut [f64], ys: &mut [f64]) {
+        let wcs_in = match &self.kind {
+            Kind::Vector { wcs_in, .. } | Kind::General { wcs_in, .. }
+                if wcs_in.inverts_in_lanes() =>
+            {
+                wcs_in
+            }
+            _ => {
+                for ((c, px), py) in cols.zip(xs.iter_mut()).zip(ys.iter_mut()) {
+                    (*px, *py) = self.map(c as f64, y).unwrap_or((f64::NAN, f64::NAN));
+                }
+                return;
+            }
+        };
+        let width = cols.len();
+        for start in (0..width).step_by(ROW_LANES) {
+            let lanes = ROW_LANES.min(width - start);
+            let (mut u, mut v) = ([f64::NAN; ROW_LANES], [f64::NAN; ROW_LANES]);
+            for l in 0..lanes {
+                let x = (cols.start + start + l) as f64;
+                if let Some((a, b)) = self.to_input_intermediate(x, y) {
+                    (u[l], v[l]) = (a, b);
+                }
+            }
+            let pixels = wcs_in.intermediate_to_image_lanes(u, v);
+            for (l, p) in pixels.into_iter().take(lanes).enumerate() {
+                (xs[start + l], ys[start + l]) = p.unwrap_or((f64::NAN, f64::NAN));
+            }
+        }
+    }
+
+    /// A sky path ([`Kind::Vector`], [`Kind::General`]) up to the input's intermediate
+    /// coordinates, before its linear step and distortion (the rest of
+    /// [`PixelTransform::map`]: [`CelestialTransform::intermediate_to_image`]); `None` where
+    /// there is no position by then.
+    #[inline]
+    fn to_input_intermediate(&self, x: f64, y: f64) -> Option<(f64, f64)> {
+        match &self.kind {
             Kind::Vector {
                 wcs_out,
                 wcs_in,
@@ -515,48 +579,44 @@ impl PixelTransform {
                 // pick a particular one; follow them there (a line of pixels of an all-sky
                 // map at most).
                 if w[0].abs() + w[1].abs() < POLE * w[2].abs() {
-                    return through_the_sky(wcs_out, wcs_in, frame.as_deref(), x, y);
+                    let (lon, lat) = sky_lon_lat(wcs_out, frame.as_deref(), x, y)?;
+                    return wcs_in.world_to_intermediate(lon, lat);
                 }
-                wcs_in.native_vector_to_pixel(w)
+                wcs_in.native_vector_to_intermediate(w)
             }
             Kind::General {
                 wcs_out,
                 wcs_in,
                 frame,
-            } => through_the_sky(wcs_out, wcs_in, frame.as_deref(), x, y),
-            Kind::Linear {
-                out,
-                inp,
-                conversions: [ca, cb],
             } => {
-                let (a, b) = out.pixel_to_world(x, y);
-                let (px, py) = inp.world_to_pixel(ca.apply(a), cb.apply(b));
-                (px.is_finite() && py.is_finite()).then_some((px, py))
+                let (lon, lat) = sky_lon_lat(wcs_out, frame.as_deref(), x, y)?;
+                wcs_in.world_to_intermediate(lon, lat)
             }
-            Kind::Table(table) => table.get(x, y),
+            _ => unreachable!("only sky paths have intermediate coordinates"),
         }
     }
 }
+
+/// Pixels per group of [`PixelTransform::map_row`]'s lockstep inversions.
+const ROW_LANES: usize = 8;
 
 /// Native directions this close to a pole (in |x| + |y| relative to |z|) take the celestial
 /// path: 1e-12 is 2e-10 deg from the pole.
 const POLE: f64 = 1e-12;
 
-/// Output pixel → world → (frame change) → input pixel, with WCSLIB's arithmetic.
+/// Output pixel → world in the input's frame, with WCSLIB's arithmetic.
 #[inline]
-fn through_the_sky(
+fn sky_lon_lat(
     wcs_out: &CelestialTransform,
-    wcs_in: &CelestialTransform,
     frame: Option<&FrameTransform>,
     x: f64,
     y: f64,
 ) -> Option<(f64, f64)> {
     let (lon, lat) = wcs_out.pixel_to_world(x, y)?;
-    let (lon, lat) = match frame {
+    Some(match frame {
         Some(f) => f.apply(lon, lat),
         None => (lon, lat),
-    };
-    wcs_in.world_to_pixel(lon, lat)
+    })
 }
 
 const IDENTITY: Mat3 = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
@@ -701,4 +761,82 @@ fn mul(a: &Mat3, b: &Mat3) -> Mat3 {
         }
     }
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A TAN-SIP input with a strong distortion (points far out diverge), in header order
+    /// `first`/`second` (latitude first swaps the image axes).
+    fn sip_input(first: &str, second: &str) -> Wcs {
+        let (crval1, crval2) = if first.starts_with("DEC") {
+            (2.0, 150.0)
+        } else {
+            (150.0, 2.0)
+        };
+        Wcs::from_header_str(&format!(
+            "NAXIS = 2\nNAXIS1 = 60\nNAXIS2 = 50\nCTYPE1 = '{first}'\nCTYPE2 = '{second}'\n\
+             CRPIX1 = 30.5\nCRPIX2 = 25.5\nCRVAL1 = {crval1}\nCRVAL2 = {crval2}\nCDELT1 = -0.001\n\
+             CDELT2 = 0.001\nCROTA2 = 12.0\nA_ORDER = 3\nB_ORDER = 3\nA_2_0 = 2e-3\n\
+             A_0_2 = -1e-3\nA_1_1 = 5e-4\nA_3_0 = 1e-5\nB_0_2 = 1.5e-3\nB_1_1 = 4e-4\n\
+             B_2_1 = -2e-5\n"
+        ))
+        .unwrap()
+    }
+
+    /// [`PixelTransform::map_row`] gives [`PixelTransform::map`]'s bits on the unit-vector
+    /// path (same frame, galactic output) and the general path (FK4 with its E-terms, and
+    /// the same frame by `PixelTransform::general`), for rows of any width and offset,
+    /// including pixels with no input position and latitude-first SIP.
+    #[test]
+    fn rows_give_maps_bits() {
+        let out = |ctype: (&str, &str), crval: (f64, f64), extra: &str| {
+            Wcs::from_header_str(&format!(
+                "CTYPE1 = '{}'\nCTYPE2 = '{}'\nCRPIX1 = 20\nCRPIX2 = 18\nCRVAL1 = {}\n\
+                 CRVAL2 = {}\nCDELT1 = -0.0012\nCDELT2 = 0.0012\nCROTA2 = -25.0\n{extra}",
+                ctype.0, ctype.1, crval.0, crval.1
+            ))
+            .unwrap()
+        };
+        let tan_icrs = out(("RA---TAN", "DEC--TAN"), (150.01, 2.02), "");
+        let galactic = out(("GLON-TAN", "GLAT-TAN"), (236.8, 42.1), "");
+        let fk4 = out(
+            ("RA---TAN", "DEC--TAN"),
+            (149.4, 2.3),
+            "RADESYS = 'FK4'\nEQUINOX = 1950\n",
+        );
+        let mut checked = 0;
+        for wcs_in in [
+            sip_input("RA---TAN-SIP", "DEC--TAN-SIP"),
+            sip_input("DEC--TAN-SIP", "RA---TAN-SIP"),
+        ] {
+            let transforms = [
+                PixelTransform::new(&tan_icrs, &wcs_in).unwrap(),
+                PixelTransform::new(&galactic, &wcs_in).unwrap(),
+                PixelTransform::new(&fk4, &wcs_in).unwrap(),
+                PixelTransform::general(&tan_icrs, &wcs_in).unwrap(),
+            ];
+            assert!(matches!(transforms[0].kind, Kind::Vector { .. }));
+            assert!(matches!(transforms[2].kind, Kind::General { .. }));
+            for t in &transforms {
+                for (row, cols) in [(0, 0..1), (3, 0..3), (17, 2..6), (18, 5..18), (40, 0..61)] {
+                    let y = row as f64 - 5.0;
+                    let (mut xs, mut ys) = (vec![0.0; cols.len()], vec![0.0; cols.len()]);
+                    t.map_row(y, cols.clone(), &mut xs, &mut ys);
+                    for (i, c) in cols.enumerate() {
+                        let want = t.map(c as f64, y).unwrap_or((f64::NAN, f64::NAN));
+                        assert_eq!(
+                            (xs[i].to_bits(), ys[i].to_bits()),
+                            (want.0.to_bits(), want.1.to_bits()),
+                            "row {y}, column {c}"
+                        );
+                        checked += usize::from(!want.0.is_nan());
+                    }
+                }
+            }
+        }
+        // Most pixels have a position; some (far out, where SIP diverges or gives NaN) do not.
+        assert!(checked > 500, "{checked}");
+    }
 }

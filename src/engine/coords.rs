@@ -257,6 +257,14 @@ impl CoordinateMap {
         let Some((px, py)) = self.forward.map(x, y) else {
             return (f64::NAN, f64::NAN);
         };
+        self.accept(x, y, px, py)
+    }
+
+    /// The checks of [`CoordinateMap::map`] after the forward transform: output pixel (`x`,
+    /// `y`) keeps the input position (`px`, `py`) if it lies inside the input and maps back
+    /// within a pixel (when the round trip is checked); NaN otherwise (NaN stays NaN).
+    #[inline(always)]
+    fn accept(&self, x: f64, y: f64, px: f64, py: f64) -> (f64, f64) {
         if !self.inside(px, py) {
             return (f64::NAN, f64::NAN);
         }
@@ -322,8 +330,11 @@ impl CoordinateMap {
                 let y = row as f64;
                 let xs = &mut xs[r * width..(r + 1) * width];
                 let ys = &mut ys[r * width..(r + 1) * width];
+                // The forward transform of the whole row first (SIP inverted for several
+                // pixels at once), then map's checks pixel by pixel: map's bits.
+                self.forward.map_row(y, block.cols.clone(), xs, ys);
                 for ((c, px), py) in block.cols.clone().zip(xs.iter_mut()).zip(ys.iter_mut()) {
-                    (*px, *py) = self.map(c as f64, y);
+                    (*px, *py) = self.accept(c as f64, y, *px, *py);
                 }
             }
         }

@@ -269,9 +269,59 @@ impl CelestialTransform {
     /// ```
     #[inline]
     pub fn native_vector_to_pixel(&self, v: [f64; 3]) -> Option<(f64, f64)> {
-        let (u, w) = self.projection.v2x(v)?;
-        let (a, b) = self.intermediate_to_pixel(u, w)?;
-        Some(if self.lat < self.lng { (b, a) } else { (a, b) })
+        let (u, w) = self.native_vector_to_intermediate(v)?;
+        self.intermediate_to_image(u, w)
+    }
+
+    /// The first half of [`CelestialTransform::native_vector_to_pixel`]: the projection.
+    #[inline]
+    pub(crate) fn native_vector_to_intermediate(&self, v: [f64; 3]) -> Option<(f64, f64)> {
+        self.projection.v2x(v)
+    }
+
+    /// The second half of [`CelestialTransform::native_vector_to_pixel`] and
+    /// [`CelestialTransform::world_to_pixel`]: intermediate coordinates → pixel in image order.
+    #[inline]
+    pub(crate) fn intermediate_to_image(&self, u: f64, v: f64) -> Option<(f64, f64)> {
+        let (a, b) = self.intermediate_to_pixel(u, v)?;
+        Some(self.image_order(a, b))
+    }
+
+    /// [`CelestialTransform::intermediate_to_image`] of `L` points, SIP inverted in lockstep
+    /// where [`CelestialTransform::inverts_in_lanes`]; the same bits as `L` calls.
+    #[inline]
+    pub(crate) fn intermediate_to_image_lanes<const L: usize>(
+        &self,
+        u: [f64; L],
+        v: [f64; L],
+    ) -> [Option<(f64, f64)>; L] {
+        match self.distortion.as_deref() {
+            Some(d) if d.inverts_in_lanes() => {
+                let pixels = d.img_to_pix_lanes(&self.linear, u, v);
+                pixels.map(|p| {
+                    let (a, b) = p?;
+                    (a.is_finite() && b.is_finite()).then_some(self.image_order(a, b))
+                })
+            }
+            _ => std::array::from_fn(|l| self.intermediate_to_image(u[l], v[l])),
+        }
+    }
+
+    /// Whether the inverse has a step worth running for several points at once (SIP's
+    /// iteration).
+    pub(crate) fn inverts_in_lanes(&self) -> bool {
+        self.distortion
+            .as_deref()
+            .is_some_and(Distortion::inverts_in_lanes)
+    }
+
+    #[inline(always)]
+    fn image_order(&self, a: f64, b: f64) -> (f64, f64) {
+        if self.lat < self.lng {
+            (b, a)
+        } else {
+            (a, b)
+        }
     }
 
     /// (lon, lat), degrees → pixel (0-based, image order).
@@ -288,13 +338,19 @@ impl CelestialTransform {
     /// ```
     #[inline]
     pub fn world_to_pixel(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {
+        let (u, v) = self.world_to_intermediate(lon, lat)?;
+        self.intermediate_to_image(u, v)
+    }
+
+    /// The first half of [`CelestialTransform::world_to_pixel`]: the rotation to native
+    /// coordinates and the projection.
+    #[inline]
+    pub(crate) fn world_to_intermediate(&self, lon: f64, lat: f64) -> Option<(f64, f64)> {
         if !(lon.is_finite() && lat.is_finite()) {
             return None;
         }
         let (phi, theta) = self.rotation.celestial_to_native(lon, lat);
-        let (u, v) = self.projection.s2x(phi, theta)?;
-        let (a, b) = self.intermediate_to_pixel(u, v)?;
-        Some(if self.lat < self.lng { (b, a) } else { (a, b) })
+        self.projection.s2x(phi, theta)
     }
 }
 

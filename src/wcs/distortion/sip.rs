@@ -637,6 +637,104 @@ impl Sip {
             iterations: k,
         }
     }
+
+    /// [`Sip::invert`] for `L` points at once, in lockstep: each lane makes `invert`'s
+    /// operations in `invert`'s order (the same bits), and the lanes' chains of dependent
+    /// multiplications, which bound one point's time, overlap in the CPU. A lane that has
+    /// stopped (converged, diverged) keeps its point while the others go on; returns the
+    /// solutions' `(x, y)`.
+    pub(crate) fn invert_lanes<const L: usize>(
+        &self,
+        fx: [f64; L],
+        fy: [f64; L],
+        how: &SipInversion,
+    ) -> ([f64; L], [f64; L]) {
+        let (mut x, mut y) = (fx, fy);
+        let Some((a, b)) = &self.forward else {
+            return (x, y);
+        };
+        if how.ap_bp_guess {
+            for l in 0..L {
+                if let Some((gx, gy)) = self.foc_to_pix_approx(fx[l], fy[l]) {
+                    (x[l], y[l]) = (gx, gy);
+                }
+            }
+        }
+        let tol2 = how.tolerance * how.tolerance;
+        let (f0, f1) = self.foc_lanes(a, b, &x, &y);
+        let mut dn_prev = [0.0; L];
+        let mut active = [false; L];
+        for l in 0..L {
+            let (dx, dy) = (f0[l] - fx[l], f1[l] - fy[l]);
+            x[l] -= dx;
+            y[l] -= dy;
+            dn_prev[l] = dx * dx + dy * dy;
+            active[l] = dn_prev[l] >= tol2;
+        }
+        let mut k = 1;
+        while k < how.max_iter && active.contains(&true) {
+            let (f0, f1) = self.foc_lanes(a, b, &x, &y);
+            for l in 0..L {
+                let (dx, dy) = (f0[l] - fx[l], f1[l] - fy[l]);
+                let dn = dx * dx + dy * dy;
+                if !active[l] {
+                    continue;
+                }
+                if dn >= dn_prev[l] && dn >= tol2 {
+                    active[l] = false; // diverged: the point before
+                    continue;
+                }
+                dn_prev[l] = dn;
+                x[l] -= dx;
+                y[l] -= dy;
+                active[l] = dn >= tol2;
+            }
+            k += 1;
+        }
+        (x, y)
+    }
+
+    /// [`Sip::pix_to_foc`] of `L` points, A and B of the order dispatched once for all.
+    #[inline(always)]
+    fn foc_lanes<const L: usize>(
+        &self,
+        a: &Poly,
+        b: &Poly,
+        x: &[f64; L],
+        y: &[f64; L],
+    ) -> ([f64; L], [f64; L]) {
+        #[inline(always)]
+        fn lanes<const L: usize, const M: usize>(
+            sip: &Sip,
+            a: &Poly,
+            b: &Poly,
+            x: &[f64; L],
+            y: &[f64; L],
+        ) -> ([f64; L], [f64; L]) {
+            let (mut f0, mut f1) = ([0.0; L], [0.0; L]);
+            for l in 0..L {
+                // pix_to_foc: 1-based, p + SIP(p − CRPIX), back to 0-based.
+                let (p1, p2) = (x[l] + 1.0, y[l] + 1.0);
+                let (u, v) = (p1 - sip.crpix[0], p2 - sip.crpix[1]);
+                let (da, db) = (horner::<M>(&a.c, u, v), horner::<M>(&b.c, u, v));
+                (f0[l], f1[l]) = ((p1 + da) - 1.0, (p2 + db) - 1.0);
+            }
+            (f0, f1)
+        }
+        match (a.m == b.m).then_some(a.m) {
+            Some(2) => lanes::<L, 2>(self, a, b, x, y),
+            Some(3) => lanes::<L, 3>(self, a, b, x, y),
+            Some(4) => lanes::<L, 4>(self, a, b, x, y),
+            Some(5) => lanes::<L, 5>(self, a, b, x, y),
+            _ => {
+                let (mut f0, mut f1) = ([0.0; L], [0.0; L]);
+                for l in 0..L {
+                    (f0[l], f1[l]) = self.pix_to_foc(x[l], y[l]);
+                }
+                (f0, f1)
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -815,5 +913,87 @@ mod tests {
         // Far away the fixed point is repelling: divergence is detected, not looped on.
         let s = sip.invert(5000.0, 5000.0, &SipInversion::default());
         assert!(s.diverged && !s.converged && s.iterations < 10);
+    }
+
+    /// Lanes in lockstep give each point `invert`'s bits, whatever their neighbours do: points
+    /// that converge at once, slowly, at different rounds, diverge, run out of iterations or
+    /// are NaN, with and without the AP/BP start, for orders with and without a specialised
+    /// copy (and A and B of different orders).
+    #[test]
+    fn lanes_give_each_point_inverts_bits() {
+        let sip_of = |order_a: usize, order_b: usize, apbp: bool| {
+            let mut a = SipPolynomial::zeros(order_a);
+            let mut b = SipPolynomial::zeros(order_b);
+            a.coeffs[2][0] = 1e-3;
+            a.coeffs[0][2] = -4e-4;
+            b.coeffs[1][1] = -2e-3;
+            b.coeffs[2][0] = 5e-4;
+            a.coeffs[order_a][0] += 1e-9;
+            b.coeffs[0][order_b] -= 2e-9;
+            let apbp = apbp.then(|| {
+                let mut ap = SipPolynomial::zeros(2);
+                ap.coeffs[2][0] = -1e-3;
+                (ap, SipPolynomial::zeros(2))
+            });
+            Sip::new(&SipParams {
+                crpix: [10.0, -5.0],
+                ab: Some((a, b)),
+                apbp,
+            })
+            .unwrap()
+        };
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        for &(x, y) in &[
+            (9.0, -6.0),
+            (30.0, -40.0),
+            (-120.0, 75.0),
+            (300.0, 200.0),
+            (-450.0, 0.5),
+        ] {
+            points.push((x, y)); // focal-plane points near and far
+        }
+        points.extend([
+            (5000.0, 5000.0),
+            (f64::NAN, 1.0),
+            (2.0, f64::INFINITY),
+            (-800.0, -900.0),
+        ]);
+        let hows = [
+            SipInversion::default(),
+            SipInversion::astropy(),
+            SipInversion {
+                tolerance: 1e-12,
+                max_iter: 3,
+                ap_bp_guess: false,
+            },
+            SipInversion {
+                ap_bp_guess: true,
+                ..SipInversion::astropy()
+            },
+        ];
+        for (order_a, order_b) in [(2, 2), (3, 3), (5, 5), (7, 7), (9, 9), (3, 4)] {
+            for apbp in [false, true] {
+                let sip = sip_of(order_a, order_b, apbp);
+                for how in &hows {
+                    // Every window of four consecutive points (wrapping), so each point meets
+                    // different neighbours.
+                    for start in 0..points.len() {
+                        let lane = |l: usize| points[(start + l) % points.len()];
+                        let fx = std::array::from_fn::<f64, 4, _>(|l| lane(l).0);
+                        let fy = std::array::from_fn::<f64, 4, _>(|l| lane(l).1);
+                        let (x, y) = sip.invert_lanes(fx, fy, how);
+                        for l in 0..4 {
+                            let want = sip.invert(fx[l], fy[l], how);
+                            assert_eq!(
+                                (x[l].to_bits(), y[l].to_bits()),
+                                (want.x.to_bits(), want.y.to_bits()),
+                                "orders {order_a}/{order_b}, AP/BP {apbp}, {how:?}, point {:?}",
+                                (fx[l], fy[l])
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }
