@@ -15,6 +15,8 @@
 //! * `job_f_2048`: job A with a TAN-SIP input (order 3, up to about 3 px of distortion at the
 //!   corners), bilinear: the unit-vector path and SIP's world → pixel iteration, run for
 //!   several pixels of a row at once.
+//! * `job_g_2048`: job A with a TPV input (degree 3, about 1 px of distortion at the
+//!   corners), bilinear: WCSLIB's TPV inverse, run for several pixels of a row at once.
 //!
 //! Run with `cargo bench --bench reproject`; throughput is in output pixels.
 
@@ -90,6 +92,31 @@ fn sip_pair(n: usize) -> (String, String) {
     (tan_in + &sip, tan_out)
 }
 
+/// Job A's headers with TPV distortion (degree 3) on the input.
+fn tpv_pair(n: usize) -> (String, String) {
+    let (tan_in, tan_out) = tan_pair(n);
+    let pv = header(&[
+        ("PV1_1", "1.0".to_string()),
+        ("PV1_4", "1.0E-3".to_string()),
+        ("PV1_5", "-5.0E-4".to_string()),
+        ("PV1_7", "-2.0E-3".to_string()),
+        ("PV2_1", "1.0".to_string()),
+        ("PV2_5", "1.5E-3".to_string()),
+        ("PV2_6", "4.0E-4".to_string()),
+        ("PV2_9", "1.0E-3".to_string()),
+    ]);
+    // Same-length replacements keep the 80-character cards; TPV takes the scale in CD (its
+    // polynomials act on degrees), not in CDELT.
+    let tan_in = tan_in
+        .replace("'RA---TAN'", "'RA---TPV'")
+        .replace("'DEC--TAN'", "'DEC--TPV'")
+        .replace("CDELT1  =", "CD1_1   =")
+        .replace("CDELT2  =", "CD2_2   =");
+    let wcs = Wcs::from_header_str(&(tan_in.clone() + &pv)).unwrap();
+    assert!(wcs.params().tpv.is_some() && wcs.has_distortion());
+    (tan_in + &pv, tan_out)
+}
+
 /// Non-celestial PIXX/PIXY input and output headers, the output scaled by `scale` and
 /// rotated by `rot_deg` about the centre.
 fn pixel_pair(n: usize, scale: f64, rot_deg: f64) -> (String, String) {
@@ -162,6 +189,7 @@ fn bench_jobs(c: &mut Criterion) {
         ("job_d_2048", pixel_pair(N, 1.09, 0.0), Order::Bilinear),
         ("job_e_2048", pixel_pair(N, 1.0, 30.0), Order::Bilinear),
         ("job_f_2048", sip_pair(N), Order::Bilinear),
+        ("job_g_2048", tpv_pair(N), Order::Bilinear),
     ];
     let mut out = ArrayD::<f64>::zeros(IxDyn(&[N, N]));
     let mut footprint = ArrayD::<f64>::zeros(IxDyn(&[N, N]));

@@ -788,7 +788,7 @@ mod tests {
     /// [`PixelTransform::map_row`] gives [`PixelTransform::map`]'s bits on the unit-vector
     /// path (same frame, galactic output) and the general path (FK4 with its E-terms, and
     /// the same frame by `PixelTransform::general`), for rows of any width and offset,
-    /// including pixels with no input position and latitude-first SIP.
+    /// including pixels with no input position, latitude-first SIP and TPV.
     #[test]
     fn rows_give_maps_bits() {
         let out = |ctype: (&str, &str), crval: (f64, f64), extra: &str| {
@@ -807,9 +807,17 @@ mod tests {
             "RADESYS = 'FK4'\nEQUINOX = 1950\n",
         );
         let mut checked = 0;
+        let tpv_input = Wcs::from_header_str(
+            "NAXIS = 2\nNAXIS1 = 60\nNAXIS2 = 50\nCTYPE1 = 'RA---TPV'\nCTYPE2 = 'DEC--TPV'\n\
+             CRPIX1 = 30.5\nCRPIX2 = 25.5\nCRVAL1 = 150.0\nCRVAL2 = 2.0\nCD1_1 = -0.001\n\
+             CD1_2 = 0.0002\nCD2_1 = 0.0001\nCD2_2 = 0.001\nPV1_1 = 1.0\nPV1_4 = 0.8\n\
+             PV1_7 = -30.0\nPV1_3 = 0.05\nPV2_1 = 1.0\nPV2_6 = 0.5\nPV2_9 = 20.0\n",
+        )
+        .unwrap();
         for wcs_in in [
             sip_input("RA---TAN-SIP", "DEC--TAN-SIP"),
             sip_input("DEC--TAN-SIP", "RA---TAN-SIP"),
+            tpv_input,
         ] {
             let transforms = [
                 PixelTransform::new(&tan_icrs, &wcs_in).unwrap(),

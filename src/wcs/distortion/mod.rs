@@ -291,42 +291,65 @@ impl Distortion {
         (x.is_finite() && y.is_finite()).then_some((x, y))
     }
 
-    /// Whether [`Distortion::img_to_pix_lanes`] inverts several points at once: SIP without
-    /// TPV (TPV's inverse goes point by point).
+    /// Whether [`Distortion::img_to_pix_lanes`] inverts several points at once (SIP's and
+    /// TPV's inverses both iterate).
     pub(crate) fn inverts_in_lanes(&self) -> bool {
-        self.tpv.is_none() && self.sip.is_some()
+        self.tpv.is_some() || self.sip.is_some()
     }
 
-    /// [`Distortion::img_to_pix`] of `L` points, the SIP inversions in lockstep
-    /// ([`Sip::invert_lanes`]); the same bits as `L` calls. `None` marks a lane without a
-    /// pixel.
+    /// [`Distortion::img_to_pix`] of `L` points, the TPV and SIP inversions in lockstep
+    /// ([`Tpv::undistort_lanes`], [`Sip::invert_lanes`]); the same bits as `L` calls. `None`
+    /// marks a lane without a pixel.
     pub(crate) fn img_to_pix_lanes<const L: usize>(
         &self,
         linear: &Linear2,
         u: [f64; L],
         v: [f64; L],
     ) -> [Option<(f64, f64)>; L] {
-        let (Some(sip), None) = (&self.sip, &self.tpv) else {
-            return std::array::from_fn(|l| self.img_to_pix(linear, u[l], v[l]));
-        };
-        let (mut x0, mut x1) = ([0.0; L], [0.0; L]);
-        let mut valid = [false; L];
-        for l in 0..L {
-            let (a, b) = linear.img_to_pix(u[l], v[l]);
-            (x0[l], x1[l]) = self.order(a, b);
-            valid[l] = x0[l].is_finite() && x1[l].is_finite();
-            if !valid[l] {
-                // No pixel (as img_to_pix). The lane iterates from the reference pixel
-                // instead, where SIP vanishes unless the header gives A_0_0 or B_0_0, so it
-                // usually stops at once and keeps the others no longer.
-                let [c0, c1] = sip.crpix();
-                (x0[l], x1[l]) = (c0 - 1.0, c1 - 1.0);
+        let before_sip: [Option<(f64, f64)>; L] = match &self.tpv {
+            None => std::array::from_fn(|l| {
+                let (a, b) = linear.img_to_pix(u[l], v[l]);
+                Some(self.order(a, b))
+            }),
+            Some((lin, tpv)) => {
+                let (mut d0, mut d1) = ([0.0; L], [0.0; L]);
+                for l in 0..L {
+                    let (w0, w1) = self.order(u[l], v[l]);
+                    (d0[l], d1[l]) = lin.unscale(w0, w1);
+                }
+                tpv.undistort_lanes(d0, d1).map(|t| {
+                    let (p0, p1) = lin.pc_to_pix1(t?.0, t?.1);
+                    Some((p0 - 1.0, p1 - 1.0))
+                })
             }
-        }
-        let (x, y) = sip.invert_lanes(x0, x1, &self.inversion);
-        std::array::from_fn(|l| {
-            let (x, y) = self.order(x[l], y[l]);
-            (valid[l] && x.is_finite() && y.is_finite()).then_some((x, y))
+        };
+        let pixels: [Option<(f64, f64)>; L] = match &self.sip {
+            None => before_sip,
+            Some(sip) => {
+                let (mut x0, mut x1) = ([0.0; L], [0.0; L]);
+                let mut valid = [false; L];
+                for l in 0..L {
+                    if let Some((a, b)) = before_sip[l]
+                        && a.is_finite()
+                        && b.is_finite()
+                    {
+                        (x0[l], x1[l], valid[l]) = (a, b, true);
+                    } else {
+                        // No pixel (as img_to_pix). The lane iterates from the reference
+                        // pixel instead, where SIP vanishes unless the header gives A_0_0 or
+                        // B_0_0, so it usually stops at once and keeps the others no longer.
+                        let [c0, c1] = sip.crpix();
+                        (x0[l], x1[l]) = (c0 - 1.0, c1 - 1.0);
+                    }
+                }
+                let (x, y) = sip.invert_lanes(x0, x1, &self.inversion);
+                std::array::from_fn(|l| valid[l].then_some((x[l], y[l])))
+            }
+        };
+        pixels.map(|p| {
+            let (x, y) = p?;
+            let (x, y) = self.order(x, y);
+            (x.is_finite() && y.is_finite()).then_some((x, y))
         })
     }
 }
