@@ -9,8 +9,10 @@ ICRS TAN (0.001 deg) at the Galactic centre. Job C: job A, bicubic. Default opti
 check on), serial and parallel, float64 output + footprint.
 Job D: non-celestial PIXX/PIXY planes, output pixels 1.09x larger (the separable path).
 Job E: PIXX/PIXY, output rotated 30 deg (the per-pixel linear path). Job F: job A's input
-through an APE-14 WCS that is no FITS WCS (a slice of a cube's WCS): astropy computes the
-positions, the engine interpolates (sizes: --size-b).
+through a plane of a cube's WCS (SlicedLowLevelWCS, the spectral axis dropped), which is the
+FITS WCS of its sky axes: the engine computes everything. Job G: the same with the spectral
+axis coupled to RA (PC1_3), an APE-14 WCS that is no FITS WCS: astropy computes the
+positions, the engine interpolates. F and G at --size-b.
 """
 import argparse
 import time
@@ -79,8 +81,10 @@ def job_pixels(n, scale, rot_deg):
     return (data, pixel_header(n, 1.0, 0.0)), pixel_header(n, scale, rot_deg)
 
 
-def job_ape14(n):
-    """Job A's geometry with the input WCS as a 2-D slice of a 3-D WCS (no FITS header)."""
+def job_cube_plane(n, coupling=0.0):
+    """Job A's geometry with the input WCS as a 2-D plane of a 3-D WCS (an integer slice
+    dropping the spectral axis, as NDData slicing makes). With ``coupling`` (PC1_3) RA depends
+    on the spectral pixel, so the plane has no FITS WCS of its own."""
     from astropy.wcs import WCS
     from astropy.wcs.wcsapi import SlicedLowLevelWCS
 
@@ -92,6 +96,8 @@ def job_ape14(n):
     cube.wcs.crval = [*w2.wcs.crval, 1.4e9]
     cube.wcs.cdelt = [*w2.wcs.cdelt, 1e6]
     cube.wcs.radesys = "ICRS"
+    if coupling:
+        cube.wcs.pc = [[1.0, 0.0, coupling], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     return (data, SlicedLowLevelWCS(cube, (0, slice(None), slice(None)))), h_out
 
 
@@ -117,7 +123,8 @@ def main():
         ("C", job_a(args.size_a), "bicubic"),
         ("D", job_pixels(args.size_a, 1.09, 0.0), "bilinear"),
         ("E", job_pixels(args.size_a, 1.0, 30.0), "bilinear"),
-        ("F", job_ape14(args.size_b), "bilinear"),
+        ("F", job_cube_plane(args.size_b), "bilinear"),
+        ("G", job_cube_plane(args.size_b, coupling=1e-3), "bilinear"),
     ]
     print(f"{'job':<4} {'reproject_rs serial':>20} {'reproject_rs parallel':>22} {'reproject':>10} {'ratio':>8}")
     for name, (inp, out), order in jobs:

@@ -290,7 +290,8 @@ def test_generic_path_for_wcs_the_engine_does_not_evaluate():
     from astropy.wcs.wcsapi import HighLevelWCSWrapper, SlicedLowLevelWCS
 
     inputs = tiles(2)
-    # A sliced WCS that cannot become a FITS WCS (a dropped axis of a cube WCS).
+    # A sliced WCS that cannot become a FITS WCS (a dropped spectral axis of a cube WCS,
+    # coupled to RA by PC1_3; at the plane sliced, pixel 1 = CRPIX3, it moves nothing).
     wrapped = []
     for data, wcs in inputs:
         w3 = WCS(naxis=3)
@@ -300,6 +301,7 @@ def test_generic_path_for_wcs_the_engine_does_not_evaluate():
         w3.wcs.cdelt = [*wcs.wcs.cdelt, 1e6]
         w3.wcs.pc = np.eye(3)
         w3.wcs.pc[:2, :2] = wcs.wcs.pc
+        w3.wcs.pc[0, 2] = 0.3
         wrapped.append((data, HighLevelWCSWrapper(SlicedLowLevelWCS(w3, [0, slice(None),
                                                                           slice(None)]))))
     assert_same(ours(wrapped, WCS_OUT, shape_out=SHAPE_OUT),

@@ -227,21 +227,92 @@ def sky_wcs(crval=(150.0, 2.0), crpix=(10.5, 9.5), cdelt=0.01, ctype=("RA---TAN"
     return w
 
 
-def test_generalized_ape14_wcs():
-    """A 2-D slice of a cube's WCS that drops the spectral axis is an APE-14 WCS with no FITS
-    header of its own."""
-    from astropy.wcs.wcsapi import SlicedLowLevelWCS
-
+def cube_wcs(coupling=0.0):
+    """A RA/DEC/FREQ cube's WCS; ``coupling`` is PC1_3, by which RA's intermediate coordinate
+    depends on the spectral pixel (so a plane of the cube has no FITS WCS of its own)."""
     cube = WCS(naxis=3)
     cube.wcs.ctype = ["RA---TAN", "DEC--TAN", "FREQ"]
     cube.wcs.crval, cube.wcs.crpix = [150.0, 2.0, 1.4e9], [10.5, 9.5, 1.0]
     cube.wcs.cdelt = [-0.01, 0.01, 1e6]
-    sliced = SlicedLowLevelWCS(cube, (2, slice(None), slice(None)))
+    if coupling:
+        cube.wcs.pc = [[1.0, 0.0, coupling], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    return cube
+
+
+def test_generalized_ape14_wcs():
+    """A 2-D slice of a cube's WCS that drops a spectral axis coupled to RA is an APE-14 WCS
+    with no FITS header of its own: astropy computes its positions."""
+    from astropy.wcs.wcsapi import SlicedLowLevelWCS
+
+    from reproject_rs._parse import _unwrap_fits_wcs
+
+    sliced = SlicedLowLevelWCS(cube_wcs(coupling=0.3), (2, slice(None), slice(None)))
+    assert _unwrap_fits_wcs(sliced) is None
     data = image((20, 22))
     target = sky_wcs(crval=(150.02, 2.01), crpix=(9.0, 8.7), cdelt=0.012)
     for order in [0, 1, 3]:
         assert_same(*both((data, sliced), target, shape_out=(18, 19), order=order))
         assert_same(*both((data, sky_wcs()), sliced, shape_out=(18, 19), order=order))
+
+
+def four_axis_wcs():
+    """FREQ, RA, STOKES, DEC (FITS order), the sky rotated by its PC block."""
+    w = WCS(naxis=4)
+    w.wcs.ctype = ["FREQ", "RA---SIN", "STOKES", "DEC--SIN"]
+    w.wcs.crval, w.wcs.crpix = [1.4e9, 150.0, 1.0, 2.0], [1.0, 10.5, 1.0, 9.5]
+    w.wcs.cdelt = [1e6, -0.01, 1.0, 0.01]
+    c, s = np.cos(0.2), np.sin(0.2)
+    w.wcs.pc = [[1, 0, 0, 0], [0, c, 0, -s], [0, 0, 1, 0], [0, s, 0, c]]
+    return w
+
+
+@pytest.mark.parametrize(
+    "make, slices",
+    [
+        (cube_wcs, (2, slice(None), slice(None))),
+        (cube_wcs, (0, slice(3, None), slice(2, None))),
+        (four_axis_wcs, (slice(None), 1, slice(None), 3)),
+        (four_axis_wcs, (slice(2, None), 0, slice(1, None), 0)),
+    ],
+)
+def test_cube_planes_are_computed_by_the_engine(make, slices):
+    """A plane of a cube whose dropped axes are independent of its sky axes (a spectral or
+    Stokes axis cut away by an integer index, as NDData slicing does) is the FITS WCS of the
+    kept axes: the engine computes its positions, reproject's values come out, and the forms
+    that need an engine plan (``return_type='lazy'``) take it."""
+    from astropy.wcs.wcsapi import HighLevelWCSWrapper, SlicedLowLevelWCS
+
+    from reproject_rs._parse import _unwrap_fits_wcs
+
+    sliced = SlicedLowLevelWCS(make(), slices)
+    assert _unwrap_fits_wcs(sliced).pixel_n_dim == 2
+    data = image((20, 22))
+    target = sky_wcs(crval=(150.02, 2.01), crpix=(9.0, 8.7), cdelt=0.012)
+    for order in [0, 1, 3]:
+        assert_same(*both((data, sliced), target, shape_out=(18, 19), order=order))
+        assert_same(*both((data, sky_wcs()), HighLevelWCSWrapper(sliced), shape_out=(18, 19),
+                          order=order))
+    lazy = reproject_rs.reproject_interp((data, sliced), target, shape_out=(18, 19),
+                                         return_type="lazy")
+    assert_same(lazy.compute(), both((data, sliced), target, shape_out=(18, 19))[1])
+
+
+def test_cube_planes_keep_their_spectral_axis():
+    """Dropping only the Stokes axis of a four-axis WCS leaves a FREQ/RA/DEC cube (FITS
+    order): the engine reprojects it plane by plane onto a cube of the same spectral axis."""
+    from astropy.wcs.wcsapi import SlicedLowLevelWCS
+
+    from reproject_rs._parse import _unwrap_fits_wcs
+
+    sliced = SlicedLowLevelWCS(four_axis_wcs(), (slice(None), 0, slice(None), slice(None)))
+    fits = _unwrap_fits_wcs(sliced)
+    assert list(fits.wcs.ctype) == ["FREQ", "RA---SIN", "DEC--SIN"]
+    target = fits.deepcopy()
+    target.wcs.crpix = [1.0, 9.13, 8.71]  # no output pixel lands on an input edge
+    target.wcs.cdelt = [1e6, -0.012, 0.012]
+    data = np.stack([image((20, 22), seed=k) for k in range(3)], axis=-1)  # DEC, RA, FREQ
+    for order in [0, 1]:
+        assert_same(*both((data, sliced), target, shape_out=(18, 19, 3), order=order))
 
 
 def test_lookup_table_distortion():
@@ -283,11 +354,7 @@ def test_time_axes_from_different_references():
 def test_astropy_positions_through_blocks_and_dask():
     from astropy.wcs.wcsapi import SlicedLowLevelWCS
 
-    cube = WCS(naxis=3)
-    cube.wcs.ctype = ["RA---TAN", "DEC--TAN", "FREQ"]
-    cube.wcs.crval, cube.wcs.crpix = [150.0, 2.0, 1.4e9], [10.5, 9.5, 1.0]
-    cube.wcs.cdelt = [-0.01, 0.01, 1e6]
-    sliced = SlicedLowLevelWCS(cube, (0, slice(None), slice(None)))
+    sliced = SlicedLowLevelWCS(cube_wcs(coupling=0.3), (0, slice(None), slice(None)))
     data = np.stack([image((20, 22), seed=k) for k in range(2)])
     target = sky_wcs(crval=(150.02, 2.01), crpix=(9.0, 8.7), cdelt=0.012)
     theirs = both((data, sliced), target, shape_out=(2, 18, 19))[1]

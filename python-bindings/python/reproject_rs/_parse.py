@@ -62,8 +62,7 @@ def _unwrap_fits_wcs(wcs):
     """The astropy.wcs.WCS an APE-14 object stands for, or None.
 
     Handles astropy.wcs.WCS itself, HighLevelWCSWrapper and any object whose
-    ``low_level_wcs`` leads to one, and SlicedLowLevelWCS with plain slices (no dropped
-    axes) of one, which become ``WCS.slice``.
+    ``low_level_wcs`` leads to one, and SlicedLowLevelWCS of one (see ``_fits_slice``).
     """
     _, WCS = _astropy()
     from astropy.wcs.wcsapi import SlicedLowLevelWCS
@@ -73,19 +72,40 @@ def _unwrap_fits_wcs(wcs):
             return wcs
         if isinstance(wcs, SlicedLowLevelWCS):
             inner = _unwrap_fits_wcs(wcs._wcs)
-            if inner is None:
-                return None
-            slices = list(wcs._slices_array)
-            if not all(isinstance(s, slice) for s in slices):
-                return None  # integer slices drop axes
-            if all(s.start in (None, 0) and s.stop is None and s.step in (None, 1) for s in slices):
-                return inner
-            return inner.slice(tuple(slices), numpy_order=True)
+            return None if inner is None else _fits_slice(inner, list(wcs._slices_pixel))
         low = getattr(wcs, "low_level_wcs", None)
         if low is None or low is wcs:
             return None
         wcs = low
     return None
+
+
+def _fits_slice(inner, slices):
+    """The astropy.wcs.WCS equal to ``SlicedLowLevelWCS(inner, slices)`` (``slices`` in
+    pixel order, as the sliced WCS holds them), or None when there is none.
+
+    Plain slices become ``WCS.slice``. An integer drops its pixel axis (a plane of a cube):
+    the slice is the FITS WCS of the kept axes (``WCS.sub``) when no kept world axis depends
+    on a dropped pixel axis and no dropped world axis on a kept one, as for a cube whose
+    spectral or Stokes axis is cut away; astropy then gives the same coordinates either way.
+    Otherwise (a dropped axis coupled to the kept ones by the PC matrix or a celestial pair)
+    there is none, and astropy computes the positions (``_positions``).
+    """
+    kept = [i for i, s in enumerate(slices) if isinstance(s, slice)]
+    if len(kept) < len(slices):
+        corr = np.asarray(inner.axis_correlation_matrix, dtype=bool)  # world x pixel
+        dropped = [i for i in range(len(slices)) if i not in kept]
+        world = [w for w in range(corr.shape[0]) if corr[w, kept].any()]
+        if not kept or world != kept or corr[np.ix_(world, dropped)].any():
+            return None
+        shape_known = inner.pixel_shape is not None
+        inner = inner.sub([i + 1 for i in kept])
+        if not shape_known:
+            inner.pixel_shape = None  # WCS.sub keeps one 0 per axis of the cube, not of the sub
+        slices = [slices[i] for i in kept]
+    if all(s.start in (None, 0) and s.stop is None and s.step in (None, 1) for s in slices):
+        return inner
+    return inner.slice(tuple(slices), numpy_order=False)
 
 
 def wcs_to_header(wcs) -> str:
