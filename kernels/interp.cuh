@@ -1,4 +1,4 @@
-// scipy-exact sampling of one input window (src/interp/kernel.rs), the input decoding of
+// scipy-exact sampling of one input window (src/interp/kernel/), the input decoding of
 // src/io/decode.rs (byte order, BSCALE/BZERO, BLANK) and reproject's float32 rounding
 // (src/engine/precision.rs).
 //
@@ -254,7 +254,7 @@ RP_DEVICE double rp_nearest(const RpSampling* s, const RpWindow* w, double y, do
 #if RP_WITH_BILINEAR
 // The two taps along an axis of n pixels, and their weights, for a coordinate c of the valid
 // range (-0.5 <= c < n - 0.5). The CPU clamps c to [0, n - 1] first (`linear_axis` in
-// src/interp/kernel.rs); this gives the same bits without the clamp's selects. (int)c is
+// src/interp/kernel/plane.rs); this gives the same bits without the clamp's selects. (int)c is
 // already the clamped tap (0 below 1, n - 1 from n - 1 on), and where the clamp would act the
 // clamped fraction is 0, so the weights are 1.0 and 0.0: below 0 the unclamped fraction is
 // negative, and from n - 1 on there is no next tap (i + 1 == n).
@@ -326,7 +326,7 @@ RP_DEVICE double rp_bilinear(const RpSampling* s, const RpWindow* w, double y, d
 
 #if RP_WITH_SPLINE
 // scipy's spline weights of order o (2..5) at clamped coordinate cc with knot fl, as
-// `weights` in src/interp/kernel.rs computes them. Its divisions by constants are
+// `weights` in src/interp/kernel/mod.rs computes them. Its divisions by constants are
 // rp_div_const's, which gives the division's bits for every dividend here: x = cc - fl lies
 // in [0, 1) (odd orders) or about [-0.5, 0.5) (even), so each dividend is +0 (x itself, at a
 // whole-pixel position) or between (2^-53)^5 = 2^-265 (y t t for order 5, with y = 1 - x no

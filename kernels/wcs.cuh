@@ -80,7 +80,7 @@ RP_DEVICE double rpw_cosd(double x) { return cos(rpw_d2r(x)); }
 RP_DEVICE double rpw_asind(double x) { return rpw_r2d(asin(x)); }
 RP_DEVICE double rpw_acosd(double x) { return rpw_r2d(acos(x)); }
 RP_DEVICE double rpw_atan2d(double y, double x) { return rpw_r2d(atan2(y, x)); }
-// Rust's f64::to_radians / to_degrees (src/wcs/frame_transform.rs, pixel_transform.rs).
+// Rust's f64::to_radians / to_degrees (src/wcs/frame_transform/mod.rs, pixel_transform.rs).
 RP_DEVICE double rpw_to_radians(double x) { return x * (RP_PI / 180.0); }
 RP_DEVICE double rpw_to_degrees(double x) { return x * 57.2957795130823208767981548141051703; }
 RP_DEVICE int rpw_finite(double x) { return x - x == 0.0; }
@@ -762,7 +762,7 @@ RP_OUTLINE int rp_cel_native_vector_to_pixel(const RpCel* c, const double v[3], 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Frame change (FrameTransform::apply, src/wcs/frame_transform.rs): a rotation, with FK4's
+// Frame change (FrameTransform::apply, src/wcs/frame_transform/mod.rs): a rotation, with FK4's
 // E-terms removed before it and/or added after it.
 
 RP_DEVICE double rp_wrap_360(double lon) {
