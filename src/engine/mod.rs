@@ -51,6 +51,8 @@ pub mod lazy;
 mod memory;
 mod options;
 mod output_sample;
+mod plan_blocks;
+mod plan_new;
 mod precision;
 mod prefilter;
 pub mod schedule;
@@ -58,23 +60,20 @@ mod spectral;
 pub mod spline_share;
 mod streaming;
 
-use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use ndarray::{ArrayD, ArrayView2, ArrayViewMut3, ArrayViewMutD};
+use ndarray::{ArrayD, ArrayViewMutD};
 
 use crate::error::{Error, Result};
 pub use crate::gpu::{Backend, Devices};
 
-use crate::interp::{NanPolicy, Window};
 use crate::io::ImageSource;
 use crate::pixel_transform::PositionTable;
 use crate::wcs::Wcs;
-use blocks::{auto_block_size, blocks, Block};
+use blocks::{auto_block_size, Block};
 pub use checks::check_plan;
-use checks::plan_geometry;
 
-use coords::{Bounds, CoordinateMap};
+use coords::CoordinateMap;
 use device_choice::AutoChoice;
 use executor::BlockExecutor;
 pub use gpu_executor::CudaExecutor;
@@ -85,9 +84,8 @@ pub use options::{Options, Parallel};
 pub use output_sample::OutputSample;
 pub use precision::Precision;
 use precision::Rounding;
-use prefilter::{Coefficients, Sharing};
+use prefilter::Coefficients;
 use spectral::SpectralAxis;
-use spline_share::SplinePrep;
 
 /// The input of a plan: borrowed from the caller, or shared and owned (for plans that outlive
 /// the call that made them, such as lazy block handles).
@@ -189,245 +187,6 @@ enum Geometry<'w> {
 }
 
 impl<'a> Plan<'a> {
-    /// Validates the inputs and prepares the transform (and, for orders ≥ 2, the spline
-    /// coefficients of every input plane).
-    ///
-    /// `shape_out` is the output shape: either just (rows, columns), in which case the input's
-    /// leading dimensions are prepended, or the full shape with the same leading dimensions
-    /// as the input.
-    ///
-    /// ```
-    /// # use ndarray::Array2;
-    /// # use reproject::engine::{Options, Plan};
-    /// # use reproject::io::ArraySource;
-    /// # use reproject::wcs::Wcs;
-    /// # let header = |crpix: f64| format!(
-    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
-    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
-    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
-    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
-    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
-    /// # let source = ArraySource::new(image.view().into_dyn())?;
-    /// # use ndarray::Array3;
-    /// let cube = Array3::<f32>::zeros((3, 32, 32));
-    /// let cube = ArraySource::new(cube.view().into_dyn())?;
-    /// // The input's leading dimension comes first in the output.
-    /// let plan = Plan::new(&cube, &wcs_in, &wcs_out, &[20, 24], &Options::default())?;
-    /// assert_eq!(plan.shape_out(), &[3, 20, 24]);
-    /// // A full shape must keep the input's leading dimensions.
-    /// assert!(Plan::new(&cube, &wcs_in, &wcs_out, &[2, 20, 24], &Options::default()).is_err());
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn new(
-        source: &'a dyn ImageSource,
-        wcs_in: &Wcs,
-        wcs_out: &Wcs,
-        shape_out: &[usize],
-        options: &Options,
-    ) -> Result<Plan<'a>> {
-        Plan::build(
-            SourceRef::Borrowed(source),
-            Geometry::Wcs { wcs_in, wcs_out },
-            shape_out,
-            options,
-        )
-    }
-
-    /// Like [`Plan::new`] with an input the plan shares ownership of, so the plan (and block
-    /// handles made from it) can live on by themselves.
-    ///
-    /// ```
-    /// # use ndarray::Array2;
-    /// # use reproject::engine::{Options, Plan};
-    /// # use reproject::io::ArraySource;
-    /// # use reproject::wcs::Wcs;
-    /// # let header = |crpix: f64| format!(
-    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
-    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
-    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
-    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
-    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
-    /// # let source = ArraySource::new(image.view().into_dyn())?;
-    /// use std::sync::Arc;
-    /// use reproject::engine::lazy::LazyReprojection;
-    /// // The plan owns its input: it can outlive this scope (here, as lazy block handles).
-    /// let owned = ArraySource::new(image.view().into_dyn())?;
-    /// let plan = Plan::with_shared_source(Arc::new(owned), &wcs_in, &wcs_out, &[32, 32],
-    ///     &Options::default())?;
-    /// let lazy = LazyReprojection::new(plan);
-    /// let (data, _) = lazy.compute()?;
-    /// assert!((data[[0, 5]] - image[[0, 6]]).abs() < 1e-6);
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn with_shared_source(
-        source: Arc<dyn ImageSource + 'a>,
-        wcs_in: &Wcs,
-        wcs_out: &Wcs,
-        shape_out: &[usize],
-        options: &Options,
-    ) -> Result<Plan<'a>> {
-        Plan::with_shared_source_and(
-            source,
-            wcs_in,
-            wcs_out,
-            shape_out,
-            options,
-            SplinePrep::Usual,
-        )
-    }
-
-    /// Like [`Plan::with_shared_source`], with the CPU's spline coefficients prepared as
-    /// `splines` says (made for, or taken from, other processes: [`spline_share`]).
-    pub(crate) fn with_shared_source_and(
-        source: Arc<dyn ImageSource + 'a>,
-        wcs_in: &Wcs,
-        wcs_out: &Wcs,
-        shape_out: &[usize],
-        options: &Options,
-        splines: SplinePrep<'_>,
-    ) -> Result<Plan<'a>> {
-        Plan::build_with(
-            SourceRef::Shared(source),
-            Geometry::Wcs { wcs_in, wcs_out },
-            shape_out,
-            options,
-            splines,
-        )
-    }
-
-    /// Like [`Plan::new`] with the input position of every output pixel given instead of two
-    /// WCS (computed elsewhere, e.g. by astropy for a WCS this crate does not evaluate): the
-    /// same interpolation, edge rule, NaN rule and footprint. The positions cover one output
-    /// plane and serve every leading plane.
-    ///
-    /// ```
-    /// use ndarray::Array2;
-    /// use reproject::engine::{Options, Plan};
-    /// use reproject::io::ArraySource;
-    /// use reproject::pixel_transform::PositionTable;
-    /// let image = Array2::from_shape_fn((4, 5), |(y, x)| (10 * y + x) as f64);
-    /// let source = ArraySource::new(image.view().into_dyn()).unwrap();
-    /// // A 2 x 2 output whose pixels see input (x, y) = (1, 1), (2.5, 1), (f64::NAN, ..), (4, 3).
-    /// let table = PositionTable::new(
-    ///     (2, 2),
-    ///     vec![1.0, 2.5, f64::NAN, 4.0],
-    ///     vec![1.0, 1.0, 0.0, 3.0],
-    /// )
-    /// .unwrap();
-    /// let plan = Plan::from_positions(&source, table, &[2, 2], &Options::default()).unwrap();
-    /// let (mut data, mut footprint) = (
-    ///     ndarray::ArrayD::<f64>::zeros(vec![2, 2]),
-    ///     ndarray::ArrayD::<f64>::zeros(vec![2, 2]),
-    /// );
-    /// plan.compute_into(data.view_mut(), footprint.view_mut()).unwrap();
-    /// assert_eq!(data[[0, 0]], 11.0);
-    /// assert_eq!(data[[0, 1]], 12.5);
-    /// assert!(data[[1, 0]].is_nan() && footprint[[1, 0]] == 0.0);
-    /// assert_eq!(data[[1, 1]], 34.0);
-    /// ```
-    pub fn from_positions(
-        source: &'a dyn ImageSource,
-        positions: PositionTable,
-        shape_out: &[usize],
-        options: &Options,
-    ) -> Result<Plan<'a>> {
-        Plan::build(
-            SourceRef::Borrowed(source),
-            Geometry::Positions(positions),
-            shape_out,
-            options,
-        )
-    }
-
-    fn build(
-        source: SourceRef<'a>,
-        geometry: Geometry<'_>,
-        shape_out: &[usize],
-        options: &Options,
-    ) -> Result<Plan<'a>> {
-        Plan::build_with(source, geometry, shape_out, options, SplinePrep::Usual)
-    }
-
-    fn build_with(
-        source: SourceRef<'a>,
-        geometry: Geometry<'_>,
-        shape_out: &[usize],
-        options: &Options,
-        splines: SplinePrep<'_>,
-    ) -> Result<Plan<'a>> {
-        let shape_in = source.shape().to_vec();
-        let planes_in = source.planes();
-        let (mut coords, spectral, shape_out) =
-            plan_geometry(geometry, &shape_in, shape_out, options)?;
-        let planes_out = shape_out[..shape_out.len() - 2].iter().product();
-        let lead_in = &shape_in[..shape_in.len() - 2];
-        if let Some((by, bx)) = options.block_size
-            && (by == 0 || bx == 0)
-        {
-            return Err(Error::InvalidArgument(format!(
-                "block_size must be positive, got ({by}, {bx})"
-            )));
-        }
-        if let Parallel::Threads(0) = options.parallel {
-            return Err(Error::InvalidArgument(
-                "the number of threads must be strictly positive".into(),
-            ));
-        }
-        if let Some(tolerance) = options.approximate {
-            if !(tolerance > 0.0 && tolerance.is_finite()) {
-                return Err(Error::InvalidArgument(format!(
-                    "the approximation tolerance must be a positive number of pixels, got {tolerance}"
-                )));
-            }
-            coords = coords.with_approximation(tolerance);
-        }
-        let rounding = Rounding::new(options.precision, source.stored_type(), options.order);
-        let plane_shape = source.plane_shape();
-        let plan = Plan {
-            source,
-            coords,
-            planes: planes_out,
-            planes_in,
-            lead_in: lead_in.to_vec(),
-            spectral,
-            plane_shape_in: plane_shape,
-            shape_out,
-            options: options.clone(),
-            rounding,
-            coefficients: OnceLock::new(),
-            executor: OnceLock::new(),
-            auto: OnceLock::new(),
-            fresh_output_bytes: 0,
-            stream_outputs: true,
-            device_resident: OnceLock::new(),
-        };
-        // Usually the CPU computes the coefficients now (so their errors come from here)
-        // unless a GPU may prefilter on the device. Coefficients made for worker processes,
-        // or by their owner, are for workers that compute on the CPU.
-        let parallel = plan.options.parallel;
-        let made = match splines {
-            _ if !options.order.needs_prefilter() => None,
-            SplinePrep::Usual if !plan.gpu_may_prefilter() => {
-                Some(plan.prefilter_all(parallel, Sharing::Private)?)
-            }
-            SplinePrep::Usual | SplinePrep::Deferred => None,
-            SplinePrep::Export(export) => {
-                let made = plan.prefilter_all(export.parallel(), Sharing::Shareable)?;
-                export.push(&made)?;
-                Some(made)
-            }
-            SplinePrep::Import(import) => Some(import.next_for(
-                plan.planes_in,
-                plan.plane_shape_in,
-                plan.options.nan_policy == NanPolicy::Renormalize,
-            )?),
-        };
-        if let Some(made) = made {
-            let _ = plan.coefficients.set(Ok(made));
-        }
-        Ok(plan)
-    }
-
     /// The output shape (leading dimensions, rows, columns).
     ///
     /// ```
@@ -750,215 +509,6 @@ impl<'a> Plan<'a> {
             executor: chosen,
             ..self
         }
-    }
-
-    /// The blocks of the output plane, in row-major order.
-    ///
-    /// ```
-    /// # use ndarray::Array2;
-    /// # use reproject::engine::{Options, Plan};
-    /// # use reproject::io::ArraySource;
-    /// # use reproject::wcs::Wcs;
-    /// # let header = |crpix: f64| format!(
-    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
-    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
-    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
-    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
-    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
-    /// # let source = ArraySource::new(image.view().into_dyn())?;
-    /// let options = Options { block_size: Some((16, 16)), ..Options::default() };
-    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 40], &options)?;
-    /// let blocks = plan.blocks();
-    /// assert_eq!(blocks.len(), 6);
-    /// assert_eq!((blocks[1].rows.clone(), blocks[1].cols.clone()), (0..16, 16..32));
-    /// assert_eq!((blocks[5].rows.clone(), blocks[5].cols.clone()), (16..32, 32..40));
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn blocks(&self) -> Vec<Block> {
-        blocks(self.plane_shape_out(), self.block_shape()).collect()
-    }
-
-    /// Rows `rows` × columns `cols` of input plane `plane` as the values the engine
-    /// interpolates (read, and rounded to float32 where reproject rounds), into `out`
-    /// (row-major), on this thread.
-    pub(crate) fn read_values(
-        &self,
-        plane: usize,
-        rows: Range<usize>,
-        cols: Range<usize>,
-        out: &mut [f64],
-    ) -> Result<()> {
-        self.source.read_window(plane, rows, cols, out)?;
-        self.rounding.convert_values(out);
-        Ok(())
-    }
-
-    /// Computes one block for every plane: `data` and `footprint` are (planes, block rows,
-    /// block columns) views. This is the one per-block function behind every schedule; it
-    /// runs on the plan's executor ([`Plan::executor`]).
-    ///
-    /// ```
-    /// # use ndarray::Array2;
-    /// # use reproject::engine::{Options, Plan};
-    /// # use reproject::io::ArraySource;
-    /// # use reproject::wcs::Wcs;
-    /// # let header = |crpix: f64| format!(
-    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
-    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
-    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
-    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
-    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
-    /// # let source = ArraySource::new(image.view().into_dyn())?;
-    /// use ndarray::{s, Array3, ArrayD, IxDyn};
-    /// // Block by block, in any order, the same bits as the whole output at once.
-    /// let options = Options { block_size: Some((16, 16)), ..Options::default() };
-    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &options)?;
-    /// let (whole, _) = reproject::engine::reproject_interp(&source, &wcs_in, &wcs_out, &[32, 32],
-    ///     &options)?;
-    /// for block in plan.blocks().iter().rev() {
-    ///     let shape = (1, block.rows.len(), block.cols.len());
-    ///     let (mut data, mut footprint) = (Array3::<f64>::zeros(shape), Array3::zeros(shape));
-    ///     plan.compute_block(block, data.view_mut(), footprint.view_mut())?;
-    ///     let want = whole.slice(s![block.rows.clone(), block.cols.clone()]);
-    ///     assert!(data.index_axis(ndarray::Axis(0), 0).iter().zip(want.iter())
-    ///         .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())));
-    /// }
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn compute_block<T: OutputSample>(
-        &self,
-        block: &Block,
-        mut data: ArrayViewMut3<T>,
-        mut footprint: ArrayViewMut3<T>,
-    ) -> Result<()> {
-        self.check_block(block, Some((data.shape(), footprint.shape())))?;
-        if block.is_empty() {
-            return Ok(());
-        }
-        let out = T::block_out(data.view_mut(), footprint.view_mut());
-        self.executor()?.compute(self, block, out)
-    }
-
-    /// Checks that `block` lies within the output plane and, when given, that the shapes of
-    /// its two output views are (planes, block rows, block columns).
-    pub(crate) fn check_block(
-        &self,
-        block: &Block,
-        views: Option<(&[usize], &[usize])>,
-    ) -> Result<()> {
-        let expected = [self.planes, block.rows.len(), block.cols.len()];
-        if let Some((data, footprint)) = views
-            && (data != expected || footprint != expected)
-        {
-            return Err(Error::ShapeMismatch(format!(
-                "block buffers of shapes {data:?} and {footprint:?}, expected {expected:?}"
-            )));
-        }
-        let (ny, nx) = self.plane_shape_out();
-        if block.rows.end > ny || block.cols.end > nx {
-            return Err(Error::ShapeMismatch(format!(
-                "block rows {:?}, columns {:?} outside the {ny}x{nx} output plane",
-                block.rows, block.cols
-            )));
-        }
-        Ok(())
-    }
-
-    /// What the kernel parameter encoder needs ([`kernel_params`]).
-    pub(crate) fn kernel_view(&self) -> KernelView<'_> {
-        KernelView {
-            coords: &self.coords,
-            values_f32: self.rounding.rounds_values(),
-            result_f32: self.rounding.rounds_results(),
-            interpolates_beyond_plane: self.spectral.is_some(),
-        }
-    }
-
-    /// The input window of a block with input positions within `b`, and the spline
-    /// coefficients of input plane `plane` (orders >= 2), for the GPU encoder.
-    pub(crate) fn gpu_window(
-        &self,
-        b: Bounds,
-        plane: usize,
-    ) -> Result<(Window, Option<ArrayView2<'_, f64>>)> {
-        let c = self
-            .coefficients()?
-            .filter(|c| plane < c.planes.len())
-            .map(|c| c.planes.plane(plane));
-        Ok((self.window_for(b), c))
-    }
-
-    /// The input window holding every tap of positions within `b` (mirrored taps included:
-    /// they fall within `degree/2 + 1` of an edge the window then reaches).
-    fn window_for(&self, b: Bounds) -> Window {
-        let (ny, nx) = self.plane_shape_in;
-        let margin = self.options.order.degree() / 2 + 2;
-        let span = |(lo, hi): (f64, f64), n: usize| {
-            let lo = lo.max(0.0).floor() as usize;
-            let hi = hi.min(n as f64 - 1.0).ceil() as usize;
-            lo.saturating_sub(margin)..(hi + margin + 1).min(n)
-        };
-        Window {
-            rows: span(b.y, ny),
-            cols: span(b.x, nx),
-        }
-    }
-
-    /// Computes every block into `data` and `footprint` (full output shape), on the threads
-    /// the options ask for.
-    ///
-    /// ```
-    /// # use ndarray::Array2;
-    /// # use reproject::engine::{Options, Plan};
-    /// # use reproject::io::ArraySource;
-    /// # use reproject::wcs::Wcs;
-    /// # let header = |crpix: f64| format!(
-    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
-    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
-    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
-    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
-    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
-    /// # let source = ArraySource::new(image.view().into_dyn())?;
-    /// use ndarray::ArrayD;
-    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &Options::default())?;
-    /// let mut data = ArrayD::<f32>::zeros(vec![32, 32]);
-    /// let mut footprint = data.clone();
-    /// plan.compute_into(data.view_mut(), footprint.view_mut())?;
-    /// assert!((data[[7, 3]] - image[[7, 4]] as f32).abs() < 1e-4);
-    /// // The arrays must have the plan's output shape.
-    /// let mut small = ArrayD::<f32>::zeros(vec![16, 32]);
-    /// let mut small_footprint = small.clone();
-    /// assert!(plan.compute_into(small.view_mut(), small_footprint.view_mut()).is_err());
-    /// # Ok::<(), reproject::Error>(())
-    /// ```
-    pub fn compute_into<T: OutputSample>(
-        &self,
-        data: ArrayViewMutD<T>,
-        footprint: ArrayViewMutD<T>,
-    ) -> Result<()> {
-        if data.shape() != self.shape_out.as_slice()
-            || footprint.shape() != self.shape_out.as_slice()
-        {
-            return Err(Error::ShapeMismatch(format!(
-                "output arrays of shapes {:?} and {:?}, expected {:?}",
-                data.shape(),
-                footprint.shape(),
-                self.shape_out
-            )));
-        }
-        let (ny, nx) = self.plane_shape_out();
-        let planes = self.planes;
-        let data = data.into_shape_with_order((planes, ny, nx)).map_err(|_| {
-            Error::ShapeMismatch("output arrays must be contiguous (C order)".into())
-        })?;
-        let footprint = footprint
-            .into_shape_with_order((planes, ny, nx))
-            .map_err(|_| {
-                Error::ShapeMismatch("output arrays must be contiguous (C order)".into())
-            })?;
-        let (mut data, mut footprint) = (data, footprint);
-        let schedule = schedule::Schedule::default();
-        schedule::run(self, data.view_mut(), footprint.view_mut(), &schedule).map(|_| ())
     }
 }
 
