@@ -18,6 +18,8 @@
 //! * `job_g_2048`: job A with a TPV input (degree 3, about 1 px of distortion at the
 //!   corners), bilinear: WCSLIB's TPV inverse, run for several pixels of a row at once.
 //!
+//! * `small_64`: a 64² cutout of job A, bilinear and bicubic: a call's fixed costs.
+//!
 //! Run with `cargo bench --bench reproject`; throughput is in output pixels.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -235,5 +237,46 @@ fn bench_jobs(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_jobs);
+/// Small jobs (a 64² cutout, job A's geometry), where a call's fixed costs show: planning,
+/// the threads, the spline prefilter's setup. Serial is reproject's default.
+fn bench_small_jobs(c: &mut Criterion) {
+    const SMALL: usize = 64;
+    let data = image(SMALL);
+    let source = ArraySource::new(data.view().into_dyn()).unwrap();
+    let (h_in, h_out) = tan_pair(SMALL);
+    let wcs_in = Wcs::from_header_str(&h_in).unwrap();
+    let wcs_out = Wcs::from_header_str(&h_out).unwrap();
+    let mut out = ArrayD::<f64>::zeros(IxDyn(&[SMALL, SMALL]));
+    let mut footprint = out.clone();
+    let mut group = c.benchmark_group("small_64");
+    group.sample_size(20);
+    group.measurement_time(std::time::Duration::from_secs(2));
+    for (label, order, parallel) in [
+        ("bilinear_serial", Order::Bilinear, Parallel::Serial),
+        ("bicubic_serial", Order::Bicubic, Parallel::Serial),
+        ("bicubic_2_threads", Order::Bicubic, Parallel::Threads(2)),
+    ] {
+        let options = Options {
+            order,
+            parallel,
+            ..Options::default()
+        };
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                reproject_interp_into(
+                    &source,
+                    &wcs_in,
+                    &wcs_out,
+                    out.view_mut(),
+                    footprint.view_mut(),
+                    &options,
+                )
+                .unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_jobs, bench_small_jobs);
 criterion_main!(benches);

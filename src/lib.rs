@@ -60,6 +60,7 @@ pub mod interp;
 pub mod io;
 pub mod mosaic;
 pub mod pixel_transform;
+mod pools;
 pub mod processes;
 pub mod wcs;
 

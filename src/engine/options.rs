@@ -4,8 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Backend, Devices, Precision};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::interp::{NanPolicy, Order};
+use crate::pools;
 
 /// How many threads compute blocks.
 ///
@@ -59,27 +60,23 @@ impl Parallel {
     }
 
     /// Runs `f` so that the rayon work inside it uses this many threads: rayon's global pool
-    /// for `AllCores`, a pool of its own otherwise (one thread for `Serial`).
+    /// for `AllCores`, otherwise a pool of this calling thread's own (one thread for
+    /// `Serial`), made on its first use and kept for its next calls (see
+    /// `src/pools.rs`: also what a forked process does instead).
     ///
     /// ```
     /// use reproject::engine::Parallel;
     /// assert_eq!(Parallel::Serial.install(rayon::current_num_threads)?, 1);
     /// assert_eq!(Parallel::Threads(3).install(rayon::current_num_threads)?, 3);
+    /// // The same threads the next time.
+    /// let first = Parallel::Serial.install(|| std::thread::current().id())?;
+    /// assert_eq!(Parallel::Serial.install(|| std::thread::current().id())?, first);
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn install<R: Send>(self, f: impl FnOnce() -> R + Send) -> Result<R> {
         match self {
-            Parallel::AllCores => Ok(f()),
-            _ => {
-                let n = self.threads();
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(n)
-                    .build()
-                    .map_err(|e| {
-                        Error::InvalidArgument(format!("cannot start {n} threads: {e}"))
-                    })?;
-                Ok(pool.install(f))
-            }
+            Parallel::AllCores => pools::on_all_cores(f),
+            _ => Ok(pools::this_threads(self.threads())?.install(f)),
         }
     }
 }

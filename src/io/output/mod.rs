@@ -454,6 +454,5 @@ fn area_slice<'m, T: OutputElement>(
 /// Converts an area to big-endian in parallel chunks.
 fn swap_area<T: OutputElement>(map: &mut MmapMut, area: &Area) -> Result<()> {
     let data = area_slice::<T>(map, area, "image")?;
-    data.par_chunks_mut(1 << 16).for_each(T::to_big_endian);
-    Ok(())
+    crate::pools::on_all_cores(|| data.par_chunks_mut(1 << 16).for_each(T::to_big_endian))
 }
