@@ -22,11 +22,12 @@
 //!
 //! Run with `cargo bench --bench reproject`; throughput is in output pixels.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use ndarray::{Array2, ArrayD, IxDyn};
 use reproject::engine::{reproject_interp_into, Options, Parallel};
 use reproject::interp::Order;
-use reproject::io::ArraySource;
+use reproject::io::{ArraySource, ImageSource};
 use reproject::wcs::Wcs;
 
 const N: usize = 2048;
@@ -181,6 +182,31 @@ fn image(n: usize) -> Array2<f32> {
     })
 }
 
+/// Times `reproject_interp_into` of `job` (input, its WCS, the output WCS) with `options`, as
+/// `label` of `group`.
+fn bench_call(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    label: &str,
+    (source, wcs_in, wcs_out): (&dyn ImageSource, &Wcs, &Wcs),
+    options: &Options,
+    out: &mut ArrayD<f64>,
+    footprint: &mut ArrayD<f64>,
+) {
+    group.bench_function(label, |b| {
+        b.iter(|| {
+            reproject_interp_into(
+                source,
+                wcs_in,
+                wcs_out,
+                out.view_mut(),
+                footprint.view_mut(),
+                options,
+            )
+            .unwrap()
+        })
+    });
+}
+
 fn bench_jobs(c: &mut Criterion) {
     let data = image(N);
     let source = ArraySource::new(data.view().into_dyn()).unwrap();
@@ -212,19 +238,8 @@ fn bench_jobs(c: &mut Criterion) {
                 parallel,
                 ..Options::default()
             };
-            group.bench_function(label, |b| {
-                b.iter(|| {
-                    reproject_interp_into(
-                        &source,
-                        &wcs_in,
-                        &wcs_out,
-                        out.view_mut(),
-                        footprint.view_mut(),
-                        &options,
-                    )
-                    .unwrap()
-                })
-            });
+            let job: (&dyn ImageSource, _, _) = (&source, &wcs_in, &wcs_out);
+            bench_call(&mut group, label, job, &options, &mut out, &mut footprint);
         }
         group.finish();
         // Checked where the job ran (a name filter may skip it).
@@ -261,19 +276,8 @@ fn bench_small_jobs(c: &mut Criterion) {
             parallel,
             ..Options::default()
         };
-        group.bench_function(label, |b| {
-            b.iter(|| {
-                reproject_interp_into(
-                    &source,
-                    &wcs_in,
-                    &wcs_out,
-                    out.view_mut(),
-                    footprint.view_mut(),
-                    &options,
-                )
-                .unwrap()
-            })
-        });
+        let job: (&dyn ImageSource, _, _) = (&source, &wcs_in, &wcs_out);
+        bench_call(&mut group, label, job, &options, &mut out, &mut footprint);
     }
     group.finish();
 }

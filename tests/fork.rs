@@ -59,7 +59,8 @@ fn run_jobs() -> Vec<ArrayD<f64>> {
 
 #[test]
 fn a_forked_process_computes_on_pools_of_its_own() {
-    let expected = run_jobs(); // the parent's pools (and rayon's global pool) now exist
+    // The parent's pools (and rayon's global pool) exist from here on.
+    let expected = run_jobs();
     // SAFETY: the child runs only this crate's code and rayon's, then leaves by `_exit`
     // without running the parent's destructors or the test harness.
     let pid = unsafe { libc::fork() };
@@ -97,7 +98,10 @@ fn a_forked_process_computes_on_pools_of_its_own() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(libc::WIFEXITED(status), "the child ended by a signal: {status}");
+    assert!(
+        libc::WIFEXITED(status),
+        "the child ended by a signal: {status}"
+    );
     assert_eq!(
         libc::WEXITSTATUS(status),
         0,
