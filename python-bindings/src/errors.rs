@@ -16,6 +16,8 @@
 //! stored as module attributes (pickle finds them as `reproject_rs._core.<name>`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use pyo3::exceptions::{
     PyException, PyNotImplementedError, PyOSError, PyRuntimeError, PyValueError,
@@ -255,6 +257,53 @@ where
         Err(payload) => Err(panic_error(payload)),
     }
 }
+
+/// Like [`run_detached`], for a job that may run long enough for a user to stop it with
+/// Ctrl-C (a KeyboardInterrupt; Jupyter's "interrupt kernel"): `f` runs on a thread of its own
+/// while this one, every [`SIGNAL_POLL`], takes the GIL and lets Python handle its signals.
+/// When a handler raises, `f`'s `cancel` is set (the blocks not yet started are skipped, the
+/// ones running finish) and that exception is raised once `f` has returned, whatever `f`
+/// gave. Only Python's main thread handles signals; elsewhere this waits as `run_detached`.
+pub fn run_interruptible<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    F: Send + FnOnce(&AtomicBool) -> reproject::Result<T>,
+    T: Send,
+{
+    let cancel = AtomicBool::new(false);
+    let mut interrupted: Option<PyErr> = None;
+    let outcome = py.detach(|| {
+        let waiter = std::thread::current();
+        std::thread::scope(|scope| {
+            let job = scope.spawn(|| {
+                let outcome = catch_unwind(AssertUnwindSafe(|| f(&cancel)));
+                waiter.unpark();
+                outcome
+            });
+            while !job.is_finished() {
+                std::thread::park_timeout(SIGNAL_POLL);
+                if interrupted.is_none()
+                    && let Err(err) = Python::attach(|py| py.check_signals())
+                {
+                    cancel.store(true, Ordering::Relaxed);
+                    interrupted = Some(err);
+                }
+            }
+            job.join()
+                .unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+        })
+    });
+    if let Some(err) = interrupted {
+        return Err(err);
+    }
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => Err(to_pyerr(py, err)),
+        Err(payload) => Err(panic_error(payload)),
+    }
+}
+
+/// How often [`run_interruptible`] lets Python handle signals.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
 
 /// Runs `f` with the GIL held, turning a panic into a `ReprojectError`.
 pub fn guard_panics<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {

@@ -44,16 +44,19 @@ mod optimal;
 mod options;
 mod outputs;
 
+use std::sync::atomic::AtomicBool;
+
 use ndarray::{ArrayD, ArrayViewMut3, Axis, IxDyn};
 use numpy::{Element, IntoPyArray, PyArrayDyn, PyReadonlyArrayDyn, PyUntypedArray};
 use pyo3::prelude::*;
 use reproject::engine::blocks::Block;
+use reproject::engine::schedule::Schedule;
 use reproject::engine::{OutputSample, Plan};
 use reproject::pixel_transform::PositionTable;
 use reproject::wcs::Wcs;
 
 use arrays::borrow_bytes;
-use errors::{guard_panics, new_err, run_detached, to_pyerr, Kind};
+use errors::{guard_panics, new_err, run_detached, run_interruptible, to_pyerr, Kind};
 use options::{OptionArgs, OrderArg};
 use outputs::OutputArrays;
 
@@ -210,7 +213,7 @@ where
     let fresh_bytes = outputs.fresh_bytes();
     let given = outputs.given();
     let [data_view, fp_view] = outputs.views(py)?;
-    run_detached(py, || {
+    let job = |cancel: Option<&AtomicBool>| {
         let plan = match geometry {
             Geometry::Wcs(wcs_in, wcs_out) => {
                 Plan::new(&source, wcs_in, wcs_out, shape_out, options)?
@@ -227,10 +230,25 @@ where
         let plan = plan
             .with_fresh_outputs(fresh_bytes as u64)
             .with_untouched_outputs(&given);
-        plan.compute_into(data_view, fp_view)
-    })?;
+        let schedule = Schedule {
+            cancel,
+            ..Schedule::default()
+        };
+        plan.compute_into_with(data_view, fp_view, &schedule)
+    };
+    // Large jobs stop on Ctrl-C; small ones are over before a user could press it, and
+    // spare the thread it takes.
+    if shape.iter().product::<usize>() >= INTERRUPTIBLE_PIXELS {
+        run_interruptible(py, |cancel| job(Some(cancel)))?;
+    } else {
+        run_detached(py, || job(None))?;
+    }
     outputs.into_numpy(py)
 }
+
+/// Output pixels (every plane) from which a job stops on Ctrl-C ([`run_interruptible`]):
+/// 4M pixels take tens of milliseconds at least.
+const INTERRUPTIBLE_PIXELS: usize = 1 << 22;
 
 /// The GPU the `device='cuda'` backend would use, as one line of text; raises
 /// `DeviceUnavailableError` with the reason when there is none (no driver, no device, no

@@ -196,6 +196,43 @@ impl<'a> Plan<'a> {
         data: ArrayViewMutD<T>,
         footprint: ArrayViewMutD<T>,
     ) -> Result<()> {
+        self.compute_into_with(data, footprint, &schedule::Schedule::default())
+    }
+
+    /// [`Plan::compute_into`] as `schedule` says (threads, progress, cancellation: see
+    /// [`schedule::run`]).
+    ///
+    /// ```
+    /// # use ndarray::Array2;
+    /// # use reproject::engine::{Options, Plan};
+    /// # use reproject::io::ArraySource;
+    /// # use reproject::wcs::Wcs;
+    /// # let header = |crpix: f64| format!(
+    /// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+    /// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+    /// # let wcs_in = Wcs::from_header_str(&header(16.0))?;
+    /// # let wcs_out = Wcs::from_header_str(&header(15.0))?;
+    /// # let image = Array2::from_shape_fn((32, 32), |(y, x)| (10 * y + x) as f64);
+    /// # let source = ArraySource::new(image.view().into_dyn())?;
+    /// use std::sync::atomic::AtomicBool;
+    /// use ndarray::ArrayD;
+    /// use reproject::engine::schedule::Schedule;
+    /// let plan = Plan::new(&source, &wcs_in, &wcs_out, &[32, 32], &Options::default())?;
+    /// let mut data = ArrayD::<f64>::zeros(vec![32, 32]);
+    /// let mut footprint = data.clone();
+    /// let cancel = AtomicBool::new(true); // cancelled before it starts
+    /// let schedule = Schedule { cancel: Some(&cancel), ..Schedule::default() };
+    /// let run = plan.compute_into_with(data.view_mut(), footprint.view_mut(), &schedule);
+    /// assert!(matches!(run, Err(reproject::Error::Cancelled(_))));
+    /// assert_eq!(footprint.sum(), 0.0); // no block computed
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn compute_into_with<T: OutputSample>(
+        &self,
+        data: ArrayViewMutD<T>,
+        footprint: ArrayViewMutD<T>,
+        schedule: &schedule::Schedule<'_>,
+    ) -> Result<()> {
         if data.shape() != self.shape_out.as_slice()
             || footprint.shape() != self.shape_out.as_slice()
         {
@@ -217,7 +254,6 @@ impl<'a> Plan<'a> {
                 Error::ShapeMismatch("output arrays must be contiguous (C order)".into())
             })?;
         let (mut data, mut footprint) = (data, footprint);
-        let schedule = schedule::Schedule::default();
-        schedule::run(self, data.view_mut(), footprint.view_mut(), &schedule).map(|_| ())
+        schedule::run(self, data.view_mut(), footprint.view_mut(), schedule).map(|_| ())
     }
 }
