@@ -248,7 +248,7 @@ where
 
 /// Output pixels (every plane) from which a job stops on Ctrl-C ([`run_interruptible`]):
 /// 4M pixels take tens of milliseconds at least.
-const INTERRUPTIBLE_PIXELS: usize = 1 << 22;
+pub(crate) const INTERRUPTIBLE_PIXELS: usize = 1 << 22;
 
 /// The GPU the `device='cuda'` backend would use, as one line of text; raises
 /// `DeviceUnavailableError` with the reason when there is none (no driver, no device, no

@@ -1,5 +1,5 @@
-"""Ctrl-C stops a long reprojection: a real SIGINT to a real Python process whose call
-(64M output pixels, quintic: several seconds on any machine) then raises KeyboardInterrupt
+"""Ctrl-C stops a long reprojection or mosaic: a real SIGINT to a real Python process whose
+call (64M output pixels, quintic: many seconds on any machine) then raises KeyboardInterrupt
 within moments, instead of after the whole job."""
 
 import signal
@@ -12,10 +12,11 @@ import pytest
 pytest.importorskip("astropy.wcs")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 
-CHILD = """
+SETUP = """
 import time, numpy as np
 from astropy.wcs import WCS
 import reproject_rs
+from reproject_rs.mosaicking import reproject_and_coadd
 
 def sky(ctype, crval, crpix, cdelt):
     w = WCS(naxis=2)
@@ -23,21 +24,44 @@ def sky(ctype, crval, crpix, cdelt):
     w.wcs.crpix, w.wcs.cdelt = [crpix, crpix], [-cdelt, cdelt]
     return w
 
-data = np.random.default_rng(0).random((1024, 1024)).astype(np.float32)
+rng = np.random.default_rng(0)
+tan = ["RA---TAN", "DEC--TAN"]
+"""
+
+JOBS = {
+    # About 18 s on this project's 2-core machine.
+    "reproject": """
+data = rng.random((1024, 1024)).astype(np.float32)
 w_in = sky(["GLON-CAR", "GLAT-CAR"], [0.0, 0.0], 512.5, 0.01)
 w_out = sky(["RA---ZEA", "DEC--ZEA"], [266.4, -28.9], 4000.5, 0.0026)
+job = lambda: reproject_rs.reproject_interp((data, w_in), w_out, shape_out=(8000, 8000), order=5)
+""",
+    # About 32 s there.
+    "mosaic": """
+inputs = [(rng.random((1024, 1024)),
+           sky(tan, [150.0 + 0.5 * (k % 2), 30.0 + 0.5 * (k // 2)], 512.5, 0.001))
+          for k in range(4)]
+out = sky(["RA---SIN", "DEC--SIN"], [150.25, 30.25], 4000.5, 0.00018)
+job = lambda: reproject_and_coadd(inputs, out, shape_out=(8000, 8000),
+                                  reproject_function=reproject_rs.reproject_interp, order=5)
+""",
+}
+
+RUN = """
 print("start", flush=True)
 t = time.perf_counter()
 try:
-    reproject_rs.reproject_interp((data, w_in), w_out, shape_out=(8000, 8000), order=5)
+    job()
     print(f"finished {time.perf_counter() - t:.2f}", flush=True)
 except KeyboardInterrupt:
     print(f"interrupted {time.perf_counter() - t:.2f}", flush=True)
 """
 
 
-def test_ctrl_c_stops_a_long_job():
-    child = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
+@pytest.mark.parametrize("kind", sorted(JOBS))
+def test_ctrl_c_stops_a_long_job(kind):
+    script = SETUP + JOBS[kind] + RUN
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "start"
         time.sleep(1.0)  # well into the job

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::cache::{with_rows, Cache};
 use super::options::CorrectionForm;
 use super::prepared::Prepared;
-use super::{Combine, Correction, MosaicOptions, MOSAIC_BLOCK};
+use super::{Combine, Correction, MosaicOptions, Watch, MOSAIC_BLOCK};
 use crate::engine::blocks::Block;
 use crate::engine::in_block;
 use crate::error::{Error, Result};
@@ -24,7 +24,7 @@ pub(super) fn combine_blocks(
     footprint: ArrayViewMutD<f64>,
     window: &Block,
     options: &MosaicOptions,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    watch: Watch<'_>,
 ) -> Result<()> {
     let (ny, nx) = (window.rows.len(), window.cols.len());
     let planes = data.len() / (ny * nx).max(1);
@@ -49,6 +49,7 @@ pub(super) fn combine_blocks(
         usize,
         (Block, ArrayViewMut3<f64>, ArrayViewMut3<f64>),
     )| {
+        watch.check("while its blocks were combined")?;
         // The block in the whole output's pixels.
         let block = Block {
             rows: window.rows.start + block.rows.start..window.rows.start + block.rows.end,
@@ -72,7 +73,7 @@ pub(super) fn combine_blocks(
             Err(e) => Err(e),
         }
         .map_err(|e| in_block(e, &block))?;
-        progress(
+        (watch.progress)(
             done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
             total,
         );

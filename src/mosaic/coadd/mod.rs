@@ -61,6 +61,7 @@ pub(in crate::mosaic) use prepared::Prepared;
 pub(crate) use prepared::PreparedInputs;
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ndarray::{ArrayD, ArrayViewMutD, IxDyn};
 
@@ -73,6 +74,24 @@ use combine::combine_blocks;
 use input::{check_inputs, shared};
 use matching::corrections;
 use prepared::prepare;
+
+/// What a mosaic reports to its caller and hears from it: progress (output blocks combined,
+/// of how many) and, when set, a request to stop.
+#[derive(Clone, Copy)]
+struct Watch<'a> {
+    progress: &'a (dyn Fn(usize, usize) + Sync),
+    cancel: Option<&'a AtomicBool>,
+}
+
+impl Watch<'_> {
+    /// `Err(Cancelled)` once the caller has asked to stop.
+    fn check(&self, at: &str) -> Result<()> {
+        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(Error::Cancelled(format!("mosaic cancelled {at}")));
+        }
+        Ok(())
+    }
+}
 
 /// A finished mosaic.
 ///
@@ -250,8 +269,58 @@ pub fn reproject_and_coadd_with_progress(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<Correction>> {
     let shape = data.shape().to_vec();
+    let watch = Watch {
+        progress,
+        cancel: None,
+    };
     coadd(
-        inputs, wcs_out, &shape, None, data, footprint, options, progress,
+        inputs, wcs_out, &shape, None, data, footprint, options, watch,
+    )
+}
+
+/// [`reproject_and_coadd_with_progress`] that stops when `cancel` is set (by another thread):
+/// no further input is prepared and no further output block combined, and the call ends
+/// with [`Error::Cancelled`] (the blocks combined by then stay in `data` and `footprint`).
+///
+/// ```
+/// # use ndarray::Array2;
+/// # use reproject::io::ArraySource;
+/// # use reproject::mosaic::coadd::*;
+/// # use reproject::wcs::Wcs;
+/// # let header = |crpix1: f64| Wcs::from_header_str(&format!(
+/// #     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix1}\nCRPIX2 = 16\n\
+/// #      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n"));
+/// # let (left, right, out) = (header(16.0)?, header(-4.0)?, header(26.0)?);
+/// # let (a, b) = (Array2::from_elem((32, 32), 1.0), Array2::from_elem((32, 32), 3.0));
+/// # let sa = ArraySource::new(a.view().into_dyn())?;
+/// # let sb = ArraySource::new(b.view().into_dyn())?;
+/// use std::sync::atomic::AtomicBool;
+/// use ndarray::ArrayD;
+/// let inputs = [MosaicInput::new(&sa, &left), MosaicInput::new(&sb, &right)];
+/// let (mut data, mut footprint) = (ArrayD::zeros(vec![32, 52]), ArrayD::zeros(vec![32, 52]));
+/// let cancel = AtomicBool::new(true); // asked to stop before it starts
+/// let run = reproject_and_coadd_cancellable(&inputs, &out, data.view_mut(),
+///     footprint.view_mut(), &MosaicOptions::default(), &|_, _| {}, &cancel);
+/// assert!(matches!(run, Err(reproject::Error::Cancelled(_))));
+/// assert_eq!(footprint.sum(), 0.0);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn reproject_and_coadd_cancellable(
+    inputs: &[MosaicInput],
+    wcs_out: &Wcs,
+    data: ArrayViewMutD<f64>,
+    footprint: ArrayViewMutD<f64>,
+    options: &MosaicOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Vec<Correction>> {
+    let shape = data.shape().to_vec();
+    let watch = Watch {
+        progress,
+        cancel: Some(cancel),
+    };
+    coadd(
+        inputs, wcs_out, &shape, None, data, footprint, options, watch,
     )
 }
 
@@ -338,6 +407,10 @@ pub fn reproject_and_coadd_part(
 ) -> Result<Vec<Correction>> {
     let full = full_shape_of(inputs, shape_out)?;
     let noop = |_: usize, _: usize| {};
+    let watch = Watch {
+        progress: &noop,
+        cancel: None,
+    };
     coadd(
         inputs,
         wcs_out,
@@ -346,7 +419,7 @@ pub fn reproject_and_coadd_part(
         data,
         footprint,
         options,
-        &noop,
+        watch,
     )
 }
 
@@ -361,8 +434,9 @@ fn coadd(
     data: ArrayViewMutD<f64>,
     footprint: ArrayViewMutD<f64>,
     options: &MosaicOptions,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    watch: Watch<'_>,
 ) -> Result<Vec<Correction>> {
+    watch.check("before it started")?;
     if inputs.is_empty() {
         return Err(Error::InvalidArgument("no input data to mosaic".into()));
     }
@@ -408,10 +482,12 @@ fn coadd(
         )));
     }
     let mut prepared = prepare(&inputs, wcs_out, shape, options, SplinePrep::Usual)?;
+    watch.check("after its inputs were prepared")?;
     let corrections = match given {
         Some(c) => c.clone(),
         None => corrections(&mut prepared, inputs.len(), options)?,
     };
+    watch.check("after its background corrections")?;
     // Only the inputs covering the window take part in it.
     prepared.retain(|(_, p)| p.clip(&window).is_some());
     combine_blocks(
@@ -421,7 +497,7 @@ fn coadd(
         footprint,
         &window,
         options,
-        progress,
+        watch,
     )?;
     Ok(corrections)
 }

@@ -9,7 +9,7 @@ use ndarray::{Array3, ArrayViewMut3, ArrayViewMutD};
 use super::cache::Cache;
 use super::combine::combine_blocks;
 use super::input::{check_inputs, SharedInput};
-use super::{Correction, MosaicOptions};
+use super::{Correction, MosaicOptions, Watch};
 use crate::engine::blocks::Block;
 use crate::engine::spline_share::SplinePrep;
 use crate::engine::{Options, Parallel, Plan};
@@ -239,6 +239,10 @@ impl<'a> PreparedInputs<'a> {
         footprint: ArrayViewMutD<f64>,
         options: &MosaicOptions,
     ) -> Result<()> {
+        let watch = Watch {
+            progress: &|_, _| {},
+            cancel: None,
+        };
         combine_blocks(
             &self.0,
             corrections,
@@ -246,7 +250,7 @@ impl<'a> PreparedInputs<'a> {
             footprint,
             window,
             options,
-            &|_, _| {},
+            watch,
         )
     }
 }
