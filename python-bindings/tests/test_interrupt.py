@@ -12,8 +12,12 @@ import pytest
 pytest.importorskip("astropy.wcs")
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
 
+# The child handles SIGINT as an interactive Python does (a KeyboardInterrupt): a process
+# started in the background by a non-interactive shell, as CI may start this suite, inherits
+# SIGINT ignored, and Python then leaves it ignored.
 SETUP = """
-import time, numpy as np
+import signal, time, numpy as np
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from astropy.wcs import WCS
 import reproject_rs
 from reproject_rs.mosaicking import reproject_and_coadd
