@@ -2,9 +2,10 @@
 //!
 //! * `Serial` and `Threads(n)`: a pool of the calling thread's own, made on its first use and
 //!   kept for its next calls (pools of [`POOLS_PER_THREAD`] sizes at most per thread). Making a
-//!   pool and its threads took most of a small spline job's time (a 64² bicubic job, serial:
-//!   1.3-2.0 ms with a new pool for each of its steps, 0.19 ms with kept ones; `cargo bench
-//!   --bench reproject -- small_64`). Pools are never shared between calling threads, so
+//!   pool and its threads was a third of a small spline job's time on an idle machine (a 64²
+//!   bicubic job, serial: 0.48 ms with a new pool for each of its steps, 0.32 ms with kept
+//!   ones; `cargo bench --bench reproject -- small_64`), and most of it on a busy one, where
+//!   the new threads spin against the work. Pools are never shared between calling threads, so
 //!   concurrent callers do not wait for each other's threads, as with a new pool per call, and
 //!   a thread computing a plan's spline coefficients for blocks that wait for them
 //!   (`Plan::coefficients`) is a new thread, with pools of its own.
