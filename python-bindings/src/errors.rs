@@ -302,6 +302,26 @@ where
     }
 }
 
+/// Runs a job of `pixels` output pixels (every plane) with the GIL released: from
+/// [`INTERRUPTIBLE_PIXELS`] on, through [`run_interruptible`], so that Ctrl-C stops it
+/// (`f` gets the cancel flag); below, through [`run_detached`] (`f` gets `None`), since a
+/// small job is over before a user could press Ctrl-C and is spared the thread it takes.
+pub fn run_for_size<T, F>(py: Python<'_>, pixels: usize, f: F) -> PyResult<T>
+where
+    F: Send + FnOnce(Option<&AtomicBool>) -> reproject::Result<T>,
+    T: Send,
+{
+    if pixels >= INTERRUPTIBLE_PIXELS {
+        run_interruptible(py, |cancel| f(Some(cancel)))
+    } else {
+        run_detached(py, || f(None))
+    }
+}
+
+/// Output pixels (every plane) from which [`run_for_size`] lets Ctrl-C stop a job: 4M
+/// pixels take tens of milliseconds at least.
+pub const INTERRUPTIBLE_PIXELS: usize = 1 << 22;
+
 /// How often [`run_interruptible`] lets Python handle signals.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
 

@@ -56,7 +56,7 @@ use reproject::pixel_transform::PositionTable;
 use reproject::wcs::Wcs;
 
 use arrays::borrow_bytes;
-use errors::{guard_panics, new_err, run_detached, run_interruptible, to_pyerr, Kind};
+use errors::{guard_panics, new_err, run_detached, run_for_size, to_pyerr, Kind};
 use options::{OptionArgs, OrderArg};
 use outputs::OutputArrays;
 
@@ -236,19 +236,10 @@ where
         };
         plan.compute_into_with(data_view, fp_view, &schedule)
     };
-    // Large jobs stop on Ctrl-C; small ones are over before a user could press it, and
-    // spare the thread it takes.
-    if shape.iter().product::<usize>() >= INTERRUPTIBLE_PIXELS {
-        run_interruptible(py, |cancel| job(Some(cancel)))?;
-    } else {
-        run_detached(py, || job(None))?;
-    }
+    // Large jobs stop on Ctrl-C.
+    run_for_size(py, shape.iter().product(), job)?;
     outputs.into_numpy(py)
 }
-
-/// Output pixels (every plane) from which a job stops on Ctrl-C ([`run_interruptible`]):
-/// 4M pixels take tens of milliseconds at least.
-pub(crate) const INTERRUPTIBLE_PIXELS: usize = 1 << 22;
 
 /// The GPU the `device='cuda'` backend would use, as one line of text; raises
 /// `DeviceUnavailableError` with the reason when there is none (no driver, no device, no

@@ -5,8 +5,8 @@
 //! numpy arrays (any dtype, byte order, strides) ──borrowed bytes──▶ RawSource ┐
 //! weights (same)                                ──borrowed bytes──▶ RawSource ├▶ MosaicInput
 //! header text per input (and per weights)       ──Wcs::from_header_str──▶ Wcs ┘
-//!     └─ GIL released ─▶ reproject_and_coadd_with_progress (blocks in parallel; for
-//!        4M output pixels or more reproject_and_coadd_cancellable, which Ctrl-C stops), or
+//!     └─ GIL released ─▶ reproject_and_coadd_cancellable (blocks in parallel; Ctrl-C
+//!        stops mosaics of 4M output pixels or more: errors::run_for_size), or
 //!        reproject_and_coadd_part (one window, the corrections given: a dask block)
 //!        ─▶ the caller's float64 arrays, or fresh ones moved into numpy
 //! ```
@@ -17,13 +17,14 @@ use reproject::engine::blocks::Block;
 use reproject::io::{ImageSource, RawSource};
 use reproject::mosaic::coadd::{
     background_corrections as core_background_corrections, reproject_and_coadd_cancellable,
-    reproject_and_coadd_part, reproject_and_coadd_with_progress, Background, Combine, Correction,
-    MosaicInput, MosaicOptions, MosaicPart,
+    reproject_and_coadd_part, Background, Combine, Correction, MosaicInput, MosaicOptions,
+    MosaicPart,
 };
 use reproject::wcs::Wcs;
+use std::sync::atomic::AtomicBool;
 
 use crate::arrays::{borrow_bytes, BorrowedBytes};
-use crate::errors::{guard_panics, new_err, run_detached, run_interruptible, to_pyerr, Kind};
+use crate::errors::{guard_panics, new_err, run_detached, run_for_size, to_pyerr, Kind};
 use crate::options::{OptionArgs, OrderArg};
 use crate::outputs::OutputArrays;
 use crate::{full_shape, parse_wcs};
@@ -305,17 +306,13 @@ pub fn reproject_and_coadd<'py>(
                         });
                     }
                 };
-                // A whole mosaic of many pixels stops on Ctrl-C (see `run_interruptible`).
-                let large = shape.iter().product::<usize>() >= crate::INTERRUPTIBLE_PIXELS;
+                // A whole mosaic of many pixels stops on Ctrl-C (see `run_for_size`).
                 let corrections = match &part {
-                    None if large => run_interruptible(py, |cancel| {
+                    None => run_for_size(py, shape.iter().product(), |cancel| {
+                        let never = AtomicBool::new(false);
+                        let cancel = cancel.unwrap_or(&never);
                         reproject_and_coadd_cancellable(
                             inputs, &wcs_out, data_view, fp_view, &options, &report, cancel,
-                        )
-                    })?,
-                    None => run_detached(py, || {
-                        reproject_and_coadd_with_progress(
-                            inputs, &wcs_out, data_view, fp_view, &options, &report,
                         )
                     })?,
                     Some(part) => run_detached(py, || {
