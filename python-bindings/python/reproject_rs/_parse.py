@@ -109,22 +109,70 @@ def _fits_slice(inner, slices):
 
 
 def wcs_to_header(wcs) -> str:
-    """FITS header text of an astropy.wcs.WCS (SIP and TPV kept).
+    """FITS header text of an astropy.wcs.WCS (SIP and TPV kept), holding the values the object
+    holds, as reproject computes with the object itself.
 
-    Without SIP this is WCSLIB's own text (``Wcsprm.to_header``), which ``WCS.to_header``
-    then parses into a Header only to drop its blank and COMMENT cards, which the engine
-    skips anyway: the same cards, without astropy parsing and verifying each card twice (most
-    of a small job's time). SIP cards are astropy's, so a WCS with SIP takes the long way.
+    This is WCSLIB's own text (``Wcsprm.to_header``), with the cards of
+    ``WCS.to_header(relax=True)``. astropy writes 14 significant digits and then parses the
+    text into a Header only to drop its blank and COMMENT cards, which the engine skips
+    anyway; here every value has 17 digits (a double read back unchanged), and astropy does
+    not parse and verify each card twice (most of a small job's time). SIP coefficients,
+    which WCSLIB does not hold, follow as cards of their own (``_sip_cards``), as
+    ``WCS.to_header`` appends them.
     """
     if _has_lookup_tables(wcs):
         raise _core.UnsupportedError(
             "distortion lookup tables (CPDIS/D2IM) are not supported by reproject_rs"
         )
-    if wcs.sip is None and wcs.wcs is not None:
-        from astropy.wcs import WCSHDO_P14, WCSHDO_all
+    if wcs.wcs is not None:
+        from astropy.wcs import WCSHDO_P17, WCSHDO_all
 
-        return wcs.wcs.to_header(WCSHDO_P14 | WCSHDO_all)  # as WCS.to_header(relax=True)
+        text = wcs.wcs.to_header(WCSHDO_P17 | WCSHDO_all)  # WCS.to_header(relax=True): P14
+        if wcs.sip is None:
+            return text
+        # A CTYPE without "-SIP" beside SIP coefficients is one astropy rewrites (and says
+        # so): its path keeps that behaviour.
+        if all(ctype.endswith("-SIP") for ctype in wcs.wcs.ctype):
+            sip = _sip_cards(wcs.sip)
+            if sip is not None:
+                return text + sip
     return wcs.to_header(relax=True).tostring()
+
+
+def _sip_cards(sip) -> str | None:
+    """The cards ``WCS.to_header`` writes for SIP coefficients (``A_ORDER``, then each
+    nonzero ``A_i_j``; likewise B, AP and BP), as 80-character cards; None when one is not
+    finite or its keyword is too long for a card. Each value has all its digits (``repr``):
+    astropy's Header cuts a value to 20 characters.
+    """
+    cards = []
+    for name, coefficients in (("A", sip.a), ("B", sip.b), ("AP", sip.ap), ("BP", sip.bp)):
+        if coefficients is None:
+            continue
+        size = coefficients.shape[0]
+        cards.append(f"{name}_ORDER".ljust(8) + f"= {size - 1:>20}")
+        for i in range(size):
+            for j in range(size - i):
+                value = float(coefficients[i, j])
+                if value == 0.0:
+                    continue
+                if not np.isfinite(value):
+                    return None
+                key = f"{name}_{i}_{j}"
+                if len(key) > 8:  # a HIERARCH card in astropy's Header
+                    return None
+                cards.append(key.ljust(8) + f"= {_fits_real(value):>20}")
+    return "".join(card.ljust(80) for card in cards)
+
+
+def _fits_real(value: float) -> str:
+    """A float as a FITS real value that reads back to the same double: ``repr``'s shortest
+    digits, with a decimal point and an upper-case, signed exponent (``1.5E-06``)."""
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return f"{mantissa}E{int(exponent):+03d}" if exponent else mantissa
 
 
 def _parsed_from_wcs(obj) -> ParsedWCS:
