@@ -608,6 +608,18 @@ fn check_header(py: Python<'_>, header: &str) -> PyResult<usize> {
     })
 }
 
+/// Parses FITS header text as the engine does: `(naxis, (lng, lat))`, the number of WCS axes
+/// and the 0-based indices of the celestial longitude and latitude axes (`None` without a
+/// celestial pair); raises the engine's error if it cannot use the header.
+#[pyfunction]
+fn header_axes(py: Python<'_>, header: &str) -> PyResult<(usize, Option<(usize, usize)>)> {
+    guard_panics(|| {
+        Wcs::from_header_str(header)
+            .map(|w| (w.naxis(), w.params().celestial_axes()))
+            .map_err(|e| to_pyerr(py, e))
+    })
+}
+
 #[pymodule(gil_used = false)]
 mod _core {
     #[pymodule_export]
@@ -620,9 +632,9 @@ mod _core {
     use super::optimal::optimal_celestial_wcs_header;
     #[pymodule_export]
     use super::{
-        check_header, check_plan, compile_kernels, gpu_info, parse_device, release_gpu_memory,
-        reproject_block, reproject_interp, reproject_positions, set_compile_helper,
-        stop_background_compilations, wait_for_compilations, warmup,
+        check_header, check_plan, compile_kernels, gpu_info, header_axes, parse_device,
+        release_gpu_memory, reproject_block, reproject_interp, reproject_positions,
+        set_compile_helper, stop_background_compilations, wait_for_compilations, warmup,
     };
 
     #[pymodule_init]

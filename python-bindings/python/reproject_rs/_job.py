@@ -90,25 +90,38 @@ def validate_wcs(wcs_in: ParsedWCS, wcs_out: ParsedWCS, shape_in, shape_out):
         raise _core.ShapeError("Number of dimensions in input and output data should match")
     if tuple(shape_in[:-n_in]) != tuple(shape_out[:-n_out]):
         raise _core.ShapeError("Dimensions to be looped over must match exactly")
-    a, b = wcs_in.wcs, wcs_out.wcs
-    if a is None or b is None:
+    facts_in, facts_out = _axis_facts(wcs_in), _axis_facts(wcs_out)
+    if facts_in is None or facts_out is None:
         return  # no astropy: the engine checks
-    if _has_celestial(a) and not _has_celestial(b):
+    (celestial_in, spectral_in), (celestial_out, spectral_out) = facts_in, facts_out
+    if celestial_in and not celestial_out:
         raise _core.WcsError("Input WCS has celestial components but output WCS does not")
-    elif _has_celestial(b) and not _has_celestial(a):
+    elif celestial_out and not celestial_in:
         raise _core.WcsError("Output WCS has celestial components but input WCS does not")
     if wcs_in.is_fits and wcs_out.is_fits:
-        if a.wcs.spec >= 0 and b.wcs.spec >= 0:
-            if a.wcs.ctype[a.wcs.spec][:4] != b.wcs.ctype[b.wcs.spec][:4]:
+        if spectral_in is not None and spectral_out is not None:
+            if spectral_in[:4] != spectral_out[:4]:
                 raise _core.WcsError(
-                    f"The input ({a.wcs.ctype[a.wcs.spec]}) and output "
-                    f"({b.wcs.ctype[b.wcs.spec]}) spectral "
+                    f"The input ({spectral_in}) and output ({spectral_out}) spectral "
                     "coordinate types are not equivalent."
                 )
-        elif a.wcs.spec >= 0:
+        elif spectral_in is not None:
             raise _core.WcsError("Input WCS has a spectral component but output WCS does not")
-        elif b.wcs.spec >= 0:
+        elif spectral_out is not None:
             raise _core.WcsError("Output WCS has a spectral component but input WCS does not")
+
+
+def _axis_facts(parsed: ParsedWCS):
+    """``(has celestial axes, CTYPE of the spectral axis or None)`` as reproject's checks see
+    them (the spectral CTYPE of a FITS WCS only), or None without astropy. A celestial image
+    is known without building astropy's WCS."""
+    if parsed.celestial_image:
+        return True, None
+    w = parsed.wcs
+    if w is None:
+        return None
+    spec = w.wcs.spec if parsed.is_fits else -1
+    return _has_celestial(w), (w.wcs.ctype[spec] if spec >= 0 else None)
 
 
 def _has_celestial(wcs) -> bool:
@@ -126,6 +139,8 @@ def _celestial_first(parsed: ParsedWCS) -> ParsedWCS:
     """The engine wants the celestial axes as WCS axes 1 and 2; for a cube whose celestial
     axes are elsewhere, reorder the WCS (``WCS.sub``) and remember the permutation, so the
     data can be transposed the same way (a view, no copy)."""
+    if parsed.celestial_image:
+        return parsed
     w = parsed.wcs
     if parsed.header is None or w is None or w.pixel_n_dim <= 2 or not w.has_celestial:
         return parsed

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,27 +30,56 @@ def _astropy():
     return fits, WCS
 
 
-@dataclass
 class ParsedWCS:
-    """A WCS as the engine sees it: header text, plus the astropy WCS when there is one."""
+    """A WCS as the engine sees it: header text, plus the astropy WCS when there is one.
 
-    #: FITS header text for the engine; None for a WCS it does not read (a generalized
-    #: APE-14 WCS, lookup-table distortions), whose positions astropy computes.
-    header: str | None
-    #: astropy.wcs.WCS (FITS WCS) when astropy is available, for validation; the APE-14
-    #: object itself when ``header`` is None.
-    wcs: Any = None
-    #: Whether the caller gave a FITS WCS or Header (not an APE-14 wrapper): reproject checks
-    #: spectral axes only then.
-    is_fits: bool = True
-    #: numpy-order permutation applied to the WCS axes (None: identity), see ``reorder``.
-    perm: tuple | None = field(default=None)
+    ``header``: FITS header text for the engine; None for a WCS it does not read (a
+    generalized APE-14 WCS, lookup-table distortions), whose positions astropy computes.
+    ``wcs``: astropy.wcs.WCS (FITS WCS) when astropy is available, for validation; the APE-14
+    object itself when ``header`` is None. A celestial image's Header builds it only when
+    asked (``lazy``): the engine's reading of the text answers the checks of most calls.
+    ``is_fits``: whether the caller gave a FITS WCS or Header (not an APE-14 wrapper):
+    reproject checks spectral axes only then. ``perm``: numpy-order permutation applied to
+    the WCS axes (None: identity), see ``reorder``.
+    """
+
+    def __init__(self, header, wcs=None, is_fits=True, perm=None, *, lazy=None):
+        self.header: str | None = header
+        self._wcs: Any = wcs
+        self.is_fits: bool = is_fits
+        self.perm: tuple | None = perm
+        #: Builds ``wcs`` on first use; given only for a WCS of two celestial axes.
+        self._lazy = lazy
+        self._celestial_image = lazy is not None
+
+    @property
+    def wcs(self):
+        if self._lazy is not None:
+            self._wcs, self._lazy = self._lazy(), None
+        return self._wcs
+
+    @property
+    def celestial_image(self) -> bool:
+        """Known, without astropy, to have just two axes, celestial longitude and latitude
+        (so no spectral axis): reproject's WCS checks need nothing more."""
+        return self._celestial_image
 
     @property
     def pixel_n_dim(self) -> int:
+        if self._lazy is not None:
+            return 2
         if self.wcs is not None:
             return self.wcs.pixel_n_dim
         return _core.check_header(self.header)
+
+
+def _celestial_image(text: str) -> bool:
+    """Whether the engine reads header text as a WCS of two celestial axes."""
+    try:
+        naxis, celestial = _core.header_axes(text)
+    except _core.ReprojectError:
+        return False
+    return naxis == 2 and celestial is not None
 
 
 # ----------------------------------------------------------------------------------------
@@ -199,18 +227,30 @@ def _has_lookup_tables(wcs) -> bool:
 
 
 def _parsed_from_header(header, fobj=None) -> ParsedWCS:
-    """A FITS Header: its own text goes to the engine, astropy's WCS serves validation."""
+    """A FITS Header: its own text goes to the engine, astropy's WCS serves validation.
+
+    For a celestial image (two axes, read by the engine), astropy's WCS is built only if
+    something asks for it: its ``WCS(header)`` is most of a small call's time.
+    """
     _, WCS = _astropy()
     import warnings
 
-    with warnings.catch_warnings():
-        # astropy warns about e.g. non-standard keywords; reproject's WCS(header) would too,
-        # but the engine reads the text itself.
-        warnings.simplefilter("ignore")
-        wcs = WCS(header, fobj=fobj) if fobj is not None else WCS(header)
+    def astropy_wcs():
+        with warnings.catch_warnings():
+            # astropy warns about e.g. non-standard keywords; reproject's WCS(header) would
+            # too, but the engine reads the text itself.
+            warnings.simplefilter("ignore")
+            return WCS(header, fobj=fobj) if fobj is not None else WCS(header)
+
+    text = header.tostring()
+    # Lookup tables (read from the file, with fobj) are astropy's to evaluate.
+    lookup = fobj is not None and any(k.startswith(("CPDIS", "D2IM")) for k in header)
+    if not lookup and _celestial_image(text):
+        return ParsedWCS(text, is_fits=True, lazy=astropy_wcs)
+    wcs = astropy_wcs()
     if fobj is not None and _has_lookup_tables(wcs):
         return ParsedWCS(None, wcs, is_fits=True)  # astropy computes its positions
-    return ParsedWCS(header.tostring(), wcs, is_fits=True)
+    return ParsedWCS(text, wcs, is_fits=True)
 
 
 def _header_from_text(text: str):

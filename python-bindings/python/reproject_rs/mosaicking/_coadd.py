@@ -340,14 +340,19 @@ class _FastInput:
     weights (array with NaN left for the core to read as 0) with their header text (None:
     the dataset's)."""
 
-    __slots__ = ("array", "header", "wcs", "weights", "weights_header")
+    __slots__ = ("array", "header", "parsed", "weights", "weights_header")
 
     def __init__(self, array, parsed, weights=None, weights_header=None):
         self.array = array
         self.header = parsed.header
-        self.wcs = parsed.wcs
+        self.parsed = parsed
         self.weights = weights
         self.weights_header = weights_header
+
+    @property
+    def wcs(self):
+        """The astropy WCS (built on first use for a Header: see ``ParsedWCS``)."""
+        return self.parsed.wcs
 
 
 def _engine_ready(parsed: ParsedWCS) -> bool:
