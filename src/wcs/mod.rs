@@ -31,6 +31,7 @@
 //! assert!((x - 49.5).abs() < 1e-9 && (y - 49.5).abs() < 1e-9);
 //! ```
 
+pub mod calendar;
 pub mod celestial;
 mod celestial_transform;
 pub mod distortion;

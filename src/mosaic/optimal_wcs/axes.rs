@@ -2,6 +2,7 @@
 //! date they may carry.
 
 use crate::error::{Error, Result};
+use crate::wcs::calendar::{civil_from_days, days_from_civil};
 use crate::wcs::frame::CelestialFrame;
 use crate::wcs::Wcs;
 
@@ -89,10 +90,10 @@ pub(super) fn isot_milliseconds(date: &str) -> String {
             }
             ms = (h * 3600 + mi * 60) * 1000 + (s * 1000.0).round() as i64;
         }
-        let mut days = civil_to_days(y, m, d);
+        let mut days = days_from_civil(y, m, d);
         days += ms.div_euclid(86_400_000);
         let ms = ms.rem_euclid(86_400_000);
-        let (y, m, d) = days_to_civil(days);
+        let (y, m, d) = civil_from_days(days);
         Some(format!(
             "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}",
             ms / 3_600_000,
@@ -102,30 +103,6 @@ pub(super) fn isot_milliseconds(date: &str) -> String {
         ))
     };
     parse().unwrap_or_else(|| date.to_string())
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-pub(super) fn civil_to_days(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The inverse of [`civil_to_days`].
-pub(super) fn days_to_civil(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// A projection code must be three letters or digits (WCSLIB rejects anything else as an

@@ -1,4 +1,4 @@
-use super::axes::{civil_to_days, days_to_civil, isot_milliseconds};
+use super::axes::isot_milliseconds;
 use super::geometry::{convex_hull, mean_position, pairwise_sum, py_mod, rotation_angle};
 use super::header::card_float;
 use super::*;
@@ -76,7 +76,6 @@ fn dates_as_astropy_isot() {
         "2021-03-04T05:06:07.500"
     );
     assert_eq!(isot_milliseconds("yesterday"), "yesterday");
-    assert_eq!(days_to_civil(civil_to_days(1999, 2, 28) + 1), (1999, 3, 1));
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Observation dates as WCSLIB's `datfix` and astropy leave them: old `DD/MM/YY` dates,
 //! ISO 8601 ↔ MJD.
 
+use crate::wcs::calendar::{civil_from_days, days_from_civil, MJD_EPOCH_DAYS};
+
 /// WCSLIB's `datfix` for the observation date: an old `DD/MM/YY` DATE-OBS becomes ISO 8601,
 /// a missing MJD-OBS is derived from DATE-OBS and a missing DATE-OBS from MJD-OBS. An
 /// unreadable date is left as it is (no supported frame depends on it).
@@ -17,14 +19,6 @@ pub(super) fn date_fix(date: Option<String>, mjd: Option<f64>) -> (Option<String
     let mjd = mjd.or_else(|| date.as_deref().and_then(iso_to_mjd));
     let date = date.or_else(|| mjd.and_then(mjd_to_iso));
     (date, mjd)
-}
-
-/// Days from 1858-11-17 of a proleptic Gregorian date.
-fn days_from_mjd_epoch(y: i64, m: i64, d: i64) -> i64 {
-    // Days since 0000-03-01 (March-based year), then shifted.
-    let (y, m) = if m <= 2 { (y - 1, m + 12) } else { (y, m) };
-    let days = 365 * y + y / 4 - y / 100 + y / 400 + (153 * (m - 3) + 2) / 5 + d - 1;
-    days - 678_881 // 1858-11-17
 }
 
 /// `YYYY-MM-DD[Thh:mm:ss[.s]]` → MJD.
@@ -50,7 +44,7 @@ pub(super) fn iso_to_mjd(text: &str) -> Option<f64> {
         );
         seconds = h * 3600.0 + mi * 60.0 + s;
     }
-    Some(days_from_mjd_epoch(y, m, d) as f64 + seconds / 86400.0)
+    Some((days_from_civil(y, m, d) + MJD_EPOCH_DAYS) as f64 + seconds / 86400.0)
 }
 
 /// MJD → `YYYY-MM-DDThh:mm:ss` (to the second); `None` beyond ±10^11 days, where the
@@ -66,16 +60,7 @@ pub(super) fn mjd_to_iso(mjd: f64) -> Option<String> {
         seconds -= 86400;
         day += 1;
     }
-    // Inverse of days_from_mjd_epoch (civil-from-days).
-    let z = day + 678_881;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = civil_from_days(day - MJD_EPOCH_DAYS);
     Some(format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
         seconds / 3600,
