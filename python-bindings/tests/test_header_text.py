@@ -192,3 +192,32 @@ def test_sip_without_the_ctype_suffix_takes_astropys_path():
     w = sip_wcs(ctype_suffix="")
     assert wcs_to_header(w) == w.to_header(relax=True).tostring()
     assert "RA---TAN-SIP" in wcs_to_header(w)
+
+
+def test_alternate_wcs_objects():
+    """``WCS(header, key="A")`` writes its keywords with the letter (``CTYPE1A``), which the
+    engine, reading the primary keywords, took for no WCS at all (before: an error where
+    reproject computes). Its text is written as primary; the user's object keeps its key."""
+    from conftest import assert_matches, both
+
+    header = fits.Header()
+    for key, value in dict(NAXIS=2, NAXIS1=40, NAXIS2=30, CTYPE1="RA---TAN", CTYPE2="DEC--TAN",
+                           CRPIX1=20.0, CRPIX2=15.0, CRVAL1=150.0, CRVAL2=2.0, CDELT1=-1e-3,
+                           CDELT2=1e-3, CTYPE1A="GLON-CAR", CTYPE2A="GLAT-CAR", CRPIX1A=18.5,
+                           CRPIX2A=16.0, CRVAL1A=236.0, CRVAL2A=42.0, CDELT1A=-1e-3,
+                           CDELT2A=1e-3).items():
+        header[key] = value
+    w = WCS(header, key="A")
+    text = wcs_to_header(w)
+    assert "CTYPE1A" not in text and w.wcs.alt == "A"
+    pixels = np.random.default_rng(5).uniform(-5, 40, size=(50, 2))
+    np.testing.assert_array_equal(
+        WCS(fits.Header.fromstring(text)).all_pix2world(pixels, 0), w.all_pix2world(pixels, 0)
+    )
+    out = WCS(naxis=2)
+    out.wcs.ctype = ["GLON-TAN", "GLAT-TAN"]
+    out.wcs.crval, out.wcs.crpix, out.wcs.cdelt = [236.0, 42.0], [20, 15], [-1e-3, 1e-3]
+    image = np.random.default_rng(3).normal(size=(30, 40))
+    ours, theirs = both((image, w), out, shape_out=(30, 40))
+    assert np.isfinite(theirs[0]).sum() > 1000
+    assert_matches(ours, theirs)

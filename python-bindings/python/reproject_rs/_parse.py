@@ -152,6 +152,11 @@ def wcs_to_header(wcs) -> str:
         raise _core.UnsupportedError(
             "distortion lookup tables (CPDIS/D2IM) are not supported by reproject_rs"
         )
+    if wcs.wcs is not None and wcs.wcs.alt.strip():
+        # An alternate description (``WCS(header, key="A")``) writes keywords with its letter
+        # (``CTYPE1A``); the engine reads the primary ones, so a copy is written as primary.
+        wcs = wcs.deepcopy()
+        wcs.wcs.alt = " "
     if wcs.wcs is not None:
         from astropy.wcs import WCSHDO_P17, WCSHDO_all
 
