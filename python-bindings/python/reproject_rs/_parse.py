@@ -148,10 +148,9 @@ def wcs_to_header(wcs) -> str:
     which WCSLIB does not hold, follow as cards of their own (``_sip_cards``), as
     ``WCS.to_header`` appends them.
     """
-    if _has_lookup_tables(wcs):
-        raise _core.UnsupportedError(
-            "distortion lookup tables (CPDIS/D2IM) are not supported by reproject_rs"
-        )
+    beyond = _beyond_header(wcs)
+    if beyond is not None:
+        raise _core.UnsupportedError(f"{beyond}: no FITS header describes this WCS")
     if wcs.wcs is not None and wcs.wcs.alt.strip():
         # An alternate description (``WCS(header, key="A")``) writes keywords with its letter
         # (``CTYPE1A``); the engine reads the primary ones, so a copy is written as primary.
@@ -218,9 +217,23 @@ def _parsed_from_wcs(obj) -> ParsedWCS:
         if not _is_ape14(obj):
             raise TypeError(f"not a WCS: {type(obj).__name__}")
         return ParsedWCS(None, obj, is_fits=False)  # astropy computes its positions
-    if _has_lookup_tables(fits_wcs):
+    if _beyond_header(fits_wcs) is not None:
         return ParsedWCS(None, fits_wcs, is_fits=isinstance(obj, WCS))
     return ParsedWCS(wcs_to_header(fits_wcs), fits_wcs, is_fits=isinstance(obj, WCS))
+
+
+def _beyond_header(wcs) -> str | None:
+    """What of an astropy WCS its header text would not hold, or None. The engine does not
+    evaluate distortion lookup tables (CPDIS/D2IM); a SIP polynomial whose origin
+    (``Sip.crpix``) is not CRPIX has no FITS keyword (a header's SIP takes CRPIX). astropy
+    computes such a WCS's positions."""
+    if _has_lookup_tables(wcs):
+        return "distortion lookup tables (CPDIS/D2IM)"
+    sip = wcs.sip
+    if sip is not None and wcs.wcs is not None:
+        if not np.array_equal(np.asarray(sip.crpix), np.asarray(wcs.wcs.crpix)[:2]):
+            return f"a SIP origin {list(sip.crpix)} other than CRPIX {list(wcs.wcs.crpix)}"
+    return None
 
 
 def _has_lookup_tables(wcs) -> bool:
