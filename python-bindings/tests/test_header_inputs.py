@@ -139,3 +139,52 @@ def test_the_lazy_wcs_is_astropys_built_once(wcs_built):
     assert parsed.wcs is w and len(wcs_built) == 1
     assert w.to_header() == astropy_wcs.WCS(tan()).to_header()
     assert parsed.celestial_image and parsed.pixel_n_dim == 2
+
+
+def _outcome(call):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data, footprint = call()
+        return "result", data.tobytes(), footprint.tobytes()
+    except Exception as e:  # noqa: BLE001 - the outcome compared, whatever it is
+        return type(e), str(e)
+
+
+MALFORMED = {
+    "CDELT1 = 0": dict(CDELT1=0.0),
+    "singular PC": dict(PC1_1=1.0, PC1_2=1.0, PC2_1=1.0, PC2_2=1.0),
+    "CRVAL2 = 100": dict(CRVAL2=100.0),
+    "unknown projection": dict(CTYPE1="RA---XYZ", CTYPE2="DEC--XYZ"),
+    "mixed projections": dict(CTYPE2="DEC--SIN"),
+    "two longitudes": dict(CTYPE2="RA---TAN"),
+    "ZPN without a root": dict(CTYPE1="RA---ZPN", CTYPE2="DEC--ZPN", PV2_0=0.0, PV2_1=0.0),
+    "AZP mu = -1": dict(CTYPE1="RA---AZP", CTYPE2="DEC--AZP", PV2_1=-1.0),
+    "LATPOLE 200": dict(LATPOLE=200.0),
+    "RADESYS BOGUS": dict(RADESYS="BOGUS"),
+    "EQUINOX text": dict(EQUINOX="J2000"),
+    "CUNIT furlong": dict(CUNIT1="furlong", CUNIT2="deg"),
+    "DATE-OBS yesterday": {"DATE-OBS": "yesterday"},
+    "NAXIS 3, two CTYPE": dict(NAXIS=3, NAXIS3=2),
+    "WCSAXES 3": dict(WCSAXES=3),
+    "PV1_3 on TAN": dict(PV1_3=5.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_headers_end_as_through_astropys_wcs(case, monkeypatch):
+    """Skipping astropy's WCS changes no outcome: each malformed header, as input and as
+    output, ends with the same exception (type and message: astropy's where it raised) or
+    the same bits as when astropy's WCS is always built."""
+    bad = tan()
+    for key, value in MALFORMED[case].items():
+        bad[key] = value
+    good = tan(150.005)
+    data = np.random.default_rng(0).normal(size=(30, 40))
+    calls = [
+        lambda: reproject_rs.reproject_interp((data, bad), good, shape_out=(30, 40)),
+        lambda: reproject_rs.reproject_interp((data, good), bad, shape_out=(30, 40)),
+    ]
+    fast = [_outcome(call) for call in calls]
+    monkeypatch.setattr(_parse, "_celestial_image", lambda text: False)
+    assert fast == [_outcome(call) for call in calls]
