@@ -19,13 +19,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 use reproject::engine::blocks::Block;
 use reproject::engine::lazy::{BlockHandle, LazyReprojection};
+use reproject::engine::schedule::Schedule;
 use reproject::engine::Plan;
 use reproject::io::{ImageSource, RawSource, StoredType};
 use std::ops::Range;
 use std::sync::Arc;
 
 use crate::arrays::borrow_bytes;
-use crate::errors::{guard_panics, new_err, run_detached, Kind};
+use crate::errors::{guard_panics, new_err, run_detached, run_for_size, Kind};
 use crate::options::{device_name, OptionArgs, OrderArg};
 use crate::{compute_stacked_window, full_shape, parse_wcs, to_numpy};
 
@@ -316,10 +317,17 @@ impl LazyPlan {
     }
 
     /// Computes the whole output: ``(data, footprint)``, float64 arrays of the full output
-    /// shape, on the plan's threads.
+    /// shape, on the plan's threads. Ctrl-C stops a large one (see ``run_for_size``).
     fn compute<'py>(&self, py: Python<'py>) -> PyResult<Pair<'py>> {
         guard_panics(|| {
-            let (data, footprint) = run_detached(py, || self.lazy.compute())?;
+            let pixels = self.shape.iter().product();
+            let (data, footprint) = run_for_size(py, pixels, |cancel| {
+                let schedule = Schedule {
+                    cancel,
+                    ..Schedule::default()
+                };
+                self.lazy.compute_with(&schedule)
+            })?;
             Ok((to_numpy(py, data)?, to_numpy(py, footprint)?))
         })
     }

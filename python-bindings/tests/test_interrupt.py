@@ -1,4 +1,4 @@
-"""Ctrl-C stops a long reprojection or mosaic: a real SIGINT to a real Python process whose
+"""Ctrl-C stops a long reprojection, lazy result or mosaic: a real SIGINT to a real Python process whose
 call (64M output pixels, quintic: many seconds on any machine) then raises KeyboardInterrupt
 within moments, instead of after the whole job."""
 
@@ -39,6 +39,15 @@ data = rng.random((1024, 1024)).astype(np.float32)
 w_in = sky(["GLON-CAR", "GLAT-CAR"], [0.0, 0.0], 512.5, 0.01)
 w_out = sky(["RA---ZEA", "DEC--ZEA"], [266.4, -28.9], 4000.5, 0.0026)
 job = lambda: reproject_rs.reproject_interp((data, w_in), w_out, shape_out=(8000, 8000), order=5)
+""",
+    # The same job as a lazy result computed whole (return_type='lazy', then compute()).
+    "lazy": """
+data = rng.random((1024, 1024)).astype(np.float32)
+w_in = sky(["GLON-CAR", "GLAT-CAR"], [0.0, 0.0], 512.5, 0.01)
+w_out = sky(["RA---ZEA", "DEC--ZEA"], [266.4, -28.9], 4000.5, 0.0026)
+lazy = reproject_rs.reproject_interp((data, w_in), w_out, shape_out=(8000, 8000), order=5,
+                                     return_type="lazy")
+job = lazy.compute
 """,
     # About 32 s there.
     "mosaic": """

@@ -36,6 +36,7 @@ use ndarray::{Array3, ArrayD, ArrayViewMut3};
 use serde::{Deserialize, Serialize};
 
 use super::blocks::Block;
+use super::schedule::Schedule;
 use super::spline_share::SplinePrep;
 use super::{check_output_memory, zeroed_output, Options, OutputSample, Plan};
 use crate::error::{Error, Result};
@@ -165,12 +166,36 @@ impl<'a> LazyReprojection<'a> {
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn compute(&self) -> Result<(ArrayD<f64>, ArrayD<f64>)> {
+        self.compute_with(&Schedule::default())
+    }
+
+    /// [`LazyReprojection::compute`] as `schedule` says (progress, cancellation: see
+    /// [`super::schedule::run`]); cancelled, it ends with [`Error::Cancelled`].
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use reproject::engine::{lazy::LazyReprojection, Options, Plan};
+    /// # use reproject::{io::ArraySource, wcs::Wcs};
+    /// # let header = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 0\nCRVAL2 = 0\n";
+    /// # let wcs = Wcs::from_header_str(header)?;
+    /// # let image = ndarray::Array2::from_shape_fn((64, 48), |(y, x)| (100 * y + x) as f64);
+    /// # let source = Arc::new(ArraySource::new(image.view().into_dyn())?);
+    /// # let plan = Plan::with_shared_source(source, &wcs, &wcs, &[64, 48], &Options::default())?;
+    /// use std::sync::atomic::AtomicBool;
+    /// use reproject::engine::schedule::Schedule;
+    /// let cancel = AtomicBool::new(true); // asked to stop before it starts
+    /// let schedule = Schedule { cancel: Some(&cancel), ..Schedule::default() };
+    /// let run = LazyReprojection::new(plan).compute_with(&schedule);
+    /// assert!(matches!(run, Err(reproject::Error::Cancelled(_))));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn compute_with(&self, schedule: &Schedule<'_>) -> Result<(ArrayD<f64>, ArrayD<f64>)> {
         let shape = self.plan.shape_out().to_vec();
         check_output_memory(&shape, 2 * std::mem::size_of::<f64>())?;
         let mut data = zeroed_output(&shape);
         let mut footprint = zeroed_output(&shape);
         self.plan
-            .compute_into(data.view_mut(), footprint.view_mut())?;
+            .compute_into_with(data.view_mut(), footprint.view_mut(), schedule)?;
         Ok((data, footprint))
     }
 }
