@@ -62,16 +62,16 @@ def wcs_built(monkeypatch):
     built = []
     real = _parse._astropy
 
-    def counting():
-        fits_module, WCS = real()
+    class AnyWcs(type(astropy_wcs.WCS)):
+        def __instancecheck__(cls, obj):  # a user's WCS is still a WCS to the package
+            return isinstance(obj, astropy_wcs.WCS)
 
-        def build(*args, **kwargs):
-            built.append(args[0])
-            return WCS(*args, **kwargs)
+    class CountingWCS(astropy_wcs.WCS, metaclass=AnyWcs):
+        def __init__(self, *args, **kwargs):
+            built.append(args[0] if args else None)
+            super().__init__(*args, **kwargs)
 
-        return fits_module, build
-
-    monkeypatch.setattr(_parse, "_astropy", counting)
+    monkeypatch.setattr(_parse, "_astropy", lambda: (real()[0], CountingWCS))
     return built
 
 
@@ -188,3 +188,18 @@ def test_malformed_headers_end_as_through_astropys_wcs(case, monkeypatch):
     fast = [_outcome(call) for call in calls]
     monkeypatch.setattr(_parse, "_celestial_image", lambda text: False)
     assert fast == [_outcome(call) for call in calls]
+
+
+def test_optimal_wcs_of_headers_builds_no_astropy_wcs(wcs_built):
+    """``find_optimal_celestial_wcs`` of HDUs and (array, Header) inputs reads their headers
+    with the engine alone, and finds what it finds with astropy's WCS built."""
+    from reproject_rs.mosaicking import find_optimal_celestial_wcs
+
+    data = np.zeros((30, 40))
+    inputs = [fits.PrimaryHDU(data, tan()), (data, tan(150.03))]
+    wcs, shape = find_optimal_celestial_wcs(inputs)
+    assert wcs_built == []
+    built = [(data, astropy_wcs.WCS(tan())), (data, astropy_wcs.WCS(tan(150.03)))]
+    wcs_objects, shape_objects = find_optimal_celestial_wcs(built)
+    assert shape == shape_objects and shape[1] > 40
+    assert wcs.to_header() == wcs_objects.to_header()

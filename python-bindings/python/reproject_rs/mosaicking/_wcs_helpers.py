@@ -146,15 +146,20 @@ def find_optimal_celestial_wcs(
         shapes, headers = [], []
         for item in items:
             shape, parsed = _shape_and_header(item, hdu_in)
-            # reproject's checks and messages.
-            n = parsed.wcs.pixel_n_dim if parsed.wcs is not None else len(shape)
+            # reproject's checks and messages (a celestial image's header has two pixel and
+            # two world axes without astropy's WCS being built).
+            if parsed.celestial_image:
+                dims = (2, 2)
+            elif parsed.wcs is not None:
+                dims = (parsed.wcs.pixel_n_dim, parsed.wcs.world_n_dim)
+            else:
+                dims = None
+            n = dims[0] if dims is not None else len(shape)
             if len(shape) > n:
                 shape = shape[-n:]
             if len(shape) != 2:
                 raise ValueError(f"Input data is not 2-dimensional (got shape {shape!r})")
-            if parsed.wcs is not None and (
-                parsed.wcs.pixel_n_dim != 2 or parsed.wcs.world_n_dim != 2
-            ):
+            if dims is not None and dims != (2, 2):
                 raise ValueError("Input WCS is not 2-dimensional")
             # A WCS given through APE-14 (not astropy.wcs.WCS) has its reference at the
             # image centre in reproject, not at CRPIX: reproject's function takes it.
