@@ -107,6 +107,13 @@ def sip_wcs(digits=None, ctype_suffix="-SIP"):
     return w
 
 
+def sky_wcs(ctype, crval, crpix, cdelt=1e-3):
+    """A celestial WCS object of square pixels of ``cdelt`` degrees."""
+    w = WCS(naxis=2)
+    w.wcs.ctype, w.wcs.crval, w.wcs.crpix, w.wcs.cdelt = ctype, crval, crpix, [-cdelt, cdelt]
+    return w
+
+
 def cards(text):
     header = fits.Header.fromstring(text)
     for key in ["", "COMMENT"]:
@@ -176,9 +183,7 @@ def test_sip_wcs_objects_match_reproject(order):
     from conftest import assert_matches, both
 
     w = sip_wcs()
-    out = WCS(naxis=2)
-    out.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-    out.wcs.crval, out.wcs.crpix, out.wcs.cdelt = [150.11, 2.21], [30.5, 30.5], [-1e-3, 1e-3]
+    out = sky_wcs(["RA---TAN", "DEC--TAN"], [150.11, 2.21], [30.5, 30.5])
     image = np.random.default_rng(3).normal(size=(70, 80))
     for args, shape_out in [((image, w), (60, 60)), ((image[:60, :60], out), (70, 80))]:
         target = out if args[1] is w else w
@@ -214,9 +219,7 @@ def test_alternate_wcs_objects():
     np.testing.assert_array_equal(
         WCS(fits.Header.fromstring(text)).all_pix2world(pixels, 0), w.all_pix2world(pixels, 0)
     )
-    out = WCS(naxis=2)
-    out.wcs.ctype = ["GLON-TAN", "GLAT-TAN"]
-    out.wcs.crval, out.wcs.crpix, out.wcs.cdelt = [236.0, 42.0], [20, 15], [-1e-3, 1e-3]
+    out = sky_wcs(["GLON-TAN", "GLAT-TAN"], [236.0, 42.0], [20, 15])
     image = np.random.default_rng(3).normal(size=(30, 40))
     ours, theirs = both((image, w), out, shape_out=(30, 40))
     assert np.isfinite(theirs[0]).sum() > 1000
@@ -240,9 +243,7 @@ def test_sip_origin_other_than_crpix():
     assert _parsed_from_wcs(w).header is None
     with pytest.raises(_core.UnsupportedError, match="SIP origin"):
         wcs_to_header(w)
-    out = WCS(naxis=2)
-    out.wcs.ctype = ["RA---TAN", "DEC--TAN"]
-    out.wcs.crval, out.wcs.crpix, out.wcs.cdelt = [150.11, 2.21], [30.5, 30.5], [-1e-3, 1e-3]
+    out = sky_wcs(["RA---TAN", "DEC--TAN"], [150.11, 2.21], [30.5, 30.5])
     image = np.random.default_rng(3).normal(size=(70, 80))
     ours, theirs = both((image, w), out, shape_out=(60, 60))
     assert np.isfinite(theirs[0]).sum() > 1000
