@@ -203,3 +203,15 @@ def test_optimal_wcs_of_headers_builds_no_astropy_wcs(wcs_built):
     wcs_objects, shape_objects = find_optimal_celestial_wcs(built)
     assert shape == shape_objects and shape[1] > 40
     assert wcs.to_header() == wcs_objects.to_header()
+
+
+def test_a_lazy_parsed_wcs_pickles():
+    """The lazy WCS is the Header it comes from, not a closure: it pickles, before and
+    after astropy's WCS is built."""
+    import pickle
+
+    parsed = _parse._parsed_from_header(tan())
+    copy = pickle.loads(pickle.dumps(parsed))
+    assert copy.celestial_image and copy.header == parsed.header
+    assert copy.wcs.to_header() == parsed.wcs.to_header()
+    assert pickle.loads(pickle.dumps(parsed)).wcs.to_header() == parsed.wcs.to_header()

@@ -36,8 +36,8 @@ class ParsedWCS:
     ``header``: FITS header text for the engine; None for a WCS it does not read (a
     generalized APE-14 WCS, lookup-table distortions), whose positions astropy computes.
     ``wcs``: astropy.wcs.WCS (FITS WCS) when astropy is available, for validation; the APE-14
-    object itself when ``header`` is None. A celestial image's Header builds it only when
-    asked (``lazy``): the engine's reading of the text answers the checks of most calls.
+    object itself when ``header`` is None. A celestial image's Header (``lazy``) builds it
+    only when asked: the engine's reading of the text answers the checks of most calls.
     ``is_fits``: whether the caller gave a FITS WCS or Header (not an APE-14 wrapper):
     reproject checks spectral axes only then. ``perm``: numpy-order permutation applied to
     the WCS axes (None: identity), see ``reorder``.
@@ -48,14 +48,15 @@ class ParsedWCS:
         self._wcs: Any = wcs
         self.is_fits: bool = is_fits
         self.perm: tuple | None = perm
-        #: Builds ``wcs`` on first use; given only for a WCS of two celestial axes.
+        #: The Header ``wcs`` is built from on first use; given only for a WCS of two
+        #: celestial axes without lookup tables.
         self._lazy = lazy
         self._celestial_image = lazy is not None
 
     @property
     def wcs(self):
         if self._lazy is not None:
-            self._wcs, self._lazy = self._lazy(), None
+            self._wcs, self._lazy = _astropy_wcs(self._lazy), None
         return self._wcs
 
     @property
@@ -250,25 +251,28 @@ def _parsed_from_header(header, fobj=None) -> ParsedWCS:
     For a celestial image (two axes, read by the engine), astropy's WCS is built only if
     something asks for it: its ``WCS(header)`` is most of a small call's time.
     """
-    _, WCS = _astropy()
-    import warnings
-
-    def astropy_wcs():
-        with warnings.catch_warnings():
-            # astropy warns about e.g. non-standard keywords; reproject's WCS(header) would
-            # too, but the engine reads the text itself.
-            warnings.simplefilter("ignore")
-            return WCS(header, fobj=fobj) if fobj is not None else WCS(header)
-
     text = header.tostring()
-    # Lookup tables (read from the file, with fobj) are astropy's to evaluate.
+    # Lookup tables (read from the file, with fobj) are astropy's to evaluate; without
+    # their keywords, fobj changes nothing WCS(header) reads.
     lookup = fobj is not None and any(k.startswith(("CPDIS", "D2IM")) for k in header)
     if not lookup and _celestial_image(text):
-        return ParsedWCS(text, is_fits=True, lazy=astropy_wcs)
-    wcs = astropy_wcs()
+        return ParsedWCS(text, is_fits=True, lazy=header)
+    wcs = _astropy_wcs(header, fobj)
     if fobj is not None and _has_lookup_tables(wcs):
         return ParsedWCS(None, wcs, is_fits=True)  # astropy computes its positions
     return ParsedWCS(text, wcs, is_fits=True)
+
+
+def _astropy_wcs(header, fobj=None):
+    """reproject's ``WCS(header)`` (``fobj``: the HDUList, for lookup tables)."""
+    _, WCS = _astropy()
+    import warnings
+
+    with warnings.catch_warnings():
+        # astropy warns about e.g. non-standard keywords; reproject's WCS(header) would too,
+        # but the engine reads the text itself.
+        warnings.simplefilter("ignore")
+        return WCS(header, fobj=fobj) if fobj is not None else WCS(header)
 
 
 def _header_from_text(text: str):
