@@ -160,7 +160,8 @@ def wcs_to_header(wcs) -> str:
     if wcs.wcs is not None:
         from astropy.wcs import WCSHDO_P17, WCSHDO_all
 
-        text = wcs.wcs.to_header(WCSHDO_P17 | WCSHDO_all)  # WCS.to_header(relax=True): P14
+        # WCS.to_header(relax=True)'s flags, with 17 digits where astropy asks for 14.
+        text = wcs.wcs.to_header(WCSHDO_P17 | WCSHDO_all)
         if wcs.sip is None:
             return text
         # A CTYPE without "-SIP" beside SIP coefficients is one astropy rewrites (and says
