@@ -75,9 +75,10 @@ def wcs_built(monkeypatch):
     return built
 
 
-def tan(crval1=150.0, naxis=2):
+def tan(crval1=150.0):
+    """A 30 × 40 TAN image's header."""
     h = fits.Header()
-    h["NAXIS"] = naxis
+    h["NAXIS"] = 2
     h["NAXIS1"], h["NAXIS2"] = 40, 30
     h["CTYPE1"], h["CTYPE2"] = "RA---TAN", "DEC--TAN"
     h["CRVAL1"], h["CRVAL2"] = crval1, 2.0
@@ -113,8 +114,8 @@ def test_a_cube_header_builds_astropys_wcs(wcs_built):
 
 
 def test_reprojects_checks_keep_their_errors(wcs_built):
-    """A celestial image onto a linear or spectral one: reproject's errors and messages,
-    whichever side builds astropy's WCS."""
+    """A celestial image onto a linear one, and onto a cube: reproject's errors and
+    messages, whichever side builds astropy's WCS."""
     linear = fits.Header()
     linear["CTYPE1"], linear["CTYPE2"] = "X", "Y"
     data = np.zeros((30, 40))
