@@ -182,16 +182,21 @@ fn image(n: usize) -> Array2<f32> {
     })
 }
 
-/// Times `reproject_interp_into` of `job` (input, its WCS, the output WCS) with `options`, as
-/// `label` of `group`.
+/// Times `reproject_interp_into` of `job` (input, its WCS, the output WCS) at `order` on
+/// `parallel`'s threads (the other options their defaults), as `label` of `group`.
 fn bench_call(
     group: &mut BenchmarkGroup<'_, WallTime>,
     label: &str,
     (source, wcs_in, wcs_out): (&dyn ImageSource, &Wcs, &Wcs),
-    options: &Options,
+    (order, parallel): (Order, Parallel),
     out: &mut ArrayD<f64>,
     footprint: &mut ArrayD<f64>,
 ) {
+    let options = &Options {
+        order,
+        parallel,
+        ..Options::default()
+    };
     group.bench_function(label, |b| {
         b.iter(|| {
             reproject_interp_into(
@@ -233,13 +238,9 @@ fn bench_jobs(c: &mut Criterion) {
             ("serial", Parallel::Serial),
             ("all_cores", Parallel::AllCores),
         ] {
-            let options = Options {
-                order,
-                parallel,
-                ..Options::default()
-            };
             let job: (&dyn ImageSource, _, _) = (&source, &wcs_in, &wcs_out);
-            bench_call(&mut group, label, job, &options, &mut out, &mut footprint);
+            let how = (order, parallel);
+            bench_call(&mut group, label, job, how, &mut out, &mut footprint);
         }
         group.finish();
         // Checked where the job ran (a name filter may skip it).
@@ -271,13 +272,9 @@ fn bench_small_jobs(c: &mut Criterion) {
         ("bicubic_serial", Order::Bicubic, Parallel::Serial),
         ("bicubic_2_threads", Order::Bicubic, Parallel::Threads(2)),
     ] {
-        let options = Options {
-            order,
-            parallel,
-            ..Options::default()
-        };
         let job: (&dyn ImageSource, _, _) = (&source, &wcs_in, &wcs_out);
-        bench_call(&mut group, label, job, &options, &mut out, &mut footprint);
+        let how = (order, parallel);
+        bench_call(&mut group, label, job, how, &mut out, &mut footprint);
     }
     group.finish();
 }

@@ -268,14 +268,8 @@ pub fn reproject_and_coadd_with_progress(
     options: &MosaicOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<Correction>> {
-    let shape = data.shape().to_vec();
-    let watch = Watch {
-        progress,
-        cancel: None,
-    };
-    coadd(
-        inputs, wcs_out, &shape, None, data, footprint, options, watch,
-    )
+    let never = AtomicBool::new(false);
+    reproject_and_coadd_cancellable(inputs, wcs_out, data, footprint, options, progress, &never)
 }
 
 /// [`reproject_and_coadd_with_progress`] that stops when `cancel` is set (by another thread):
