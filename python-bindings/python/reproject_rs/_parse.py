@@ -152,6 +152,11 @@ def wcs_to_header(wcs) -> str:
     beyond = _beyond_header(wcs)
     if beyond is not None:
         raise _core.UnsupportedError(f"{beyond}: no FITS header describes this WCS")
+    return _header_text(wcs)
+
+
+def _header_text(wcs) -> str:
+    """``wcs_to_header`` of a WCS that ``_beyond_header`` lets through."""
     if wcs.wcs is not None and wcs.wcs.alt.strip():
         # An alternate description (``WCS(header, key="A")``) writes keywords with its letter
         # (``CTYPE1A``); the engine reads the primary ones, so a copy is written as primary.
@@ -221,7 +226,7 @@ def _parsed_from_wcs(obj) -> ParsedWCS:
         return ParsedWCS(None, obj, is_fits=False)  # astropy computes its positions
     if _beyond_header(fits_wcs) is not None:
         return ParsedWCS(None, fits_wcs, is_fits=isinstance(obj, WCS))
-    return ParsedWCS(wcs_to_header(fits_wcs), fits_wcs, is_fits=isinstance(obj, WCS))
+    return ParsedWCS(_header_text(fits_wcs), fits_wcs, is_fits=isinstance(obj, WCS))
 
 
 def _beyond_header(wcs) -> str | None:
