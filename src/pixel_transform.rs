@@ -157,6 +157,20 @@ impl PositionTable {
         self.shape
     }
 
+    /// The input columns (`x`) and rows (`y`) of every output pixel, row-major; NaN where
+    /// a pixel has none.
+    ///
+    /// ```
+    /// use reproject::pixel_transform::PositionTable;
+    /// let table = PositionTable::new((1, 2), vec![0.5, f64::NAN], vec![3.0, 0.0])?;
+    /// let (xs, ys) = table.positions();
+    /// assert_eq!((xs[0], ys[0]), (0.5, 3.0));
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn positions(&self) -> (&[f64], &[f64]) {
+        (&self.xs, &self.ys)
+    }
+
     /// The position of output pixel (`x`, `y`); `None` off the table or where it has none.
     #[inline]
     fn get(&self, x: f64, y: f64) -> Option<(f64, f64)> {

@@ -17,7 +17,8 @@
 //! * [`device::DevicePlan`]: a device-resident plan (CuPy input and outputs), for whole
 //!   outputs and the CuPy chunks of dask arrays.
 //! * [`reproject_positions`]: the whole output at input positions given for every output
-//!   pixel (computed by astropy for a WCS pair the engine does not evaluate).
+//!   pixel (computed by astropy for a WCS pair the engine does not evaluate, or by
+//!   [`positions::input_positions`] for WCS with distortion lookup tables).
 //! * [`mosaic::reproject_and_coadd`]: a mosaic of many inputs (the core's
 //!   `reproject::mosaic::coadd`), for `reproject_rs.mosaicking.reproject_and_coadd`.
 //! * [`check_plan`]: the engine's checks of a WCS pair and shapes, without data.
@@ -43,6 +44,7 @@ mod mosaic;
 mod optimal;
 mod options;
 mod outputs;
+mod positions;
 
 use std::sync::atomic::AtomicBool;
 
@@ -630,6 +632,8 @@ mod _core {
     use super::mosaic::{background_corrections, reproject_and_coadd};
     #[pymodule_export]
     use super::optimal::optimal_celestial_wcs_header;
+    #[pymodule_export]
+    use super::positions::input_positions;
     #[pymodule_export]
     use super::{
         check_header, check_plan, compile_kernels, gpu_info, header_axes, parse_device,

@@ -2,13 +2,17 @@
 //! pair, the shapes, and the geometry (coordinate map, interpolation beyond the plane, full
 //! output shape) that [`Plan`](super::Plan)'s constructors share.
 
+use std::sync::Arc;
+
+use super::blocks::Block;
 use super::coords::CoordinateMap;
 use super::spectral::SpectralAxis;
 use super::{Geometry, Options, Precision};
 use crate::error::{Error, Result};
 use crate::interp::NanPolicy;
-use crate::pixel_transform::PixelTransform;
+use crate::pixel_transform::{PixelTransform, PositionTable};
 use crate::wcs::distortion::sip::SipInversion;
+use crate::wcs::distortion::GridSchedule;
 use crate::wcs::plane::{world_conversions, WorldClass};
 use crate::wcs::{spectral_kind, Wcs};
 
@@ -160,6 +164,91 @@ pub fn check_plan(
         options,
     )
     .map(|_| ())
+}
+
+/// The input position (0-based `x`, `y`) of every pixel of an output plane of `plane_out`
+/// (rows, columns), as a plan computes them for its blocks: out of the input plane of
+/// `plane_in`, and dropped by the round-trip check, NaN. For a caller that feeds them to
+/// [`Plan::from_positions`](super::Plan::from_positions), e.g. a binding whose other paths
+/// take positions; computed in bands of rows on the current rayon pool.
+///
+/// ```
+/// use reproject::engine::{input_positions, Options};
+/// use reproject::wcs::Wcs;
+/// let header = |crpix: f64| format!(
+///     "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = {crpix}\nCRPIX2 = 16\n\
+///      CRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n");
+/// let (wcs_in, wcs_out) = (Wcs::from_header_str(&header(16.0))?, Wcs::from_header_str(&header(15.0))?);
+/// let table = input_positions(&wcs_in, &wcs_out, (32, 32), (20, 24), &Options::default())?;
+/// assert_eq!(table.shape(), (20, 24));
+/// let (xs, ys) = table.positions();
+/// // Output row 7, column 3 sees input column 4, row 7.
+/// assert!((xs[7 * 24 + 3] - 4.0).abs() < 1e-9 && (ys[7 * 24 + 3] - 7.0).abs() < 1e-9);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+pub fn input_positions(
+    wcs_in: &Wcs,
+    wcs_out: &Wcs,
+    plane_in: (usize, usize),
+    plane_out: (usize, usize),
+    options: &Options,
+) -> Result<PositionTable> {
+    let emulate = options.precision == Precision::Reproject
+        && wcs_in
+            .celestial()
+            .ok()
+            .and_then(|c| c.distortion())
+            .is_some_and(|d| d.iterates());
+    if !emulate {
+        return positions_once(wcs_in, wcs_out, plane_in, plane_out, options);
+    }
+    // reproject inverts the input's distortion for the whole grid in one astropy call:
+    // find that call's schedule (GridSchedule), then every point is astropy's.
+    let mut grid = Arc::new(GridSchedule::first());
+    for _ in 0..MAX_GRID_PASSES {
+        let scheduled = wcs_in.clone().with_grid_schedule(grid.clone());
+        let table = positions_once(&scheduled, wcs_out, plane_in, plane_out, options)?;
+        match grid.next() {
+            None => return Ok(table),
+            Some(next) => grid = Arc::new(next),
+        }
+    }
+    let scheduled = wcs_in.clone().with_grid_schedule(grid);
+    positions_once(&scheduled, wcs_out, plane_in, plane_out, options)
+}
+
+/// Passes of [`input_positions`] to find astropy's schedule: each finds the call's slowest
+/// point or an earlier divergence, and astropy's call stops after 20 iterations.
+const MAX_GRID_PASSES: usize = 8;
+
+/// [`input_positions`] with each point inverted as the WCS says.
+fn positions_once(
+    wcs_in: &Wcs,
+    wcs_out: &Wcs,
+    plane_in: (usize, usize),
+    plane_out: (usize, usize),
+    options: &Options,
+) -> Result<PositionTable> {
+    use rayon::prelude::*;
+    let (coords, _, _) = plan_geometry(
+        Geometry::Wcs { wcs_in, wcs_out },
+        &[plane_in.0, plane_in.1],
+        &[plane_out.0, plane_out.1],
+        options,
+    )?;
+    let (ny, nx) = plane_out;
+    let (mut xs, mut ys) = (vec![f64::NAN; ny * nx], vec![f64::NAN; ny * nx]);
+    if nx > 0 {
+        let band = ny.div_ceil(4 * rayon::current_num_threads().max(1)).max(8);
+        xs.par_chunks_mut(band * nx)
+            .zip(ys.par_chunks_mut(band * nx))
+            .enumerate()
+            .for_each(|(i, (x, y))| {
+                let rows = i * band..i * band + x.len() / nx;
+                coords.block_coords(&Block { rows, cols: 0..nx }, x, y);
+            });
+    }
+    PositionTable::new(plane_out, xs, ys)
 }
 
 /// reproject's checks of the two WCS (`_validate_wcs`), then the engine's own limits.

@@ -123,8 +123,8 @@ fn encode_transform_checked(plan: &Plan) -> std::result::Result<Vec<f64>, String
         return Err("spline orders with nan_policy Renormalize are CPU-only".into());
     }
     encode_transforms(forward, backward).ok_or_else(|| {
-        "this transform (positions given in a table, a spectral algorithm code or a time \
-         reference offset) is CPU-only"
+        "this transform (positions given in a table, distortion lookup tables, a spectral \
+         algorithm code or a time reference offset) is CPU-only"
             .into()
     })
 }
@@ -200,8 +200,8 @@ fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) -> Option<()> {
             frame,
         } => {
             v.push(1.0);
-            encode_celestial(wcs_out, v);
-            encode_celestial(wcs_in, v);
+            encode_celestial(wcs_out, v)?;
+            encode_celestial(wcs_in, v)?;
             push_mat3(v, rotation);
             encode_frame(frame.as_deref(), v);
         }
@@ -211,8 +211,8 @@ fn encode_pixel_transform(t: &PixelTransform, v: &mut Vec<f64>) -> Option<()> {
             frame,
         } => {
             v.push(2.0);
-            encode_celestial(wcs_out, v);
-            encode_celestial(wcs_in, v);
+            encode_celestial(wcs_out, v)?;
+            encode_celestial(wcs_in, v)?;
             encode_frame(frame.as_deref(), v);
         }
         Kind::Table(_) => return None,
@@ -272,15 +272,20 @@ fn encode_plane_axes(plane: &LinearPlane, v: &mut Vec<f64>) -> Option<()> {
     Some(())
 }
 
-fn encode_celestial(c: &CelestialTransform, v: &mut Vec<f64>) {
+/// Appends `c`; `None` for distortion lookup tables and an emulated astropy call, which the
+/// kernels do not evaluate.
+fn encode_celestial(c: &CelestialTransform, v: &mut Vec<f64>) -> Option<()> {
     v.push(flag(c.pixel_axes_swapped()));
     encode_linear2(c.linear(), v);
     v.extend(c.projection().device_params());
     v.extend(c.rotation().euler());
     let Some(d) = c.distortion() else {
         v.push(0.0);
-        return;
+        return Some(());
     };
+    if d.lookup_tables().is_some() || d.grid_schedule().is_some() {
+        return None;
+    }
     v.push(1.0);
     v.push(flag(d.lat_first()));
     match d.sip() {
@@ -328,6 +333,7 @@ fn encode_celestial(c: &CelestialTransform, v: &mut Vec<f64>) {
             }
         }
     }
+    Some(())
 }
 
 /// What the GPU-free parity test (tests/gpu_host_pipeline.rs) feeds the host build of the
@@ -465,6 +471,23 @@ mod tests {
         let table = PositionTable::new((6, 6), vec![1.0; 36], vec![2.0; 36]).unwrap();
         let plan = Plan::from_positions(&source, table, &[6, 6], &options).unwrap();
         assert!(kernel_support(&plan).unwrap_err().contains("table"));
+        // Distortion lookup tables (CPDIS, D2IM) are evaluated on the CPU only.
+        use crate::wcs::distortion::{LookupTable, LookupTables};
+        let sky = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRVAL1 = 5\nCRVAL2 = 5\n\
+                   CDELT1 = -0.01\nCDELT2 = 0.01\n";
+        let (w_in, w_out) = pair(sky, sky);
+        assert_eq!(
+            kernel_support(&Plan::new(&source, &w_in, &w_out, &[6, 6], &options).unwrap()),
+            Ok(())
+        );
+        let half = LookupTable::new(vec![0.5], [1, 1], [1.0; 2], [0.0; 2], [1.0; 2]).unwrap();
+        let tables = LookupTables {
+            cpdis: [Some(half), None],
+            ..Default::default()
+        };
+        let w_in = w_in.with_lookup_tables(tables).unwrap();
+        let plan = Plan::new(&source, &w_in, &w_out, &[6, 6], &options).unwrap();
+        assert!(kernel_support(&plan).unwrap_err().contains("lookup tables"));
         // Planes beyond 32-bit row or column indices (a 2^31-row output strip).
         let (w_in, w_out) = pair(pix, pix);
         let tall = Plan::new(&source, &w_in, &w_out, &[1 << 31, 1], &options).unwrap();

@@ -71,7 +71,7 @@ use crate::io::ImageSource;
 use crate::pixel_transform::PositionTable;
 use crate::wcs::Wcs;
 use blocks::{auto_block_size, Block};
-pub use checks::check_plan;
+pub use checks::{check_plan, input_positions};
 
 use coords::CoordinateMap;
 use device_choice::AutoChoice;

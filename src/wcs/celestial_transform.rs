@@ -3,7 +3,7 @@
 //! parameters.
 
 use super::celestial::SphericalRotation;
-use super::distortion::{Distortion, Sip, Tpv};
+use super::distortion::{Distortion, LookupTables, Sip, Tpv};
 use super::frame::CelestialFrame;
 use super::linear::{Linear, Linear2, SequentLinear2};
 use super::projection::Projection;
@@ -98,6 +98,14 @@ impl CelestialTransform {
     /// ```
     pub fn distortion_mut(&mut self) -> Option<&mut Distortion> {
         self.distortion.as_deref_mut()
+    }
+
+    /// Adds distortion lookup tables (FITS axis order) to the distortion step
+    /// ([`crate::wcs::Wcs::with_lookup_tables`]).
+    pub(crate) fn add_lookup_tables(&mut self, tables: LookupTables) {
+        let existing = self.distortion.take().map(|d| *d);
+        self.distortion =
+            Distortion::with_lookup_tables(existing, self.lat < self.lng, tables).map(Box::new);
     }
 
     /// Pixel (0-based, celestial axis order) → intermediate world coordinates (degrees),

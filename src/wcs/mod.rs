@@ -284,9 +284,61 @@ impl Wcs {
     /// ```
     pub fn with_sip_inversion(mut self, how: distortion::sip::SipInversion) -> Wcs {
         if let Some(d) = self.celestial.as_mut().and_then(|c| c.distortion_mut())
-            && d.sip().is_some()
+            && (d.sip().is_some() || d.lookup_tables().is_some())
         {
             d.set_sip_inversion(how);
+        }
+        self
+    }
+
+    /// This WCS with the distortion lookup tables of its image (`D2IMDISi`, `CPDISi`: they
+    /// live in other HDUs of the file, so the header alone cannot give them; from Python,
+    /// astropy's `WCS.det2im1` ... `cpdis2`). The tables join SIP in the pixel → focal-plane
+    /// step, in astropy's order, and world → pixel inverts them with SIP (as
+    /// [`Wcs::with_sip_inversion`] says). No change for empty `tables`. Errors:
+    /// [`Error::NoCelestialAxes`] without a celestial pair, [`Error::InconsistentAxes`] for a
+    /// WCS of more than two axes (astropy evaluates the tables on 2-D images only).
+    ///
+    /// ```
+    /// use reproject::wcs::Wcs;
+    /// use reproject::wcs::distortion::{LookupTable, LookupTables};
+    /// let wcs = Wcs::from_header_str("CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCRPIX1 = 16\n\
+    ///     CRPIX2 = 16\nCRVAL1 = 150\nCRVAL2 = 30\nCDELT1 = -0.001\nCDELT2 = 0.001\n")?;
+    /// // A constant CPDIS1 of a quarter pixel: every pixel sees the sky a quarter pixel on.
+    /// let quarter = LookupTable::new(vec![0.25], [1, 1], [1.0; 2], [0.0; 2], [1.0; 2])?;
+    /// let tables = LookupTables { cpdis: [Some(quarter), None], ..Default::default() };
+    /// let shifted = wcs.clone().with_lookup_tables(tables)?;
+    /// assert_eq!(shifted.pixel_to_world(10.0, 5.0), wcs.pixel_to_world(10.25, 5.0));
+    /// let (lon, lat) = wcs.pixel_to_world(10.25, 5.0).unwrap();
+    /// let (x, y) = shifted.world_to_pixel(lon, lat).unwrap();
+    /// assert!((x - 10.0).abs() < 1e-9 && (y - 5.0).abs() < 1e-9);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn with_lookup_tables(mut self, tables: distortion::LookupTables) -> Result<Wcs> {
+        if tables.is_empty() {
+            return Ok(self);
+        }
+        if self.naxis() != 2 {
+            return Err(Error::InconsistentAxes(format!(
+                "distortion lookup tables need exactly 2 WCS axes, not {}",
+                self.naxis()
+            )));
+        }
+        let celestial = self.celestial.as_mut().ok_or(Error::NoCelestialAxes)?;
+        celestial.add_lookup_tables(tables);
+        Ok(self)
+    }
+
+    /// This WCS with world → pixel computing each point as one point of the astropy
+    /// `all_world2pix` call `grid` describes (no change without SIP or lookup tables).
+    pub(crate) fn with_grid_schedule(
+        mut self,
+        grid: std::sync::Arc<distortion::GridSchedule>,
+    ) -> Wcs {
+        if let Some(d) = self.celestial.as_mut().and_then(|c| c.distortion_mut())
+            && d.iterates()
+        {
+            d.set_grid_schedule(Some(grid));
         }
         self
     }

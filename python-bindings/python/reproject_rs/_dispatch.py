@@ -173,7 +173,8 @@ def _dask_result(
 def _dask_from_positions(
     job, return_type, output_array, output_footprint, return_footprint, block_size, parallel
 ):
-    """Dask results of a pair whose positions astropy computed: the output computed now
+    """Dask results of a pair whose positions were computed before the job (by astropy, or
+    with distortion lookup tables): the output computed now
     (the positions already cost a pass over every output pixel) and wrapped in dask arrays
     chunked as asked."""
     import dask.array as da
@@ -192,8 +193,9 @@ def _lazy_result(job, output_array, output_footprint, return_footprint, block_si
     """A :class:`~reproject_rs.LazyReprojection` (``return_type='lazy'``)."""
     if job.positions is not None:
         raise _core.UnsupportedError(
-            "return_type='lazy' needs WCS the engine evaluates; this pair's positions come "
-            "from astropy (use return_type='numpy' or 'dask')"
+            "return_type='lazy' needs WCS a plan describes; this pair's positions are "
+            "computed before the job, by astropy or with distortion lookup tables (use "
+            "return_type='numpy' or 'dask')"
         )
     if output_array is not None or output_footprint is not None:
         raise ValueError(

@@ -33,8 +33,8 @@ def reproject(job, array, *, block_size, threads, output_array, output_footprint
     """The whole output of ``job`` from ``array`` (the job's input as numpy) in one
     ``_core.reproject_interp`` call on the job's device: ``(data, footprint)`` in the
     engine's axis order, written into ``output_array``/``output_footprint`` when given (at
-    the input positions astropy computed, for a pair the engine does not evaluate: CPU only,
-    so 'cuda' raises DeviceUnavailableError there)."""
+    the input positions computed before the job, for a pair a plan does not describe: CPU
+    only, so 'cuda' raises DeviceUnavailableError there)."""
     if job.positions is not None:
         options = {k: v for k, v in job.engine_options.items() if k != "roundtrip_coords"}
         try:
@@ -51,8 +51,9 @@ def reproject(job, array, *, block_size, threads, output_array, output_footprint
             )
         except _core.DeviceUnavailableError as e:
             raise _core.DeviceUnavailableError(
-                f"device={job.device!r}: the input positions of this WCS pair come from "
-                f"astropy, and the GPU kernels do not read positions ({e}); use device='auto' "
+                f"device={job.device!r}: the input positions of this WCS pair are computed "
+                "before the job (by astropy, or with distortion lookup tables), and the GPU "
+                f"kernels do not read positions ({e}); use device='auto' "
                 "or 'cpu'"
             ) from None
     return _core.reproject_interp(

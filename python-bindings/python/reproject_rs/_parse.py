@@ -34,7 +34,9 @@ class ParsedWCS:
     """A WCS as the engine sees it: header text, plus the astropy WCS when there is one.
 
     ``header``: FITS header text for the engine; None for a WCS it does not read (a
-    generalized APE-14 WCS, lookup-table distortions), whose positions astropy computes.
+    generalized APE-14 WCS, whose positions astropy computes; lookup-table distortions,
+    whose positions the engine computes with the tables beside the text,
+    ``engine_lookup_tables``).
     ``wcs``: astropy.wcs.WCS (FITS WCS) when astropy is available, for validation; the APE-14
     object itself when ``header`` is None. A celestial image's Header (``lazy``) builds it
     only when asked: the engine's reading of the text answers the checks of most calls.
@@ -230,10 +232,11 @@ def _parsed_from_wcs(obj) -> ParsedWCS:
 
 
 def _beyond_header(wcs) -> str | None:
-    """What of an astropy WCS its header text would not hold, or None. The engine does not
-    evaluate distortion lookup tables (CPDIS/D2IM); a SIP polynomial whose origin
-    (``Sip.crpix``) is not CRPIX has no FITS keyword (a header's SIP takes CRPIX). astropy
-    computes such a WCS's positions."""
+    """What of an astropy WCS its header text would not hold, or None: distortion lookup
+    tables (CPDIS/D2IM), which live in other HDUs (the engine takes them as arrays beside the
+    text, ``engine_lookup_tables``); a SIP polynomial whose origin (``Sip.crpix``) is not
+    CRPIX has no FITS keyword (a header's SIP takes CRPIX: astropy computes such a WCS's
+    positions)."""
     if _has_lookup_tables(wcs):
         return "distortion lookup tables (CPDIS/D2IM)"
     sip = wcs.sip
@@ -243,12 +246,43 @@ def _beyond_header(wcs) -> str | None:
     return None
 
 
+#: astropy's attributes for the lookup tables, in the order ``_core.input_positions`` takes.
+_LOOKUP_TABLES = ("det2im1", "det2im2", "cpdis1", "cpdis2")
+
+
+def engine_lookup_tables(parsed: ParsedWCS):
+    """``(header text, tables)`` for ``_core.input_positions``: the engine's description of a
+    FITS WCS whose header text holds everything but its distortion lookup tables, which go
+    beside it as arrays (``[det2im1, det2im2, cpdis1, cpdis2]``, each None or ``(samples,
+    crpix, crval, cdelt)``; None without tables). None for a WCS the engine cannot describe
+    so (a generalized APE-14 WCS, a SIP origin other than CRPIX)."""
+    if parsed.header is not None:
+        return parsed.header, None
+    mods = _astropy()
+    wcs = parsed.wcs
+    if mods is None or not isinstance(wcs, mods[1]) or not _has_lookup_tables(wcs):
+        return None
+    bare = wcs.deepcopy()
+    for name in _LOOKUP_TABLES:
+        setattr(bare, name, None)
+    if _beyond_header(bare) is not None:
+        return None
+    tables = []
+    for name in _LOOKUP_TABLES:
+        t = getattr(wcs, name)
+        tables.append(None if t is None else (
+            np.ascontiguousarray(t.data, dtype=np.float32),
+            tuple(float(v) for v in t.crpix),
+            tuple(float(v) for v in t.crval),
+            tuple(float(v) for v in t.cdelt),
+        ))
+    return _header_text(bare), tables
+
+
 def _has_lookup_tables(wcs) -> bool:
-    """Whether a FITS WCS has distortion lookup tables (CPDIS/D2IM), which the engine does
-    not evaluate."""
-    return any(
-        getattr(wcs, n, None) is not None for n in ("cpdis1", "cpdis2", "det2im1", "det2im2")
-    )
+    """Whether a FITS WCS has distortion lookup tables (CPDIS/D2IM), which its header text
+    does not hold."""
+    return any(getattr(wcs, n, None) is not None for n in _LOOKUP_TABLES)
 
 
 def _parsed_from_header(header, fobj=None) -> ParsedWCS:
@@ -258,14 +292,14 @@ def _parsed_from_header(header, fobj=None) -> ParsedWCS:
     something asks for it: its ``WCS(header)`` is most of a small call's time.
     """
     text = header.tostring()
-    # Lookup tables (read from the file, with fobj) are astropy's to evaluate; without
-    # their keywords, fobj changes nothing WCS(header) reads.
+    # Lookup tables (read from the file, with fobj) are astropy's to read; without their
+    # keywords, fobj changes nothing WCS(header) reads.
     lookup = fobj is not None and any(k.startswith(("CPDIS", "D2IM")) for k in header)
     if not lookup and _celestial_image(text):
         return ParsedWCS(text, is_fits=True, lazy=header)
     wcs = _astropy_wcs(header, fobj)
     if fobj is not None and _has_lookup_tables(wcs):
-        return ParsedWCS(None, wcs, is_fits=True)  # astropy computes its positions
+        return ParsedWCS(None, wcs, is_fits=True)  # positions with the tables (_positions)
     return ParsedWCS(text, wcs, is_fits=True)
 
 

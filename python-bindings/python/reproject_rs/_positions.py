@@ -1,11 +1,13 @@
-"""Input positions computed by astropy, for the WCS pairs the engine does not evaluate.
+"""Input positions computed before the job, for the WCS pairs a plan does not describe.
 
-The engine computes output pixel -> world -> input pixel itself for FITS WCS. For a 2-D pair
-it does not evaluate (a generalized WCS such as gwcs, lookup-table distortions, solar frames
-of different observers, non-linear spectral algorithms, time axes from different references),
-astropy computes the positions exactly as reproject does (``pixel_to_pixel``, with the
-round-trip check), and the engine interpolates at them: reproject's values, at astropy's
-speed for the coordinates and the engine's for the rest.
+The engine computes output pixel -> world -> input pixel itself for FITS WCS given as
+header text. FITS WCS with distortion lookup tables (CPDIS/D2IM, from other HDUs) it
+computes from the text and the tables (``_core.input_positions``). For a 2-D pair it does
+not evaluate (a generalized WCS such as gwcs, solar frames of different observers,
+non-linear spectral algorithms, time axes from different references), astropy computes the
+positions exactly as reproject does (``pixel_to_pixel``, with the round-trip check). Either
+way the engine interpolates at them: reproject's values, at astropy's speed for the
+coordinates and the engine's for the rest where astropy computes them.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 from . import _core
+from ._parse import engine_lookup_tables
 
 __all__ = ["astropy_positions"]
 
 
 def astropy_positions(parsed_in, parsed_out, header_in, header_out, shape_in, engine_shape,
                       engine_options):
-    """``(xs, ys)``: the input position of every pixel of the output plane, computed by
-    astropy, when the engine cannot compute them; None when it can. Raises the engine's
-    error when neither can (a pair of WCS of more than two axes)."""
+    """``(xs, ys)``: the input position of every pixel of the output plane, computed by the
+    engine from WCS with lookup tables or by astropy, when a plan cannot compute them; None
+    when it can. Raises the engine's error when neither can (a pair of WCS of more than two
+    axes)."""
     if header_in is not None and header_out is not None:
         if 0 in shape_in or 0 in engine_shape:
             return None  # nothing to compute: the dispatcher returns reproject's empty result
@@ -48,10 +52,32 @@ def astropy_positions(parsed_in, parsed_out, header_in, header_out, shape_in, en
             f"images only; got WCS of {parsed_in.pixel_n_dim} and {parsed_out.pixel_n_dim} axes"
         )
     ny, nx = engine_shape[-2:]
+    engine = _engine_positions(parsed_in, parsed_out, shape_in, (ny, nx), engine_options)
+    if engine is not None:
+        return engine
     return _pixel_positions(
         _high_level(parsed_in.wcs), _high_level(parsed_out.wcs), (ny, nx),
         engine_options.get("roundtrip_coords", True),
     )
+
+
+def _engine_positions(parsed_in, parsed_out, shape_in, shape, engine_options):
+    """The engine's positions for a pair of FITS WCS of which one or both have distortion
+    lookup tables (its round-trip check and SIP inversion: the same as a plan's); None for
+    any other pair, or one the engine refuses (astropy then computes them)."""
+    described = [engine_lookup_tables(p) for p in (parsed_in, parsed_out)]
+    if None in described or (described[0][1] is None and described[1][1] is None):
+        return None
+    (text_in, tables_in), (text_out, tables_out) = described
+    try:
+        return _core.input_positions(
+            text_in, text_out, tuple(shape_in[-2:]), tuple(shape),
+            tables_in=tables_in, tables_out=tables_out,
+            roundtrip_coords=engine_options.get("roundtrip_coords", True),
+            precision=engine_options.get("precision", "reproject"),
+        )
+    except _core.ReprojectError:
+        return None
 
 
 def _two_dimensional(parsed_in, parsed_out) -> bool:

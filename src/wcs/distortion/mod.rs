@@ -1,11 +1,14 @@
-//! Distortions of the celestial pixel ↔ intermediate step: SIP and TPV, as astropy applies them.
+//! Distortions of the celestial pixel ↔ intermediate step: SIP, lookup tables and TPV, as
+//! astropy applies them.
 //!
 //! ```text
-//! pixel ──SIP (astropy, prior; 1-based focal plane)──▶ foc
+//! pixel ──D2IM, SIP, CPDIS (astropy, prior; 1-based focal plane)──▶ foc
 //!       ──CRPIX, PC──▶ t ──TPV (WCSLIB dis.c, sequent)──▶ t' ──CDELT──▶ intermediate (x, y)
 //! ```
 //!
-//! and back: WCSLIB's `disx2p` iteration for TPV, then astropy's fixed-point iteration for SIP.
+//! and back: WCSLIB's `disx2p` iteration for TPV, then astropy's fixed-point iteration for SIP
+//! and the lookup tables ([`lookup`]; attached with [`crate::wcs::Wcs::with_lookup_tables`],
+//! since they live in other HDUs).
 //! Without distortion none of this runs: [`crate::wcs::CelestialTransform`] keeps the plain
 //! linear step and checks once per point whether a [`Distortion`] is attached.
 //!
@@ -32,14 +35,18 @@
 //! assert!((x - 10.0).abs() < 1e-9 && (y - 80.0).abs() < 1e-9);
 //! ```
 
+pub mod lookup;
 pub mod sip;
 pub mod tpv;
+
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::wcs::header::Header;
 use crate::wcs::linear::{Linear2, SequentLinear2};
 
-pub use sip::{Sip, SipInversion, SipParams, SipPolynomial, SipSolution};
+pub use lookup::{LookupTable, LookupTables};
+pub use sip::{GridSchedule, Sip, SipInversion, SipParams, SipPolynomial, SipSolution};
 pub use tpv::{Tpv, TpvParams};
 
 /// The distortions of a celestial axis pair, ready to evaluate.
@@ -63,7 +70,11 @@ pub struct Distortion {
     lat_first: bool,
     sip: Option<Sip>,
     tpv: Option<(SequentLinear2, Tpv)>,
+    /// D2IM and CPDIS lookup tables (never empty when present).
+    tables: Option<Arc<LookupTables>>,
     inversion: SipInversion,
+    /// The astropy call whose points world → pixel computes, when it emulates one.
+    grid: Option<Arc<GridSchedule>>,
 }
 
 impl Distortion {
@@ -91,8 +102,62 @@ impl Distortion {
             lat_first,
             sip,
             tpv,
+            tables: None,
             inversion: SipInversion::default(),
+            grid: None,
         })
+    }
+
+    /// `distortion` (built by [`Distortion::new`], `None` for none) with lookup tables added;
+    /// `None` only if there is neither a distortion nor a table.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::{Distortion, LookupTable, LookupTables};
+    /// let t = LookupTable::new(vec![0.5], [1, 1], [1.0; 2], [0.0; 2], [1.0; 2])?;
+    /// let tables = LookupTables { cpdis: [Some(t), None], ..Default::default() };
+    /// let d = Distortion::with_lookup_tables(None, false, tables).unwrap();
+    /// assert_eq!(d.pix_to_foc(10.0, 20.0), (10.5, 20.0)); // CPDIS1 adds half a pixel to x
+    /// assert!(Distortion::with_lookup_tables(None, false, LookupTables::default()).is_none());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn with_lookup_tables(
+        distortion: Option<Distortion>,
+        lat_first: bool,
+        tables: LookupTables,
+    ) -> Option<Distortion> {
+        let tables = (!tables.is_empty()).then(|| Arc::new(tables));
+        match distortion {
+            Some(d) => Some(Distortion { tables, ..d }),
+            None => tables.map(|tables| Distortion {
+                lat_first,
+                sip: None,
+                tpv: None,
+                tables: Some(tables),
+                inversion: SipInversion::default(),
+                grid: None,
+            }),
+        }
+    }
+
+    /// The lookup tables (D2IM, CPDIS), if any.
+    pub fn lookup_tables(&self) -> Option<&LookupTables> {
+        self.tables.as_deref()
+    }
+
+    /// Whether world → pixel iterates (SIP or lookup tables: astropy's fixed point).
+    pub fn iterates(&self) -> bool {
+        self.sip.is_some() || self.tables.is_some()
+    }
+
+    /// The astropy call world → pixel emulates, if any ([`GridSchedule`]).
+    pub fn grid_schedule(&self) -> Option<&GridSchedule> {
+        self.grid.as_deref()
+    }
+
+    /// Makes world → pixel compute each point as one point of the astropy call `grid`
+    /// describes (`None`: each point by itself).
+    pub fn set_grid_schedule(&mut self, grid: Option<Arc<GridSchedule>>) {
+        self.grid = grid;
     }
 
     /// The SIP stage, if any.
@@ -194,14 +259,33 @@ impl Distortion {
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn pix_to_foc(&self, x: f64, y: f64) -> (f64, f64) {
-        match &self.sip {
-            None => (x, y),
-            Some(sip) => {
-                let (p0, p1) = self.order(x, y);
-                let (f0, f1) = sip.pix_to_foc(p0, p1);
-                self.order(f0, f1)
-            }
+        let (p0, p1) = self.order(x, y);
+        let (f0, f1) = self.pix_to_foc_axes(p0, p1);
+        self.order(f0, f1)
+    }
+
+    /// 1-based pixel → 1-based focal plane in FITS axis order: D2IM, SIP and CPDIS in
+    /// astropy's order (`pipeline_pix2foc`).
+    #[inline(always)]
+    fn pix1_to_foc1(&self, p0: f64, p1: f64) -> (f64, f64) {
+        let sip = |a: f64, b: f64| match &self.sip {
+            None => (a, b),
+            Some(sip) => sip.pix1_to_foc1(a, b),
+        };
+        match &self.tables {
+            None => sip(p0, p1),
+            Some(tables) => tables.pix1_to_foc1(p0, p1, sip),
         }
+    }
+
+    /// [`Distortion::pix1_to_foc1`] 0-based (astropy's `pix2foc(..., 0)`).
+    #[inline(always)]
+    fn pix_to_foc_axes(&self, x0: f64, x1: f64) -> (f64, f64) {
+        if self.sip.is_none() && self.tables.is_none() {
+            return (x0, x1);
+        }
+        let (f0, f1) = self.pix1_to_foc1(x0 + 1.0, x1 + 1.0);
+        (f0 - 1.0, f1 - 1.0)
     }
 
     /// 0-based pixel → intermediate coordinates (lng, lat order), `linear` being the affine
@@ -225,10 +309,7 @@ impl Distortion {
     #[inline(never)]
     pub fn pix_to_img(&self, linear: &Linear2, x: f64, y: f64) -> (f64, f64) {
         let (p0, p1) = self.order(x + 1.0, y + 1.0);
-        let (f0, f1) = match &self.sip {
-            None => (p0, p1),
-            Some(sip) => sip.pix1_to_foc1(p0, p1),
-        };
+        let (f0, f1) = self.pix1_to_foc1(p0, p1);
         match &self.tpv {
             None => {
                 let (a, b) = self.order(f0, f1);
@@ -277,24 +358,30 @@ impl Distortion {
                 (p0 - 1.0, p1 - 1.0)
             }
         };
-        let (x, y) = match &self.sip {
-            None => (x0, x1),
-            Some(sip) => {
-                if !(x0.is_finite() && x1.is_finite()) {
-                    return None;
-                }
-                let s = sip.invert(x0, x1, &self.inversion);
-                (s.x, s.y)
+        let (x, y) = if self.iterates() {
+            if !(x0.is_finite() && x1.is_finite()) {
+                return None;
             }
+            let focal = |a, b| self.pix_to_foc_axes(a, b);
+            let how = &self.inversion;
+            let s = match (&self.grid, &self.tables, &self.sip) {
+                (Some(grid), _, _) => sip::invert_on_grid(focal, x0, x1, (x0, x1), how, grid),
+                (None, None, Some(sip)) => sip.invert(x0, x1, how),
+                _ => sip::invert_fixed_point(focal, x0, x1, (x0, x1), how),
+            };
+            (s.x, s.y)
+        } else {
+            (x0, x1)
         };
         let (x, y) = self.order(x, y);
         (x.is_finite() && y.is_finite()).then_some((x, y))
     }
 
     /// Whether [`Distortion::img_to_pix_lanes`] inverts several points at once (SIP's and
-    /// TPV's inverses both iterate).
+    /// TPV's inverses both iterate; lookup tables, and astropy's call emulated, one point at a
+    /// time).
     pub(crate) fn inverts_in_lanes(&self) -> bool {
-        self.tpv.is_some() || self.sip.is_some()
+        (self.tpv.is_some() || self.sip.is_some()) && self.tables.is_none() && self.grid.is_none()
     }
 
     /// [`Distortion::img_to_pix`] of `L` points, the TPV and SIP inversions in lockstep
@@ -306,6 +393,9 @@ impl Distortion {
         u: [f64; L],
         v: [f64; L],
     ) -> [Option<(f64, f64)>; L] {
+        if self.tables.is_some() || self.grid.is_some() {
+            return std::array::from_fn(|l| self.img_to_pix(linear, u[l], v[l]));
+        }
         let before_sip: [Option<(f64, f64)>; L] = match &self.tpv {
             None => std::array::from_fn(|l| {
                 let (a, b) = linear.img_to_pix(u[l], v[l]);

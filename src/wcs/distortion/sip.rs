@@ -35,6 +35,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::error::{Error, Result};
 use crate::wcs::header::Header;
 
@@ -591,51 +593,21 @@ impl Sip {
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn invert(&self, fx: f64, fy: f64, how: &SipInversion) -> SipSolution {
-        let (mut x, mut y) = (fx, fy);
         if !self.is_active() {
             return SipSolution {
-                x,
-                y,
+                x: fx,
+                y: fy,
                 converged: true,
                 diverged: false,
                 iterations: 0,
             };
         }
-        if how.ap_bp_guess
-            && let Some((gx, gy)) = self.foc_to_pix_approx(fx, fy)
-        {
-            (x, y) = (gx, gy);
-        }
-        let tol2 = how.tolerance * how.tolerance;
-        let (f0, f1) = self.pix_to_foc(x, y);
-        let (mut dx, mut dy) = (f0 - fx, f1 - fy);
-        x -= dx;
-        y -= dy;
-        let mut dn = dx * dx + dy * dy;
-        let mut dn_prev = dn;
-        let mut k = 1;
-        let mut diverged = false;
-        while dn >= tol2 && k < how.max_iter {
-            let (f0, f1) = self.pix_to_foc(x, y);
-            (dx, dy) = (f0 - fx, f1 - fy);
-            dn = dx * dx + dy * dy;
-            if dn >= dn_prev && dn >= tol2 {
-                diverged = true;
-                k += 1;
-                break;
-            }
-            dn_prev = dn;
-            x -= dx;
-            y -= dy;
-            k += 1;
-        }
-        SipSolution {
-            x,
-            y,
-            converged: dn < tol2,
-            diverged,
-            iterations: k,
-        }
+        let start = how
+            .ap_bp_guess
+            .then(|| self.foc_to_pix_approx(fx, fy))
+            .flatten()
+            .unwrap_or((fx, fy));
+        invert_fixed_point(|x, y| self.pix_to_foc(x, y), fx, fy, start, how)
     }
 
     /// [`Sip::invert`] for `L` points at once, in lockstep: each lane makes `invert`'s
@@ -734,6 +706,213 @@ impl Sip {
                 (f0, f1)
             }
         }
+    }
+}
+
+/// astropy's fixed-point inversion (`WCS._all_world2pix`, `detect_divergence=True`, one point
+/// at a time) of any pixel → focal-plane map `focal` (0-based), from `start`: [`Sip::invert`]
+/// for SIP alone, and for SIP with lookup tables
+/// ([`Distortion`](super::Distortion)).
+///
+/// `x_{k+1} = x_k − (focal(x_k) − (fx, fy))`, stopping when `|Δ|² < tolerance²`, after
+/// `max_iter` steps, or when `|Δ|²` stops decreasing (the last point before is kept).
+///
+/// ```
+/// use reproject::wcs::distortion::sip::{invert_fixed_point, SipInversion};
+/// // focal(x, y) = (x + 0.01 x², y): solve focal = (1.01, 0) from the focal point itself.
+/// let s = invert_fixed_point(|x, y| (x + 0.01 * x * x, y), 1.01, 0.0, (1.01, 0.0),
+///     &SipInversion::default());
+/// assert!(s.converged && (s.x - 1.0).abs() < 1e-12 && s.y == 0.0);
+/// ```
+pub fn invert_fixed_point(
+    focal: impl Fn(f64, f64) -> (f64, f64),
+    fx: f64,
+    fy: f64,
+    start: (f64, f64),
+    how: &SipInversion,
+) -> SipSolution {
+    let (mut x, mut y) = start;
+    let tol2 = how.tolerance * how.tolerance;
+    let (f0, f1) = focal(x, y);
+    let (mut dx, mut dy) = (f0 - fx, f1 - fy);
+    x -= dx;
+    y -= dy;
+    let mut dn = dx * dx + dy * dy;
+    let mut dn_prev = dn;
+    let mut k = 1;
+    let mut diverged = false;
+    while dn >= tol2 && k < how.max_iter {
+        let (f0, f1) = focal(x, y);
+        (dx, dy) = (f0 - fx, f1 - fy);
+        dn = dx * dx + dy * dy;
+        if dn >= dn_prev && dn >= tol2 {
+            diverged = true;
+            k += 1;
+            break;
+        }
+        dn_prev = dn;
+        x -= dx;
+        y -= dy;
+        k += 1;
+    }
+    SipSolution {
+        x,
+        y,
+        converged: dn < tol2,
+        diverged,
+        iterations: k,
+    }
+}
+
+/// astropy's iteration over every point of one `all_world2pix` call, as a schedule each point
+/// follows by itself ([`invert_on_grid`]), with what the points saw while following it.
+///
+/// astropy does not stop a point when it converges: the whole call iterates until its slowest
+/// point has (`iterations`), and when a point diverges at some iteration (`switch_at`), the
+/// call applies that iteration's correction to the converging points only and goes on point
+/// by point (its "adaptive" iterations). A point's result therefore depends on the other
+/// points of the call. Given the call's schedule, each point can be computed alone to
+/// astropy's bits; the schedule itself is found by computing the points with a guess and
+/// checking what they saw ([`GridSchedule::next`]), a few passes at most.
+#[derive(Debug)]
+pub struct GridSchedule {
+    /// Every point iterates until `k` reaches this (astropy's `k` after the first correction
+    /// is 1), whether it has converged or not, then by its own rule.
+    iterations: usize,
+    /// The iteration (`k`) at which the call switches to point-by-point iterations.
+    switch_at: Option<usize>,
+    /// Seen: the smallest and largest `k` a point ended with, without a switch.
+    seen_end: (AtomicUsize, AtomicUsize),
+    /// Seen: the first `k` at which a point diverged before the switch (`usize::MAX`: none).
+    seen_switch: AtomicUsize,
+}
+
+impl GridSchedule {
+    /// The first guess: no point iterates longer than it needs.
+    pub fn first() -> GridSchedule {
+        GridSchedule::new(1, None)
+    }
+
+    fn new(iterations: usize, switch_at: Option<usize>) -> GridSchedule {
+        GridSchedule {
+            iterations,
+            switch_at,
+            seen_end: (AtomicUsize::new(usize::MAX), AtomicUsize::new(0)),
+            seen_switch: AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    /// `None` when every point of the call followed this schedule as astropy's call would
+    /// have (the points' results are then astropy's); else the schedule to compute them with
+    /// next. Each next schedule switches earlier or iterates longer, so this ends.
+    pub fn next(&self) -> Option<GridSchedule> {
+        let seen_switch = self.seen_switch.load(Ordering::Relaxed);
+        let (low, high) = (
+            self.seen_end.0.load(Ordering::Relaxed),
+            self.seen_end.1.load(Ordering::Relaxed),
+        );
+        if seen_switch != usize::MAX {
+            let switch = Some(seen_switch);
+            return (switch != self.switch_at).then(|| GridSchedule::new(self.iterations, switch));
+        }
+        if self.switch_at.is_some() {
+            // The point that diverged at the switch no longer does: start again.
+            return Some(GridSchedule::new(high.max(self.iterations), None));
+        }
+        let consistent = high == 0 || (low == high && high >= self.iterations);
+        (!consistent).then(|| GridSchedule::new(high, None))
+    }
+
+    fn saw_end(&self, k: usize) {
+        self.seen_end.0.fetch_min(k, Ordering::Relaxed);
+        self.seen_end.1.fetch_max(k, Ordering::Relaxed);
+    }
+
+    fn saw_divergence(&self, k: usize) {
+        if k < self.seen_switch.load(Ordering::Relaxed) {
+            self.seen_switch.fetch_min(k, Ordering::Relaxed);
+        }
+    }
+}
+
+/// [`invert_fixed_point`] for one point of an astropy call that follows `grid` (see
+/// [`GridSchedule`]): before the switch, every iteration applies its correction and the point
+/// goes on while `k < iterations` or it has not converged; at the switch, the correction is
+/// applied only if it shrank, and the point goes on alone only if it has not converged and
+/// is converging.
+pub fn invert_on_grid(
+    focal: impl Fn(f64, f64) -> (f64, f64),
+    fx: f64,
+    fy: f64,
+    start: (f64, f64),
+    how: &SipInversion,
+    grid: &GridSchedule,
+) -> SipSolution {
+    let (mut x, mut y) = start;
+    let tol2 = how.tolerance * how.tolerance;
+    let (f0, f1) = focal(x, y);
+    let (mut dx, mut dy) = (f0 - fx, f1 - fy);
+    x -= dx;
+    y -= dy;
+    let mut dn = dx * dx + dy * dy;
+    let mut dn_prev = dn;
+    let mut k = 1;
+    let before_switch = |k: usize, dn: f64| match grid.switch_at {
+        Some(switch) => k < switch,
+        None => k < grid.iterations || dn >= tol2,
+    };
+    let mut alone = false;
+    while k < how.max_iter && before_switch(k, dn) {
+        let (f0, f1) = focal(x, y);
+        (dx, dy) = (f0 - fx, f1 - fy);
+        dn = dx * dx + dy * dy;
+        if dn >= dn_prev && dn >= tol2 {
+            grid.saw_divergence(k);
+        }
+        dn_prev = dn;
+        x -= dx;
+        y -= dy;
+        k += 1;
+    }
+    if grid.switch_at == Some(k) && k < how.max_iter {
+        let (f0, f1) = focal(x, y);
+        (dx, dy) = (f0 - fx, f1 - fy);
+        let dn_new = dx * dx + dy * dy;
+        if dn_new >= dn_prev && dn_new >= tol2 {
+            grid.saw_divergence(k);
+        }
+        let converging = dn_new < dn_prev;
+        if converging {
+            x -= dx;
+            y -= dy;
+        }
+        dn = dn_new;
+        k += 1;
+        alone = converging && dn_new >= tol2;
+    } else if x.is_finite() && y.is_finite() {
+        grid.saw_end(k);
+    }
+    let mut diverged = false;
+    while alone && k < how.max_iter {
+        let (f0, f1) = focal(x, y);
+        (dx, dy) = (f0 - fx, f1 - fy);
+        let dn_new = dx * dx + dy * dy;
+        (dn_prev, dn) = (dn, dn_new);
+        let converging = dn_new < dn_prev;
+        if converging {
+            x -= dx;
+            y -= dy;
+        }
+        diverged = !converging && dn_new >= tol2;
+        alone = converging && dn_new >= tol2;
+        k += 1;
+    }
+    SipSolution {
+        x,
+        y,
+        converged: dn < tol2,
+        diverged,
+        iterations: k,
     }
 }
 
@@ -995,5 +1174,143 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// astropy's `WCS._all_world2pix` over one call's points, as numpy computes it: the
+    /// whole call iterates until its slowest point converges, switches to point-by-point
+    /// iterations at the first divergence. `focal` maps a pixel to the focal plane.
+    fn astropy_call(
+        focal: &dyn Fn((f64, f64)) -> (f64, f64),
+        targets: &[(f64, f64)],
+        how: &SipInversion,
+    ) -> Vec<(f64, f64)> {
+        let n = targets.len();
+        let correction = |p: (f64, f64), t: (f64, f64)| {
+            let f = focal(p);
+            (f.0 - t.0, f.1 - t.1)
+        };
+        let norm = |d: (f64, f64)| d.0 * d.0 + d.1 * d.1;
+        let mut pix = targets.to_vec();
+        let mut dn = vec![0.0; n];
+        for i in 0..n {
+            let d = correction(pix[i], targets[i]);
+            pix[i] = (pix[i].0 - d.0, pix[i].1 - d.1);
+            dn[i] = norm(d);
+        }
+        let mut dn_prev = dn.clone();
+        let tol2 = how.tolerance * how.tolerance;
+        let nanmax = |v: &[f64]| {
+            v.iter()
+                .filter(|x| !x.is_nan())
+                .fold(f64::NEG_INFINITY, |a, &b| a.max(b))
+        };
+        let mut k = 1;
+        let mut alone = None;
+        while nanmax(&dn) >= tol2 && k < how.max_iter {
+            let d: Vec<_> = (0..n).map(|i| correction(pix[i], targets[i])).collect();
+            dn = d.iter().map(|&d| norm(d)).collect();
+            if (0..n).any(|i| dn[i] >= dn_prev[i] && dn[i] >= tol2) {
+                let mut ind = vec![];
+                for i in 0..n {
+                    if dn[i] < dn_prev[i] {
+                        pix[i] = (pix[i].0 - d[i].0, pix[i].1 - d[i].1);
+                        if dn[i] >= tol2 {
+                            ind.push(i);
+                        }
+                    }
+                }
+                k += 1;
+                alone = Some(ind);
+                break;
+            }
+            dn_prev = dn.clone();
+            for i in 0..n {
+                pix[i] = (pix[i].0 - d[i].0, pix[i].1 - d[i].1);
+            }
+            k += 1;
+        }
+        if let Some(mut ind) = alone {
+            while !ind.is_empty() && k < how.max_iter {
+                let mut next = vec![];
+                for &i in &ind {
+                    let d = correction(pix[i], targets[i]);
+                    let dn_new = norm(d);
+                    dn_prev[i] = dn[i];
+                    dn[i] = dn_new;
+                    let converging = dn_new < dn_prev[i];
+                    if converging {
+                        pix[i] = (pix[i].0 - d.0, pix[i].1 - d.1);
+                        if dn_new >= tol2 {
+                            next.push(i);
+                        }
+                    }
+                }
+                ind = next;
+                k += 1;
+            }
+        }
+        pix
+    }
+
+    /// Each point computed alone on the schedule `GridSchedule::next` settles on gives the
+    /// bits of astropy's whole call: calls that converge together, calls whose points need
+    /// different counts, calls with diverging points (the switch to point-by-point
+    /// iterations), calls that hit the iteration limit, and NaN points among them.
+    #[test]
+    fn points_on_the_grid_schedule_are_astropys_call() {
+        // x' = x + c x², y' = y + c y² (0-based focal plane): the fixed point diverges where
+        // |2 c x| > 1, beyond 500 px.
+        let focal = |(x, y): (f64, f64)| (x + 1e-3 * x * x, y + 1e-3 * y * y - 2e-4 * x * y);
+        let how = SipInversion::astropy();
+        let mut state = 99u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut switched = 0;
+        for (case, spread) in [5.0, 50.0, 150.0, 300.0, 420.0, 600.0, 900.0, 1200.0, 2000.0]
+            .into_iter()
+            .enumerate()
+        {
+            for round in 0..6 {
+                let n = 1 + (case * 7 + round * 13) % 60;
+                let mut targets: Vec<(f64, f64)> = (0..n)
+                    .map(|_| (spread * (next() - 0.3), spread * (next() - 0.3)))
+                    .collect();
+                if round == 5 {
+                    targets.push((f64::NAN, 1.0));
+                }
+                let theirs = astropy_call(&focal, &targets, &how);
+                let mut grid = GridSchedule::first();
+                let ours = loop {
+                    let ours: Vec<(f64, f64)> = targets
+                        .iter()
+                        .map(|&(fx, fy)| {
+                            let s =
+                                invert_on_grid(|x, y| focal((x, y)), fx, fy, (fx, fy), &how, &grid);
+                            (s.x, s.y)
+                        })
+                        .collect();
+                    match grid.next() {
+                        None => break ours,
+                        Some(g) => grid = g,
+                    }
+                };
+                switched += usize::from(grid.switch_at.is_some());
+                for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+                    assert_eq!(
+                        (a.0.to_bits(), a.1.to_bits()),
+                        (b.0.to_bits(), b.1.to_bits()),
+                        "spread {spread}, round {round}, point {i} of {n}: {a:?} {b:?}"
+                    );
+                }
+            }
+        }
+        assert!(
+            switched >= 5,
+            "only {switched} calls switched to point-by-point iterations"
+        );
     }
 }

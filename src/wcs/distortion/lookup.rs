@@ -1,0 +1,337 @@
+//! Distortion lookup tables, as astropy evaluates them (`distortion.c`, `pipeline.c`): the
+//! detector-to-image correction (`D2IMDISi`) and the prior distortion tables of the FITS
+//! distortion paper (`CPDISi`), which HST images carry beside SIP.
+//!
+//! Each table holds an offset, in pixels, for one pixel axis. A 1-based pixel `p` maps to
+//! the table's fractional index `(p − CRVAL) / CDELT + CRPIX − 1` on each of the table's two
+//! axes, clamped to the table; the offset is the bilinear mean of the four samples around it
+//! (samples past the edge clamped to it). The whole step, in astropy's order:
+//!
+//! ```text
+//! p' = p + D2IM(p)                       (each axis from the original p)
+//! focal = p' + SIP(p' − CRPIX) + CPDIS(p')
+//! ```
+//!
+//! The tables live in other HDUs of a FITS file; [`LookupTables`] takes them as arrays (from
+//! Python, astropy's `DistortionLookupTable`s).
+//!
+//! ```
+//! use reproject::wcs::distortion::{LookupTable, LookupTables};
+//! // A 2 x 2 table over the whole image: offset 0 at the left column, 1 at the right.
+//! let table = LookupTable::new(vec![0.0, 1.0, 0.0, 1.0], [2, 2], [1.0, 1.0], [1.0, 1.0],
+//!     [100.0, 100.0])?;
+//! // Halfway across (1-based x = 51, index 0.5): half the right column's offset.
+//! assert_eq!(table.offset(51.0, 1.0), 0.5);
+//! let tables = LookupTables { cpdis: [Some(table), None], ..Default::default() };
+//! assert_eq!(tables.pix1_to_foc1(51.0, 1.0, |p1, p2| (p1, p2)), (51.5, 1.0));
+//! # Ok::<(), reproject::Error>(())
+//! ```
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// One lookup table: an offset in pixels for one axis, sampled on a grid over the image.
+///
+/// ```
+/// use reproject::wcs::distortion::LookupTable;
+/// // Samples every 64 pixels from 1-based pixel 1, as HST's CPDIS tables are.
+/// let t = LookupTable::new(vec![0.25; 6], [3, 2], [1.0, 1.0], [1.0, 1.0], [64.0, 64.0])?;
+/// assert_eq!(t.offset(100.0, 30.0), 0.25);
+/// assert_eq!(t.shape(), [3, 2]);
+/// // Six samples do not fill a 4 x 2 table.
+/// assert!(LookupTable::new(vec![0.25; 6], [4, 2], [1.0; 2], [1.0; 2], [64.0; 2]).is_err());
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct LookupTable {
+    /// Samples along the table's first (fast) and second axis: `NAXIS1`, `NAXIS2`.
+    naxis: [usize; 2],
+    crpix: [f64; 2],
+    crval: [f64; 2],
+    cdelt: [f64; 2],
+    /// Row-major samples, `naxis[0]` to a row.
+    data: Arc<[f32]>,
+}
+
+impl LookupTable {
+    /// A table of `naxis[0] × naxis[1]` samples (`data` row-major, `naxis[0]` to a row: a
+    /// numpy array of shape `(naxis[1], naxis[0])`), with the table's own `CRPIX`, `CRVAL`
+    /// and `CDELT` (axis 1 first). Errors: an empty table, a sample count that does not fill
+    /// it, or a reference value that is not finite or a zero `CDELT`.
+    pub fn new(
+        data: Vec<f32>,
+        naxis: [usize; 2],
+        crpix: [f64; 2],
+        crval: [f64; 2],
+        cdelt: [f64; 2],
+    ) -> Result<LookupTable> {
+        let invalid = |reason: String| Error::InvalidValue {
+            keyword: "distortion lookup table".into(),
+            reason,
+        };
+        if naxis.contains(&0) || naxis[0].checked_mul(naxis[1]) != Some(data.len()) {
+            return Err(invalid(format!(
+                "{} samples for a table of {} x {}",
+                data.len(),
+                naxis[0],
+                naxis[1]
+            )));
+        }
+        if !crpix
+            .iter()
+            .chain(&crval)
+            .chain(&cdelt)
+            .all(|v| v.is_finite())
+            || cdelt.contains(&0.0)
+        {
+            return Err(invalid(format!(
+                "CRPIX {crpix:?}, CRVAL {crval:?} and CDELT {cdelt:?} must be finite, CDELT \
+                 not zero"
+            )));
+        }
+        Ok(LookupTable {
+            naxis,
+            crpix,
+            crval,
+            cdelt,
+            data: data.into(),
+        })
+    }
+
+    /// `[NAXIS1, NAXIS2]`: samples to a row, rows.
+    pub fn shape(&self) -> [usize; 2] {
+        self.naxis
+    }
+
+    /// The offset at the 1-based pixel `(p1, p2)` (astropy's `get_distortion_offset`, to the
+    /// bit); NaN for a NaN pixel.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::LookupTable;
+    /// let t = LookupTable::new(vec![0.0, 1.0, 2.0, 3.0], [2, 2], [1.0; 2], [0.0; 2], [1.0; 2])?;
+    /// assert_eq!(t.offset(0.5, 0.0), 0.5); // index (0.5, 0): between samples 0 and 1
+    /// assert_eq!(t.offset(-5.0, 9.0), 2.0); // clamped to the corner (0, 1)
+    /// assert!(t.offset(f64::NAN, 0.0).is_nan());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn offset(&self, p1: f64, p2: f64) -> f64 {
+        let index = |axis: usize, p: f64| {
+            let i = ((p - self.crval[axis]) / self.cdelt[axis] + self.crpix[axis]) - 1.0;
+            i.clamp(0.0, (self.naxis[axis] - 1) as f64)
+        };
+        let (i0, i1) = (index(0, p1), index(1, p2));
+        if i0.is_nan() || i1.is_nan() {
+            return f64::NAN;
+        }
+        let (f0, f1) = (i0.floor(), i1.floor());
+        let (w0, w1) = (i0 - f0, i1 - f1);
+        let (v0, v1) = (1.0 - w0, 1.0 - w1);
+        // floor of a clamped index: 0 ≤ f < naxis, so the casts are exact.
+        let (x, y) = (f0 as usize, f1 as usize);
+        let sample = |x: usize, y: usize| {
+            let (x, y) = (x.min(self.naxis[0] - 1), y.min(self.naxis[1] - 1));
+            f64::from(self.data[self.naxis[0] * y + x])
+        };
+        sample(x, y) * v0 * v1
+            + sample(x, y + 1) * v0 * w1
+            + sample(x + 1, y) * w0 * v1
+            + sample(x + 1, y + 1) * w0 * w1
+    }
+}
+
+/// The lookup tables of one image: detector-to-image (`det2im`) and prior distortion
+/// (`cpdis`), one optional table per pixel axis (FITS axis order).
+///
+/// ```
+/// use reproject::wcs::distortion::{LookupTable, LookupTables};
+/// let shift = LookupTable::new(vec![0.5], [1, 1], [1.0; 2], [0.0; 2], [1.0; 2])?;
+/// let tables = LookupTables { det2im: [None, Some(shift)], ..Default::default() };
+/// assert!(!tables.is_empty());
+/// // D2IM moves y by half a pixel before the polynomial (here none) sees it.
+/// assert_eq!(tables.pix1_to_foc1(10.0, 20.0, |p1, p2| (p1, p2)), (10.0, 20.5));
+/// assert!(LookupTables::default().is_empty());
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LookupTables {
+    /// `D2IMDIS1`, `D2IMDIS2`: applied to the pixel first.
+    pub det2im: [Option<LookupTable>; 2],
+    /// `CPDIS1`, `CPDIS2`: added to the focal-plane coordinates, evaluated at the pixel after
+    /// D2IM.
+    pub cpdis: [Option<LookupTable>; 2],
+}
+
+impl LookupTables {
+    /// Whether there is no table at all.
+    pub fn is_empty(&self) -> bool {
+        self.det2im.iter().chain(&self.cpdis).all(Option::is_none)
+    }
+
+    /// 1-based pixel → 1-based focal plane (astropy's `pipeline_pix2foc`), `polynomial` being
+    /// the SIP step `p → p + SIP(p − CRPIX)` (the identity without SIP), in FITS axis order.
+    #[inline]
+    pub fn pix1_to_foc1(
+        &self,
+        p1: f64,
+        p2: f64,
+        polynomial: impl Fn(f64, f64) -> (f64, f64),
+    ) -> (f64, f64) {
+        let add = |tables: &[Option<LookupTable>; 2], (a, b): (f64, f64), at: (f64, f64)| {
+            let shift = |t: &Option<LookupTable>| t.as_ref().map(|t| t.offset(at.0, at.1));
+            (
+                shift(&tables[0]).map_or(a, |d| a + d),
+                shift(&tables[1]).map_or(b, |d| b + d),
+            )
+        };
+        let image = add(&self.det2im, (p1, p2), (p1, p2));
+        let focal = polynomial(image.0, image.1);
+        add(&self.cpdis, focal, image)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// astropy's `get_distortion_offset`, written as the C does it: both branches.
+    fn astropy_offset(t: &LookupTable, p: [f64; 2]) -> f64 {
+        let clamp = |x: f64, lo: f64, hi: f64| {
+            if x > hi {
+                hi
+            } else if x < lo {
+                lo
+            } else {
+                x
+            }
+        };
+        let mut dist = [0.0; 2];
+        for i in 0..2 {
+            let r = ((p[i] - t.crval[i]) / t.cdelt[i] + t.crpix[i]) - 1.0;
+            dist[i] = clamp(r, 0.0, (t.naxis[i] - 1) as f64);
+        }
+        let fl = [dist[0].floor(), dist[1].floor()];
+        let ifl = [fl[0] as i64, fl[1] as i64];
+        let w = [dist[0] - fl[0], dist[1] - fl[1]];
+        let iw = [1.0 - w[0], 1.0 - w[1]];
+        let n = [t.naxis[0] as i64, t.naxis[1] as i64];
+        let get = |x: i64, y: i64| {
+            let (x, y) = (x.clamp(0, n[0] - 1), y.clamp(0, n[1] - 1));
+            f64::from(t.data[(n[0] * y + x) as usize])
+        };
+        get(ifl[0], ifl[1]) * iw[0] * iw[1]
+            + get(ifl[0], ifl[1] + 1) * iw[0] * w[1]
+            + get(ifl[0] + 1, ifl[1]) * w[0] * iw[1]
+            + get(ifl[0] + 1, ifl[1] + 1) * w[0] * w[1]
+    }
+
+    #[test]
+    fn offsets_are_astropys_bits_inside_on_and_past_the_edges() {
+        let (nx, ny) = (65, 33);
+        let data: Vec<f32> = (0..nx * ny)
+            .map(|i| ((i as f32) * 0.37).sin() * 0.8)
+            .collect();
+        let t = LookupTable::new(data, [nx, ny], [1.0, 1.0], [0.0, 0.0], [64.0, 64.0]).unwrap();
+        let mut state = 12345u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..20_000 {
+            let p = [next() * 4400.0 - 100.0, next() * 2300.0 - 100.0];
+            assert_eq!(
+                t.offset(p[0], p[1]).to_bits(),
+                astropy_offset(&t, p).to_bits()
+            );
+        }
+        // Exactly on samples and on the last row and column.
+        for p in [[1.0, 1.0], [4097.0, 2049.0], [65.0, 2049.0], [4097.0, 1.0]] {
+            assert_eq!(
+                t.offset(p[0], p[1]).to_bits(),
+                astropy_offset(&t, p).to_bits()
+            );
+        }
+    }
+
+    #[test]
+    fn one_row_tables_as_hst_d2im() {
+        // D2IM tables are often one row: the second index clamps to 0.
+        let t = LookupTable::new(
+            vec![0.0, 0.1, 0.2, 0.3],
+            [4, 1],
+            [1.0; 2],
+            [0.0; 2],
+            [1.0; 2],
+        )
+        .unwrap();
+        assert!((t.offset(2.5, 700.0) - 0.25).abs() < 1e-7); // index 2.5: between 0.2 and 0.3
+        assert_eq!(
+            t.offset(2.5, 700.0).to_bits(),
+            astropy_offset(&t, [2.5, 700.0]).to_bits()
+        );
+    }
+
+    #[test]
+    fn bad_tables_are_refused() {
+        let ok = |naxis, cdelt| LookupTable::new(vec![0.0; 4], naxis, [1.0; 2], [0.0; 2], cdelt);
+        assert!(ok([2, 2], [1.0, 1.0]).is_ok());
+        assert!(ok([0, 2], [1.0, 1.0]).is_err());
+        assert!(ok([2, 2], [0.0, 1.0]).is_err());
+        assert!(ok([2, 2], [f64::NAN, 1.0]).is_err());
+        assert!(ok([3, 2], [1.0, 1.0]).is_err());
+    }
+
+    /// SIP, D2IM and CPDIS together: world → pixel inverts pixel → world (to 1e-7 px: at
+    /// 1e-5 degree pixels, a double's last bit of longitude 150 is 3e-9 px), the tables are not skipped (the same WCS without them gives other sky
+    /// positions), and a WCS of other than two axes refuses them.
+    #[test]
+    fn a_wcs_with_sip_and_tables_inverts() {
+        use crate::wcs::Wcs;
+        let header = "CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nCRPIX1 = 200\n\
+            CRPIX2 = 100\nCRVAL1 = 150\nCRVAL2 = -30\nCD1_1 = -1E-5\nCD1_2 = 2E-6\n\
+            CD2_1 = 3E-6\nCD2_2 = 1E-5\nA_ORDER = 2\nB_ORDER = 2\nA_2_0 = 2E-6\n\
+            B_1_1 = -3E-6\n";
+        let smooth = |phase: f32, n: [usize; 2]| {
+            let data = (0..n[0] * n[1])
+                .map(|i| 0.3 * ((i as f32) * 0.21 + phase).sin())
+                .collect();
+            LookupTable::new(data, n, [1.0, 1.0], [0.0, 0.0], [50.0, 50.0]).unwrap()
+        };
+        let tables = LookupTables {
+            det2im: [Some(smooth(0.5, [9, 1])), None],
+            cpdis: [Some(smooth(0.0, [9, 5])), Some(smooth(1.0, [9, 5]))],
+        };
+        let plain = Wcs::from_header_str(header).unwrap();
+        let wcs = plain.clone().with_lookup_tables(tables.clone()).unwrap();
+        for (x, y) in [(0.0, 0.0), (399.0, 199.0), (123.4, 56.7), (-20.0, 210.0)] {
+            let (lon, lat) = wcs.pixel_to_world(x, y).unwrap();
+            assert_ne!(Some((lon, lat)), plain.pixel_to_world(x, y));
+            let (bx, by) = wcs.world_to_pixel(lon, lat).unwrap();
+            assert!(
+                (bx - x).abs() < 1e-7 && (by - y).abs() < 1e-7,
+                "{x} {y}: {bx} {by}"
+            );
+        }
+        let cube = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCTYPE3 = 'FREQ'\nCRVAL1 = 1\n\
+            CRVAL2 = 1\n";
+        let cube = Wcs::from_header_str(cube).unwrap();
+        assert!(cube.with_lookup_tables(tables.clone()).is_err());
+        let pixels = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\n").unwrap();
+        assert!(pixels.with_lookup_tables(tables).is_err());
+    }
+
+    #[test]
+    fn the_pipeline_adds_in_astropys_order() {
+        let t =
+            |v: f32| Some(LookupTable::new(vec![v], [1, 1], [1.0; 2], [0.0; 2], [1.0; 2]).unwrap());
+        let tables = LookupTables {
+            det2im: [t(0.25), None],
+            cpdis: [None, t(-0.5)],
+        };
+        // D2IM first (x + 0.25), the polynomial sees the corrected pixel, CPDIS last.
+        let (f1, f2) = tables.pix1_to_foc1(10.0, 20.0, |a, b| (a * 2.0, b + a));
+        assert_eq!((f1, f2), (20.5, 20.0 + 10.25 - 0.5));
+    }
+}
