@@ -217,6 +217,43 @@ impl Header {
     }
 }
 
+impl Header {
+    /// Every value of a keyword, in card order (none if absent): the cards of a
+    /// record-valued keyword such as `DP1 = 'EXTVER: 1'`, `DP1 = 'AXIS.1: 1'`.
+    ///
+    /// ```
+    /// use reproject::wcs::header::{Header, Value};
+    /// let h = Header::parse("DP1 = 'EXTVER: 1'\nNAXIS = 2\nDP1 = 'AXIS.1: 1'\n")?;
+    /// let values: Vec<&Value> = h.values("DP1").collect();
+    /// assert_eq!(values, [&Value::Str("EXTVER: 1".into()), &Value::Str("AXIS.1: 1".into())]);
+    /// assert_eq!(h.values("DP2").count(), 0);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn values(&self, keyword: &str) -> impl Iterator<Item = &Value> {
+        let indices = self.index.get(keyword).map_or(&[][..], Vec::as_slice);
+        indices.iter().map(|&i| &self.cards[i].1)
+    }
+
+    /// The header without the cards whose keyword `drop` selects.
+    ///
+    /// ```
+    /// use reproject::wcs::header::Header;
+    /// let h = Header::parse("CRVAL1 = 1\nDP1 = 'EXTVER: 1'\nCRVAL2 = 2\n")?;
+    /// let kept = h.without(|k| k.starts_with("DP"));
+    /// assert_eq!(kept.keywords().collect::<Vec<_>>(), ["CRVAL1", "CRVAL2"]);
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn without(&self, drop: impl Fn(&str) -> bool) -> Header {
+        let mut kept = Header::default();
+        for (keyword, value, number) in &self.cards {
+            if !drop(keyword) {
+                kept.push(keyword.clone(), value.clone(), *number);
+            }
+        }
+        kept
+    }
+}
+
 /// Cuts header text into numbered cards.
 fn split_cards(text: &str) -> Result<Vec<(usize, &str)>> {
     let text = text.trim_end_matches(['\n', '\r', '\0']);

@@ -214,6 +214,20 @@ impl Wcs {
             None => None,
             Some((lng, lat)) => Some(build_celestial(&params, &linear, &sip, lng, lat)?),
         };
+        let celestial = match &params.lookup_tables {
+            None => celestial,
+            Some(tables) => {
+                if params.naxis() != 2 {
+                    return Err(Error::InconsistentAxes(format!(
+                        "distortion lookup tables need exactly 2 WCS axes, not {}",
+                        params.naxis()
+                    )));
+                }
+                let mut celestial = celestial.ok_or(Error::NoCelestialAxes)?;
+                celestial.add_lookup_tables(tables.clone());
+                Some(celestial)
+            }
+        };
         Ok(Wcs {
             params,
             linear,
@@ -314,19 +328,22 @@ impl Wcs {
     /// assert!((x - 10.0).abs() < 1e-9 && (y - 5.0).abs() < 1e-9);
     /// # Ok::<(), reproject::Error>(())
     /// ```
-    pub fn with_lookup_tables(mut self, tables: distortion::LookupTables) -> Result<Wcs> {
+    pub fn with_lookup_tables(self, tables: distortion::LookupTables) -> Result<Wcs> {
         if tables.is_empty() {
             return Ok(self);
         }
-        if self.naxis() != 2 {
-            return Err(Error::InconsistentAxes(format!(
-                "distortion lookup tables need exactly 2 WCS axes, not {}",
-                self.naxis()
-            )));
-        }
-        let celestial = self.celestial.as_mut().ok_or(Error::NoCelestialAxes)?;
-        celestial.add_lookup_tables(tables);
-        Ok(self)
+        let inversion = self.celestial_distortion().map(|d| *d.sip_inversion());
+        let mut params = self.params;
+        params.lookup_tables = Some(tables);
+        let wcs = Wcs::from_params(params)?;
+        Ok(match inversion {
+            Some(how) => wcs.with_sip_inversion(how),
+            None => wcs,
+        })
+    }
+
+    fn celestial_distortion(&self) -> Option<&distortion::Distortion> {
+        self.celestial.as_ref().and_then(|c| c.distortion())
     }
 
     /// This WCS with world → pixel computing each point as one point of the astropy

@@ -138,7 +138,11 @@ pub fn summary(
     source: Option<&FitsSource>,
 ) -> CliResult<String> {
     let bad = |e: reproject::Error| format!("{}: bad WCS: {e}", file.display());
-    let wcs = Wcs::from_header_str(text).map_err(bad)?;
+    let wcs = match source {
+        Some(src) => src.wcs(), // with the lookup tables the header names
+        None => Wcs::from_header_str(text),
+    }
+    .map_err(bad)?;
     let header = Header::parse(text).map_err(bad)?;
     let params = wcs.params();
     let mut o = String::new();
@@ -187,8 +191,18 @@ pub fn summary(
             ", TPV distortion"
         } else {
             ""
-        }
+        },
     );
+    if let Some(tables) = &params.lookup_tables {
+        let names = [("D2IM1", &tables.det2im[0]), ("D2IM2", &tables.det2im[1])]
+            .into_iter()
+            .chain([("CPDIS1", &tables.cpdis[0]), ("CPDIS2", &tables.cpdis[1])])
+            .filter_map(|(name, t)| {
+                t.as_ref()
+                    .map(|t| format!("{name} {}x{}", t.shape()[0], t.shape()[1]))
+            });
+        let _ = writeln!(o, "tables:      {}", names.collect::<Vec<_>>().join(", "));
+    }
     let _ = writeln!(o, "frame:       {}", frame_name(&frame));
     let (lng, lat) = params.celestial_axes().unwrap_or((0, 1));
     let _ = writeln!(

@@ -366,13 +366,16 @@ pub fn run(job: &Job) -> CliResult<Report> {
     }
 
     // The input and its WCS.
-    let (source, input_header): (Box<dyn ImageSource>, Option<String>) = if is_npy(&job.input) {
+    // A FITS input's header, and its WCS (with the lookup tables it names, from the file).
+    type FitsWcs = (String, reproject::Result<Wcs>);
+    let (source, input_header): (Box<dyn ImageSource>, Option<FitsWcs>) = if is_npy(&job.input) {
         let src = NpySource::open(&job.input).map_err(|e| format!("input: {e}"))?;
         (Box::new(src), None)
     } else if is_fits(&job.input) {
         let src = FitsSource::open(&job.input, job.hdu).map_err(|e| format!("input: {e}"))?;
         let text = src.header_text().to_string();
-        (Box::new(src), Some(text))
+        let wcs = src.wcs();
+        (Box::new(src), Some((text, wcs)))
     } else {
         return Err(format!(
             "input {} is neither a FITS file nor a .npy file",
@@ -386,8 +389,9 @@ pub fn run(job: &Job) -> CliResult<Report> {
                 .map_err(|e| format!("input WCS header {}: {e}", path.display()))?;
             (wcs, Some(text))
         }
-        (None, Some(text)) => {
-            let wcs = Wcs::from_header_str(text)
+        (None, Some((_, wcs))) => {
+            let wcs = wcs
+                .clone()
                 .map_err(|e| format!("input {}: bad WCS: {e}", job.input.display()))?;
             (wcs, None)
         }
@@ -418,7 +422,9 @@ pub fn run(job: &Job) -> CliResult<Report> {
         .map_err(|e| format!("cannot reproject {}: {e}", job.input.display()))?;
     let shape = plan.shape_out().to_vec();
 
-    let input_cards = wcs_text.as_deref().or(input_header.as_deref());
+    let input_cards = wcs_text
+        .as_deref()
+        .or(input_header.as_ref().map(|(text, _)| text.as_str()));
     let cards = output_header(&target_text, input_cards, shape.len(), &provenance(job));
     let header_text = cards.join("\n");
     let t_prepare = start.elapsed();

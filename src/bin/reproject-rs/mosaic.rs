@@ -100,7 +100,8 @@ pub fn run(job: &MosaicJob) -> CliResult<String> {
     }
     let open = |p: &PathBuf| -> CliResult<(FitsSource, Wcs)> {
         let src = FitsSource::open(p, job.hdu).map_err(|e| format!("{}: {e}", p.display()))?;
-        let wcs = Wcs::from_header_str(src.header_text())
+        let wcs = src
+            .wcs()
             .map_err(|e| format!("{}: bad WCS: {e}", p.display()))?;
         Ok((src, wcs))
     };

@@ -1,7 +1,7 @@
 //! The CFITSIO calls: an HDU opened (after its headers are checked), its header text, its
 //! keywords and pixels, CFITSIO's errors as [`Error::Fits`], and [`Wcs::from_fits`].
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::Path;
 
 use fitsio::sys;
@@ -9,6 +9,9 @@ use fitsio::sys;
 use super::ascii_header;
 use super::header_check::check_hdu_headers;
 use crate::error::{Error, Result};
+use crate::wcs::distortion::lookup::{is_lookup_keyword, TableSource, TableSources};
+use crate::wcs::distortion::{LookupTable, LookupTables};
+use crate::wcs::header::Header;
 use crate::wcs::Wcs;
 
 /// CFITSIO's text for a status code.
@@ -139,10 +142,14 @@ pub(super) unsafe fn header_text(
 impl Wcs {
     /// Reads the primary WCS of HDU `hdu` (0 = primary HDU) of a FITS file: the HDU's own
     /// header cards (for a tile-compressed image, those of its binary table), any HDU type.
+    /// Distortion lookup tables the header names (`CPDISi`, `D2IMDISi` = `'LOOKUP'`, as HST
+    /// images have) are read from their extensions (`WCSDVARR`, `D2IMARR`) as astropy reads
+    /// them ([`TableSources`], [`Wcs::with_lookup_tables`]).
     ///
     /// Errors: [`Error::Io`] for a missing file; [`Error::Fits`] for an HDU index past the
-    /// last HDU and for unreadable files; the errors of [`Wcs::from_header_str`] for the
-    /// header itself.
+    /// last HDU, for unreadable files and for a table's extension missing; the errors of
+    /// [`Wcs::from_header_str`] for the header itself and of [`TableSources::from_header`] and
+    /// [`LookupTable::new`] for the tables.
     ///
     /// ```
     /// # use reproject::io::{MappedOutput, OutputType};
@@ -169,8 +176,96 @@ impl Wcs {
         let p = path.display().to_string();
         // SAFETY: `file` owns a valid open fitsfile, positioned on HDU `hdu`.
         let text = unsafe { header_text(file.as_raw(), false, &p, hdu)? };
-        Wcs::from_header_str(&text)
+        let header = Header::parse(&text)?;
+        let Some(sources) = TableSources::from_header(&header)? else {
+            return Wcs::from_header(&header, None);
+        };
+        // The header's WCS without the cards that name the tables, then the tables.
+        let wcs = Wcs::from_header(&header.without(is_lookup_keyword), None)?;
+        // SAFETY: `file` owns a valid open fitsfile.
+        let tables = unsafe { read_lookup_tables(file.as_raw(), &p, &sources)? };
+        wcs.with_lookup_tables(tables)
     }
+}
+
+/// Reads the lookup tables `sources` names from their image extensions (found by `EXTNAME`
+/// and `EXTVER`) as float32, with each extension's `CRPIXj`, `CRVALj` and `CDELTj` (0, 0 and
+/// 1 when absent), as astropy reads them. Moves the file's current HDU.
+///
+/// # Safety
+/// `raw` must be a valid open fitsfile.
+unsafe fn read_lookup_tables(
+    raw: *mut sys::fitsfile,
+    p: &str,
+    sources: &TableSources,
+) -> Result<LookupTables> {
+    let read = |source: &Option<TableSource>| -> Result<Option<LookupTable>> {
+        let Some(source) = source else {
+            return Ok(None);
+        };
+        let what = format!("lookup table ({}, {})", source.extname, source.extver);
+        let name = CString::new(source.extname).expect("no NUL in an EXTNAME");
+        let extver = c_int::try_from(source.extver)
+            .map_err(|_| Error::InvalidArgument(format!("{p}: {what}: EXTVER out of range")))?;
+        let mut status: c_int = 0;
+        let (mut naxis, mut size): (c_int, [std::ffi::c_long; 2]) = (0, [0; 2]);
+        // SAFETY: the caller's promises; every pointer is to a live local of CFITSIO's type.
+        unsafe {
+            sys::ffmnhd(
+                raw,
+                sys::ANY_HDU as c_int,
+                name.as_ptr() as *mut c_char,
+                extver,
+                &mut status,
+            );
+            if status != 0 {
+                return Err(fits_error(p, &format!("cannot find the {what}"), status));
+            }
+            sys::ffgidm(raw, &mut naxis, &mut status);
+            if status == 0 && naxis == 2 {
+                sys::ffgisz(raw, 2, size.as_mut_ptr(), &mut status);
+            }
+        }
+        if status != 0 || naxis != 2 || size.iter().any(|&n| n <= 0) {
+            return Err(Error::InvalidValue {
+                keyword: format!("{p}: {what}"),
+                reason: format!("a lookup table is a 2-D image, found NAXIS = {naxis}, {size:?}"),
+            });
+        }
+        let naxis = [size[0] as usize, size[1] as usize];
+        // SAFETY: the file is positioned on the table's image HDU of naxis[0] x naxis[1].
+        let data = unsafe {
+            read_pixels::<f32>(
+                raw,
+                sys::TFLOAT as c_int,
+                f32::NAN,
+                naxis[0] * naxis[1],
+                &mut status,
+            )
+        };
+        if status != 0 {
+            return Err(fits_error(p, &format!("cannot read the {what}"), status));
+        }
+        // SAFETY: as above.
+        let key = |name: &CStr, default: f64| unsafe { key_f64(raw, name) }.unwrap_or(default);
+        let pair = |a: &CStr, b: &CStr, default: f64| [key(a, default), key(b, default)];
+        let table = LookupTable::new(
+            data,
+            naxis,
+            pair(c"CRPIX1", c"CRPIX2", 0.0),
+            pair(c"CRVAL1", c"CRVAL2", 0.0),
+            pair(c"CDELT1", c"CDELT2", 1.0),
+        )?;
+        Ok(Some(if source.transposed {
+            table.transposed()
+        } else {
+            table
+        }))
+    };
+    Ok(LookupTables {
+        det2im: [read(&sources.det2im[0])?, read(&sources.det2im[1])?],
+        cpdis: [read(&sources.cpdis[0])?, read(&sources.cpdis[1])?],
+    })
 }
 
 /// Reads the `count` pixels of the current image HDU through CFITSIO as `T` (CFITSIO type

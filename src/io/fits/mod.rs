@@ -34,6 +34,8 @@ use crate::error::{Error, Result};
 use crate::io::decode::{self, ByteImage};
 use crate::io::sample::StoredType;
 use crate::io::ImageSource;
+use crate::wcs::distortion::lookup::TableSources;
+use crate::wcs::header::Header;
 use crate::wcs::Wcs;
 use cfitsio::open_hdu;
 use image_hdu::{decompress_data, map_data, Encoding, ImageHdu};
@@ -234,7 +236,8 @@ impl FitsSource {
             .map(|c| std::str::from_utf8(c).unwrap_or("").trim_end())
     }
 
-    /// Parses the primary WCS of the header (`Wcs::from_header_str(self.header_text())`).
+    /// Parses the primary WCS of the header (`Wcs::from_header_str(self.header_text())`), with
+    /// the distortion lookup tables it names read from the file ([`Wcs::from_fits`]).
     ///
     /// ```
     /// # use reproject::io::{MappedOutput, OutputType};
@@ -252,7 +255,12 @@ impl FitsSource {
     /// # Ok::<(), reproject::Error>(())
     /// ```
     pub fn wcs(&self) -> Result<Wcs> {
-        Wcs::from_header_str(&self.header)
+        let header = Header::parse(&self.header)?;
+        if TableSources::from_header(&header)?.is_some() {
+            // Distortion lookup tables live in other HDUs of the file.
+            return Wcs::from_fits(&self.path, self.hdu);
+        }
+        Wcs::from_header(&header, None)
     }
 
     /// BITPIX of the stored data (ZBITPIX for a compressed image).

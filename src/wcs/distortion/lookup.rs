@@ -27,9 +27,10 @@
 //! # Ok::<(), reproject::Error>(())
 //! ```
 
-use std::sync::Arc;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::wcs::header::{Header, Value};
 
 /// One lookup table: an offset in pixels for one axis, sampled on a grid over the image.
 ///
@@ -43,7 +44,8 @@ use crate::error::{Error, Result};
 /// assert!(LookupTable::new(vec![0.25; 6], [4, 2], [1.0; 2], [1.0; 2], [64.0; 2]).is_err());
 /// # Ok::<(), reproject::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "TableParts", into = "TableParts")]
 pub struct LookupTable {
     /// Samples along the table's first (fast) and second axis: `NAXIS1`, `NAXIS2`.
     naxis: [usize; 2],
@@ -51,7 +53,43 @@ pub struct LookupTable {
     crval: [f64; 2],
     cdelt: [f64; 2],
     /// Row-major samples, `naxis[0]` to a row.
-    data: Arc<[f32]>,
+    data: Vec<f32>,
+}
+
+/// A [`LookupTable`] as it is serialized, checked by [`LookupTable::new`] when read back.
+#[derive(Serialize, Deserialize)]
+struct TableParts {
+    naxis: [usize; 2],
+    crpix: [f64; 2],
+    crval: [f64; 2],
+    cdelt: [f64; 2],
+    data: Vec<f32>,
+}
+
+impl TryFrom<TableParts> for LookupTable {
+    type Error = Error;
+    fn try_from(t: TableParts) -> Result<LookupTable> {
+        LookupTable::new(t.data, t.naxis, t.crpix, t.crval, t.cdelt)
+    }
+}
+
+impl From<LookupTable> for TableParts {
+    fn from(t: LookupTable) -> TableParts {
+        let LookupTable {
+            naxis,
+            crpix,
+            crval,
+            cdelt,
+            data,
+        } = t;
+        TableParts {
+            naxis,
+            crpix,
+            crval,
+            cdelt,
+            data,
+        }
+    }
 }
 
 impl LookupTable {
@@ -95,8 +133,32 @@ impl LookupTable {
             crpix,
             crval,
             cdelt,
-            data: data.into(),
+            data,
         })
+    }
+
+    /// The table with its two axes swapped (astropy's `data.transpose()` for a table whose
+    /// `AXIS.i` record is not `i`); `CRPIX`, `CRVAL` and `CDELT` stay as they are.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::LookupTable;
+    /// let t = LookupTable::new(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [3, 2], [1.0; 2], [0.0; 2],
+    ///     [1.0; 2])?;
+    /// let swapped = t.clone().transposed();
+    /// assert_eq!(swapped.shape(), [2, 3]);
+    /// assert_eq!(swapped.offset(2.0, 3.0), t.offset(3.0, 2.0)); // sample (2, 1) of each
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
+    pub fn transposed(self) -> LookupTable {
+        let [n0, n1] = self.naxis;
+        let data = (0..n0 * n1)
+            .map(|i| self.data[(i % n1) * n0 + i / n1])
+            .collect();
+        LookupTable {
+            naxis: [n1, n0],
+            data,
+            ..self
+        }
     }
 
     /// `[NAXIS1, NAXIS2]`: samples to a row, rows.
@@ -153,7 +215,7 @@ impl LookupTable {
 /// assert!(LookupTables::default().is_empty());
 /// # Ok::<(), reproject::Error>(())
 /// ```
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LookupTables {
     /// `D2IMDIS1`, `D2IMDIS2`: applied to the pixel first.
     pub det2im: [Option<LookupTable>; 2],
@@ -188,6 +250,166 @@ impl LookupTables {
         let focal = polynomial(image.0, image.1);
         add(&self.cpdis, focal, image)
     }
+}
+
+/// Where a header says one of its lookup tables is: an image extension of the same file.
+///
+/// ```
+/// use reproject::wcs::distortion::lookup::{TableSource, TableSources};
+/// use reproject::wcs::header::Header;
+/// // CPDIS2's table is stored with its axes swapped: its AXIS.2 record is 1.
+/// let h = Header::parse("CPDIS1 = 'Lookup'\nDP1 = 'EXTVER: 1'\nDP1 = 'NAXES: 2'\n\
+///     DP1 = 'AXIS.1: 1'\nDP1 = 'AXIS.2: 2'\nCPDIS2 = 'Lookup'\nDP2 = 'EXTVER: 2'\n\
+///     DP2 = 'AXIS.1: 2'\nDP2 = 'AXIS.2: 1'\n")?;
+/// let sources = TableSources::from_header(&h)?.unwrap();
+/// assert_eq!(sources.cpdis[1],
+///     Some(TableSource { extname: "WCSDVARR", extver: 2, transposed: true }));
+/// assert_eq!(sources.det2im, [None, None]);
+/// # Ok::<(), reproject::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSource {
+    /// `EXTNAME` of the extension: `D2IMARR` (D2IM) or `WCSDVARR` (CPDIS).
+    pub extname: &'static str,
+    /// `EXTVER` of the extension (`D2IMi.EXTVER`, `DPi.EXTVER`; 1 when absent).
+    pub extver: i64,
+    /// Whether the table is read transposed: its axis `i` is not the image's (`AXIS.i ≠ i`).
+    pub transposed: bool,
+}
+
+/// The lookup tables a header names, read as astropy reads them (`WCS._read_det2im_kw`,
+/// `WCS._read_distortion_kw`): `D2IMDISi = 'LOOKUP'` with the record-valued
+/// `D2IMi = 'EXTVER: n'` and `D2IMi = 'AXIS.i: j'`, `CPDISi = 'LOOKUP'` with `DPi` likewise,
+/// for the image axes i = 1, 2; a table whose `D2IMERRi`/`CPERRi` is negative is skipped, and
+/// other distortion functions than a lookup table are ignored, as astropy does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableSources {
+    /// `D2IMDIS1`, `D2IMDIS2`.
+    pub det2im: [Option<TableSource>; 2],
+    /// `CPDIS1`, `CPDIS2`.
+    pub cpdis: [Option<TableSource>; 2],
+}
+
+impl TableSources {
+    /// The tables `header` names, `None` when it names none. Errors: an `AXIS.i` record
+    /// missing, a record that is not `field: number`, the pre-2012 D2IM form (`AXISCORR`),
+    /// and second-order tables (`CQDISi`), which astropy does not read either.
+    pub fn from_header(header: &Header) -> Result<Option<TableSources>> {
+        if !header.keywords().any(is_lookup_keyword) {
+            return Ok(None);
+        }
+        if let Some(k) = header.keywords().find(|k| k.starts_with("CQDIS")) {
+            return Err(Error::Unsupported(format!(
+                "{k}: second-order distortion lookup tables (CQDIS) are not evaluated"
+            )));
+        }
+        if header.contains("AXISCORR") {
+            return Err(Error::Unsupported(
+                "AXISCORR: the pre-2012 form of D2IM lookup tables is not read".into(),
+            ));
+        }
+        let read = |dis: &str, record: &str, err: &str, extname: &'static str, i: usize| {
+            source(
+                header,
+                &format!("{dis}{i}"),
+                &format!("{record}{i}"),
+                &format!("{err}{i}"),
+                extname,
+                i,
+            )
+        };
+        let sources = TableSources {
+            det2im: [
+                read("D2IMDIS", "D2IM", "D2IMERR", "D2IMARR", 1)?,
+                read("D2IMDIS", "D2IM", "D2IMERR", "D2IMARR", 2)?,
+            ],
+            cpdis: [
+                read("CPDIS", "DP", "CPERR", "WCSDVARR", 1)?,
+                read("CPDIS", "DP", "CPERR", "WCSDVARR", 2)?,
+            ],
+        };
+        Ok(Some(sources))
+    }
+
+    /// Whether no table is named.
+    pub fn is_empty(&self) -> bool {
+        self.det2im.iter().chain(&self.cpdis).all(Option::is_none)
+    }
+}
+
+/// The table of image axis `i` named by `dis` (`D2IMDISi`, `CPDISi`), with its records in
+/// `record` (`D2IMi`, `DPi`) and its error estimate in `err`.
+fn source(
+    header: &Header,
+    dis: &str,
+    record: &str,
+    err: &str,
+    extname: &'static str,
+    i: usize,
+) -> Result<Option<TableSource>> {
+    if header.float(err)?.is_some_and(|e| e < 0.0) {
+        return Ok(None);
+    }
+    let Some(kind) = header.string(dis)? else {
+        return Ok(None);
+    };
+    if !kind.trim().eq_ignore_ascii_case("lookup") {
+        return Ok(None);
+    }
+    let records = records(header, record)?;
+    let field = |name: &str| records.iter().find(|(f, _)| f == name).map(|(_, v)| *v);
+    let extver = field("EXTVER").unwrap_or(1.0);
+    let axis_key = format!("AXIS.{i}");
+    let axis =
+        field(&axis_key).ok_or_else(|| Error::MissingKeyword(format!("{record}.{axis_key}")))?;
+    Ok(Some(TableSource {
+        extname,
+        extver: extver as i64,
+        transposed: axis != i as f64,
+    }))
+}
+
+/// The `field: number` records of a record-valued keyword, in card order.
+fn records(header: &Header, keyword: &str) -> Result<Vec<(String, f64)>> {
+    header
+        .values(keyword)
+        .map(|value| {
+            let bad = || Error::InvalidValue {
+                keyword: keyword.to_string(),
+                reason: format!("expected a record 'field: number', found {value:?}"),
+            };
+            let Value::Str(text) = value else {
+                return Err(bad());
+            };
+            let (field, number) = text.split_once(':').ok_or_else(bad)?;
+            let number: f64 = number.trim().parse().map_err(|_| bad())?;
+            Ok((field.trim().to_string(), number))
+        })
+        .collect()
+}
+
+/// Whether a keyword belongs to the description of lookup tables (`D2IMDISi`, `D2IMi`,
+/// `D2IMERRi`, `D2IMEXT`, `CPDISi`, `DPi`, `CPERRi`, `CQDISi`, `DQi`, `CQERRi`,
+/// `AXISCORR`): the rest of the header is the WCS.
+///
+/// ```
+/// use reproject::wcs::distortion::lookup::is_lookup_keyword;
+/// assert!(is_lookup_keyword("CPDIS1") && is_lookup_keyword("DP2") && is_lookup_keyword("D2IM1"));
+/// assert!(!is_lookup_keyword("DATE-OBS") && !is_lookup_keyword("PV2_1"));
+/// ```
+pub fn is_lookup_keyword(keyword: &str) -> bool {
+    let indexed = |prefix: &str| {
+        keyword
+            .strip_prefix(prefix)
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+    };
+    [
+        "D2IMDIS", "D2IMERR", "D2IM", "CPDIS", "CPERR", "DP", "CQDIS", "CQERR", "DQ",
+    ]
+    .iter()
+    .any(|p| indexed(p))
+        || keyword == "D2IMEXT"
+        || keyword == "AXISCORR"
 }
 
 #[cfg(test)]
@@ -314,6 +536,18 @@ mod tests {
                 "{x} {y}: {bx} {by}"
             );
         }
+        // The tables are parameters of the WCS: kept through serde (worker processes get
+        // their WCS so), and part of its equality; a table read back is checked again.
+        let json = serde_json::to_string(&wcs).unwrap();
+        let back: Wcs = serde_json::from_str(&json).unwrap();
+        assert!(back == wcs && back != plain);
+        assert_eq!(
+            back.pixel_to_world(123.4, 56.7),
+            wcs.pixel_to_world(123.4, 56.7)
+        );
+        let broken = json.replace("\"cdelt\":[50.0,50.0]", "\"cdelt\":[0.0,50.0]");
+        assert_ne!(broken, json);
+        assert!(serde_json::from_str::<Wcs>(&broken).is_err());
         let cube = "CTYPE1 = 'RA---TAN'\nCTYPE2 = 'DEC--TAN'\nCTYPE3 = 'FREQ'\nCRVAL1 = 1\n\
             CRVAL2 = 1\n";
         let cube = Wcs::from_header_str(cube).unwrap();

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::distortion::{self, SipParams, TpvParams};
+use super::distortion::{self, LookupTables, SipParams, TpvParams};
 use super::frame::CelestialFrame;
 use super::header::Header;
 use super::projection::{ProjectionCode, ProjectionParams, PV_COUNT};
@@ -130,6 +130,11 @@ pub struct WcsParams {
     /// TPV distortion of the celestial axes (`-TPV`; the projection is then TAN).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpv: Option<TpvParams>,
+    /// CPDIS/D2IM distortion lookup tables: they live in other HDUs of a FITS file, so a
+    /// header never gives them (a header that names them is refused);
+    /// [`crate::wcs::Wcs::with_lookup_tables`] adds them. Never empty when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup_tables: Option<LookupTables>,
 }
 
 impl WcsParams {
@@ -459,6 +464,7 @@ impl WcsParams {
             image_shape,
             sip,
             tpv,
+            lookup_tables: None,
         })
     }
 }
