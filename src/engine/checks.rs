@@ -204,17 +204,15 @@ pub fn input_positions(
     }
     // reproject inverts the input's distortion for the whole grid in one astropy call:
     // find that call's schedule (GridSchedule), then every point is astropy's.
-    let mut grid = Arc::new(GridSchedule::first());
-    for _ in 0..MAX_GRID_PASSES {
+    let (mut grid, mut pass) = (Arc::new(GridSchedule::first()), 1);
+    loop {
         let scheduled = wcs_in.clone().with_grid_schedule(grid.clone());
         let table = positions_once(&scheduled, wcs_out, plane_in, plane_out, options)?;
         match grid.next() {
-            None => return Ok(table),
-            Some(next) => grid = Arc::new(next),
+            Some(next) if pass < MAX_GRID_PASSES => (grid, pass) = (Arc::new(next), pass + 1),
+            _ => return Ok(table),
         }
     }
-    let scheduled = wcs_in.clone().with_grid_schedule(grid);
-    positions_once(&scheduled, wcs_out, plane_in, plane_out, options)
 }
 
 /// Passes of [`input_positions`] to find astropy's schedule: each finds the call's slowest

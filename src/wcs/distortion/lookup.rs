@@ -54,6 +54,16 @@ pub struct LookupTable {
     cdelt: [f64; 2],
     /// Row-major samples, `naxis[0]` to a row.
     data: Vec<f32>,
+    /// `1 / CDELT` where CDELT is a power of two: dividing by it is multiplying by this, to
+    /// the bit (both round the same real number), and much quicker.
+    reciprocal: [Option<f64>; 2],
+}
+
+/// `1 / x` when `x` is a power of two whose reciprocal is a normal number.
+fn exact_reciprocal(x: f64) -> Option<f64> {
+    let r = 1.0 / x;
+    let power_of_two = |v: f64| v.is_normal() && v.to_bits() & ((1u64 << 52) - 1) == 0;
+    (power_of_two(x) && power_of_two(r)).then_some(r)
 }
 
 /// A [`LookupTable`] as it is serialized, checked by [`LookupTable::new`] when read back.
@@ -81,6 +91,7 @@ impl From<LookupTable> for TableParts {
             crval,
             cdelt,
             data,
+            ..
         } = t;
         TableParts {
             naxis,
@@ -134,6 +145,7 @@ impl LookupTable {
             crval,
             cdelt,
             data,
+            reciprocal: cdelt.map(exact_reciprocal),
         })
     }
 
@@ -177,20 +189,26 @@ impl LookupTable {
     /// assert!(t.offset(f64::NAN, 0.0).is_nan());
     /// # Ok::<(), reproject::Error>(())
     /// ```
+    #[inline]
     pub fn offset(&self, p1: f64, p2: f64) -> f64 {
         let index = |axis: usize, p: f64| {
-            let i = ((p - self.crval[axis]) / self.cdelt[axis] + self.crpix[axis]) - 1.0;
+            let scaled = match self.reciprocal[axis] {
+                Some(r) => (p - self.crval[axis]) * r,
+                None => (p - self.crval[axis]) / self.cdelt[axis],
+            };
+            let i = (scaled + self.crpix[axis]) - 1.0;
             i.clamp(0.0, (self.naxis[axis] - 1) as f64)
         };
         let (i0, i1) = (index(0, p1), index(1, p2));
         if i0.is_nan() || i1.is_nan() {
             return f64::NAN;
         }
-        let (f0, f1) = (i0.floor(), i1.floor());
+        // A clamped index is in [0, naxis - 1]: truncation is its floor, exactly (and no
+        // call to libm's floor, which this target's instructions do not have).
+        let (x, y) = (i0 as usize, i1 as usize);
+        let (f0, f1) = (x as f64, y as f64);
         let (w0, w1) = (i0 - f0, i1 - f1);
         let (v0, v1) = (1.0 - w0, 1.0 - w1);
-        // floor of a clamped index: 0 ≤ f < naxis, so the casts are exact.
-        let (x, y) = (f0 as usize, f1 as usize);
         let sample = |x: usize, y: usize| {
             let (x, y) = (x.min(self.naxis[0] - 1), y.min(self.naxis[1] - 1));
             f64::from(self.data[self.naxis[0] * y + x])
@@ -454,6 +472,18 @@ mod tests {
             .map(|i| ((i as f32) * 0.37).sin() * 0.8)
             .collect();
         let t = LookupTable::new(data, [nx, ny], [1.0, 1.0], [0.0, 0.0], [64.0, 64.0]).unwrap();
+        assert_astropy_bits(&t, [4400.0, 2300.0], 20_000);
+        // Exactly on samples and on the last row and column.
+        for p in [[1.0, 1.0], [4097.0, 2049.0], [65.0, 2049.0], [4097.0, 1.0]] {
+            assert_eq!(
+                t.offset(p[0], p[1]).to_bits(),
+                astropy_offset(&t, p).to_bits()
+            );
+        }
+    }
+
+    /// `t.offset`'s bits against astropy's at `n` pseudo-random pixels from -100 to `span`.
+    fn assert_astropy_bits(t: &LookupTable, span: [f64; 2], n: usize) {
         let mut state = 12345u64;
         let mut next = || {
             state = state
@@ -461,19 +491,27 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (state >> 11) as f64 / (1u64 << 53) as f64
         };
-        for _ in 0..20_000 {
-            let p = [next() * 4400.0 - 100.0, next() * 2300.0 - 100.0];
-            assert_eq!(
-                t.offset(p[0], p[1]).to_bits(),
-                astropy_offset(&t, p).to_bits()
-            );
+        for _ in 0..n {
+            let p = [next() * span[0] - 100.0, next() * span[1] - 100.0];
+            let (ours, theirs) = (t.offset(p[0], p[1]), astropy_offset(t, p));
+            assert_eq!(ours.to_bits(), theirs.to_bits(), "{p:?}");
         }
-        // Exactly on samples and on the last row and column.
-        for p in [[1.0, 1.0], [4097.0, 2049.0], [65.0, 2049.0], [4097.0, 1.0]] {
-            assert_eq!(
-                t.offset(p[0], p[1]).to_bits(),
-                astropy_offset(&t, p).to_bits()
-            );
+    }
+
+    /// A power-of-two CDELT is multiplied by its reciprocal: the same bits as the division,
+    /// which other CDELT keep.
+    #[test]
+    fn power_of_two_steps_divide_exactly() {
+        assert_eq!(exact_reciprocal(64.0), Some(1.0 / 64.0));
+        assert_eq!(exact_reciprocal(-0.25), Some(-4.0));
+        for x in [3.0, 0.1, 1e-320, 1e308 * 10.0, f64::NAN, 0.0] {
+            assert_eq!(exact_reciprocal(x), None, "{x}");
+        }
+        let data: Vec<f32> = (0..63).map(|i| (i as f32 * 0.91).cos()).collect();
+        for cdelt in [[64.0, 0.5], [17.0, 3.3], [1.0, -8.0]] {
+            let t =
+                LookupTable::new(data.clone(), [9, 7], [1.2, 2.0], [3.5, -7.25], cdelt).unwrap();
+            assert_astropy_bits(&t, [900.0, 500.0], 5000);
         }
     }
 
@@ -554,6 +592,57 @@ mod tests {
         assert!(cube.with_lookup_tables(tables.clone()).is_err());
         let pixels = Wcs::from_header_str("CTYPE1 = 'PIXX'\nCTYPE2 = 'PIXY'\n").unwrap();
         assert!(pixels.with_lookup_tables(tables).is_err());
+    }
+
+    /// Inverting several points in lockstep gives each point's bits, with tables, and with
+    /// tables on an astropy call's schedule; points off the sky have none either way.
+    #[test]
+    fn lanes_give_each_points_bits() {
+        use crate::wcs::distortion::GridSchedule;
+        use crate::wcs::Wcs;
+        use std::sync::Arc;
+        let header = "CTYPE1 = 'RA---TAN-SIP'\nCTYPE2 = 'DEC--TAN-SIP'\nCRPIX1 = 200\n\
+            CRPIX2 = 100\nCRVAL1 = 150\nCRVAL2 = -30\nCD1_1 = -1E-5\nCD1_2 = 2E-6\n\
+            CD2_1 = 3E-6\nCD2_2 = 1E-5\nA_ORDER = 2\nB_ORDER = 2\nA_2_0 = 2E-4\n\
+            B_1_1 = -3E-4\n";
+        let table = |phase: f32| {
+            let data = (0..45)
+                .map(|i| 0.4 * ((i as f32) * 0.37 + phase).sin())
+                .collect();
+            LookupTable::new(data, [9, 5], [1.0, 1.0], [0.0, 0.0], [50.0, 50.0]).unwrap()
+        };
+        let tables = LookupTables {
+            det2im: [Some(table(0.2)), None],
+            cpdis: [Some(table(0.0)), Some(table(1.0))],
+        };
+        let wcs = Wcs::from_header_str(header)
+            .unwrap()
+            .with_lookup_tables(tables)
+            .unwrap()
+            .with_sip_inversion(crate::wcs::distortion::SipInversion::astropy());
+        let schedules = [GridSchedule::first(), GridSchedule::fixed(7, Some(4))];
+        let mut cases = vec![wcs.clone()];
+        cases.extend(schedules.map(|g| wcs.clone().with_grid_schedule(Arc::new(g))));
+        for w in cases {
+            let cel = w.celestial().unwrap();
+            for round in 0..20 {
+                let spread = [1e-3, 1e-2, 0.05, 2.0][round % 4];
+                let u: [f64; 8] = std::array::from_fn(|l| {
+                    spread * (((round * 8 + l) as f64 * 0.618).fract() - 0.5)
+                });
+                let mut v: [f64; 8] = std::array::from_fn(|l| {
+                    spread * (((round * 8 + l) as f64 * 0.414).fract() - 0.5)
+                });
+                v[3] = f64::NAN;
+                let lanes = cel.intermediate_to_image_lanes(u, v);
+                for l in 0..8 {
+                    let one = cel.intermediate_to_image(u[l], v[l]);
+                    let bits = |p: Option<(f64, f64)>| p.map(|(a, b)| (a.to_bits(), b.to_bits()));
+                    assert_eq!(bits(lanes[l]), bits(one), "round {round}, lane {l}");
+                }
+                assert_eq!(lanes[3], None);
+            }
+        }
     }
 
     #[test]

@@ -35,6 +35,7 @@
 //! assert!((x - 10.0).abs() < 1e-9 && (y - 80.0).abs() < 1e-9);
 //! ```
 
+pub mod fixed_point;
 pub mod lookup;
 pub mod sip;
 pub mod tpv;
@@ -45,8 +46,9 @@ use crate::error::Result;
 use crate::wcs::header::Header;
 use crate::wcs::linear::{Linear2, SequentLinear2};
 
+pub use fixed_point::GridSchedule;
 pub use lookup::{LookupTable, LookupTables};
-pub use sip::{GridSchedule, Sip, SipInversion, SipParams, SipPolynomial, SipSolution};
+pub use sip::{Sip, SipInversion, SipParams, SipPolynomial, SipSolution};
 pub use tpv::{Tpv, TpvParams};
 
 /// The distortions of a celestial axis pair, ready to evaluate.
@@ -365,9 +367,11 @@ impl Distortion {
             let focal = |a, b| self.pix_to_foc_axes(a, b);
             let how = &self.inversion;
             let s = match (&self.grid, &self.tables, &self.sip) {
-                (Some(grid), _, _) => sip::invert_on_grid(focal, x0, x1, (x0, x1), how, grid),
+                (Some(grid), _, _) => {
+                    fixed_point::invert_on_grid(focal, x0, x1, (x0, x1), how, grid)
+                }
                 (None, None, Some(sip)) => sip.invert(x0, x1, how),
-                _ => sip::invert_fixed_point(focal, x0, x1, (x0, x1), how),
+                _ => fixed_point::invert(focal, x0, x1, (x0, x1), how),
             };
             (s.x, s.y)
         } else {
@@ -377,11 +381,10 @@ impl Distortion {
         (x.is_finite() && y.is_finite()).then_some((x, y))
     }
 
-    /// Whether [`Distortion::img_to_pix_lanes`] inverts several points at once (SIP's and
-    /// TPV's inverses both iterate; lookup tables, and astropy's call emulated, one point at a
-    /// time).
+    /// Whether [`Distortion::img_to_pix_lanes`] inverts several points at once (SIP's, the
+    /// lookup tables' and TPV's inverses all iterate).
     pub(crate) fn inverts_in_lanes(&self) -> bool {
-        (self.tpv.is_some() || self.sip.is_some()) && self.tables.is_none() && self.grid.is_none()
+        self.tpv.is_some() || self.iterates()
     }
 
     /// [`Distortion::img_to_pix`] of `L` points, the TPV and SIP inversions in lockstep
@@ -393,9 +396,6 @@ impl Distortion {
         u: [f64; L],
         v: [f64; L],
     ) -> [Option<(f64, f64)>; L] {
-        if self.tables.is_some() || self.grid.is_some() {
-            return std::array::from_fn(|l| self.img_to_pix(linear, u[l], v[l]));
-        }
         let before_sip: [Option<(f64, f64)>; L] = match &self.tpv {
             None => std::array::from_fn(|l| {
                 let (a, b) = linear.img_to_pix(u[l], v[l]);
@@ -414,6 +414,20 @@ impl Distortion {
             }
         };
         let pixels: [Option<(f64, f64)>; L] = match &self.sip {
+            _ if self.tables.is_some() || self.grid.is_some() => {
+                // Lookup tables, or astropy's call emulated: the general iteration.
+                let finite =
+                    |p: Option<(f64, f64)>| p.filter(|(a, b)| a.is_finite() && b.is_finite());
+                let start = before_sip.map(|p| finite(p).unwrap_or((f64::NAN, f64::NAN)));
+                let (x, y) = fixed_point::invert_lanes(
+                    |a, b| self.pix_to_foc_axes(a, b),
+                    start.map(|p| p.0),
+                    start.map(|p| p.1),
+                    &self.inversion,
+                    self.grid.as_deref(),
+                );
+                std::array::from_fn(|l| finite(before_sip[l]).map(|_| (x[l], y[l])))
+            }
             None => before_sip,
             Some(sip) => {
                 let (mut x0, mut x1) = ([0.0; L], [0.0; L]);
