@@ -298,7 +298,7 @@ impl Wcs {
     /// ```
     pub fn with_sip_inversion(mut self, how: distortion::sip::SipInversion) -> Wcs {
         if let Some(d) = self.celestial.as_mut().and_then(|c| c.distortion_mut())
-            && (d.sip().is_some() || d.lookup_tables().is_some())
+            && d.iterates()
         {
             d.set_sip_inversion(how);
         }

@@ -10,7 +10,7 @@ from . import _core
 from ._arrays import is_cuda_array, is_dask, normalise_dtype
 from ._lazy import _user_axes
 from ._parse import ParsedWCS, wcs_to_header
-from ._positions import astropy_positions
+from ._positions import precomputed_positions
 
 __all__ = ["Job", "validate_wcs"]
 
@@ -27,8 +27,9 @@ class Job:
     ``n_wcs`` (WCS pixel dimensions), ``shape_out`` (caller's axis order), ``engine_shape``
     (engine's axis order), ``in_axes``/``out_axes`` (numpy axis permutations to the engine's
     order, None when there is none), ``header_in``/``header_out`` (None for a WCS the engine
-    does not read), ``engine_options``, ``device``, ``positions`` (``(xs, ys)`` computed by
-    astropy for a 2-D pair the engine does not evaluate, else None).
+    does not read), ``engine_options``, ``device``, ``positions`` (``(xs, ys)`` computed
+    before the job for a 2-D pair a plan does not describe, by astropy or with lookup tables;
+    else None).
     """
 
     def __init__(
@@ -54,8 +55,8 @@ class Job:
         self.header_in, self.header_out = wcs_in.header, wcs_out.header
         self.engine_options = dict(engine_options)
         self.device = device
-        # For a 2-D pair the engine does not evaluate: astropy's input positions.
-        self.positions = astropy_positions(
+        # For a 2-D pair a plan does not describe: the input positions, computed now.
+        self.positions = precomputed_positions(
             wcs_in, wcs_out, self.header_in, self.header_out, array_in.shape,
             self.engine_shape, self.engine_options,
         )

@@ -6,8 +6,8 @@ computes from the text and the tables (``_core.input_positions``). For a 2-D pai
 not evaluate (a generalized WCS such as gwcs, solar frames of different observers,
 non-linear spectral algorithms, time axes from different references), astropy computes the
 positions exactly as reproject does (``pixel_to_pixel``, with the round-trip check). Either
-way the engine interpolates at them: reproject's values, at astropy's speed for the
-coordinates and the engine's for the rest where astropy computes them.
+way the engine interpolates at them, so the values are reproject's; positions astropy
+computes cost astropy's time.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import numpy as np
 from . import _core
 from ._parse import engine_lookup_tables
 
-__all__ = ["astropy_positions"]
+__all__ = ["precomputed_positions"]
 
 
-def astropy_positions(parsed_in, parsed_out, header_in, header_out, shape_in, engine_shape,
-                      engine_options):
+def precomputed_positions(parsed_in, parsed_out, header_in, header_out, shape_in,
+                          engine_shape, engine_options):
     """``(xs, ys)``: the input position of every pixel of the output plane, computed by the
     engine from WCS with lookup tables or by astropy, when a plan cannot compute them; None
     when it can. Raises the engine's error when neither can (a pair of WCS of more than two

@@ -142,23 +142,33 @@ impl Distortion {
     }
 
     /// The lookup tables (D2IM, CPDIS), if any.
+    ///
+    /// ```
+    /// use reproject::wcs::distortion::{Distortion, LookupTable, LookupTables};
+    /// let t = LookupTable::new(vec![0.5], [1, 1], [1.0; 2], [0.0; 2], [1.0; 2])?;
+    /// let tables = LookupTables { det2im: [None, Some(t)], ..Default::default() };
+    /// let d = Distortion::with_lookup_tables(None, false, tables.clone()).unwrap();
+    /// assert_eq!(d.lookup_tables(), Some(&tables));
+    /// assert!(d.sip().is_none() && d.tpv().is_none());
+    /// # Ok::<(), reproject::Error>(())
+    /// ```
     pub fn lookup_tables(&self) -> Option<&LookupTables> {
         self.tables.as_deref()
     }
 
     /// Whether world → pixel iterates (SIP or lookup tables: astropy's fixed point).
-    pub fn iterates(&self) -> bool {
+    pub(crate) fn iterates(&self) -> bool {
         self.sip.is_some() || self.tables.is_some()
     }
 
     /// The astropy call world → pixel emulates, if any ([`GridSchedule`]).
-    pub fn grid_schedule(&self) -> Option<&GridSchedule> {
+    pub(crate) fn grid_schedule(&self) -> Option<&GridSchedule> {
         self.grid.as_deref()
     }
 
     /// Makes world → pixel compute each point as one point of the astropy call `grid`
     /// describes (`None`: each point by itself).
-    pub fn set_grid_schedule(&mut self, grid: Option<Arc<GridSchedule>>) {
+    pub(crate) fn set_grid_schedule(&mut self, grid: Option<Arc<GridSchedule>>) {
         self.grid = grid;
     }
 
@@ -413,21 +423,9 @@ impl Distortion {
                 })
             }
         };
+        let general = self.tables.is_some() || self.grid.is_some();
         let pixels: [Option<(f64, f64)>; L] = match &self.sip {
-            _ if self.tables.is_some() || self.grid.is_some() => {
-                // Lookup tables, or astropy's call emulated: the general iteration.
-                let finite =
-                    |p: Option<(f64, f64)>| p.filter(|(a, b)| a.is_finite() && b.is_finite());
-                let start = before_sip.map(|p| finite(p).unwrap_or((f64::NAN, f64::NAN)));
-                let (x, y) = fixed_point::invert_lanes(
-                    |a, b| self.pix_to_foc_axes(a, b),
-                    start.map(|p| p.0),
-                    start.map(|p| p.1),
-                    &self.inversion,
-                    self.grid.as_deref(),
-                );
-                std::array::from_fn(|l| finite(before_sip[l]).map(|_| (x[l], y[l])))
-            }
+            _ if general => self.invert_lanes_generally(before_sip),
             None => before_sip,
             Some(sip) => {
                 let (mut x0, mut x1) = ([0.0; L], [0.0; L]);
@@ -455,6 +453,25 @@ impl Distortion {
             let (x, y) = self.order(x, y);
             (x.is_finite() && y.is_finite()).then_some((x, y))
         })
+    }
+
+    /// The focal-plane points of `L` lanes (0-based, FITS axis order; `None`, or not finite:
+    /// no pixel) inverted by the general fixed-point iteration: lookup tables, or astropy's
+    /// call emulated ([`fixed_point::invert_lanes`]).
+    fn invert_lanes_generally<const L: usize>(
+        &self,
+        focal: [Option<(f64, f64)>; L],
+    ) -> [Option<(f64, f64)>; L] {
+        let focal = focal.map(|p| p.filter(|(a, b)| a.is_finite() && b.is_finite()));
+        let start = focal.map(|p| p.unwrap_or((f64::NAN, f64::NAN)));
+        let (x, y) = fixed_point::invert_lanes(
+            |a, b| self.pix_to_foc_axes(a, b),
+            start.map(|p| p.0),
+            start.map(|p| p.1),
+            &self.inversion,
+            self.grid.as_deref(),
+        );
+        std::array::from_fn(|l| focal[l].map(|_| (x[l], y[l])))
     }
 }
 
