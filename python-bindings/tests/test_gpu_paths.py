@@ -288,6 +288,28 @@ def test_positions_from_astropy_stay_on_the_cpu(data_dir):
                                           return_type=return_type, block_size=(45, 95))
 
 
+def test_positions_with_lookup_tables_stay_on_the_cpu(simulated_gpu):
+    """A celestial image with CPDIS/D2IM tables, whose positions the engine computes before
+    the job: 'cuda' says why it cannot, 'auto' gives the CPU's bits."""
+    from astropy.wcs import WCS, DistortionLookupTable
+
+    w_in = WCS(naxis=2)
+    w_in.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+    w_in.wcs.crval, w_in.wcs.crpix, w_in.wcs.cdelt = [202.5, 47.2], [64.5, 40.2], [-2e-4, 2e-4]
+    table = np.sin(np.arange(63, dtype=np.float32).reshape(7, 9)) * 0.5
+    w_in.cpdis1 = DistortionLookupTable(table, (1.0, 1.0), (0.0, 0.0), (16.0, 16.0))
+    target = WCS(naxis=2)
+    target.wcs.ctype = ["RA---TAN", "DEC--TAN"]
+    target.wcs.crval, target.wcs.crpix, target.wcs.cdelt = [202.5, 47.2], [20.0, 22.0], [-2.1e-4, 2.1e-4]
+    data = np.random.default_rng(2).random((80, 130))
+    args = ((data, w_in), target)
+    assert np.isfinite(reproject_rs.reproject_interp(*args, shape_out=(40, 44))[0]).sum() > 1000
+    cpu = reproject_rs.reproject_interp(*args, shape_out=(40, 44), device="cpu")
+    _same_result(reproject_rs.reproject_interp(*args, shape_out=(40, 44), device="auto"), cpu)
+    with pytest.raises(reproject_rs.DeviceUnavailableError, match="computed before the job"):
+        reproject_rs.reproject_interp(*args, shape_out=(40, 44), device="cuda")
+
+
 def test_warmup(simulated_gpu, capsys):
     assert "warmup" in reproject_rs.__all__ and reproject_rs.warmup.__doc__
     assert simulated_gpu[0].startswith("GPU 0: ")

@@ -249,3 +249,4 @@ def test_bad_tables_are_errors():
         _core.input_positions(text, text, (10, 10), (5, 5),
                               tables_in=[None, None, (samples.astype(np.float64), crpix, crval,
                                                       cdelt), None])
+
