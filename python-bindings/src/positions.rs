@@ -32,17 +32,7 @@ fn lookup_tables(
     let Some(args) = args else {
         return Ok(LookupTables::default());
     };
-    if args.len() != 4 {
-        return Err(new_err(
-            py,
-            Kind::InvalidArgument,
-            format!(
-                "lookup tables: expected [det2im1, det2im2, cpdis1, cpdis2], got {} entries",
-                args.len()
-            ),
-        ));
-    }
-    let mut tables = args
+    let tables = args
         .into_iter()
         .map(|arg| -> PyResult<Option<LookupTable>> {
             arg.map(|(data, crpix, crval, cdelt)| {
@@ -53,11 +43,21 @@ fn lookup_tables(
                     .map_err(|e| to_pyerr(py, e))
             })
             .transpose()
-        });
-    let mut next = || tables.next().expect("four entries");
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let [det2im1, det2im2, cpdis1, cpdis2] = <[_; 4]>::try_from(tables).map_err(|t| {
+        new_err(
+            py,
+            Kind::InvalidArgument,
+            format!(
+                "lookup tables: expected [det2im1, det2im2, cpdis1, cpdis2], got {} entries",
+                t.len()
+            ),
+        )
+    })?;
     Ok(LookupTables {
-        det2im: [next()?, next()?],
-        cpdis: [next()?, next()?],
+        det2im: [det2im1, det2im2],
+        cpdis: [cpdis1, cpdis2],
     })
 }
 

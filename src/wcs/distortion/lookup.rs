@@ -484,13 +484,7 @@ mod tests {
 
     /// `t.offset`'s bits against astropy's at `n` pseudo-random pixels from -100 to `span`.
     fn assert_astropy_bits(t: &LookupTable, span: [f64; 2], n: usize) {
-        let mut state = 12345u64;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = crate::wcs::distortion::test_sequence(12345);
         for _ in 0..n {
             let p = [next() * span[0] - 100.0, next() * span[1] - 100.0];
             let (ours, theirs) = (t.offset(p[0], p[1]), astropy_offset(t, p));

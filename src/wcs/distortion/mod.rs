@@ -475,6 +475,19 @@ impl Distortion {
     }
 }
 
+/// A fixed pseudo-random sequence in [0, 1) (an LCG seeded with `seed`), for the
+/// distortion modules' tests.
+#[cfg(test)]
+pub(crate) fn test_sequence(seed: u64) -> impl FnMut() -> f64 {
+    let mut state = seed;
+    move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 /// astropy's `_fix_pre2012_scamp_tpv`: whether the primary `CTYPE1` and `CTYPE2` both end in
 /// `-TAN` and `PV1_j` or `PV2_j` with j ≥ 5 is present, in which case astropy reads the header
 /// as TPV (`-TAN` → `-TPV`) and drops its SIP keywords.

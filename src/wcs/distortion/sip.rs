@@ -818,13 +818,8 @@ mod tests {
             sum
         }
         // A fixed pseudo-random sequence (an LCG): coefficients of mixed signs and scales.
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut uniform = crate::wcs::distortion::test_sequence(0x2545_f491_4f6c_dd1d);
+        let mut next = move || uniform() - 0.5;
         let mut poly = |order: usize| {
             let mut p = SipPolynomial::zeros(order);
             for (i, row) in p.coeffs.iter_mut().enumerate() {
